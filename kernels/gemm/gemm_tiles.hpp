@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <iron/iron.hpp>
 #include <string>
+#include <utility>
 
 namespace iron::kernels::gemm {
 
@@ -115,6 +116,20 @@ constexpr std::uint32_t pitch_b() {
   return B_LAYOUT == dsl::row_major ? kBN + pad<T, WIDE>() : step_k<T, WIDE>() + pad<T, WIDE>();
 }
 
+/// The first row and column of out that this group's tile covers (tiles of rows × cols). Tiles
+/// run in bands of kBandRows tile rows, column by column within a band, so the groups in flight
+/// share rows of a and columns of b in L2 (the grid itself stays n-tiles × m-tiles).
+inline std::pair<dsl::Expr<dsl::u32>, dsl::Expr<dsl::u32>> banded_tile(std::uint32_t rows,
+                                                                       std::uint32_t cols) {
+  using namespace iron::dsl;
+  auto tiles_n = grid_groups<0>();
+  auto order = program_id<1>() * tiles_n + program_id<0>();
+  auto band = kBandRows * tiles_n;
+  auto first_row = order / band * kBandRows;
+  auto band_rows = min(grid_groups<1>() - first_row, Expr<u32>(kBandRows));
+  return {(first_row + order % band % band_rows) * rows, order % band / band_rows * cols};
+}
+
 /// The b operand read from a dense tensor of T from `base`: [k, n] when B_LAYOUT is row_major,
 /// else [n, k]. Every b source gives `product` the same three things: whether its stages can be
 /// filled by 16-byte asynchronous copies, and two ways to fill the stage of k step p0 for
@@ -176,15 +191,7 @@ void product(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::
   constexpr std::uint32_t kStageB = kb_rows ? kBK * kPitchB : kBN * kPitchB;
   auto tile_a = tile_ring<T, kWide>(kStageA, kPitchA);
   auto tile_b = tile_ring<T, kWide>(kStageB, kPitchB);
-  // Tiles run in bands of kBandRows tile rows, column by column within a band, so the groups
-  // in flight share rows of a and columns of b in L2 (the grid itself stays n-tiles × m-tiles).
-  auto tiles_n = grid_groups<0>();
-  auto order = program_id<1>() * tiles_n + program_id<0>();
-  auto band = kBandRows * tiles_n;
-  auto first_row = order / band * kBandRows;
-  auto band_rows = min(grid_groups<1>() - first_row, Expr<u32>(kBandRows));
-  auto row0 = (first_row + order % band % band_rows) * kBM;
-  auto col0 = order % band / band_rows * kBN;
+  const auto [row0, col0] = banded_tile(kBM, kBN);
   auto warp = simdgroup_id();
   auto warp_row = warp / (kBN / kWN) * kWM;
   auto warp_col = warp % (kBN / kWN) * kWN;

@@ -30,14 +30,7 @@ void product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<d
   constexpr std::uint32_t kStageB = kBN * kBK;
   auto tile_a = ring<T>(kStageA, Swizzled{kBK});
   auto tile_b = ring<T>(kStageB, Swizzled{kBK});
-  // Bands of kBandRows tile rows, column by column within a band, as gemm::product does.
-  auto tiles_n = grid_groups<0>();
-  auto order = program_id<1>() * tiles_n + program_id<0>();
-  auto band = kBandRows * tiles_n;
-  auto first_row = order / band * kBandRows;
-  auto band_rows = min(grid_groups<1>() - first_row, Expr<u32>(kBandRows));
-  auto row0 = (first_row + order % band % band_rows) * kBM;
-  auto col0 = order % band / band_rows * kBN;
+  const auto [row0, col0] = banded_tile(kBM, kBN);
   auto group = simdgroup_id() / 4u;  // the warpgroup: rows 64·group … of the tile
   const Matrix<T> ma{a, Expr<u32>(0u), m, k};
   const Matrix<T> mb{b, Expr<u32>(0u), n, k};

@@ -218,107 +218,107 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
   const unsigned int v0 = m;  // kernels/gemm/gemm_quant.cpp:62
   const unsigned int v1 = n;
   const unsigned int v2 = k;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
   const unsigned int v6 = blockIdx.y;
   const unsigned int v7 = v6 * v4;
   const unsigned int v8 = v7 + v5;
-  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:184
+  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:128
   const unsigned int v13 = v12 << 3u;
-  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
   const unsigned int v16 = v15 - v13;
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:186
+  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:130
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v13 + v20;
   const unsigned int v22 = v21 << 7u;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:187
+  const unsigned int v25 = v19 / v17;
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:188
-  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const unsigned int v31 = v30 << 6u;
-  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const unsigned int v35 = v34 << 6u;
-  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v37, 0.0f);
-  iron_frag<float, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v39, 0.0f);
-  iron_frag<float, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v41, 0.0f);
-  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v45 = v44 == 0u;
   if (v45) {
-    for (unsigned int v2578 = 0u; v2578 < 2u; v2578 += 1u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v2578 = 0u; v2578 < 2u; v2578 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2579 = v2578 << 4u;
       const bool v2581 = v2579 < v2;
       if (v2581) {
-        const unsigned int v2583 = v2578 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v2585 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2588 = v2585 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2591 = v2585 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2583 = v2578 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2585 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2588 = v2585 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2591 = v2585 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2592 = v2591 << 2u;
-        const unsigned int v2593 = v22 + v2588;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2593 = v22 + v2588;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2594 = v2593 < v0;
         const unsigned int v2595 = v2579 + v2592;
         const bool v2596 = v2595 < v2;
         const bool v2597 = v2594 && v2596;
-        const unsigned int v2599 = v2593 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2599 = v2593 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2601 = v2599 + v2579;
         const unsigned int v2602 = v2601 + v2592;
         const unsigned int v2603 = v2597 ? v2602 : 0u;
-        const unsigned int v2605 = v2588 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2605 = v2588 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2606 = v2583 + v2605;
         const unsigned int v2607 = v2606 + v2592;
         iron_copy_async<16>(shm0 + v2607, x + v2603, v2597);
-        const unsigned int v2610 = v2585 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2612 = v2610 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2615 = v2610 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2610 = v2585 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2612 = v2610 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2615 = v2610 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2616 = v2615 << 2u;
-        const unsigned int v2617 = v22 + v2612;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2617 = v22 + v2612;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2618 = v2617 < v0;
         const unsigned int v2619 = v2579 + v2616;
         const bool v2620 = v2619 < v2;
         const bool v2621 = v2618 && v2620;
-        const unsigned int v2623 = v2617 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2623 = v2617 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2625 = v2623 + v2579;
         const unsigned int v2626 = v2625 + v2616;
         const unsigned int v2627 = v2621 ? v2626 : 0u;
-        const unsigned int v2629 = v2612 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2629 = v2612 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2630 = v2583 + v2629;
         const unsigned int v2631 = v2630 + v2616;
         iron_copy_async<16>(shm0 + v2631, x + v2627, v2621);
-        const unsigned int v2634 = v2585 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2636 = v2634 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2639 = v2634 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2634 = v2585 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2636 = v2634 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2639 = v2634 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2640 = v2639 << 2u;
-        const unsigned int v2641 = v22 + v2636;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2641 = v22 + v2636;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2642 = v2641 < v0;
         const unsigned int v2643 = v2579 + v2640;
         const bool v2644 = v2643 < v2;
         const bool v2645 = v2642 && v2644;
-        const unsigned int v2647 = v2641 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2647 = v2641 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2649 = v2647 + v2579;
         const unsigned int v2650 = v2649 + v2640;
         const unsigned int v2651 = v2645 ? v2650 : 0u;
-        const unsigned int v2653 = v2636 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2653 = v2636 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2654 = v2583 + v2653;
         const unsigned int v2655 = v2654 + v2640;
         iron_copy_async<16>(shm0 + v2655, x + v2651, v2645);
-        const unsigned int v2658 = v2585 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2660 = v2658 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2663 = v2658 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2658 = v2585 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2660 = v2658 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2663 = v2658 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2664 = v2663 << 2u;
-        const unsigned int v2665 = v22 + v2660;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2665 = v22 + v2660;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2666 = v2665 < v0;
         const unsigned int v2667 = v2579 + v2664;
         const bool v2668 = v2667 < v2;
         const bool v2669 = v2666 && v2668;
-        const unsigned int v2671 = v2665 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2671 = v2665 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2673 = v2671 + v2579;
         const unsigned int v2674 = v2673 + v2664;
         const unsigned int v2675 = v2669 ? v2674 : 0u;
-        const unsigned int v2677 = v2660 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2677 = v2660 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2678 = v2583 + v2677;
         const unsigned int v2679 = v2678 + v2664;
         iron_copy_async<16>(shm0 + v2679, x + v2675, v2669);
@@ -489,93 +489,93 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
         const unsigned int v3027 = v3008 + 4u;  // kernels/gemm/quant_b.hpp:146
         *reinterpret_cast<iron_f32x4*>(shm1 + v3027) = iron_f32x4{{v3011, v3014, v3017, v3020}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
-    const unsigned int v3040 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v3046 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const unsigned int v3040 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v3046 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (unsigned int v3028 = 0u; v3028 < v2; v3028 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v3028 = 0u; v3028 < v2; v3028 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v3030 = v3028 >> 4u;
       const unsigned int v3032 = v3030 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3034 = v3032 * 2560u;  // kernels/gemm/gemm_tiles.hpp:217
-      const unsigned int v3041 = v3034 + v3040;  // kernels/gemm/gemm_tiles.hpp:199
+      const unsigned int v3034 = v3032 * 2560u;  // kernels/gemm/gemm_tiles.hpp:224
+      const unsigned int v3041 = v3034 + v3040;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load_shared<false>(v39, shm0, v3041, 20u);
-      const unsigned int v3047 = v3034 + v3046;  // kernels/gemm/gemm_tiles.hpp:203
+      const unsigned int v3047 = v3034 + v3046;  // kernels/gemm/gemm_tiles.hpp:210
       iron_frag_load_shared<true>(v41, shm1, v3047, 20u);
-      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
-      const unsigned int v3051 = v3028 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
+      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
+      const unsigned int v3051 = v3028 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v3053 = v3030 + 2u;
       const unsigned int v3054 = v3053 % 3u;
       const bool v3055 = v3051 < v2;
       if (v3055) {
-        const unsigned int v3057 = v3054 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v3059 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3062 = v3059 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3065 = v3059 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3057 = v3054 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v3059 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3062 = v3059 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3065 = v3059 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3066 = v3065 << 2u;
-        const unsigned int v3067 = v22 + v3062;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3067 = v22 + v3062;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3068 = v3067 < v0;
         const unsigned int v3069 = v3051 + v3066;
         const bool v3070 = v3069 < v2;
         const bool v3071 = v3068 && v3070;
-        const unsigned int v3073 = v3067 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3073 = v3067 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3075 = v3073 + v3051;
         const unsigned int v3076 = v3075 + v3066;
         const unsigned int v3077 = v3071 ? v3076 : 0u;
-        const unsigned int v3079 = v3062 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3079 = v3062 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3080 = v3057 + v3079;
         const unsigned int v3081 = v3080 + v3066;
         iron_copy_async<16>(shm0 + v3081, x + v3077, v3071);
-        const unsigned int v3084 = v3059 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3086 = v3084 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3089 = v3084 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3084 = v3059 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3086 = v3084 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3089 = v3084 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3090 = v3089 << 2u;
-        const unsigned int v3091 = v22 + v3086;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3091 = v22 + v3086;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3092 = v3091 < v0;
         const unsigned int v3093 = v3051 + v3090;
         const bool v3094 = v3093 < v2;
         const bool v3095 = v3092 && v3094;
-        const unsigned int v3097 = v3091 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3097 = v3091 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3099 = v3097 + v3051;
         const unsigned int v3100 = v3099 + v3090;
         const unsigned int v3101 = v3095 ? v3100 : 0u;
-        const unsigned int v3103 = v3086 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3103 = v3086 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3104 = v3057 + v3103;
         const unsigned int v3105 = v3104 + v3090;
         iron_copy_async<16>(shm0 + v3105, x + v3101, v3095);
-        const unsigned int v3108 = v3059 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3110 = v3108 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3113 = v3108 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3108 = v3059 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3110 = v3108 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3113 = v3108 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3114 = v3113 << 2u;
-        const unsigned int v3115 = v22 + v3110;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3115 = v22 + v3110;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3116 = v3115 < v0;
         const unsigned int v3117 = v3051 + v3114;
         const bool v3118 = v3117 < v2;
         const bool v3119 = v3116 && v3118;
-        const unsigned int v3121 = v3115 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3121 = v3115 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3123 = v3121 + v3051;
         const unsigned int v3124 = v3123 + v3114;
         const unsigned int v3125 = v3119 ? v3124 : 0u;
-        const unsigned int v3127 = v3110 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3127 = v3110 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3128 = v3057 + v3127;
         const unsigned int v3129 = v3128 + v3114;
         iron_copy_async<16>(shm0 + v3129, x + v3125, v3119);
-        const unsigned int v3132 = v3059 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3134 = v3132 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3137 = v3132 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3132 = v3059 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3134 = v3132 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3137 = v3132 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3138 = v3137 << 2u;
-        const unsigned int v3139 = v22 + v3134;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3139 = v22 + v3134;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3140 = v3139 < v0;
         const unsigned int v3141 = v3051 + v3138;
         const bool v3142 = v3141 < v2;
         const bool v3143 = v3140 && v3142;
-        const unsigned int v3145 = v3139 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3145 = v3139 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3147 = v3145 + v3051;
         const unsigned int v3148 = v3147 + v3138;
         const unsigned int v3149 = v3143 ? v3148 : 0u;
-        const unsigned int v3151 = v3134 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3151 = v3134 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3152 = v3057 + v3151;
         const unsigned int v3153 = v3152 + v3138;
         iron_copy_async<16>(shm0 + v3153, x + v3149, v3143);
@@ -746,11 +746,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
         const unsigned int v3501 = v3482 + 4u;  // kernels/gemm/quant_b.hpp:146
         *reinterpret_cast<iron_f32x4*>(shm1 + v3501) = iron_f32x4{{v3485, v3488, v3491, v3494}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
     __syncthreads();
   } else {
-    const unsigned int v524 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v524 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v525 = threadIdx.x;
     const unsigned int v555 = v525 >> 1u;  // kernels/gemm/quant_b.hpp:135
     const unsigned int v558 = v525 & 1u;  // kernels/gemm/quant_b.hpp:136
@@ -779,20 +779,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v875 = v728 * 20u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v877 = v875 + v732;
     const unsigned int v896 = v877 + 4u;
-    const unsigned int v902 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v908 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const unsigned int v902 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v908 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (unsigned int v523 = 0u; v523 < v2; v523 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (unsigned int v527 = v525; v527 < 2048u; v527 += v524) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v529 = v527 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v531 = v527 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v532 = v22 + v529;  // kernels/gemm/gemm_tiles.hpp:95
+    for (unsigned int v523 = 0u; v523 < v2; v523 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (unsigned int v527 = v525; v527 < 2048u; v527 += v524) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v529 = v527 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v531 = v527 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v532 = v22 + v529;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v533 = v532 < v0;
         const unsigned int v534 = v523 + v531;
         const bool v535 = v534 < v2;
         const bool v536 = v533 && v535;
         if (v536) {
-          const unsigned int v538 = v532 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v538 = v532 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v540 = v538 + v523;
           const unsigned int v541 = v540 + v531;
           const float v542 = x[v541];
@@ -800,7 +800,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
           const unsigned int v545 = v544 + v531;
           shm0[v545] = v542;
         } else {
-          const unsigned int v547 = v529 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v547 = v529 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v548 = v547 + v531;
           shm0[v548] = 0.0f;
         }
@@ -943,20 +943,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
       const float v886 = v737 ? v848 : 0.0f;
       const float v889 = v737 ? v860 : 0.0f;
       *reinterpret_cast<iron_f32x4*>(shm1 + v896) = iron_f32x4{{v880, v883, v886, v889}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load_shared<false>(v39, shm0, v902, 20u);  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<true>(v41, shm1, v908, 20u);  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load_shared<false>(v39, shm0, v902, 20u);  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load_shared<true>(v41, shm1, v908, 20u);  // kernels/gemm/gemm_tiles.hpp:210
+      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const unsigned int v911 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v911 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v912 = v22 + v31;
   const unsigned int v913 = v912 + v911;
-  const unsigned int v914 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v914 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v915 = v26 + v35;
   const unsigned int v916 = v915 + v914;
-  const bool v917 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v917 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v918 = v916 < v1;
   const bool v919 = v917 && v918;
   if (v919) {
@@ -965,11 +965,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v923 = v922 + v916;
     out[v923] = v920;
   }
-  const unsigned int v924 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v924 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v926 = v912 + v924;
-  const unsigned int v927 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v927 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v929 = v915 + v927;
-  const bool v930 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v930 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v931 = v929 < v1;
   const bool v932 = v930 && v931;
   if (v932) {
@@ -978,11 +978,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v936 = v935 + v929;
     out[v936] = v933;
   }
-  const unsigned int v937 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v937 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v939 = v912 + v937;
-  const unsigned int v940 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v940 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v942 = v915 + v940;
-  const bool v943 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v943 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v944 = v942 < v1;
   const bool v945 = v943 && v944;
   if (v945) {
@@ -991,11 +991,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v949 = v948 + v942;
     out[v949] = v946;
   }
-  const unsigned int v950 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v950 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v952 = v912 + v950;
-  const unsigned int v953 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v953 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v955 = v915 + v953;
-  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
@@ -1004,11 +1004,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v962 = v961 + v955;
     out[v962] = v959;
   }
-  const unsigned int v963 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v963 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v965 = v912 + v963;
-  const unsigned int v966 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v966 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v968 = v915 + v966;
-  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v970 = v968 < v1;
   const bool v971 = v969 && v970;
   if (v971) {
@@ -1017,11 +1017,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v975 = v974 + v968;
     out[v975] = v972;
   }
-  const unsigned int v976 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v976 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v978 = v912 + v976;
-  const unsigned int v979 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v979 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v981 = v915 + v979;
-  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -1030,11 +1030,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v988 = v987 + v981;
     out[v988] = v985;
   }
-  const unsigned int v989 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v989 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v991 = v912 + v989;
-  const unsigned int v992 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v992 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v994 = v915 + v992;
-  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v996 = v994 < v1;
   const bool v997 = v995 && v996;
   if (v997) {
@@ -1043,11 +1043,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1001 = v1000 + v994;
     out[v1001] = v998;
   }
-  const unsigned int v1002 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1002 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1004 = v912 + v1002;
-  const unsigned int v1005 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1005 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1007 = v915 + v1005;
-  const bool v1008 = v1004 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1008 = v1004 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1009 = v1007 < v1;
   const bool v1010 = v1008 && v1009;
   if (v1010) {
@@ -1056,11 +1056,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1014 = v1013 + v1007;
     out[v1014] = v1011;
   }
-  const unsigned int v1015 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1015 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1017 = v912 + v1015;
-  const unsigned int v1018 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1018 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1020 = v915 + v1018;
-  const bool v1021 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1021 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1022 = v1020 < v1;
   const bool v1023 = v1021 && v1022;
   if (v1023) {
@@ -1069,11 +1069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1027 = v1026 + v1020;
     out[v1027] = v1024;
   }
-  const unsigned int v1028 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1028 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1030 = v912 + v1028;
-  const unsigned int v1031 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1031 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1033 = v915 + v1031;
-  const bool v1034 = v1030 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1034 = v1030 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1035 = v1033 < v1;
   const bool v1036 = v1034 && v1035;
   if (v1036) {
@@ -1082,11 +1082,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1040 = v1039 + v1033;
     out[v1040] = v1037;
   }
-  const unsigned int v1041 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1041 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1043 = v912 + v1041;
-  const unsigned int v1044 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1044 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1046 = v915 + v1044;
-  const bool v1047 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1047 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1048 = v1046 < v1;
   const bool v1049 = v1047 && v1048;
   if (v1049) {
@@ -1095,11 +1095,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1053 = v1052 + v1046;
     out[v1053] = v1050;
   }
-  const unsigned int v1054 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1054 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1056 = v912 + v1054;
-  const unsigned int v1057 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1057 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1059 = v915 + v1057;
-  const bool v1060 = v1056 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1060 = v1056 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1061 = v1059 < v1;
   const bool v1062 = v1060 && v1061;
   if (v1062) {
@@ -1108,11 +1108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1066 = v1065 + v1059;
     out[v1066] = v1063;
   }
-  const unsigned int v1067 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1067 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1069 = v912 + v1067;
-  const unsigned int v1070 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1070 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1072 = v915 + v1070;
-  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1074 = v1072 < v1;
   const bool v1075 = v1073 && v1074;
   if (v1075) {
@@ -1121,11 +1121,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1079 = v1078 + v1072;
     out[v1079] = v1076;
   }
-  const unsigned int v1080 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1080 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1082 = v912 + v1080;
-  const unsigned int v1083 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1083 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1085 = v915 + v1083;
-  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1087 = v1085 < v1;
   const bool v1088 = v1086 && v1087;
   if (v1088) {
@@ -1134,11 +1134,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1092 = v1091 + v1085;
     out[v1092] = v1089;
   }
-  const unsigned int v1093 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1093 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1095 = v912 + v1093;
-  const unsigned int v1096 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1096 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1098 = v915 + v1096;
-  const bool v1099 = v1095 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1099 = v1095 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1100 = v1098 < v1;
   const bool v1101 = v1099 && v1100;
   if (v1101) {
@@ -1147,11 +1147,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1105 = v1104 + v1098;
     out[v1105] = v1102;
   }
-  const unsigned int v1106 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1106 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1108 = v912 + v1106;
-  const unsigned int v1109 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1109 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1111 = v915 + v1109;
-  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1113 = v1111 < v1;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
@@ -1160,11 +1160,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1118 = v1117 + v1111;
     out[v1118] = v1115;
   }
-  const unsigned int v1119 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1119 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1121 = v912 + v1119;
-  const unsigned int v1122 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1122 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1124 = v915 + v1122;
-  const bool v1125 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1125 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1126 = v1124 < v1;
   const bool v1127 = v1125 && v1126;
   if (v1127) {
@@ -1173,11 +1173,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1131 = v1130 + v1124;
     out[v1131] = v1128;
   }
-  const unsigned int v1132 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1132 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1134 = v912 + v1132;
-  const unsigned int v1135 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1135 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1137 = v915 + v1135;
-  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1139 = v1137 < v1;
   const bool v1140 = v1138 && v1139;
   if (v1140) {
@@ -1186,11 +1186,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1144 = v1143 + v1137;
     out[v1144] = v1141;
   }
-  const unsigned int v1145 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1145 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1147 = v912 + v1145;
-  const unsigned int v1148 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1148 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1150 = v915 + v1148;
-  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1152 = v1150 < v1;
   const bool v1153 = v1151 && v1152;
   if (v1153) {
@@ -1199,11 +1199,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1157 = v1156 + v1150;
     out[v1157] = v1154;
   }
-  const unsigned int v1158 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1158 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1160 = v912 + v1158;
-  const unsigned int v1161 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1161 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1163 = v915 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1165 = v1163 < v1;
   const bool v1166 = v1164 && v1165;
   if (v1166) {
@@ -1212,11 +1212,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1170 = v1169 + v1163;
     out[v1170] = v1167;
   }
-  const unsigned int v1171 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1171 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1173 = v912 + v1171;
-  const unsigned int v1174 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1174 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1176 = v915 + v1174;
-  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1178 = v1176 < v1;
   const bool v1179 = v1177 && v1178;
   if (v1179) {
@@ -1225,11 +1225,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1183 = v1182 + v1176;
     out[v1183] = v1180;
   }
-  const unsigned int v1184 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1184 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1186 = v912 + v1184;
-  const unsigned int v1187 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1187 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1189 = v915 + v1187;
-  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1191 = v1189 < v1;
   const bool v1192 = v1190 && v1191;
   if (v1192) {
@@ -1238,11 +1238,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1196 = v1195 + v1189;
     out[v1196] = v1193;
   }
-  const unsigned int v1197 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1197 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1199 = v912 + v1197;
-  const unsigned int v1200 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1200 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1202 = v915 + v1200;
-  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1204 = v1202 < v1;
   const bool v1205 = v1203 && v1204;
   if (v1205) {
@@ -1251,11 +1251,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1209 = v1208 + v1202;
     out[v1209] = v1206;
   }
-  const unsigned int v1210 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1210 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1212 = v912 + v1210;
-  const unsigned int v1213 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1213 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1215 = v915 + v1213;
-  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1217 = v1215 < v1;
   const bool v1218 = v1216 && v1217;
   if (v1218) {
@@ -1264,11 +1264,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1222 = v1221 + v1215;
     out[v1222] = v1219;
   }
-  const unsigned int v1223 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1223 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1225 = v912 + v1223;
-  const unsigned int v1226 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1226 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1228 = v915 + v1226;
-  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1230 = v1228 < v1;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
@@ -1277,11 +1277,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1235 = v1234 + v1228;
     out[v1235] = v1232;
   }
-  const unsigned int v1236 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1236 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1238 = v912 + v1236;
-  const unsigned int v1239 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1239 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1241 = v915 + v1239;
-  const bool v1242 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1242 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1243 = v1241 < v1;
   const bool v1244 = v1242 && v1243;
   if (v1244) {
@@ -1290,11 +1290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1248 = v1247 + v1241;
     out[v1248] = v1245;
   }
-  const unsigned int v1249 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1249 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1251 = v912 + v1249;
-  const unsigned int v1252 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1252 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1254 = v915 + v1252;
-  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1256 = v1254 < v1;
   const bool v1257 = v1255 && v1256;
   if (v1257) {
@@ -1303,11 +1303,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1261 = v1260 + v1254;
     out[v1261] = v1258;
   }
-  const unsigned int v1262 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1262 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1264 = v912 + v1262;
-  const unsigned int v1265 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1265 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1267 = v915 + v1265;
-  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1269 = v1267 < v1;
   const bool v1270 = v1268 && v1269;
   if (v1270) {
@@ -1316,11 +1316,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1274 = v1273 + v1267;
     out[v1274] = v1271;
   }
-  const unsigned int v1275 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1275 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1277 = v912 + v1275;
-  const unsigned int v1278 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1278 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1280 = v915 + v1278;
-  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1282 = v1280 < v1;
   const bool v1283 = v1281 && v1282;
   if (v1283) {
@@ -1329,11 +1329,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1287 = v1286 + v1280;
     out[v1287] = v1284;
   }
-  const unsigned int v1288 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1288 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1290 = v912 + v1288;
-  const unsigned int v1291 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1291 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1293 = v915 + v1291;
-  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1295 = v1293 < v1;
   const bool v1296 = v1294 && v1295;
   if (v1296) {
@@ -1342,11 +1342,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1300 = v1299 + v1293;
     out[v1300] = v1297;
   }
-  const unsigned int v1301 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1301 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1303 = v912 + v1301;
-  const unsigned int v1304 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1304 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1306 = v915 + v1304;
-  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1308 = v1306 < v1;
   const bool v1309 = v1307 && v1308;
   if (v1309) {
@@ -1355,11 +1355,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1313 = v1312 + v1306;
     out[v1313] = v1310;
   }
-  const unsigned int v1314 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1314 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1316 = v912 + v1314;
-  const unsigned int v1317 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1317 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1319 = v915 + v1317;
-  const bool v1320 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1320 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1321 = v1319 < v1;
   const bool v1322 = v1320 && v1321;
   if (v1322) {
@@ -1368,11 +1368,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1326 = v1325 + v1319;
     out[v1326] = v1323;
   }
-  const unsigned int v1327 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1327 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1329 = v912 + v1327;
-  const unsigned int v1330 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1330 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1332 = v915 + v1330;
-  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1334 = v1332 < v1;
   const bool v1335 = v1333 && v1334;
   if (v1335) {
@@ -1381,11 +1381,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1339 = v1338 + v1332;
     out[v1339] = v1336;
   }
-  const unsigned int v1340 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1340 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1342 = v912 + v1340;
-  const unsigned int v1343 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1343 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1345 = v915 + v1343;
-  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1347 = v1345 < v1;
   const bool v1348 = v1346 && v1347;
   if (v1348) {
@@ -1394,11 +1394,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1352 = v1351 + v1345;
     out[v1352] = v1349;
   }
-  const unsigned int v1353 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1353 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1355 = v912 + v1353;
-  const unsigned int v1356 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1356 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1358 = v915 + v1356;
-  const bool v1359 = v1355 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1359 = v1355 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1360 = v1358 < v1;
   const bool v1361 = v1359 && v1360;
   if (v1361) {
@@ -1407,11 +1407,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1365 = v1364 + v1358;
     out[v1365] = v1362;
   }
-  const unsigned int v1366 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1366 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1368 = v912 + v1366;
-  const unsigned int v1369 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1369 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1371 = v915 + v1369;
-  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1373 = v1371 < v1;
   const bool v1374 = v1372 && v1373;
   if (v1374) {
@@ -1420,11 +1420,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1378 = v1377 + v1371;
     out[v1378] = v1375;
   }
-  const unsigned int v1379 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1379 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1381 = v912 + v1379;
-  const unsigned int v1382 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1382 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1384 = v915 + v1382;
-  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1386 = v1384 < v1;
   const bool v1387 = v1385 && v1386;
   if (v1387) {
@@ -1433,11 +1433,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1391 = v1390 + v1384;
     out[v1391] = v1388;
   }
-  const unsigned int v1392 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1392 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1394 = v912 + v1392;
-  const unsigned int v1395 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1395 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1397 = v915 + v1395;
-  const bool v1398 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1398 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1399 = v1397 < v1;
   const bool v1400 = v1398 && v1399;
   if (v1400) {
@@ -1446,11 +1446,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1404 = v1403 + v1397;
     out[v1404] = v1401;
   }
-  const unsigned int v1405 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1405 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1407 = v912 + v1405;
-  const unsigned int v1408 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1408 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1410 = v915 + v1408;
-  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1412 = v1410 < v1;
   const bool v1413 = v1411 && v1412;
   if (v1413) {
@@ -1459,11 +1459,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1417 = v1416 + v1410;
     out[v1417] = v1414;
   }
-  const unsigned int v1418 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1418 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1420 = v912 + v1418;
-  const unsigned int v1421 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1421 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1423 = v915 + v1421;
-  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1425 = v1423 < v1;
   const bool v1426 = v1424 && v1425;
   if (v1426) {
@@ -1472,11 +1472,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1430 = v1429 + v1423;
     out[v1430] = v1427;
   }
-  const unsigned int v1431 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1431 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1433 = v912 + v1431;
-  const unsigned int v1434 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1434 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1436 = v915 + v1434;
-  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1438 = v1436 < v1;
   const bool v1439 = v1437 && v1438;
   if (v1439) {
@@ -1485,11 +1485,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1443 = v1442 + v1436;
     out[v1443] = v1440;
   }
-  const unsigned int v1444 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1444 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1446 = v912 + v1444;
-  const unsigned int v1447 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1447 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1449 = v915 + v1447;
-  const bool v1450 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1450 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1451 = v1449 < v1;
   const bool v1452 = v1450 && v1451;
   if (v1452) {
@@ -1498,11 +1498,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1456 = v1455 + v1449;
     out[v1456] = v1453;
   }
-  const unsigned int v1457 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1457 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1459 = v912 + v1457;
-  const unsigned int v1460 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1460 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1462 = v915 + v1460;
-  const bool v1463 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1463 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1464 = v1462 < v1;
   const bool v1465 = v1463 && v1464;
   if (v1465) {
@@ -1511,11 +1511,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1469 = v1468 + v1462;
     out[v1469] = v1466;
   }
-  const unsigned int v1470 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1470 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1472 = v912 + v1470;
-  const unsigned int v1473 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1473 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1475 = v915 + v1473;
-  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1477 = v1475 < v1;
   const bool v1478 = v1476 && v1477;
   if (v1478) {
@@ -1524,11 +1524,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1482 = v1481 + v1475;
     out[v1482] = v1479;
   }
-  const unsigned int v1483 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1483 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1485 = v912 + v1483;
-  const unsigned int v1486 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1486 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1488 = v915 + v1486;
-  const bool v1489 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1489 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1490 = v1488 < v1;
   const bool v1491 = v1489 && v1490;
   if (v1491) {
@@ -1537,11 +1537,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1495 = v1494 + v1488;
     out[v1495] = v1492;
   }
-  const unsigned int v1496 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1496 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1498 = v912 + v1496;
-  const unsigned int v1499 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1499 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1501 = v915 + v1499;
-  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1503 = v1501 < v1;
   const bool v1504 = v1502 && v1503;
   if (v1504) {
@@ -1550,11 +1550,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1508 = v1507 + v1501;
     out[v1508] = v1505;
   }
-  const unsigned int v1509 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1509 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1511 = v912 + v1509;
-  const unsigned int v1512 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1512 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1514 = v915 + v1512;
-  const bool v1515 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1515 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1516 = v1514 < v1;
   const bool v1517 = v1515 && v1516;
   if (v1517) {
@@ -1563,11 +1563,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1521 = v1520 + v1514;
     out[v1521] = v1518;
   }
-  const unsigned int v1522 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1522 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1524 = v912 + v1522;
-  const unsigned int v1525 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1525 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1527 = v915 + v1525;
-  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -1576,11 +1576,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1534 = v1533 + v1527;
     out[v1534] = v1531;
   }
-  const unsigned int v1535 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1535 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1537 = v912 + v1535;
-  const unsigned int v1538 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1538 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1540 = v915 + v1538;
-  const bool v1541 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1541 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1542 = v1540 < v1;
   const bool v1543 = v1541 && v1542;
   if (v1543) {
@@ -1589,11 +1589,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1547 = v1546 + v1540;
     out[v1547] = v1544;
   }
-  const unsigned int v1548 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1548 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1550 = v912 + v1548;
-  const unsigned int v1551 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1551 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1553 = v915 + v1551;
-  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1555 = v1553 < v1;
   const bool v1556 = v1554 && v1555;
   if (v1556) {
@@ -1602,11 +1602,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1560 = v1559 + v1553;
     out[v1560] = v1557;
   }
-  const unsigned int v1561 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1561 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1563 = v912 + v1561;
-  const unsigned int v1564 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1564 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1566 = v915 + v1564;
-  const bool v1567 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1567 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1568 = v1566 < v1;
   const bool v1569 = v1567 && v1568;
   if (v1569) {
@@ -1615,11 +1615,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1573 = v1572 + v1566;
     out[v1573] = v1570;
   }
-  const unsigned int v1574 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1574 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1576 = v912 + v1574;
-  const unsigned int v1577 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1577 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1579 = v915 + v1577;
-  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1581 = v1579 < v1;
   const bool v1582 = v1580 && v1581;
   if (v1582) {
@@ -1628,11 +1628,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1586 = v1585 + v1579;
     out[v1586] = v1583;
   }
-  const unsigned int v1587 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1587 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1589 = v912 + v1587;
-  const unsigned int v1590 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1590 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1592 = v915 + v1590;
-  const bool v1593 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1593 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1594 = v1592 < v1;
   const bool v1595 = v1593 && v1594;
   if (v1595) {
@@ -1641,11 +1641,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1599 = v1598 + v1592;
     out[v1599] = v1596;
   }
-  const unsigned int v1600 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1600 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1602 = v912 + v1600;
-  const unsigned int v1603 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1603 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1605 = v915 + v1603;
-  const bool v1606 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1606 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1607 = v1605 < v1;
   const bool v1608 = v1606 && v1607;
   if (v1608) {
@@ -1654,11 +1654,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1612 = v1611 + v1605;
     out[v1612] = v1609;
   }
-  const unsigned int v1613 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1613 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1615 = v912 + v1613;
-  const unsigned int v1616 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1616 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1618 = v915 + v1616;
-  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1620 = v1618 < v1;
   const bool v1621 = v1619 && v1620;
   if (v1621) {
@@ -1667,11 +1667,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1625 = v1624 + v1618;
     out[v1625] = v1622;
   }
-  const unsigned int v1626 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1626 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1628 = v912 + v1626;
-  const unsigned int v1629 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1629 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1631 = v915 + v1629;
-  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1633 = v1631 < v1;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
@@ -1680,11 +1680,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1638 = v1637 + v1631;
     out[v1638] = v1635;
   }
-  const unsigned int v1639 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1639 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1641 = v912 + v1639;
-  const unsigned int v1642 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1642 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1644 = v915 + v1642;
-  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1646 = v1644 < v1;
   const bool v1647 = v1645 && v1646;
   if (v1647) {
@@ -1693,11 +1693,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1651 = v1650 + v1644;
     out[v1651] = v1648;
   }
-  const unsigned int v1652 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1652 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1654 = v912 + v1652;
-  const unsigned int v1655 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1655 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1657 = v915 + v1655;
-  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1659 = v1657 < v1;
   const bool v1660 = v1658 && v1659;
   if (v1660) {
@@ -1706,11 +1706,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1664 = v1663 + v1657;
     out[v1664] = v1661;
   }
-  const unsigned int v1665 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1665 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1667 = v912 + v1665;
-  const unsigned int v1668 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1668 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1670 = v915 + v1668;
-  const bool v1671 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1671 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1672 = v1670 < v1;
   const bool v1673 = v1671 && v1672;
   if (v1673) {
@@ -1719,11 +1719,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1677 = v1676 + v1670;
     out[v1677] = v1674;
   }
-  const unsigned int v1678 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1678 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1680 = v912 + v1678;
-  const unsigned int v1681 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1681 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1683 = v915 + v1681;
-  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1685 = v1683 < v1;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -1732,11 +1732,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1690 = v1689 + v1683;
     out[v1690] = v1687;
   }
-  const unsigned int v1691 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1691 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1693 = v912 + v1691;
-  const unsigned int v1694 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1694 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1696 = v915 + v1694;
-  const bool v1697 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1697 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1698 = v1696 < v1;
   const bool v1699 = v1697 && v1698;
   if (v1699) {
@@ -1745,11 +1745,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1703 = v1702 + v1696;
     out[v1703] = v1700;
   }
-  const unsigned int v1704 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1704 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1706 = v912 + v1704;
-  const unsigned int v1707 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1707 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1709 = v915 + v1707;
-  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1711 = v1709 < v1;
   const bool v1712 = v1710 && v1711;
   if (v1712) {
@@ -1758,11 +1758,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1716 = v1715 + v1709;
     out[v1716] = v1713;
   }
-  const unsigned int v1717 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1717 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1719 = v912 + v1717;
-  const unsigned int v1720 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1720 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1722 = v915 + v1720;
-  const bool v1723 = v1719 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1723 = v1719 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1724 = v1722 < v1;
   const bool v1725 = v1723 && v1724;
   if (v1725) {
@@ -1771,11 +1771,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1729 = v1728 + v1722;
     out[v1729] = v1726;
   }
-  const unsigned int v1730 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1730 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1732 = v912 + v1730;
-  const unsigned int v1733 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1733 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1735 = v915 + v1733;
-  const bool v1736 = v1732 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1736 = v1732 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1737 = v1735 < v1;
   const bool v1738 = v1736 && v1737;
   if (v1738) {
@@ -1784,11 +1784,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1742 = v1741 + v1735;
     out[v1742] = v1739;
   }
-  const unsigned int v1743 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1743 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1745 = v912 + v1743;
-  const unsigned int v1746 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1746 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1748 = v915 + v1746;
-  const bool v1749 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1749 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1750 = v1748 < v1;
   const bool v1751 = v1749 && v1750;
   if (v1751) {
@@ -1797,11 +1797,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1755 = v1754 + v1748;
     out[v1755] = v1752;
   }
-  const unsigned int v1756 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1756 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1758 = v912 + v1756;
-  const unsigned int v1759 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1759 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1761 = v915 + v1759;
-  const bool v1762 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1762 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1763 = v1761 < v1;
   const bool v1764 = v1762 && v1763;
   if (v1764) {
@@ -1810,11 +1810,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1768 = v1767 + v1761;
     out[v1768] = v1765;
   }
-  const unsigned int v1769 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1769 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1771 = v912 + v1769;
-  const unsigned int v1772 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1772 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1774 = v915 + v1772;
-  const bool v1775 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1775 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1776 = v1774 < v1;
   const bool v1777 = v1775 && v1776;
   if (v1777) {
@@ -1823,11 +1823,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1781 = v1780 + v1774;
     out[v1781] = v1778;
   }
-  const unsigned int v1782 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1782 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1784 = v912 + v1782;
-  const unsigned int v1785 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1785 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1787 = v915 + v1785;
-  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1789 = v1787 < v1;
   const bool v1790 = v1788 && v1789;
   if (v1790) {
@@ -1836,11 +1836,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1794 = v1793 + v1787;
     out[v1794] = v1791;
   }
-  const unsigned int v1795 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1795 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1797 = v912 + v1795;
-  const unsigned int v1798 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1798 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1800 = v915 + v1798;
-  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1802 = v1800 < v1;
   const bool v1803 = v1801 && v1802;
   if (v1803) {
@@ -1849,11 +1849,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1807 = v1806 + v1800;
     out[v1807] = v1804;
   }
-  const unsigned int v1808 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1808 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1810 = v912 + v1808;
-  const unsigned int v1811 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1811 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1813 = v915 + v1811;
-  const bool v1814 = v1810 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1814 = v1810 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1815 = v1813 < v1;
   const bool v1816 = v1814 && v1815;
   if (v1816) {
@@ -1862,11 +1862,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1820 = v1819 + v1813;
     out[v1820] = v1817;
   }
-  const unsigned int v1821 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1821 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1823 = v912 + v1821;
-  const unsigned int v1824 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1824 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1826 = v915 + v1824;
-  const bool v1827 = v1823 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1827 = v1823 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1828 = v1826 < v1;
   const bool v1829 = v1827 && v1828;
   if (v1829) {
@@ -1875,11 +1875,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1833 = v1832 + v1826;
     out[v1833] = v1830;
   }
-  const unsigned int v1834 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1834 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1836 = v912 + v1834;
-  const unsigned int v1837 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1837 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1839 = v915 + v1837;
-  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1841 = v1839 < v1;
   const bool v1842 = v1840 && v1841;
   if (v1842) {
@@ -1888,11 +1888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1846 = v1845 + v1839;
     out[v1846] = v1843;
   }
-  const unsigned int v1847 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1847 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1849 = v912 + v1847;
-  const unsigned int v1850 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1850 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1852 = v915 + v1850;
-  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1854 = v1852 < v1;
   const bool v1855 = v1853 && v1854;
   if (v1855) {
@@ -1901,11 +1901,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1859 = v1858 + v1852;
     out[v1859] = v1856;
   }
-  const unsigned int v1860 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1860 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1862 = v912 + v1860;
-  const unsigned int v1863 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1863 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1865 = v915 + v1863;
-  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1867 = v1865 < v1;
   const bool v1868 = v1866 && v1867;
   if (v1868) {
@@ -1914,11 +1914,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1872 = v1871 + v1865;
     out[v1872] = v1869;
   }
-  const unsigned int v1873 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1873 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1875 = v912 + v1873;
-  const unsigned int v1876 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1876 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1878 = v915 + v1876;
-  const bool v1879 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1879 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1880 = v1878 < v1;
   const bool v1881 = v1879 && v1880;
   if (v1881) {
@@ -1927,11 +1927,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1885 = v1884 + v1878;
     out[v1885] = v1882;
   }
-  const unsigned int v1886 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1886 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1888 = v912 + v1886;
-  const unsigned int v1889 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1889 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1891 = v915 + v1889;
-  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1893 = v1891 < v1;
   const bool v1894 = v1892 && v1893;
   if (v1894) {
@@ -1940,11 +1940,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1898 = v1897 + v1891;
     out[v1898] = v1895;
   }
-  const unsigned int v1899 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1899 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1901 = v912 + v1899;
-  const unsigned int v1902 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1902 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1904 = v915 + v1902;
-  const bool v1905 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1905 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1906 = v1904 < v1;
   const bool v1907 = v1905 && v1906;
   if (v1907) {
@@ -1953,11 +1953,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1911 = v1910 + v1904;
     out[v1911] = v1908;
   }
-  const unsigned int v1912 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1912 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1914 = v912 + v1912;
-  const unsigned int v1915 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1915 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1917 = v915 + v1915;
-  const bool v1918 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1918 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1919 = v1917 < v1;
   const bool v1920 = v1918 && v1919;
   if (v1920) {
@@ -1966,11 +1966,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1924 = v1923 + v1917;
     out[v1924] = v1921;
   }
-  const unsigned int v1925 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1925 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1927 = v912 + v1925;
-  const unsigned int v1928 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1928 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1930 = v915 + v1928;
-  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1932 = v1930 < v1;
   const bool v1933 = v1931 && v1932;
   if (v1933) {
@@ -1979,11 +1979,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1937 = v1936 + v1930;
     out[v1937] = v1934;
   }
-  const unsigned int v1938 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1938 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1940 = v912 + v1938;
-  const unsigned int v1941 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1941 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1943 = v915 + v1941;
-  const bool v1944 = v1940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1944 = v1940 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1945 = v1943 < v1;
   const bool v1946 = v1944 && v1945;
   if (v1946) {
@@ -1992,11 +1992,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1950 = v1949 + v1943;
     out[v1950] = v1947;
   }
-  const unsigned int v1951 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1951 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1953 = v912 + v1951;
-  const unsigned int v1954 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1954 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1956 = v915 + v1954;
-  const bool v1957 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1957 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1958 = v1956 < v1;
   const bool v1959 = v1957 && v1958;
   if (v1959) {
@@ -2005,11 +2005,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1963 = v1962 + v1956;
     out[v1963] = v1960;
   }
-  const unsigned int v1964 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1964 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1966 = v912 + v1964;
-  const unsigned int v1967 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1967 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1969 = v915 + v1967;
-  const bool v1970 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1970 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1971 = v1969 < v1;
   const bool v1972 = v1970 && v1971;
   if (v1972) {
@@ -2018,11 +2018,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1976 = v1975 + v1969;
     out[v1976] = v1973;
   }
-  const unsigned int v1977 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1977 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1979 = v912 + v1977;
-  const unsigned int v1980 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1980 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1982 = v915 + v1980;
-  const bool v1983 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1983 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1984 = v1982 < v1;
   const bool v1985 = v1983 && v1984;
   if (v1985) {
@@ -2031,11 +2031,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v1989 = v1988 + v1982;
     out[v1989] = v1986;
   }
-  const unsigned int v1990 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1990 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1992 = v912 + v1990;
-  const unsigned int v1993 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1993 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1995 = v915 + v1993;
-  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1997 = v1995 < v1;
   const bool v1998 = v1996 && v1997;
   if (v1998) {
@@ -2044,11 +2044,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2002 = v2001 + v1995;
     out[v2002] = v1999;
   }
-  const unsigned int v2003 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2003 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2005 = v912 + v2003;
-  const unsigned int v2006 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2006 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2008 = v915 + v2006;
-  const bool v2009 = v2005 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2009 = v2005 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2010 = v2008 < v1;
   const bool v2011 = v2009 && v2010;
   if (v2011) {
@@ -2057,11 +2057,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2015 = v2014 + v2008;
     out[v2015] = v2012;
   }
-  const unsigned int v2016 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2016 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2018 = v912 + v2016;
-  const unsigned int v2019 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2019 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2021 = v915 + v2019;
-  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2023 = v2021 < v1;
   const bool v2024 = v2022 && v2023;
   if (v2024) {
@@ -2070,11 +2070,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2028 = v2027 + v2021;
     out[v2028] = v2025;
   }
-  const unsigned int v2029 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2029 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2031 = v912 + v2029;
-  const unsigned int v2032 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2032 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2034 = v915 + v2032;
-  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2036 = v2034 < v1;
   const bool v2037 = v2035 && v2036;
   if (v2037) {
@@ -2083,11 +2083,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2041 = v2040 + v2034;
     out[v2041] = v2038;
   }
-  const unsigned int v2042 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2042 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2044 = v912 + v2042;
-  const unsigned int v2045 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2045 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2047 = v915 + v2045;
-  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2049 = v2047 < v1;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
@@ -2096,11 +2096,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2054 = v2053 + v2047;
     out[v2054] = v2051;
   }
-  const unsigned int v2055 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2055 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2057 = v912 + v2055;
-  const unsigned int v2058 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2058 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2060 = v915 + v2058;
-  const bool v2061 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2061 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2062 = v2060 < v1;
   const bool v2063 = v2061 && v2062;
   if (v2063) {
@@ -2109,11 +2109,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2067 = v2066 + v2060;
     out[v2067] = v2064;
   }
-  const unsigned int v2068 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2068 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2070 = v912 + v2068;
-  const unsigned int v2071 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2071 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2073 = v915 + v2071;
-  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
@@ -2122,11 +2122,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2080 = v2079 + v2073;
     out[v2080] = v2077;
   }
-  const unsigned int v2081 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2081 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2083 = v912 + v2081;
-  const unsigned int v2084 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2084 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2086 = v915 + v2084;
-  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2088 = v2086 < v1;
   const bool v2089 = v2087 && v2088;
   if (v2089) {
@@ -2135,11 +2135,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2093 = v2092 + v2086;
     out[v2093] = v2090;
   }
-  const unsigned int v2094 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2094 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2096 = v912 + v2094;
-  const unsigned int v2097 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2097 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2099 = v915 + v2097;
-  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2101 = v2099 < v1;
   const bool v2102 = v2100 && v2101;
   if (v2102) {
@@ -2148,11 +2148,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2106 = v2105 + v2099;
     out[v2106] = v2103;
   }
-  const unsigned int v2107 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2107 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2109 = v912 + v2107;
-  const unsigned int v2110 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2110 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2112 = v915 + v2110;
-  const bool v2113 = v2109 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2113 = v2109 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2114 = v2112 < v1;
   const bool v2115 = v2113 && v2114;
   if (v2115) {
@@ -2161,11 +2161,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2119 = v2118 + v2112;
     out[v2119] = v2116;
   }
-  const unsigned int v2120 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2120 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2122 = v912 + v2120;
-  const unsigned int v2123 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2123 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2125 = v915 + v2123;
-  const bool v2126 = v2122 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2126 = v2122 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2127 = v2125 < v1;
   const bool v2128 = v2126 && v2127;
   if (v2128) {
@@ -2174,11 +2174,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2132 = v2131 + v2125;
     out[v2132] = v2129;
   }
-  const unsigned int v2133 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2133 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2135 = v912 + v2133;
-  const unsigned int v2136 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2136 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2138 = v915 + v2136;
-  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2140 = v2138 < v1;
   const bool v2141 = v2139 && v2140;
   if (v2141) {
@@ -2187,11 +2187,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2145 = v2144 + v2138;
     out[v2145] = v2142;
   }
-  const unsigned int v2146 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2146 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2148 = v912 + v2146;
-  const unsigned int v2149 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2149 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2151 = v915 + v2149;
-  const bool v2152 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2152 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2153 = v2151 < v1;
   const bool v2154 = v2152 && v2153;
   if (v2154) {
@@ -2200,11 +2200,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2158 = v2157 + v2151;
     out[v2158] = v2155;
   }
-  const unsigned int v2159 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2159 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2161 = v912 + v2159;
-  const unsigned int v2162 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2162 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2164 = v915 + v2162;
-  const bool v2165 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2165 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2166 = v2164 < v1;
   const bool v2167 = v2165 && v2166;
   if (v2167) {
@@ -2213,11 +2213,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2171 = v2170 + v2164;
     out[v2171] = v2168;
   }
-  const unsigned int v2172 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2172 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2174 = v912 + v2172;
-  const unsigned int v2175 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2175 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2177 = v915 + v2175;
-  const bool v2178 = v2174 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2178 = v2174 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2179 = v2177 < v1;
   const bool v2180 = v2178 && v2179;
   if (v2180) {
@@ -2226,11 +2226,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2184 = v2183 + v2177;
     out[v2184] = v2181;
   }
-  const unsigned int v2185 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2185 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2187 = v912 + v2185;
-  const unsigned int v2188 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2188 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2190 = v915 + v2188;
-  const bool v2191 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2191 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2192 = v2190 < v1;
   const bool v2193 = v2191 && v2192;
   if (v2193) {
@@ -2239,11 +2239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2197 = v2196 + v2190;
     out[v2197] = v2194;
   }
-  const unsigned int v2198 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2198 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2200 = v912 + v2198;
-  const unsigned int v2201 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2201 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2203 = v915 + v2201;
-  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2205 = v2203 < v1;
   const bool v2206 = v2204 && v2205;
   if (v2206) {
@@ -2252,11 +2252,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2210 = v2209 + v2203;
     out[v2210] = v2207;
   }
-  const unsigned int v2211 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2211 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2213 = v912 + v2211;
-  const unsigned int v2214 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2214 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2216 = v915 + v2214;
-  const bool v2217 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2217 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2218 = v2216 < v1;
   const bool v2219 = v2217 && v2218;
   if (v2219) {
@@ -2265,11 +2265,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2223 = v2222 + v2216;
     out[v2223] = v2220;
   }
-  const unsigned int v2224 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2224 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2226 = v912 + v2224;
-  const unsigned int v2227 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2227 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2229 = v915 + v2227;
-  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2231 = v2229 < v1;
   const bool v2232 = v2230 && v2231;
   if (v2232) {
@@ -2278,11 +2278,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2236 = v2235 + v2229;
     out[v2236] = v2233;
   }
-  const unsigned int v2237 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2237 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2239 = v912 + v2237;
-  const unsigned int v2240 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2240 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2242 = v915 + v2240;
-  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2244 = v2242 < v1;
   const bool v2245 = v2243 && v2244;
   if (v2245) {
@@ -2291,11 +2291,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2249 = v2248 + v2242;
     out[v2249] = v2246;
   }
-  const unsigned int v2250 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2250 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2252 = v912 + v2250;
-  const unsigned int v2253 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2253 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2255 = v915 + v2253;
-  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2257 = v2255 < v1;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -2304,11 +2304,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2262 = v2261 + v2255;
     out[v2262] = v2259;
   }
-  const unsigned int v2263 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2263 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2265 = v912 + v2263;
-  const unsigned int v2266 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2266 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2268 = v915 + v2266;
-  const bool v2269 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2269 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2270 = v2268 < v1;
   const bool v2271 = v2269 && v2270;
   if (v2271) {
@@ -2317,11 +2317,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2275 = v2274 + v2268;
     out[v2275] = v2272;
   }
-  const unsigned int v2276 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2276 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2278 = v912 + v2276;
-  const unsigned int v2279 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2279 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2281 = v915 + v2279;
-  const bool v2282 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2282 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2283 = v2281 < v1;
   const bool v2284 = v2282 && v2283;
   if (v2284) {
@@ -2330,11 +2330,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2288 = v2287 + v2281;
     out[v2288] = v2285;
   }
-  const unsigned int v2289 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2289 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2291 = v912 + v2289;
-  const unsigned int v2292 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2292 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2294 = v915 + v2292;
-  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2296 = v2294 < v1;
   const bool v2297 = v2295 && v2296;
   if (v2297) {
@@ -2343,11 +2343,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2301 = v2300 + v2294;
     out[v2301] = v2298;
   }
-  const unsigned int v2302 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2302 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2304 = v912 + v2302;
-  const unsigned int v2305 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2305 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2307 = v915 + v2305;
-  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2309 = v2307 < v1;
   const bool v2310 = v2308 && v2309;
   if (v2310) {
@@ -2356,11 +2356,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2314 = v2313 + v2307;
     out[v2314] = v2311;
   }
-  const unsigned int v2315 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2315 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2317 = v912 + v2315;
-  const unsigned int v2318 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2318 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2320 = v915 + v2318;
-  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2322 = v2320 < v1;
   const bool v2323 = v2321 && v2322;
   if (v2323) {
@@ -2369,11 +2369,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2327 = v2326 + v2320;
     out[v2327] = v2324;
   }
-  const unsigned int v2328 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2328 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2330 = v912 + v2328;
-  const unsigned int v2331 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2331 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2333 = v915 + v2331;
-  const bool v2334 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2334 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2335 = v2333 < v1;
   const bool v2336 = v2334 && v2335;
   if (v2336) {
@@ -2382,11 +2382,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2340 = v2339 + v2333;
     out[v2340] = v2337;
   }
-  const unsigned int v2341 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2341 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2343 = v912 + v2341;
-  const unsigned int v2344 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2344 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2346 = v915 + v2344;
-  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2348 = v2346 < v1;
   const bool v2349 = v2347 && v2348;
   if (v2349) {
@@ -2395,11 +2395,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2353 = v2352 + v2346;
     out[v2353] = v2350;
   }
-  const unsigned int v2354 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2354 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2356 = v912 + v2354;
-  const unsigned int v2357 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2357 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2359 = v915 + v2357;
-  const bool v2360 = v2356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2360 = v2356 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2361 = v2359 < v1;
   const bool v2362 = v2360 && v2361;
   if (v2362) {
@@ -2408,11 +2408,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2366 = v2365 + v2359;
     out[v2366] = v2363;
   }
-  const unsigned int v2367 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2367 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2369 = v912 + v2367;
-  const unsigned int v2370 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2370 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2372 = v915 + v2370;
-  const bool v2373 = v2369 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2373 = v2369 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2374 = v2372 < v1;
   const bool v2375 = v2373 && v2374;
   if (v2375) {
@@ -2421,11 +2421,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2379 = v2378 + v2372;
     out[v2379] = v2376;
   }
-  const unsigned int v2380 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2380 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2382 = v912 + v2380;
-  const unsigned int v2383 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2383 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2385 = v915 + v2383;
-  const bool v2386 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2386 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2387 = v2385 < v1;
   const bool v2388 = v2386 && v2387;
   if (v2388) {
@@ -2434,11 +2434,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2392 = v2391 + v2385;
     out[v2392] = v2389;
   }
-  const unsigned int v2393 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2393 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2395 = v912 + v2393;
-  const unsigned int v2396 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2396 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2398 = v915 + v2396;
-  const bool v2399 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2399 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2400 = v2398 < v1;
   const bool v2401 = v2399 && v2400;
   if (v2401) {
@@ -2447,11 +2447,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2405 = v2404 + v2398;
     out[v2405] = v2402;
   }
-  const unsigned int v2406 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2406 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2408 = v912 + v2406;
-  const unsigned int v2409 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2409 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2411 = v915 + v2409;
-  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2413 = v2411 < v1;
   const bool v2414 = v2412 && v2413;
   if (v2414) {
@@ -2460,11 +2460,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2418 = v2417 + v2411;
     out[v2418] = v2415;
   }
-  const unsigned int v2419 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2419 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2421 = v912 + v2419;
-  const unsigned int v2422 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2422 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2424 = v915 + v2422;
-  const bool v2425 = v2421 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2425 = v2421 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2426 = v2424 < v1;
   const bool v2427 = v2425 && v2426;
   if (v2427) {
@@ -2473,11 +2473,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2431 = v2430 + v2424;
     out[v2431] = v2428;
   }
-  const unsigned int v2432 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2432 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2434 = v912 + v2432;
-  const unsigned int v2435 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2435 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2437 = v915 + v2435;
-  const bool v2438 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2438 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2439 = v2437 < v1;
   const bool v2440 = v2438 && v2439;
   if (v2440) {
@@ -2486,11 +2486,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2444 = v2443 + v2437;
     out[v2444] = v2441;
   }
-  const unsigned int v2445 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2445 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2447 = v912 + v2445;
-  const unsigned int v2448 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2448 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2450 = v915 + v2448;
-  const bool v2451 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2451 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2452 = v2450 < v1;
   const bool v2453 = v2451 && v2452;
   if (v2453) {
@@ -2499,11 +2499,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2457 = v2456 + v2450;
     out[v2457] = v2454;
   }
-  const unsigned int v2458 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2458 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2460 = v912 + v2458;
-  const unsigned int v2461 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2461 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2463 = v915 + v2461;
-  const bool v2464 = v2460 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2464 = v2460 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2465 = v2463 < v1;
   const bool v2466 = v2464 && v2465;
   if (v2466) {
@@ -2512,11 +2512,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2470 = v2469 + v2463;
     out[v2470] = v2467;
   }
-  const unsigned int v2471 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2471 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2473 = v912 + v2471;
-  const unsigned int v2474 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2474 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2476 = v915 + v2474;
-  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2478 = v2476 < v1;
   const bool v2479 = v2477 && v2478;
   if (v2479) {
@@ -2525,11 +2525,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2483 = v2482 + v2476;
     out[v2483] = v2480;
   }
-  const unsigned int v2484 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2484 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2486 = v912 + v2484;
-  const unsigned int v2487 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2487 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2489 = v915 + v2487;
-  const bool v2490 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2490 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2491 = v2489 < v1;
   const bool v2492 = v2490 && v2491;
   if (v2492) {
@@ -2538,11 +2538,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2496 = v2495 + v2489;
     out[v2496] = v2493;
   }
-  const unsigned int v2497 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2497 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2499 = v912 + v2497;
-  const unsigned int v2500 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2500 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2502 = v915 + v2500;
-  const bool v2503 = v2499 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2503 = v2499 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2504 = v2502 < v1;
   const bool v2505 = v2503 && v2504;
   if (v2505) {
@@ -2551,11 +2551,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2509 = v2508 + v2502;
     out[v2509] = v2506;
   }
-  const unsigned int v2510 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2510 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2512 = v912 + v2510;
-  const unsigned int v2513 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2513 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2515 = v915 + v2513;
-  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2517 = v2515 < v1;
   const bool v2518 = v2516 && v2517;
   if (v2518) {
@@ -2564,11 +2564,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2522 = v2521 + v2515;
     out[v2522] = v2519;
   }
-  const unsigned int v2523 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2523 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2525 = v912 + v2523;
-  const unsigned int v2526 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2526 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2528 = v915 + v2526;
-  const bool v2529 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2529 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2530 = v2528 < v1;
   const bool v2531 = v2529 && v2530;
   if (v2531) {
@@ -2577,11 +2577,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2535 = v2534 + v2528;
     out[v2535] = v2532;
   }
-  const unsigned int v2536 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2536 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2538 = v912 + v2536;
-  const unsigned int v2539 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2539 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2541 = v915 + v2539;
-  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2543 = v2541 < v1;
   const bool v2544 = v2542 && v2543;
   if (v2544) {
@@ -2590,11 +2590,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2548 = v2547 + v2541;
     out[v2548] = v2545;
   }
-  const unsigned int v2549 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2549 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2551 = v912 + v2549;
-  const unsigned int v2552 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2552 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2554 = v915 + v2552;
-  const bool v2555 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2555 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2556 = v2554 < v1;
   const bool v2557 = v2555 && v2556;
   if (v2557) {
@@ -2603,11 +2603,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_f32(
     const unsigned int v2561 = v2560 + v2554;
     out[v2561] = v2558;
   }
-  const unsigned int v2562 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2562 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2564 = v912 + v2562;
-  const unsigned int v2565 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2565 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2567 = v915 + v2565;
-  const bool v2568 = v2564 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2568 = v2564 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2569 = v2567 < v1;
   const bool v2570 = v2568 && v2569;
   if (v2570) {

@@ -221,107 +221,107 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
   const unsigned int v0 = m;  // kernels/gemm/gemm_quant.cpp:63
   const unsigned int v1 = n;
   const unsigned int v2 = k;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
   const unsigned int v6 = blockIdx.y;
   const unsigned int v7 = v6 * v4;
   const unsigned int v8 = v7 + v5;
-  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:184
+  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:128
   const unsigned int v13 = v12 << 3u;
-  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
   const unsigned int v16 = v15 - v13;
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:186
+  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:130
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v13 + v20;
   const unsigned int v22 = v21 << 7u;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:187
+  const unsigned int v25 = v19 / v17;
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:188
-  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const unsigned int v31 = v30 << 6u;
-  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const unsigned int v35 = v34 << 6u;
-  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v37, 0.0f);
-  iron_frag<float, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v39, 0.0f);
-  iron_frag<float, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v41, 0.0f);
-  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v45 = v44 == 0u;
   if (v45) {
-    for (unsigned int v2590 = 0u; v2590 < 2u; v2590 += 1u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v2590 = 0u; v2590 < 2u; v2590 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2591 = v2590 << 4u;
       const bool v2593 = v2591 < v2;
       if (v2593) {
-        const unsigned int v2595 = v2590 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v2597 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2600 = v2597 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2603 = v2597 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2595 = v2590 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2597 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2600 = v2597 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2603 = v2597 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2604 = v2603 << 2u;
-        const unsigned int v2605 = v22 + v2600;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2605 = v22 + v2600;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2606 = v2605 < v0;
         const unsigned int v2607 = v2591 + v2604;
         const bool v2608 = v2607 < v2;
         const bool v2609 = v2606 && v2608;
-        const unsigned int v2611 = v2605 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2611 = v2605 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2613 = v2611 + v2591;
         const unsigned int v2614 = v2613 + v2604;
         const unsigned int v2615 = v2609 ? v2614 : 0u;
-        const unsigned int v2617 = v2600 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2617 = v2600 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2618 = v2595 + v2617;
         const unsigned int v2619 = v2618 + v2604;
         iron_copy_async<16>(shm0 + v2619, x + v2615, v2609);
-        const unsigned int v2622 = v2597 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2624 = v2622 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2627 = v2622 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2622 = v2597 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2624 = v2622 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2627 = v2622 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2628 = v2627 << 2u;
-        const unsigned int v2629 = v22 + v2624;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2629 = v22 + v2624;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2630 = v2629 < v0;
         const unsigned int v2631 = v2591 + v2628;
         const bool v2632 = v2631 < v2;
         const bool v2633 = v2630 && v2632;
-        const unsigned int v2635 = v2629 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2635 = v2629 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2637 = v2635 + v2591;
         const unsigned int v2638 = v2637 + v2628;
         const unsigned int v2639 = v2633 ? v2638 : 0u;
-        const unsigned int v2641 = v2624 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2641 = v2624 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2642 = v2595 + v2641;
         const unsigned int v2643 = v2642 + v2628;
         iron_copy_async<16>(shm0 + v2643, x + v2639, v2633);
-        const unsigned int v2646 = v2597 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2648 = v2646 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2651 = v2646 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2646 = v2597 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2648 = v2646 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2651 = v2646 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2652 = v2651 << 2u;
-        const unsigned int v2653 = v22 + v2648;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2653 = v22 + v2648;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2654 = v2653 < v0;
         const unsigned int v2655 = v2591 + v2652;
         const bool v2656 = v2655 < v2;
         const bool v2657 = v2654 && v2656;
-        const unsigned int v2659 = v2653 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2659 = v2653 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2661 = v2659 + v2591;
         const unsigned int v2662 = v2661 + v2652;
         const unsigned int v2663 = v2657 ? v2662 : 0u;
-        const unsigned int v2665 = v2648 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2665 = v2648 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2666 = v2595 + v2665;
         const unsigned int v2667 = v2666 + v2652;
         iron_copy_async<16>(shm0 + v2667, x + v2663, v2657);
-        const unsigned int v2670 = v2597 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2672 = v2670 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2675 = v2670 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2670 = v2597 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2672 = v2670 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2675 = v2670 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2676 = v2675 << 2u;
-        const unsigned int v2677 = v22 + v2672;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2677 = v22 + v2672;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2678 = v2677 < v0;
         const unsigned int v2679 = v2591 + v2676;
         const bool v2680 = v2679 < v2;
         const bool v2681 = v2678 && v2680;
-        const unsigned int v2683 = v2677 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2683 = v2677 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2685 = v2683 + v2591;
         const unsigned int v2686 = v2685 + v2676;
         const unsigned int v2687 = v2681 ? v2686 : 0u;
-        const unsigned int v2689 = v2672 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2689 = v2672 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2690 = v2595 + v2689;
         const unsigned int v2691 = v2690 + v2676;
         iron_copy_async<16>(shm0 + v2691, x + v2687, v2681);
@@ -496,93 +496,93 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
         const unsigned int v3045 = v3026 + 4u;  // kernels/gemm/quant_b.hpp:146
         *reinterpret_cast<iron_f32x4*>(shm1 + v3045) = iron_f32x4{{v3029, v3032, v3035, v3038}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
-    const unsigned int v3058 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v3064 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const unsigned int v3058 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v3064 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (unsigned int v3046 = 0u; v3046 < v2; v3046 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v3046 = 0u; v3046 < v2; v3046 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v3048 = v3046 >> 4u;
       const unsigned int v3050 = v3048 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3052 = v3050 * 2560u;  // kernels/gemm/gemm_tiles.hpp:217
-      const unsigned int v3059 = v3052 + v3058;  // kernels/gemm/gemm_tiles.hpp:199
+      const unsigned int v3052 = v3050 * 2560u;  // kernels/gemm/gemm_tiles.hpp:224
+      const unsigned int v3059 = v3052 + v3058;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load_shared<false>(v39, shm0, v3059, 20u);
-      const unsigned int v3065 = v3052 + v3064;  // kernels/gemm/gemm_tiles.hpp:203
+      const unsigned int v3065 = v3052 + v3064;  // kernels/gemm/gemm_tiles.hpp:210
       iron_frag_load_shared<true>(v41, shm1, v3065, 20u);
-      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
-      const unsigned int v3069 = v3046 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
+      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
+      const unsigned int v3069 = v3046 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v3071 = v3048 + 2u;
       const unsigned int v3072 = v3071 % 3u;
       const bool v3073 = v3069 < v2;
       if (v3073) {
-        const unsigned int v3075 = v3072 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v3077 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3080 = v3077 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3083 = v3077 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3075 = v3072 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v3077 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3080 = v3077 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3083 = v3077 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3084 = v3083 << 2u;
-        const unsigned int v3085 = v22 + v3080;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3085 = v22 + v3080;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3086 = v3085 < v0;
         const unsigned int v3087 = v3069 + v3084;
         const bool v3088 = v3087 < v2;
         const bool v3089 = v3086 && v3088;
-        const unsigned int v3091 = v3085 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3091 = v3085 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3093 = v3091 + v3069;
         const unsigned int v3094 = v3093 + v3084;
         const unsigned int v3095 = v3089 ? v3094 : 0u;
-        const unsigned int v3097 = v3080 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3097 = v3080 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3098 = v3075 + v3097;
         const unsigned int v3099 = v3098 + v3084;
         iron_copy_async<16>(shm0 + v3099, x + v3095, v3089);
-        const unsigned int v3102 = v3077 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3104 = v3102 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3107 = v3102 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3102 = v3077 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3104 = v3102 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3107 = v3102 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3108 = v3107 << 2u;
-        const unsigned int v3109 = v22 + v3104;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3109 = v22 + v3104;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3110 = v3109 < v0;
         const unsigned int v3111 = v3069 + v3108;
         const bool v3112 = v3111 < v2;
         const bool v3113 = v3110 && v3112;
-        const unsigned int v3115 = v3109 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3115 = v3109 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3117 = v3115 + v3069;
         const unsigned int v3118 = v3117 + v3108;
         const unsigned int v3119 = v3113 ? v3118 : 0u;
-        const unsigned int v3121 = v3104 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3121 = v3104 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3122 = v3075 + v3121;
         const unsigned int v3123 = v3122 + v3108;
         iron_copy_async<16>(shm0 + v3123, x + v3119, v3113);
-        const unsigned int v3126 = v3077 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3128 = v3126 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3131 = v3126 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3126 = v3077 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3128 = v3126 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3131 = v3126 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3132 = v3131 << 2u;
-        const unsigned int v3133 = v22 + v3128;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3133 = v22 + v3128;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3134 = v3133 < v0;
         const unsigned int v3135 = v3069 + v3132;
         const bool v3136 = v3135 < v2;
         const bool v3137 = v3134 && v3136;
-        const unsigned int v3139 = v3133 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3139 = v3133 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3141 = v3139 + v3069;
         const unsigned int v3142 = v3141 + v3132;
         const unsigned int v3143 = v3137 ? v3142 : 0u;
-        const unsigned int v3145 = v3128 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3145 = v3128 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3146 = v3075 + v3145;
         const unsigned int v3147 = v3146 + v3132;
         iron_copy_async<16>(shm0 + v3147, x + v3143, v3137);
-        const unsigned int v3150 = v3077 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3152 = v3150 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3155 = v3150 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3150 = v3077 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3152 = v3150 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3155 = v3150 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3156 = v3155 << 2u;
-        const unsigned int v3157 = v22 + v3152;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3157 = v22 + v3152;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3158 = v3157 < v0;
         const unsigned int v3159 = v3069 + v3156;
         const bool v3160 = v3159 < v2;
         const bool v3161 = v3158 && v3160;
-        const unsigned int v3163 = v3157 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3163 = v3157 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3165 = v3163 + v3069;
         const unsigned int v3166 = v3165 + v3156;
         const unsigned int v3167 = v3161 ? v3166 : 0u;
-        const unsigned int v3169 = v3152 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3169 = v3152 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3170 = v3075 + v3169;
         const unsigned int v3171 = v3170 + v3156;
         iron_copy_async<16>(shm0 + v3171, x + v3167, v3161);
@@ -757,11 +757,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
         const unsigned int v3525 = v3506 + 4u;  // kernels/gemm/quant_b.hpp:146
         *reinterpret_cast<iron_f32x4*>(shm1 + v3525) = iron_f32x4{{v3509, v3512, v3515, v3518}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
     __syncthreads();
   } else {
-    const unsigned int v530 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v530 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v531 = threadIdx.x;
     const unsigned int v561 = v531 >> 1u;  // kernels/gemm/quant_b.hpp:135
     const unsigned int v564 = v531 & 1u;  // kernels/gemm/quant_b.hpp:136
@@ -790,20 +790,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v887 = v737 * 20u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v889 = v887 + v741;
     const unsigned int v908 = v889 + 4u;
-    const unsigned int v914 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v920 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const unsigned int v914 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v920 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (unsigned int v529 = 0u; v529 < v2; v529 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (unsigned int v533 = v531; v533 < 2048u; v533 += v530) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v535 = v533 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v537 = v533 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v538 = v22 + v535;  // kernels/gemm/gemm_tiles.hpp:95
+    for (unsigned int v529 = 0u; v529 < v2; v529 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (unsigned int v533 = v531; v533 < 2048u; v533 += v530) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v535 = v533 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v537 = v533 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v538 = v22 + v535;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v539 = v538 < v0;
         const unsigned int v540 = v529 + v537;
         const bool v541 = v540 < v2;
         const bool v542 = v539 && v541;
         if (v542) {
-          const unsigned int v544 = v538 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v544 = v538 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v546 = v544 + v529;
           const unsigned int v547 = v546 + v537;
           const float v548 = x[v547];
@@ -811,7 +811,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
           const unsigned int v551 = v550 + v537;
           shm0[v551] = v548;
         } else {
-          const unsigned int v553 = v535 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v553 = v535 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v554 = v553 + v537;
           shm0[v554] = 0.0f;
         }
@@ -958,20 +958,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
       const float v898 = v746 ? v860 : 0.0f;
       const float v901 = v746 ? v872 : 0.0f;
       *reinterpret_cast<iron_f32x4*>(shm1 + v908) = iron_f32x4{{v892, v895, v898, v901}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load_shared<false>(v39, shm0, v914, 20u);  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<true>(v41, shm1, v920, 20u);  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load_shared<false>(v39, shm0, v914, 20u);  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load_shared<true>(v41, shm1, v920, 20u);  // kernels/gemm/gemm_tiles.hpp:210
+      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const unsigned int v923 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v923 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v924 = v22 + v31;
   const unsigned int v925 = v924 + v923;
-  const unsigned int v926 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v926 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v927 = v26 + v35;
   const unsigned int v928 = v927 + v926;
-  const bool v929 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v929 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v930 = v928 < v1;
   const bool v931 = v929 && v930;
   if (v931) {
@@ -980,11 +980,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v935 = v934 + v928;
     out[v935] = v932;
   }
-  const unsigned int v936 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v936 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v938 = v924 + v936;
-  const unsigned int v939 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v939 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v941 = v927 + v939;
-  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v943 = v941 < v1;
   const bool v944 = v942 && v943;
   if (v944) {
@@ -993,11 +993,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v948 = v947 + v941;
     out[v948] = v945;
   }
-  const unsigned int v949 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v949 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v951 = v924 + v949;
-  const unsigned int v952 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v952 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v954 = v927 + v952;
-  const bool v955 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v955 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v956 = v954 < v1;
   const bool v957 = v955 && v956;
   if (v957) {
@@ -1006,11 +1006,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v961 = v960 + v954;
     out[v961] = v958;
   }
-  const unsigned int v962 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v962 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v964 = v924 + v962;
-  const unsigned int v965 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v965 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v967 = v927 + v965;
-  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v969 = v967 < v1;
   const bool v970 = v968 && v969;
   if (v970) {
@@ -1019,11 +1019,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v974 = v973 + v967;
     out[v974] = v971;
   }
-  const unsigned int v975 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v975 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v977 = v924 + v975;
-  const unsigned int v978 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v978 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v980 = v927 + v978;
-  const bool v981 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v981 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v982 = v980 < v1;
   const bool v983 = v981 && v982;
   if (v983) {
@@ -1032,11 +1032,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v987 = v986 + v980;
     out[v987] = v984;
   }
-  const unsigned int v988 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v988 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v990 = v924 + v988;
-  const unsigned int v991 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v991 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v993 = v927 + v991;
-  const bool v994 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v994 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v995 = v993 < v1;
   const bool v996 = v994 && v995;
   if (v996) {
@@ -1045,11 +1045,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1000 = v999 + v993;
     out[v1000] = v997;
   }
-  const unsigned int v1001 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1001 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1003 = v924 + v1001;
-  const unsigned int v1004 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1004 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1006 = v927 + v1004;
-  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1008 = v1006 < v1;
   const bool v1009 = v1007 && v1008;
   if (v1009) {
@@ -1058,11 +1058,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1013 = v1012 + v1006;
     out[v1013] = v1010;
   }
-  const unsigned int v1014 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1014 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1016 = v924 + v1014;
-  const unsigned int v1017 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1017 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1019 = v927 + v1017;
-  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1021 = v1019 < v1;
   const bool v1022 = v1020 && v1021;
   if (v1022) {
@@ -1071,11 +1071,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1026 = v1025 + v1019;
     out[v1026] = v1023;
   }
-  const unsigned int v1027 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1027 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1029 = v924 + v1027;
-  const unsigned int v1030 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1030 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1032 = v927 + v1030;
-  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1034 = v1032 < v1;
   const bool v1035 = v1033 && v1034;
   if (v1035) {
@@ -1084,11 +1084,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1039 = v1038 + v1032;
     out[v1039] = v1036;
   }
-  const unsigned int v1040 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1040 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1042 = v924 + v1040;
-  const unsigned int v1043 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1043 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1045 = v927 + v1043;
-  const bool v1046 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1046 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1047 = v1045 < v1;
   const bool v1048 = v1046 && v1047;
   if (v1048) {
@@ -1097,11 +1097,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1052 = v1051 + v1045;
     out[v1052] = v1049;
   }
-  const unsigned int v1053 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1053 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1055 = v924 + v1053;
-  const unsigned int v1056 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1056 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1058 = v927 + v1056;
-  const bool v1059 = v1055 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1059 = v1055 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1060 = v1058 < v1;
   const bool v1061 = v1059 && v1060;
   if (v1061) {
@@ -1110,11 +1110,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1065 = v1064 + v1058;
     out[v1065] = v1062;
   }
-  const unsigned int v1066 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1066 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1068 = v924 + v1066;
-  const unsigned int v1069 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1069 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1071 = v927 + v1069;
-  const bool v1072 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1072 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1073 = v1071 < v1;
   const bool v1074 = v1072 && v1073;
   if (v1074) {
@@ -1123,11 +1123,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1078 = v1077 + v1071;
     out[v1078] = v1075;
   }
-  const unsigned int v1079 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1079 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1081 = v924 + v1079;
-  const unsigned int v1082 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1082 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1084 = v927 + v1082;
-  const bool v1085 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1085 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1086 = v1084 < v1;
   const bool v1087 = v1085 && v1086;
   if (v1087) {
@@ -1136,11 +1136,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1091 = v1090 + v1084;
     out[v1091] = v1088;
   }
-  const unsigned int v1092 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1092 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1094 = v924 + v1092;
-  const unsigned int v1095 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1095 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1097 = v927 + v1095;
-  const bool v1098 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1098 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1099 = v1097 < v1;
   const bool v1100 = v1098 && v1099;
   if (v1100) {
@@ -1149,11 +1149,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1104 = v1103 + v1097;
     out[v1104] = v1101;
   }
-  const unsigned int v1105 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1105 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1107 = v924 + v1105;
-  const unsigned int v1108 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1108 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1110 = v927 + v1108;
-  const bool v1111 = v1107 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1111 = v1107 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1112 = v1110 < v1;
   const bool v1113 = v1111 && v1112;
   if (v1113) {
@@ -1162,11 +1162,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1117 = v1116 + v1110;
     out[v1117] = v1114;
   }
-  const unsigned int v1118 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1118 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1120 = v924 + v1118;
-  const unsigned int v1121 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1121 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1123 = v927 + v1121;
-  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1125 = v1123 < v1;
   const bool v1126 = v1124 && v1125;
   if (v1126) {
@@ -1175,11 +1175,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1130 = v1129 + v1123;
     out[v1130] = v1127;
   }
-  const unsigned int v1131 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1131 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1133 = v924 + v1131;
-  const unsigned int v1134 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1134 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1136 = v927 + v1134;
-  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1138 = v1136 < v1;
   const bool v1139 = v1137 && v1138;
   if (v1139) {
@@ -1188,11 +1188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1143 = v1142 + v1136;
     out[v1143] = v1140;
   }
-  const unsigned int v1144 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1144 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1146 = v924 + v1144;
-  const unsigned int v1147 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1147 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1149 = v927 + v1147;
-  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1151 = v1149 < v1;
   const bool v1152 = v1150 && v1151;
   if (v1152) {
@@ -1201,11 +1201,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1156 = v1155 + v1149;
     out[v1156] = v1153;
   }
-  const unsigned int v1157 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1157 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1159 = v924 + v1157;
-  const unsigned int v1160 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1160 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1162 = v927 + v1160;
-  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1164 = v1162 < v1;
   const bool v1165 = v1163 && v1164;
   if (v1165) {
@@ -1214,11 +1214,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1169 = v1168 + v1162;
     out[v1169] = v1166;
   }
-  const unsigned int v1170 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1170 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1172 = v924 + v1170;
-  const unsigned int v1173 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1173 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1175 = v927 + v1173;
-  const bool v1176 = v1172 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1176 = v1172 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1177 = v1175 < v1;
   const bool v1178 = v1176 && v1177;
   if (v1178) {
@@ -1227,11 +1227,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1182 = v1181 + v1175;
     out[v1182] = v1179;
   }
-  const unsigned int v1183 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1183 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1185 = v924 + v1183;
-  const unsigned int v1186 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1186 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1188 = v927 + v1186;
-  const bool v1189 = v1185 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1189 = v1185 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1190 = v1188 < v1;
   const bool v1191 = v1189 && v1190;
   if (v1191) {
@@ -1240,11 +1240,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1195 = v1194 + v1188;
     out[v1195] = v1192;
   }
-  const unsigned int v1196 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1196 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1198 = v924 + v1196;
-  const unsigned int v1199 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1199 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1201 = v927 + v1199;
-  const bool v1202 = v1198 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1202 = v1198 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1203 = v1201 < v1;
   const bool v1204 = v1202 && v1203;
   if (v1204) {
@@ -1253,11 +1253,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1208 = v1207 + v1201;
     out[v1208] = v1205;
   }
-  const unsigned int v1209 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1209 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1211 = v924 + v1209;
-  const unsigned int v1212 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1212 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1214 = v927 + v1212;
-  const bool v1215 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1215 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1216 = v1214 < v1;
   const bool v1217 = v1215 && v1216;
   if (v1217) {
@@ -1266,11 +1266,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1221 = v1220 + v1214;
     out[v1221] = v1218;
   }
-  const unsigned int v1222 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1222 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1224 = v924 + v1222;
-  const unsigned int v1225 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1225 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1227 = v927 + v1225;
-  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1229 = v1227 < v1;
   const bool v1230 = v1228 && v1229;
   if (v1230) {
@@ -1279,11 +1279,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1234 = v1233 + v1227;
     out[v1234] = v1231;
   }
-  const unsigned int v1235 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1235 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1237 = v924 + v1235;
-  const unsigned int v1238 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1238 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1240 = v927 + v1238;
-  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1242 = v1240 < v1;
   const bool v1243 = v1241 && v1242;
   if (v1243) {
@@ -1292,11 +1292,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1247 = v1246 + v1240;
     out[v1247] = v1244;
   }
-  const unsigned int v1248 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1248 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1250 = v924 + v1248;
-  const unsigned int v1251 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1251 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1253 = v927 + v1251;
-  const bool v1254 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1254 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1255 = v1253 < v1;
   const bool v1256 = v1254 && v1255;
   if (v1256) {
@@ -1305,11 +1305,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1260 = v1259 + v1253;
     out[v1260] = v1257;
   }
-  const unsigned int v1261 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1261 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1263 = v924 + v1261;
-  const unsigned int v1264 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1264 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1266 = v927 + v1264;
-  const bool v1267 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1267 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1268 = v1266 < v1;
   const bool v1269 = v1267 && v1268;
   if (v1269) {
@@ -1318,11 +1318,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1273 = v1272 + v1266;
     out[v1273] = v1270;
   }
-  const unsigned int v1274 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1274 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1276 = v924 + v1274;
-  const unsigned int v1277 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1277 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1279 = v927 + v1277;
-  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1281 = v1279 < v1;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -1331,11 +1331,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1286 = v1285 + v1279;
     out[v1286] = v1283;
   }
-  const unsigned int v1287 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1287 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1289 = v924 + v1287;
-  const unsigned int v1290 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1290 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1292 = v927 + v1290;
-  const bool v1293 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1293 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1294 = v1292 < v1;
   const bool v1295 = v1293 && v1294;
   if (v1295) {
@@ -1344,11 +1344,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1299 = v1298 + v1292;
     out[v1299] = v1296;
   }
-  const unsigned int v1300 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1300 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1302 = v924 + v1300;
-  const unsigned int v1303 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1303 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1305 = v927 + v1303;
-  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1307 = v1305 < v1;
   const bool v1308 = v1306 && v1307;
   if (v1308) {
@@ -1357,11 +1357,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1312 = v1311 + v1305;
     out[v1312] = v1309;
   }
-  const unsigned int v1313 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1313 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1315 = v924 + v1313;
-  const unsigned int v1316 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1316 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1318 = v927 + v1316;
-  const bool v1319 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1319 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1320 = v1318 < v1;
   const bool v1321 = v1319 && v1320;
   if (v1321) {
@@ -1370,11 +1370,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1325 = v1324 + v1318;
     out[v1325] = v1322;
   }
-  const unsigned int v1326 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1326 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1328 = v924 + v1326;
-  const unsigned int v1329 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1329 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1331 = v927 + v1329;
-  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1333 = v1331 < v1;
   const bool v1334 = v1332 && v1333;
   if (v1334) {
@@ -1383,11 +1383,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1338 = v1337 + v1331;
     out[v1338] = v1335;
   }
-  const unsigned int v1339 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1339 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1341 = v924 + v1339;
-  const unsigned int v1342 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1342 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1344 = v927 + v1342;
-  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1346 = v1344 < v1;
   const bool v1347 = v1345 && v1346;
   if (v1347) {
@@ -1396,11 +1396,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1351 = v1350 + v1344;
     out[v1351] = v1348;
   }
-  const unsigned int v1352 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1352 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1354 = v924 + v1352;
-  const unsigned int v1355 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1355 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1357 = v927 + v1355;
-  const bool v1358 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1358 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1359 = v1357 < v1;
   const bool v1360 = v1358 && v1359;
   if (v1360) {
@@ -1409,11 +1409,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1364 = v1363 + v1357;
     out[v1364] = v1361;
   }
-  const unsigned int v1365 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1365 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1367 = v924 + v1365;
-  const unsigned int v1368 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1368 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1370 = v927 + v1368;
-  const bool v1371 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1371 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1372 = v1370 < v1;
   const bool v1373 = v1371 && v1372;
   if (v1373) {
@@ -1422,11 +1422,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1377 = v1376 + v1370;
     out[v1377] = v1374;
   }
-  const unsigned int v1378 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1378 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1380 = v924 + v1378;
-  const unsigned int v1381 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1381 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1383 = v927 + v1381;
-  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1385 = v1383 < v1;
   const bool v1386 = v1384 && v1385;
   if (v1386) {
@@ -1435,11 +1435,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1390 = v1389 + v1383;
     out[v1390] = v1387;
   }
-  const unsigned int v1391 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1391 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1393 = v924 + v1391;
-  const unsigned int v1394 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1394 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1396 = v927 + v1394;
-  const bool v1397 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1397 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1398 = v1396 < v1;
   const bool v1399 = v1397 && v1398;
   if (v1399) {
@@ -1448,11 +1448,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1403 = v1402 + v1396;
     out[v1403] = v1400;
   }
-  const unsigned int v1404 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1404 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1406 = v924 + v1404;
-  const unsigned int v1407 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1407 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1409 = v927 + v1407;
-  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1411 = v1409 < v1;
   const bool v1412 = v1410 && v1411;
   if (v1412) {
@@ -1461,11 +1461,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1416 = v1415 + v1409;
     out[v1416] = v1413;
   }
-  const unsigned int v1417 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1417 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1419 = v924 + v1417;
-  const unsigned int v1420 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1420 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1422 = v927 + v1420;
-  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1424 = v1422 < v1;
   const bool v1425 = v1423 && v1424;
   if (v1425) {
@@ -1474,11 +1474,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1429 = v1428 + v1422;
     out[v1429] = v1426;
   }
-  const unsigned int v1430 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1430 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1432 = v924 + v1430;
-  const unsigned int v1433 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1433 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1435 = v927 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1437 = v1435 < v1;
   const bool v1438 = v1436 && v1437;
   if (v1438) {
@@ -1487,11 +1487,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1442 = v1441 + v1435;
     out[v1442] = v1439;
   }
-  const unsigned int v1443 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1443 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1445 = v924 + v1443;
-  const unsigned int v1446 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1446 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1448 = v927 + v1446;
-  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1450 = v1448 < v1;
   const bool v1451 = v1449 && v1450;
   if (v1451) {
@@ -1500,11 +1500,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1455 = v1454 + v1448;
     out[v1455] = v1452;
   }
-  const unsigned int v1456 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1456 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1458 = v924 + v1456;
-  const unsigned int v1459 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1459 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1461 = v927 + v1459;
-  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1463 = v1461 < v1;
   const bool v1464 = v1462 && v1463;
   if (v1464) {
@@ -1513,11 +1513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1468 = v1467 + v1461;
     out[v1468] = v1465;
   }
-  const unsigned int v1469 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1469 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1471 = v924 + v1469;
-  const unsigned int v1472 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1472 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1474 = v927 + v1472;
-  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1476 = v1474 < v1;
   const bool v1477 = v1475 && v1476;
   if (v1477) {
@@ -1526,11 +1526,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1481 = v1480 + v1474;
     out[v1481] = v1478;
   }
-  const unsigned int v1482 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1482 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1484 = v924 + v1482;
-  const unsigned int v1485 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1485 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1487 = v927 + v1485;
-  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1489 = v1487 < v1;
   const bool v1490 = v1488 && v1489;
   if (v1490) {
@@ -1539,11 +1539,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1494 = v1493 + v1487;
     out[v1494] = v1491;
   }
-  const unsigned int v1495 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1495 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1497 = v924 + v1495;
-  const unsigned int v1498 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1498 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1500 = v927 + v1498;
-  const bool v1501 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1501 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1502 = v1500 < v1;
   const bool v1503 = v1501 && v1502;
   if (v1503) {
@@ -1552,11 +1552,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1507 = v1506 + v1500;
     out[v1507] = v1504;
   }
-  const unsigned int v1508 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1508 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1510 = v924 + v1508;
-  const unsigned int v1511 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1511 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1513 = v927 + v1511;
-  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1515 = v1513 < v1;
   const bool v1516 = v1514 && v1515;
   if (v1516) {
@@ -1565,11 +1565,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1520 = v1519 + v1513;
     out[v1520] = v1517;
   }
-  const unsigned int v1521 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1521 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1523 = v924 + v1521;
-  const unsigned int v1524 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1524 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1526 = v927 + v1524;
-  const bool v1527 = v1523 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1527 = v1523 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1528 = v1526 < v1;
   const bool v1529 = v1527 && v1528;
   if (v1529) {
@@ -1578,11 +1578,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1533 = v1532 + v1526;
     out[v1533] = v1530;
   }
-  const unsigned int v1534 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1534 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1536 = v924 + v1534;
-  const unsigned int v1537 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1537 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1539 = v927 + v1537;
-  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1541 = v1539 < v1;
   const bool v1542 = v1540 && v1541;
   if (v1542) {
@@ -1591,11 +1591,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1546 = v1545 + v1539;
     out[v1546] = v1543;
   }
-  const unsigned int v1547 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1547 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1549 = v924 + v1547;
-  const unsigned int v1550 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1550 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1552 = v927 + v1550;
-  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1554 = v1552 < v1;
   const bool v1555 = v1553 && v1554;
   if (v1555) {
@@ -1604,11 +1604,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1559 = v1558 + v1552;
     out[v1559] = v1556;
   }
-  const unsigned int v1560 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1560 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1562 = v924 + v1560;
-  const unsigned int v1563 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1563 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1565 = v927 + v1563;
-  const bool v1566 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1566 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1567 = v1565 < v1;
   const bool v1568 = v1566 && v1567;
   if (v1568) {
@@ -1617,11 +1617,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1572 = v1571 + v1565;
     out[v1572] = v1569;
   }
-  const unsigned int v1573 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1573 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1575 = v924 + v1573;
-  const unsigned int v1576 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1576 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1578 = v927 + v1576;
-  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1580 = v1578 < v1;
   const bool v1581 = v1579 && v1580;
   if (v1581) {
@@ -1630,11 +1630,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1585 = v1584 + v1578;
     out[v1585] = v1582;
   }
-  const unsigned int v1586 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1586 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1588 = v924 + v1586;
-  const unsigned int v1589 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1589 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1591 = v927 + v1589;
-  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1593 = v1591 < v1;
   const bool v1594 = v1592 && v1593;
   if (v1594) {
@@ -1643,11 +1643,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1598 = v1597 + v1591;
     out[v1598] = v1595;
   }
-  const unsigned int v1599 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1599 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1601 = v924 + v1599;
-  const unsigned int v1602 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1602 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1604 = v927 + v1602;
-  const bool v1605 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1605 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1606 = v1604 < v1;
   const bool v1607 = v1605 && v1606;
   if (v1607) {
@@ -1656,11 +1656,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1611 = v1610 + v1604;
     out[v1611] = v1608;
   }
-  const unsigned int v1612 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1612 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1614 = v924 + v1612;
-  const unsigned int v1615 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1615 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1617 = v927 + v1615;
-  const bool v1618 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1618 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1619 = v1617 < v1;
   const bool v1620 = v1618 && v1619;
   if (v1620) {
@@ -1669,11 +1669,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1624 = v1623 + v1617;
     out[v1624] = v1621;
   }
-  const unsigned int v1625 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1625 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1627 = v924 + v1625;
-  const unsigned int v1628 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1628 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1630 = v927 + v1628;
-  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1632 = v1630 < v1;
   const bool v1633 = v1631 && v1632;
   if (v1633) {
@@ -1682,11 +1682,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1637 = v1636 + v1630;
     out[v1637] = v1634;
   }
-  const unsigned int v1638 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1638 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1640 = v924 + v1638;
-  const unsigned int v1641 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1641 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1643 = v927 + v1641;
-  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1645 = v1643 < v1;
   const bool v1646 = v1644 && v1645;
   if (v1646) {
@@ -1695,11 +1695,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1650 = v1649 + v1643;
     out[v1650] = v1647;
   }
-  const unsigned int v1651 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1651 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1653 = v924 + v1651;
-  const unsigned int v1654 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1654 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1656 = v927 + v1654;
-  const bool v1657 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1657 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1658 = v1656 < v1;
   const bool v1659 = v1657 && v1658;
   if (v1659) {
@@ -1708,11 +1708,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1663 = v1662 + v1656;
     out[v1663] = v1660;
   }
-  const unsigned int v1664 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1664 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1666 = v924 + v1664;
-  const unsigned int v1667 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1667 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1669 = v927 + v1667;
-  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1671 = v1669 < v1;
   const bool v1672 = v1670 && v1671;
   if (v1672) {
@@ -1721,11 +1721,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1676 = v1675 + v1669;
     out[v1676] = v1673;
   }
-  const unsigned int v1677 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1677 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1679 = v924 + v1677;
-  const unsigned int v1680 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1680 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1682 = v927 + v1680;
-  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1684 = v1682 < v1;
   const bool v1685 = v1683 && v1684;
   if (v1685) {
@@ -1734,11 +1734,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1689 = v1688 + v1682;
     out[v1689] = v1686;
   }
-  const unsigned int v1690 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1690 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1692 = v924 + v1690;
-  const unsigned int v1693 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1693 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1695 = v927 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1747,11 +1747,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1702 = v1701 + v1695;
     out[v1702] = v1699;
   }
-  const unsigned int v1703 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1703 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1705 = v924 + v1703;
-  const unsigned int v1706 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1706 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1708 = v927 + v1706;
-  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1710 = v1708 < v1;
   const bool v1711 = v1709 && v1710;
   if (v1711) {
@@ -1760,11 +1760,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1715 = v1714 + v1708;
     out[v1715] = v1712;
   }
-  const unsigned int v1716 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1716 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1718 = v924 + v1716;
-  const unsigned int v1719 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1719 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1721 = v927 + v1719;
-  const bool v1722 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1722 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1723 = v1721 < v1;
   const bool v1724 = v1722 && v1723;
   if (v1724) {
@@ -1773,11 +1773,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1728 = v1727 + v1721;
     out[v1728] = v1725;
   }
-  const unsigned int v1729 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1729 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1731 = v924 + v1729;
-  const unsigned int v1732 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1732 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1734 = v927 + v1732;
-  const bool v1735 = v1731 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1735 = v1731 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1736 = v1734 < v1;
   const bool v1737 = v1735 && v1736;
   if (v1737) {
@@ -1786,11 +1786,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1741 = v1740 + v1734;
     out[v1741] = v1738;
   }
-  const unsigned int v1742 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1742 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1744 = v924 + v1742;
-  const unsigned int v1745 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1745 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1747 = v927 + v1745;
-  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1749 = v1747 < v1;
   const bool v1750 = v1748 && v1749;
   if (v1750) {
@@ -1799,11 +1799,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1754 = v1753 + v1747;
     out[v1754] = v1751;
   }
-  const unsigned int v1755 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1755 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1757 = v924 + v1755;
-  const unsigned int v1758 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1758 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1760 = v927 + v1758;
-  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1762 = v1760 < v1;
   const bool v1763 = v1761 && v1762;
   if (v1763) {
@@ -1812,11 +1812,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1767 = v1766 + v1760;
     out[v1767] = v1764;
   }
-  const unsigned int v1768 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1768 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1770 = v924 + v1768;
-  const unsigned int v1771 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1771 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1773 = v927 + v1771;
-  const bool v1774 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1774 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1775 = v1773 < v1;
   const bool v1776 = v1774 && v1775;
   if (v1776) {
@@ -1825,11 +1825,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1780 = v1779 + v1773;
     out[v1780] = v1777;
   }
-  const unsigned int v1781 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1781 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1783 = v924 + v1781;
-  const unsigned int v1784 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1784 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1786 = v927 + v1784;
-  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1788 = v1786 < v1;
   const bool v1789 = v1787 && v1788;
   if (v1789) {
@@ -1838,11 +1838,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1793 = v1792 + v1786;
     out[v1793] = v1790;
   }
-  const unsigned int v1794 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1794 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1796 = v924 + v1794;
-  const unsigned int v1797 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1797 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1799 = v927 + v1797;
-  const bool v1800 = v1796 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1800 = v1796 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1801 = v1799 < v1;
   const bool v1802 = v1800 && v1801;
   if (v1802) {
@@ -1851,11 +1851,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1806 = v1805 + v1799;
     out[v1806] = v1803;
   }
-  const unsigned int v1807 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1807 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1809 = v924 + v1807;
-  const unsigned int v1810 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1810 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1812 = v927 + v1810;
-  const bool v1813 = v1809 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1813 = v1809 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1814 = v1812 < v1;
   const bool v1815 = v1813 && v1814;
   if (v1815) {
@@ -1864,11 +1864,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1819 = v1818 + v1812;
     out[v1819] = v1816;
   }
-  const unsigned int v1820 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1820 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1822 = v924 + v1820;
-  const unsigned int v1823 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1823 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1825 = v927 + v1823;
-  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1827 = v1825 < v1;
   const bool v1828 = v1826 && v1827;
   if (v1828) {
@@ -1877,11 +1877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1832 = v1831 + v1825;
     out[v1832] = v1829;
   }
-  const unsigned int v1833 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1833 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1835 = v924 + v1833;
-  const unsigned int v1836 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1836 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1838 = v927 + v1836;
-  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1840 = v1838 < v1;
   const bool v1841 = v1839 && v1840;
   if (v1841) {
@@ -1890,11 +1890,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1845 = v1844 + v1838;
     out[v1845] = v1842;
   }
-  const unsigned int v1846 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1846 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1848 = v924 + v1846;
-  const unsigned int v1849 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1849 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1851 = v927 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
@@ -1903,11 +1903,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1858 = v1857 + v1851;
     out[v1858] = v1855;
   }
-  const unsigned int v1859 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1859 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1861 = v924 + v1859;
-  const unsigned int v1862 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1862 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1864 = v927 + v1862;
-  const bool v1865 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1865 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1866 = v1864 < v1;
   const bool v1867 = v1865 && v1866;
   if (v1867) {
@@ -1916,11 +1916,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1871 = v1870 + v1864;
     out[v1871] = v1868;
   }
-  const unsigned int v1872 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1872 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1874 = v924 + v1872;
-  const unsigned int v1875 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1875 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1877 = v927 + v1875;
-  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1879 = v1877 < v1;
   const bool v1880 = v1878 && v1879;
   if (v1880) {
@@ -1929,11 +1929,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1884 = v1883 + v1877;
     out[v1884] = v1881;
   }
-  const unsigned int v1885 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1885 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1887 = v924 + v1885;
-  const unsigned int v1888 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1888 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1890 = v927 + v1888;
-  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1892 = v1890 < v1;
   const bool v1893 = v1891 && v1892;
   if (v1893) {
@@ -1942,11 +1942,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1897 = v1896 + v1890;
     out[v1897] = v1894;
   }
-  const unsigned int v1898 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1898 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1900 = v924 + v1898;
-  const unsigned int v1901 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1901 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1903 = v927 + v1901;
-  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1905 = v1903 < v1;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -1955,11 +1955,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1910 = v1909 + v1903;
     out[v1910] = v1907;
   }
-  const unsigned int v1911 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1911 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1913 = v924 + v1911;
-  const unsigned int v1914 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1914 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1916 = v927 + v1914;
-  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1918 = v1916 < v1;
   const bool v1919 = v1917 && v1918;
   if (v1919) {
@@ -1968,11 +1968,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1923 = v1922 + v1916;
     out[v1923] = v1920;
   }
-  const unsigned int v1924 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1924 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1926 = v924 + v1924;
-  const unsigned int v1927 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1927 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1929 = v927 + v1927;
-  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1931 = v1929 < v1;
   const bool v1932 = v1930 && v1931;
   if (v1932) {
@@ -1981,11 +1981,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1936 = v1935 + v1929;
     out[v1936] = v1933;
   }
-  const unsigned int v1937 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1937 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1939 = v924 + v1937;
-  const unsigned int v1940 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1940 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1942 = v927 + v1940;
-  const bool v1943 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1943 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1944 = v1942 < v1;
   const bool v1945 = v1943 && v1944;
   if (v1945) {
@@ -1994,11 +1994,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1949 = v1948 + v1942;
     out[v1949] = v1946;
   }
-  const unsigned int v1950 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1950 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1952 = v924 + v1950;
-  const unsigned int v1953 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1953 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1955 = v927 + v1953;
-  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1957 = v1955 < v1;
   const bool v1958 = v1956 && v1957;
   if (v1958) {
@@ -2007,11 +2007,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1962 = v1961 + v1955;
     out[v1962] = v1959;
   }
-  const unsigned int v1963 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1963 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1965 = v924 + v1963;
-  const unsigned int v1966 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1966 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1968 = v927 + v1966;
-  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1970 = v1968 < v1;
   const bool v1971 = v1969 && v1970;
   if (v1971) {
@@ -2020,11 +2020,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1975 = v1974 + v1968;
     out[v1975] = v1972;
   }
-  const unsigned int v1976 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1976 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1978 = v924 + v1976;
-  const unsigned int v1979 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1979 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1981 = v927 + v1979;
-  const bool v1982 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1982 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1983 = v1981 < v1;
   const bool v1984 = v1982 && v1983;
   if (v1984) {
@@ -2033,11 +2033,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v1988 = v1987 + v1981;
     out[v1988] = v1985;
   }
-  const unsigned int v1989 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1989 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1991 = v924 + v1989;
-  const unsigned int v1992 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1992 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1994 = v927 + v1992;
-  const bool v1995 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1995 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1996 = v1994 < v1;
   const bool v1997 = v1995 && v1996;
   if (v1997) {
@@ -2046,11 +2046,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2001 = v2000 + v1994;
     out[v2001] = v1998;
   }
-  const unsigned int v2002 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2002 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2004 = v924 + v2002;
-  const unsigned int v2005 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2005 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2007 = v927 + v2005;
-  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2009 = v2007 < v1;
   const bool v2010 = v2008 && v2009;
   if (v2010) {
@@ -2059,11 +2059,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2014 = v2013 + v2007;
     out[v2014] = v2011;
   }
-  const unsigned int v2015 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2015 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2017 = v924 + v2015;
-  const unsigned int v2018 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2018 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2020 = v927 + v2018;
-  const bool v2021 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2021 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2022 = v2020 < v1;
   const bool v2023 = v2021 && v2022;
   if (v2023) {
@@ -2072,11 +2072,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2027 = v2026 + v2020;
     out[v2027] = v2024;
   }
-  const unsigned int v2028 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2028 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2030 = v924 + v2028;
-  const unsigned int v2031 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2031 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2033 = v927 + v2031;
-  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2035 = v2033 < v1;
   const bool v2036 = v2034 && v2035;
   if (v2036) {
@@ -2085,11 +2085,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2040 = v2039 + v2033;
     out[v2040] = v2037;
   }
-  const unsigned int v2041 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2041 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2043 = v924 + v2041;
-  const unsigned int v2044 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2044 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2046 = v927 + v2044;
-  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2048 = v2046 < v1;
   const bool v2049 = v2047 && v2048;
   if (v2049) {
@@ -2098,11 +2098,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2053 = v2052 + v2046;
     out[v2053] = v2050;
   }
-  const unsigned int v2054 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2054 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2056 = v924 + v2054;
-  const unsigned int v2057 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2057 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2059 = v927 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -2111,11 +2111,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2066 = v2065 + v2059;
     out[v2066] = v2063;
   }
-  const unsigned int v2067 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2067 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2069 = v924 + v2067;
-  const unsigned int v2070 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2070 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2072 = v927 + v2070;
-  const bool v2073 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2073 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2074 = v2072 < v1;
   const bool v2075 = v2073 && v2074;
   if (v2075) {
@@ -2124,11 +2124,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2079 = v2078 + v2072;
     out[v2079] = v2076;
   }
-  const unsigned int v2080 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2080 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2082 = v924 + v2080;
-  const unsigned int v2083 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2083 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2085 = v927 + v2083;
-  const bool v2086 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2086 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2087 = v2085 < v1;
   const bool v2088 = v2086 && v2087;
   if (v2088) {
@@ -2137,11 +2137,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2092 = v2091 + v2085;
     out[v2092] = v2089;
   }
-  const unsigned int v2093 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2093 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2095 = v924 + v2093;
-  const unsigned int v2096 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2096 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2098 = v927 + v2096;
-  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2100 = v2098 < v1;
   const bool v2101 = v2099 && v2100;
   if (v2101) {
@@ -2150,11 +2150,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2105 = v2104 + v2098;
     out[v2105] = v2102;
   }
-  const unsigned int v2106 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2106 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2108 = v924 + v2106;
-  const unsigned int v2109 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2109 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2111 = v927 + v2109;
-  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2113 = v2111 < v1;
   const bool v2114 = v2112 && v2113;
   if (v2114) {
@@ -2163,11 +2163,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2118 = v2117 + v2111;
     out[v2118] = v2115;
   }
-  const unsigned int v2119 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2119 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2121 = v924 + v2119;
-  const unsigned int v2122 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2122 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2124 = v927 + v2122;
-  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2126 = v2124 < v1;
   const bool v2127 = v2125 && v2126;
   if (v2127) {
@@ -2176,11 +2176,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2131 = v2130 + v2124;
     out[v2131] = v2128;
   }
-  const unsigned int v2132 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2132 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2134 = v924 + v2132;
-  const unsigned int v2135 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2135 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2137 = v927 + v2135;
-  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2139 = v2137 < v1;
   const bool v2140 = v2138 && v2139;
   if (v2140) {
@@ -2189,11 +2189,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2144 = v2143 + v2137;
     out[v2144] = v2141;
   }
-  const unsigned int v2145 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2145 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2147 = v924 + v2145;
-  const unsigned int v2148 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2148 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2150 = v927 + v2148;
-  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2152 = v2150 < v1;
   const bool v2153 = v2151 && v2152;
   if (v2153) {
@@ -2202,11 +2202,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2157 = v2156 + v2150;
     out[v2157] = v2154;
   }
-  const unsigned int v2158 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2158 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2160 = v924 + v2158;
-  const unsigned int v2161 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2161 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2163 = v927 + v2161;
-  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2165 = v2163 < v1;
   const bool v2166 = v2164 && v2165;
   if (v2166) {
@@ -2215,11 +2215,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2170 = v2169 + v2163;
     out[v2170] = v2167;
   }
-  const unsigned int v2171 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2171 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2173 = v924 + v2171;
-  const unsigned int v2174 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2174 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2176 = v927 + v2174;
-  const bool v2177 = v2173 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2177 = v2173 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2178 = v2176 < v1;
   const bool v2179 = v2177 && v2178;
   if (v2179) {
@@ -2228,11 +2228,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2183 = v2182 + v2176;
     out[v2183] = v2180;
   }
-  const unsigned int v2184 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2184 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2186 = v924 + v2184;
-  const unsigned int v2187 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2187 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2189 = v927 + v2187;
-  const bool v2190 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2190 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2191 = v2189 < v1;
   const bool v2192 = v2190 && v2191;
   if (v2192) {
@@ -2241,11 +2241,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2196 = v2195 + v2189;
     out[v2196] = v2193;
   }
-  const unsigned int v2197 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2197 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2199 = v924 + v2197;
-  const unsigned int v2200 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2200 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2202 = v927 + v2200;
-  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2204 = v2202 < v1;
   const bool v2205 = v2203 && v2204;
   if (v2205) {
@@ -2254,11 +2254,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2209 = v2208 + v2202;
     out[v2209] = v2206;
   }
-  const unsigned int v2210 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2210 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2212 = v924 + v2210;
-  const unsigned int v2213 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2213 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2215 = v927 + v2213;
-  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2217 = v2215 < v1;
   const bool v2218 = v2216 && v2217;
   if (v2218) {
@@ -2267,11 +2267,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2222 = v2221 + v2215;
     out[v2222] = v2219;
   }
-  const unsigned int v2223 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2223 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2225 = v924 + v2223;
-  const unsigned int v2226 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2226 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2228 = v927 + v2226;
-  const bool v2229 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2229 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2230 = v2228 < v1;
   const bool v2231 = v2229 && v2230;
   if (v2231) {
@@ -2280,11 +2280,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2235 = v2234 + v2228;
     out[v2235] = v2232;
   }
-  const unsigned int v2236 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2236 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2238 = v924 + v2236;
-  const unsigned int v2239 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2239 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2241 = v927 + v2239;
-  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -2293,11 +2293,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2248 = v2247 + v2241;
     out[v2248] = v2245;
   }
-  const unsigned int v2249 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2249 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2251 = v924 + v2249;
-  const unsigned int v2252 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2252 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2254 = v927 + v2252;
-  const bool v2255 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2255 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2256 = v2254 < v1;
   const bool v2257 = v2255 && v2256;
   if (v2257) {
@@ -2306,11 +2306,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2261 = v2260 + v2254;
     out[v2261] = v2258;
   }
-  const unsigned int v2262 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2262 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2264 = v924 + v2262;
-  const unsigned int v2265 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2265 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2267 = v927 + v2265;
-  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2269 = v2267 < v1;
   const bool v2270 = v2268 && v2269;
   if (v2270) {
@@ -2319,11 +2319,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2274 = v2273 + v2267;
     out[v2274] = v2271;
   }
-  const unsigned int v2275 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2275 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2277 = v924 + v2275;
-  const unsigned int v2278 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2278 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2280 = v927 + v2278;
-  const bool v2281 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2281 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2282 = v2280 < v1;
   const bool v2283 = v2281 && v2282;
   if (v2283) {
@@ -2332,11 +2332,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2287 = v2286 + v2280;
     out[v2287] = v2284;
   }
-  const unsigned int v2288 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2288 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2290 = v924 + v2288;
-  const unsigned int v2291 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2291 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2293 = v927 + v2291;
-  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2295 = v2293 < v1;
   const bool v2296 = v2294 && v2295;
   if (v2296) {
@@ -2345,11 +2345,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2300 = v2299 + v2293;
     out[v2300] = v2297;
   }
-  const unsigned int v2301 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2301 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2303 = v924 + v2301;
-  const unsigned int v2304 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2304 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2306 = v927 + v2304;
-  const bool v2307 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2307 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2308 = v2306 < v1;
   const bool v2309 = v2307 && v2308;
   if (v2309) {
@@ -2358,11 +2358,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2313 = v2312 + v2306;
     out[v2313] = v2310;
   }
-  const unsigned int v2314 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2314 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2316 = v924 + v2314;
-  const unsigned int v2317 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2317 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2319 = v927 + v2317;
-  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2321 = v2319 < v1;
   const bool v2322 = v2320 && v2321;
   if (v2322) {
@@ -2371,11 +2371,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2326 = v2325 + v2319;
     out[v2326] = v2323;
   }
-  const unsigned int v2327 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2327 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2329 = v924 + v2327;
-  const unsigned int v2330 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2330 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2332 = v927 + v2330;
-  const bool v2333 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2333 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2334 = v2332 < v1;
   const bool v2335 = v2333 && v2334;
   if (v2335) {
@@ -2384,11 +2384,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2339 = v2338 + v2332;
     out[v2339] = v2336;
   }
-  const unsigned int v2340 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2340 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2342 = v924 + v2340;
-  const unsigned int v2343 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2343 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2345 = v927 + v2343;
-  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2347 = v2345 < v1;
   const bool v2348 = v2346 && v2347;
   if (v2348) {
@@ -2397,11 +2397,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2352 = v2351 + v2345;
     out[v2352] = v2349;
   }
-  const unsigned int v2353 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2353 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2355 = v924 + v2353;
-  const unsigned int v2356 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2356 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2358 = v927 + v2356;
-  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2360 = v2358 < v1;
   const bool v2361 = v2359 && v2360;
   if (v2361) {
@@ -2410,11 +2410,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2365 = v2364 + v2358;
     out[v2365] = v2362;
   }
-  const unsigned int v2366 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2366 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2368 = v924 + v2366;
-  const unsigned int v2369 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2369 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2371 = v927 + v2369;
-  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2373 = v2371 < v1;
   const bool v2374 = v2372 && v2373;
   if (v2374) {
@@ -2423,11 +2423,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2378 = v2377 + v2371;
     out[v2378] = v2375;
   }
-  const unsigned int v2379 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2379 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2381 = v924 + v2379;
-  const unsigned int v2382 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2382 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2384 = v927 + v2382;
-  const bool v2385 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2385 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2386 = v2384 < v1;
   const bool v2387 = v2385 && v2386;
   if (v2387) {
@@ -2436,11 +2436,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2391 = v2390 + v2384;
     out[v2391] = v2388;
   }
-  const unsigned int v2392 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2392 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2394 = v924 + v2392;
-  const unsigned int v2395 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2395 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2397 = v927 + v2395;
-  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2399 = v2397 < v1;
   const bool v2400 = v2398 && v2399;
   if (v2400) {
@@ -2449,11 +2449,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2404 = v2403 + v2397;
     out[v2404] = v2401;
   }
-  const unsigned int v2405 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2405 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2407 = v924 + v2405;
-  const unsigned int v2408 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2408 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2410 = v927 + v2408;
-  const bool v2411 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2411 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2412 = v2410 < v1;
   const bool v2413 = v2411 && v2412;
   if (v2413) {
@@ -2462,11 +2462,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2417 = v2416 + v2410;
     out[v2417] = v2414;
   }
-  const unsigned int v2418 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2418 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2420 = v924 + v2418;
-  const unsigned int v2421 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2421 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2423 = v927 + v2421;
-  const bool v2424 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2424 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2425 = v2423 < v1;
   const bool v2426 = v2424 && v2425;
   if (v2426) {
@@ -2475,11 +2475,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2430 = v2429 + v2423;
     out[v2430] = v2427;
   }
-  const unsigned int v2431 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2431 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2433 = v924 + v2431;
-  const unsigned int v2434 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2434 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2436 = v927 + v2434;
-  const bool v2437 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2437 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2438 = v2436 < v1;
   const bool v2439 = v2437 && v2438;
   if (v2439) {
@@ -2488,11 +2488,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2443 = v2442 + v2436;
     out[v2443] = v2440;
   }
-  const unsigned int v2444 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2444 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2446 = v924 + v2444;
-  const unsigned int v2447 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2447 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2449 = v927 + v2447;
-  const bool v2450 = v2446 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2450 = v2446 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2451 = v2449 < v1;
   const bool v2452 = v2450 && v2451;
   if (v2452) {
@@ -2501,11 +2501,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2456 = v2455 + v2449;
     out[v2456] = v2453;
   }
-  const unsigned int v2457 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2457 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2459 = v924 + v2457;
-  const unsigned int v2460 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2460 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2462 = v927 + v2460;
-  const bool v2463 = v2459 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2463 = v2459 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2464 = v2462 < v1;
   const bool v2465 = v2463 && v2464;
   if (v2465) {
@@ -2514,11 +2514,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2469 = v2468 + v2462;
     out[v2469] = v2466;
   }
-  const unsigned int v2470 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2470 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2472 = v924 + v2470;
-  const unsigned int v2473 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2473 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2475 = v927 + v2473;
-  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2477 = v2475 < v1;
   const bool v2478 = v2476 && v2477;
   if (v2478) {
@@ -2527,11 +2527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2482 = v2481 + v2475;
     out[v2482] = v2479;
   }
-  const unsigned int v2483 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2483 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2485 = v924 + v2483;
-  const unsigned int v2486 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2486 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2488 = v927 + v2486;
-  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2490 = v2488 < v1;
   const bool v2491 = v2489 && v2490;
   if (v2491) {
@@ -2540,11 +2540,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2495 = v2494 + v2488;
     out[v2495] = v2492;
   }
-  const unsigned int v2496 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2496 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2498 = v924 + v2496;
-  const unsigned int v2499 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2499 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2501 = v927 + v2499;
-  const bool v2502 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2502 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2503 = v2501 < v1;
   const bool v2504 = v2502 && v2503;
   if (v2504) {
@@ -2553,11 +2553,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2508 = v2507 + v2501;
     out[v2508] = v2505;
   }
-  const unsigned int v2509 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2509 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2511 = v924 + v2509;
-  const unsigned int v2512 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2512 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2514 = v927 + v2512;
-  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2516 = v2514 < v1;
   const bool v2517 = v2515 && v2516;
   if (v2517) {
@@ -2566,11 +2566,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2521 = v2520 + v2514;
     out[v2521] = v2518;
   }
-  const unsigned int v2522 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2522 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2524 = v924 + v2522;
-  const unsigned int v2525 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2525 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2527 = v927 + v2525;
-  const bool v2528 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2528 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2529 = v2527 < v1;
   const bool v2530 = v2528 && v2529;
   if (v2530) {
@@ -2579,11 +2579,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2534 = v2533 + v2527;
     out[v2534] = v2531;
   }
-  const unsigned int v2535 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2535 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2537 = v924 + v2535;
-  const unsigned int v2538 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2538 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2540 = v927 + v2538;
-  const bool v2541 = v2537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2541 = v2537 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2542 = v2540 < v1;
   const bool v2543 = v2541 && v2542;
   if (v2543) {
@@ -2592,11 +2592,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2547 = v2546 + v2540;
     out[v2547] = v2544;
   }
-  const unsigned int v2548 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2548 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2550 = v924 + v2548;
-  const unsigned int v2551 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2551 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2553 = v927 + v2551;
-  const bool v2554 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2554 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2555 = v2553 < v1;
   const bool v2556 = v2554 && v2555;
   if (v2556) {
@@ -2605,11 +2605,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2560 = v2559 + v2553;
     out[v2560] = v2557;
   }
-  const unsigned int v2561 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2561 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2563 = v924 + v2561;
-  const unsigned int v2564 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2564 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2566 = v927 + v2564;
-  const bool v2567 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2567 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2568 = v2566 < v1;
   const bool v2569 = v2567 && v2568;
   if (v2569) {
@@ -2618,11 +2618,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_f32(
     const unsigned int v2573 = v2572 + v2566;
     out[v2573] = v2570;
   }
-  const unsigned int v2574 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2574 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2576 = v924 + v2574;
-  const unsigned int v2577 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2577 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2579 = v927 + v2577;
-  const bool v2580 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2580 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2581 = v2579 < v1;
   const bool v2582 = v2580 && v2581;
   if (v2582) {

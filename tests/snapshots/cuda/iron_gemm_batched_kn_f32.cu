@@ -223,376 +223,376 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
   const unsigned int v7 = blockIdx.z;  // kernels/gemm/gemm.cpp:88
   const unsigned int v8 = v7 * v4;  // kernels/gemm/gemm.cpp:89
   const unsigned int v9 = v7 * v5;
-  const unsigned int v10 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const unsigned int v10 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
   const unsigned int v12 = blockIdx.y;
   const unsigned int v13 = v12 * v10;
   const unsigned int v14 = v13 + v11;
-  const unsigned int v16 = v10 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const unsigned int v18 = v14 / v16;  // kernels/gemm/gemm_tiles.hpp:184
+  const unsigned int v16 = v10 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const unsigned int v18 = v14 / v16;  // kernels/gemm/gemm_tiles.hpp:128
   const unsigned int v19 = v18 << 3u;
-  const unsigned int v21 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const unsigned int v21 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
   const unsigned int v22 = v21 - v19;
   const unsigned int v23 = min(v22, 8u);
-  const unsigned int v25 = v14 % v16;  // kernels/gemm/gemm_tiles.hpp:186
+  const unsigned int v25 = v14 % v16;  // kernels/gemm/gemm_tiles.hpp:130
   const unsigned int v26 = v25 % v23;
   const unsigned int v27 = v19 + v26;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v31 = v25 / v23;  // kernels/gemm/gemm_tiles.hpp:187
+  const unsigned int v31 = v25 / v23;
   const unsigned int v32 = v31 << 7u;
-  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:188
-  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const unsigned int v37 = v36 << 6u;
-  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const unsigned int v41 = v40 << 6u;
-  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v43, 0.0f);
-  iron_frag<float, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v45, 0.0f);
-  iron_frag<float, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v47, 0.0f);
-  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v51 = v50 == 0u;
   const unsigned int v54 = v8 & 7u;
   const bool v55 = v54 == 0u;
   const bool v56 = v51 && v55;
-  const unsigned int v59 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v59 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v60 = v59 == 0u;
   const unsigned int v63 = v9 & 7u;
   const bool v64 = v63 == 0u;
   const bool v65 = v60 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:208
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:215
   if (v66) {
-    for (unsigned int v2401 = 0u; v2401 < 2u; v2401 += 1u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v2401 = 0u; v2401 < 2u; v2401 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2402 = v2401 << 4u;
       const bool v2404 = v2402 < v3;
       if (v2404) {
-        const unsigned int v2406 = v2401 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v2408 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2411 = v2408 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2414 = v2408 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2406 = v2401 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2408 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2411 = v2408 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2414 = v2408 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2415 = v2414 << 2u;
-        const unsigned int v2416 = v28 + v2411;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2416 = v28 + v2411;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2417 = v2416 < v1;
         const unsigned int v2418 = v2402 + v2415;
         const bool v2419 = v2418 < v3;
         const bool v2420 = v2417 && v2419;
-        const unsigned int v2422 = v2416 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2422 = v2416 * v3;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2423 = v8 + v2422;
         const unsigned int v2424 = v2423 + v2402;
         const unsigned int v2425 = v2424 + v2415;
         const unsigned int v2426 = v2420 ? v2425 : v8;
-        const unsigned int v2428 = v2411 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2428 = v2411 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2429 = v2406 + v2428;
         const unsigned int v2430 = v2429 + v2415;
         iron_copy_async<16>(shm0 + v2430, a + v2426, v2420);
-        const unsigned int v2433 = v2408 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2435 = v2433 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2438 = v2433 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2433 = v2408 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2435 = v2433 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2438 = v2433 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2439 = v2438 << 2u;
-        const unsigned int v2440 = v28 + v2435;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2440 = v28 + v2435;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2441 = v2440 < v1;
         const unsigned int v2442 = v2402 + v2439;
         const bool v2443 = v2442 < v3;
         const bool v2444 = v2441 && v2443;
-        const unsigned int v2446 = v2440 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2446 = v2440 * v3;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2447 = v8 + v2446;
         const unsigned int v2448 = v2447 + v2402;
         const unsigned int v2449 = v2448 + v2439;
         const unsigned int v2450 = v2444 ? v2449 : v8;
-        const unsigned int v2452 = v2435 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2452 = v2435 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2453 = v2406 + v2452;
         const unsigned int v2454 = v2453 + v2439;
         iron_copy_async<16>(shm0 + v2454, a + v2450, v2444);
-        const unsigned int v2457 = v2408 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2459 = v2457 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2462 = v2457 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2457 = v2408 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2459 = v2457 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2462 = v2457 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2463 = v2462 << 2u;
-        const unsigned int v2464 = v28 + v2459;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2464 = v28 + v2459;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2465 = v2464 < v1;
         const unsigned int v2466 = v2402 + v2463;
         const bool v2467 = v2466 < v3;
         const bool v2468 = v2465 && v2467;
-        const unsigned int v2470 = v2464 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2470 = v2464 * v3;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2471 = v8 + v2470;
         const unsigned int v2472 = v2471 + v2402;
         const unsigned int v2473 = v2472 + v2463;
         const unsigned int v2474 = v2468 ? v2473 : v8;
-        const unsigned int v2476 = v2459 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2476 = v2459 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2477 = v2406 + v2476;
         const unsigned int v2478 = v2477 + v2463;
         iron_copy_async<16>(shm0 + v2478, a + v2474, v2468);
-        const unsigned int v2481 = v2408 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2483 = v2481 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2486 = v2481 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2481 = v2408 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2483 = v2481 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2486 = v2481 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2487 = v2486 << 2u;
-        const unsigned int v2488 = v28 + v2483;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2488 = v28 + v2483;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2489 = v2488 < v1;
         const unsigned int v2490 = v2402 + v2487;
         const bool v2491 = v2490 < v3;
         const bool v2492 = v2489 && v2491;
-        const unsigned int v2494 = v2488 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2494 = v2488 * v3;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2495 = v8 + v2494;
         const unsigned int v2496 = v2495 + v2402;
         const unsigned int v2497 = v2496 + v2487;
         const unsigned int v2498 = v2492 ? v2497 : v8;
-        const unsigned int v2500 = v2483 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2500 = v2483 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2501 = v2406 + v2500;
         const unsigned int v2502 = v2501 + v2487;
         iron_copy_async<16>(shm0 + v2502, a + v2498, v2492);
-        const unsigned int v2504 = v2401 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
-        const unsigned int v2509 = v2408 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2512 = v2408 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2504 = v2401 * 2112u;  // kernels/gemm/gemm_tiles.hpp:220
+        const unsigned int v2509 = v2408 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2512 = v2408 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2513 = v2512 << 2u;
-        const unsigned int v2514 = v2402 + v2509;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2514 = v2402 + v2509;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2515 = v2514 < v3;
         const unsigned int v2516 = v32 + v2513;
         const bool v2517 = v2516 < v2;
         const bool v2518 = v2515 && v2517;
-        const unsigned int v2520 = v2514 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2520 = v2514 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2521 = v9 + v2520;
         const unsigned int v2522 = v2521 + v32;
         const unsigned int v2523 = v2522 + v2513;
         const unsigned int v2524 = v2518 ? v2523 : v9;
-        const unsigned int v2526 = v2509 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2526 = v2509 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2527 = v2504 + v2526;
         const unsigned int v2528 = v2527 + v2513;
         iron_copy_async<16>(shm1 + v2528, b + v2524, v2518);
-        const unsigned int v2533 = v2433 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2536 = v2433 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2533 = v2433 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2536 = v2433 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2537 = v2536 << 2u;
-        const unsigned int v2538 = v2402 + v2533;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2538 = v2402 + v2533;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2539 = v2538 < v3;
         const unsigned int v2540 = v32 + v2537;
         const bool v2541 = v2540 < v2;
         const bool v2542 = v2539 && v2541;
-        const unsigned int v2544 = v2538 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2544 = v2538 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2545 = v9 + v2544;
         const unsigned int v2546 = v2545 + v32;
         const unsigned int v2547 = v2546 + v2537;
         const unsigned int v2548 = v2542 ? v2547 : v9;
-        const unsigned int v2550 = v2533 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2550 = v2533 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2551 = v2504 + v2550;
         const unsigned int v2552 = v2551 + v2537;
         iron_copy_async<16>(shm1 + v2552, b + v2548, v2542);
-        const unsigned int v2557 = v2457 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2560 = v2457 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2557 = v2457 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2560 = v2457 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2561 = v2560 << 2u;
-        const unsigned int v2562 = v2402 + v2557;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2562 = v2402 + v2557;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2563 = v2562 < v3;
         const unsigned int v2564 = v32 + v2561;
         const bool v2565 = v2564 < v2;
         const bool v2566 = v2563 && v2565;
-        const unsigned int v2568 = v2562 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2568 = v2562 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2569 = v9 + v2568;
         const unsigned int v2570 = v2569 + v32;
         const unsigned int v2571 = v2570 + v2561;
         const unsigned int v2572 = v2566 ? v2571 : v9;
-        const unsigned int v2574 = v2557 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2574 = v2557 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2575 = v2504 + v2574;
         const unsigned int v2576 = v2575 + v2561;
         iron_copy_async<16>(shm1 + v2576, b + v2572, v2566);
-        const unsigned int v2581 = v2481 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2584 = v2481 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2581 = v2481 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2584 = v2481 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2585 = v2584 << 2u;
-        const unsigned int v2586 = v2402 + v2581;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2586 = v2402 + v2581;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2587 = v2586 < v3;
         const unsigned int v2588 = v32 + v2585;
         const bool v2589 = v2588 < v2;
         const bool v2590 = v2587 && v2589;
-        const unsigned int v2592 = v2586 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2592 = v2586 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2593 = v9 + v2592;
         const unsigned int v2594 = v2593 + v32;
         const unsigned int v2595 = v2594 + v2585;
         const unsigned int v2596 = v2590 ? v2595 : v9;
-        const unsigned int v2598 = v2581 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2598 = v2581 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2599 = v2504 + v2598;
         const unsigned int v2600 = v2599 + v2585;
         iron_copy_async<16>(shm1 + v2600, b + v2596, v2590);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
-    const unsigned int v2613 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v2613 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (unsigned int v2601 = 0u; v2601 < v3; v2601 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v2601 = 0u; v2601 < v3; v2601 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2603 = v2601 >> 4u;
       const unsigned int v2605 = v2603 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2607 = v2605 * 2112u;  // kernels/gemm/gemm_tiles.hpp:217
+      const unsigned int v2607 = v2605 * 2112u;  // kernels/gemm/gemm_tiles.hpp:224
       const unsigned int v2609 = v2605 * 2560u;
-      const unsigned int v2614 = v2609 + v2613;  // kernels/gemm/gemm_tiles.hpp:199
+      const unsigned int v2614 = v2609 + v2613;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load_shared<false>(v45, shm0, v2614, 20u);
-      const unsigned int v2619 = v2607 + v41;  // kernels/gemm/gemm_tiles.hpp:201
+      const unsigned int v2619 = v2607 + v41;  // kernels/gemm/gemm_tiles.hpp:208
       iron_frag_load_shared<false>(v47, shm1, v2619, 132u);
-      iron_frag_mma_software(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:205
-      const unsigned int v2622 = v2601 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
+      iron_frag_mma_software(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
+      const unsigned int v2622 = v2601 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2624 = v2603 + 2u;
       const unsigned int v2625 = v2624 % 3u;
       const bool v2626 = v2622 < v3;
       if (v2626) {
-        const unsigned int v2628 = v2625 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v2630 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2633 = v2630 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2636 = v2630 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2628 = v2625 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2630 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2633 = v2630 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2636 = v2630 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2637 = v2636 << 2u;
-        const unsigned int v2638 = v28 + v2633;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2638 = v28 + v2633;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2639 = v2638 < v1;
         const unsigned int v2640 = v2622 + v2637;
         const bool v2641 = v2640 < v3;
         const bool v2642 = v2639 && v2641;
-        const unsigned int v2644 = v2638 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2644 = v2638 * v3;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2645 = v8 + v2644;
         const unsigned int v2646 = v2645 + v2622;
         const unsigned int v2647 = v2646 + v2637;
         const unsigned int v2648 = v2642 ? v2647 : v8;
-        const unsigned int v2650 = v2633 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2650 = v2633 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2651 = v2628 + v2650;
         const unsigned int v2652 = v2651 + v2637;
         iron_copy_async<16>(shm0 + v2652, a + v2648, v2642);
-        const unsigned int v2655 = v2630 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2657 = v2655 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2660 = v2655 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2655 = v2630 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2657 = v2655 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2660 = v2655 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2661 = v2660 << 2u;
-        const unsigned int v2662 = v28 + v2657;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2662 = v28 + v2657;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2663 = v2662 < v1;
         const unsigned int v2664 = v2622 + v2661;
         const bool v2665 = v2664 < v3;
         const bool v2666 = v2663 && v2665;
-        const unsigned int v2668 = v2662 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2668 = v2662 * v3;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2669 = v8 + v2668;
         const unsigned int v2670 = v2669 + v2622;
         const unsigned int v2671 = v2670 + v2661;
         const unsigned int v2672 = v2666 ? v2671 : v8;
-        const unsigned int v2674 = v2657 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2674 = v2657 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2675 = v2628 + v2674;
         const unsigned int v2676 = v2675 + v2661;
         iron_copy_async<16>(shm0 + v2676, a + v2672, v2666);
-        const unsigned int v2679 = v2630 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2681 = v2679 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2684 = v2679 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2679 = v2630 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2681 = v2679 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2684 = v2679 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2685 = v2684 << 2u;
-        const unsigned int v2686 = v28 + v2681;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2686 = v28 + v2681;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2687 = v2686 < v1;
         const unsigned int v2688 = v2622 + v2685;
         const bool v2689 = v2688 < v3;
         const bool v2690 = v2687 && v2689;
-        const unsigned int v2692 = v2686 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2692 = v2686 * v3;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2693 = v8 + v2692;
         const unsigned int v2694 = v2693 + v2622;
         const unsigned int v2695 = v2694 + v2685;
         const unsigned int v2696 = v2690 ? v2695 : v8;
-        const unsigned int v2698 = v2681 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2698 = v2681 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2699 = v2628 + v2698;
         const unsigned int v2700 = v2699 + v2685;
         iron_copy_async<16>(shm0 + v2700, a + v2696, v2690);
-        const unsigned int v2703 = v2630 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2705 = v2703 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2708 = v2703 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2703 = v2630 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2705 = v2703 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2708 = v2703 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2709 = v2708 << 2u;
-        const unsigned int v2710 = v28 + v2705;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2710 = v28 + v2705;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2711 = v2710 < v1;
         const unsigned int v2712 = v2622 + v2709;
         const bool v2713 = v2712 < v3;
         const bool v2714 = v2711 && v2713;
-        const unsigned int v2716 = v2710 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2716 = v2710 * v3;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2717 = v8 + v2716;
         const unsigned int v2718 = v2717 + v2622;
         const unsigned int v2719 = v2718 + v2709;
         const unsigned int v2720 = v2714 ? v2719 : v8;
-        const unsigned int v2722 = v2705 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2722 = v2705 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2723 = v2628 + v2722;
         const unsigned int v2724 = v2723 + v2709;
         iron_copy_async<16>(shm0 + v2724, a + v2720, v2714);
-        const unsigned int v2726 = v2625 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
-        const unsigned int v2731 = v2630 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2734 = v2630 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2726 = v2625 * 2112u;  // kernels/gemm/gemm_tiles.hpp:220
+        const unsigned int v2731 = v2630 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2734 = v2630 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2735 = v2734 << 2u;
-        const unsigned int v2736 = v2622 + v2731;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2736 = v2622 + v2731;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2737 = v2736 < v3;
         const unsigned int v2738 = v32 + v2735;
         const bool v2739 = v2738 < v2;
         const bool v2740 = v2737 && v2739;
-        const unsigned int v2742 = v2736 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2742 = v2736 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2743 = v9 + v2742;
         const unsigned int v2744 = v2743 + v32;
         const unsigned int v2745 = v2744 + v2735;
         const unsigned int v2746 = v2740 ? v2745 : v9;
-        const unsigned int v2748 = v2731 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2748 = v2731 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2749 = v2726 + v2748;
         const unsigned int v2750 = v2749 + v2735;
         iron_copy_async<16>(shm1 + v2750, b + v2746, v2740);
-        const unsigned int v2755 = v2655 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2758 = v2655 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2755 = v2655 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2758 = v2655 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2759 = v2758 << 2u;
-        const unsigned int v2760 = v2622 + v2755;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2760 = v2622 + v2755;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2761 = v2760 < v3;
         const unsigned int v2762 = v32 + v2759;
         const bool v2763 = v2762 < v2;
         const bool v2764 = v2761 && v2763;
-        const unsigned int v2766 = v2760 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2766 = v2760 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2767 = v9 + v2766;
         const unsigned int v2768 = v2767 + v32;
         const unsigned int v2769 = v2768 + v2759;
         const unsigned int v2770 = v2764 ? v2769 : v9;
-        const unsigned int v2772 = v2755 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2772 = v2755 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2773 = v2726 + v2772;
         const unsigned int v2774 = v2773 + v2759;
         iron_copy_async<16>(shm1 + v2774, b + v2770, v2764);
-        const unsigned int v2779 = v2679 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2782 = v2679 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2779 = v2679 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2782 = v2679 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2783 = v2782 << 2u;
-        const unsigned int v2784 = v2622 + v2779;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2784 = v2622 + v2779;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2785 = v2784 < v3;
         const unsigned int v2786 = v32 + v2783;
         const bool v2787 = v2786 < v2;
         const bool v2788 = v2785 && v2787;
-        const unsigned int v2790 = v2784 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2790 = v2784 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2791 = v9 + v2790;
         const unsigned int v2792 = v2791 + v32;
         const unsigned int v2793 = v2792 + v2783;
         const unsigned int v2794 = v2788 ? v2793 : v9;
-        const unsigned int v2796 = v2779 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2796 = v2779 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2797 = v2726 + v2796;
         const unsigned int v2798 = v2797 + v2783;
         iron_copy_async<16>(shm1 + v2798, b + v2794, v2788);
-        const unsigned int v2803 = v2703 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2806 = v2703 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2803 = v2703 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2806 = v2703 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2807 = v2806 << 2u;
-        const unsigned int v2808 = v2622 + v2803;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2808 = v2622 + v2803;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2809 = v2808 < v3;
         const unsigned int v2810 = v32 + v2807;
         const bool v2811 = v2810 < v2;
         const bool v2812 = v2809 && v2811;
-        const unsigned int v2814 = v2808 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2814 = v2808 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2815 = v9 + v2814;
         const unsigned int v2816 = v2815 + v32;
         const unsigned int v2817 = v2816 + v2807;
         const unsigned int v2818 = v2812 ? v2817 : v9;
-        const unsigned int v2820 = v2803 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2820 = v2803 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2821 = v2726 + v2820;
         const unsigned int v2822 = v2821 + v2807;
         iron_copy_async<16>(shm1 + v2822, b + v2818, v2812);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
     __syncthreads();
   } else {
-    const unsigned int v286 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v286 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v287 = threadIdx.x;
-    const unsigned int v343 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v343 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (unsigned int v285 = 0u; v285 < v3; v285 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (unsigned int v289 = v287; v289 < 2048u; v289 += v286) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v291 = v289 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v293 = v289 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v294 = v28 + v291;  // kernels/gemm/gemm_tiles.hpp:95
+    for (unsigned int v285 = 0u; v285 < v3; v285 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (unsigned int v289 = v287; v289 < 2048u; v289 += v286) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v291 = v289 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v293 = v289 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v294 = v28 + v291;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v295 = v294 < v1;
         const unsigned int v296 = v285 + v293;
         const bool v297 = v296 < v3;
         const bool v298 = v295 && v297;
         if (v298) {
-          const unsigned int v300 = v294 * v3;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v300 = v294 * v3;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v301 = v8 + v300;
           const unsigned int v302 = v301 + v285;
           const unsigned int v303 = v302 + v293;
@@ -601,22 +601,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
           const unsigned int v307 = v306 + v293;
           shm0[v307] = v304;
         } else {
-          const unsigned int v309 = v291 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v309 = v291 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v310 = v309 + v293;
           shm0[v310] = 0.0f;
         }
       }
 
-      for (unsigned int v315 = v287; v315 < 2048u; v315 += v286) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v317 = v315 >> 7u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v319 = v315 & 127u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v320 = v285 + v317;  // kernels/gemm/gemm_tiles.hpp:95
+      for (unsigned int v315 = v287; v315 < 2048u; v315 += v286) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v317 = v315 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v319 = v315 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v320 = v285 + v317;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v321 = v320 < v3;
         const unsigned int v322 = v32 + v319;
         const bool v323 = v322 < v2;
         const bool v324 = v321 && v323;
         if (v324) {
-          const unsigned int v326 = v320 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v326 = v320 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v327 = v9 + v326;
           const unsigned int v328 = v327 + v32;
           const unsigned int v329 = v328 + v319;
@@ -625,25 +625,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
           const unsigned int v333 = v332 + v319;
           shm1[v333] = v330;
         } else {
-          const unsigned int v335 = v317 * 132u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v335 = v317 * 132u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v336 = v335 + v319;
           shm1[v336] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load_shared<false>(v45, shm0, v343, 20u);  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<false>(v47, shm1, v41, 132u);  // kernels/gemm/gemm_tiles.hpp:201
-      iron_frag_mma_software(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:205
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load_shared<false>(v45, shm0, v343, 20u);  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load_shared<false>(v47, shm1, v41, 132u);  // kernels/gemm/gemm_tiles.hpp:208
+      iron_frag_mma_software(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const unsigned int v350 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v350 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v351 = v28 + v37;
   const unsigned int v352 = v351 + v350;
-  const unsigned int v353 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v353 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v354 = v32 + v41;
   const unsigned int v355 = v354 + v353;
-  const bool v356 = v352 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v356 = v352 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v357 = v355 < v2;
   const bool v358 = v356 && v357;
   if (v358) {
@@ -655,11 +655,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v365 = v364 + v355;
     out[v365] = v360;
   }
-  const unsigned int v366 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v366 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v368 = v351 + v366;
-  const unsigned int v369 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v369 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v371 = v354 + v369;
-  const bool v372 = v368 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v372 = v368 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v373 = v371 < v2;
   const bool v374 = v372 && v373;
   if (v374) {
@@ -671,11 +671,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v381 = v380 + v371;
     out[v381] = v376;
   }
-  const unsigned int v382 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v382 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v384 = v351 + v382;
-  const unsigned int v385 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v385 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v387 = v354 + v385;
-  const bool v388 = v384 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v388 = v384 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v389 = v387 < v2;
   const bool v390 = v388 && v389;
   if (v390) {
@@ -687,11 +687,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v397 = v396 + v387;
     out[v397] = v392;
   }
-  const unsigned int v398 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v398 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v400 = v351 + v398;
-  const unsigned int v401 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v401 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v403 = v354 + v401;
-  const bool v404 = v400 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v404 = v400 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v405 = v403 < v2;
   const bool v406 = v404 && v405;
   if (v406) {
@@ -703,11 +703,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v413 = v412 + v403;
     out[v413] = v408;
   }
-  const unsigned int v414 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v414 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v416 = v351 + v414;
-  const unsigned int v417 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v417 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v419 = v354 + v417;
-  const bool v420 = v416 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v420 = v416 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v421 = v419 < v2;
   const bool v422 = v420 && v421;
   if (v422) {
@@ -719,11 +719,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v429 = v428 + v419;
     out[v429] = v424;
   }
-  const unsigned int v430 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v430 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v432 = v351 + v430;
-  const unsigned int v433 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v433 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v435 = v354 + v433;
-  const bool v436 = v432 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v436 = v432 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v437 = v435 < v2;
   const bool v438 = v436 && v437;
   if (v438) {
@@ -735,11 +735,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v445 = v444 + v435;
     out[v445] = v440;
   }
-  const unsigned int v446 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v446 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v448 = v351 + v446;
-  const unsigned int v449 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v449 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v451 = v354 + v449;
-  const bool v452 = v448 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v452 = v448 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v453 = v451 < v2;
   const bool v454 = v452 && v453;
   if (v454) {
@@ -751,11 +751,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v461 = v460 + v451;
     out[v461] = v456;
   }
-  const unsigned int v462 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v462 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v464 = v351 + v462;
-  const unsigned int v465 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v465 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v467 = v354 + v465;
-  const bool v468 = v464 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v468 = v464 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v469 = v467 < v2;
   const bool v470 = v468 && v469;
   if (v470) {
@@ -767,11 +767,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v477 = v476 + v467;
     out[v477] = v472;
   }
-  const unsigned int v478 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v478 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v480 = v351 + v478;
-  const unsigned int v481 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v481 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v483 = v354 + v481;
-  const bool v484 = v480 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v484 = v480 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v485 = v483 < v2;
   const bool v486 = v484 && v485;
   if (v486) {
@@ -783,11 +783,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v493 = v492 + v483;
     out[v493] = v488;
   }
-  const unsigned int v494 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v494 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v496 = v351 + v494;
-  const unsigned int v497 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v497 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v499 = v354 + v497;
-  const bool v500 = v496 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v500 = v496 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v501 = v499 < v2;
   const bool v502 = v500 && v501;
   if (v502) {
@@ -799,11 +799,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v509 = v508 + v499;
     out[v509] = v504;
   }
-  const unsigned int v510 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v510 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v512 = v351 + v510;
-  const unsigned int v513 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v513 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v515 = v354 + v513;
-  const bool v516 = v512 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v516 = v512 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v517 = v515 < v2;
   const bool v518 = v516 && v517;
   if (v518) {
@@ -815,11 +815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v525 = v524 + v515;
     out[v525] = v520;
   }
-  const unsigned int v526 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v526 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v528 = v351 + v526;
-  const unsigned int v529 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v529 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v531 = v354 + v529;
-  const bool v532 = v528 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v532 = v528 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v533 = v531 < v2;
   const bool v534 = v532 && v533;
   if (v534) {
@@ -831,11 +831,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v541 = v540 + v531;
     out[v541] = v536;
   }
-  const unsigned int v542 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v542 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v544 = v351 + v542;
-  const unsigned int v545 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v545 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v547 = v354 + v545;
-  const bool v548 = v544 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v548 = v544 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v549 = v547 < v2;
   const bool v550 = v548 && v549;
   if (v550) {
@@ -847,11 +847,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v557 = v556 + v547;
     out[v557] = v552;
   }
-  const unsigned int v558 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v558 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v560 = v351 + v558;
-  const unsigned int v561 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v561 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v563 = v354 + v561;
-  const bool v564 = v560 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v564 = v560 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v565 = v563 < v2;
   const bool v566 = v564 && v565;
   if (v566) {
@@ -863,11 +863,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v573 = v572 + v563;
     out[v573] = v568;
   }
-  const unsigned int v574 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v574 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v576 = v351 + v574;
-  const unsigned int v577 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v577 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v579 = v354 + v577;
-  const bool v580 = v576 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v580 = v576 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v581 = v579 < v2;
   const bool v582 = v580 && v581;
   if (v582) {
@@ -879,11 +879,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v589 = v588 + v579;
     out[v589] = v584;
   }
-  const unsigned int v590 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v590 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v592 = v351 + v590;
-  const unsigned int v593 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v593 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v595 = v354 + v593;
-  const bool v596 = v592 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v596 = v592 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v597 = v595 < v2;
   const bool v598 = v596 && v597;
   if (v598) {
@@ -895,11 +895,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v605 = v604 + v595;
     out[v605] = v600;
   }
-  const unsigned int v606 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v606 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v608 = v351 + v606;
-  const unsigned int v609 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v609 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v611 = v354 + v609;
-  const bool v612 = v608 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v612 = v608 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v613 = v611 < v2;
   const bool v614 = v612 && v613;
   if (v614) {
@@ -911,11 +911,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v621 = v620 + v611;
     out[v621] = v616;
   }
-  const unsigned int v622 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v622 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v624 = v351 + v622;
-  const unsigned int v625 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v625 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v627 = v354 + v625;
-  const bool v628 = v624 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v628 = v624 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v629 = v627 < v2;
   const bool v630 = v628 && v629;
   if (v630) {
@@ -927,11 +927,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v637 = v636 + v627;
     out[v637] = v632;
   }
-  const unsigned int v638 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v638 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v640 = v351 + v638;
-  const unsigned int v641 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v641 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v643 = v354 + v641;
-  const bool v644 = v640 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v644 = v640 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v645 = v643 < v2;
   const bool v646 = v644 && v645;
   if (v646) {
@@ -943,11 +943,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v653 = v652 + v643;
     out[v653] = v648;
   }
-  const unsigned int v654 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v654 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v656 = v351 + v654;
-  const unsigned int v657 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v657 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v659 = v354 + v657;
-  const bool v660 = v656 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v660 = v656 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v661 = v659 < v2;
   const bool v662 = v660 && v661;
   if (v662) {
@@ -959,11 +959,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v669 = v668 + v659;
     out[v669] = v664;
   }
-  const unsigned int v670 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v670 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v672 = v351 + v670;
-  const unsigned int v673 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v673 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v675 = v354 + v673;
-  const bool v676 = v672 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v676 = v672 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v677 = v675 < v2;
   const bool v678 = v676 && v677;
   if (v678) {
@@ -975,11 +975,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v685 = v684 + v675;
     out[v685] = v680;
   }
-  const unsigned int v686 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v686 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v688 = v351 + v686;
-  const unsigned int v689 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v689 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v691 = v354 + v689;
-  const bool v692 = v688 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v692 = v688 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v693 = v691 < v2;
   const bool v694 = v692 && v693;
   if (v694) {
@@ -991,11 +991,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v701 = v700 + v691;
     out[v701] = v696;
   }
-  const unsigned int v702 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v702 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v704 = v351 + v702;
-  const unsigned int v705 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v705 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v707 = v354 + v705;
-  const bool v708 = v704 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v708 = v704 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v709 = v707 < v2;
   const bool v710 = v708 && v709;
   if (v710) {
@@ -1007,11 +1007,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v717 = v716 + v707;
     out[v717] = v712;
   }
-  const unsigned int v718 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v718 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v720 = v351 + v718;
-  const unsigned int v721 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v721 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v723 = v354 + v721;
-  const bool v724 = v720 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v724 = v720 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v725 = v723 < v2;
   const bool v726 = v724 && v725;
   if (v726) {
@@ -1023,11 +1023,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v733 = v732 + v723;
     out[v733] = v728;
   }
-  const unsigned int v734 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v734 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v736 = v351 + v734;
-  const unsigned int v737 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v737 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v739 = v354 + v737;
-  const bool v740 = v736 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v740 = v736 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v741 = v739 < v2;
   const bool v742 = v740 && v741;
   if (v742) {
@@ -1039,11 +1039,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v749 = v748 + v739;
     out[v749] = v744;
   }
-  const unsigned int v750 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v750 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v752 = v351 + v750;
-  const unsigned int v753 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v753 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v755 = v354 + v753;
-  const bool v756 = v752 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v756 = v752 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v757 = v755 < v2;
   const bool v758 = v756 && v757;
   if (v758) {
@@ -1055,11 +1055,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v765 = v764 + v755;
     out[v765] = v760;
   }
-  const unsigned int v766 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v766 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v768 = v351 + v766;
-  const unsigned int v769 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v769 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v771 = v354 + v769;
-  const bool v772 = v768 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v772 = v768 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v773 = v771 < v2;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -1071,11 +1071,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v781 = v780 + v771;
     out[v781] = v776;
   }
-  const unsigned int v782 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v782 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v784 = v351 + v782;
-  const unsigned int v785 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v785 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v787 = v354 + v785;
-  const bool v788 = v784 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v788 = v784 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v789 = v787 < v2;
   const bool v790 = v788 && v789;
   if (v790) {
@@ -1087,11 +1087,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v797 = v796 + v787;
     out[v797] = v792;
   }
-  const unsigned int v798 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v798 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v800 = v351 + v798;
-  const unsigned int v801 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v801 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v803 = v354 + v801;
-  const bool v804 = v800 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v804 = v800 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v805 = v803 < v2;
   const bool v806 = v804 && v805;
   if (v806) {
@@ -1103,11 +1103,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v813 = v812 + v803;
     out[v813] = v808;
   }
-  const unsigned int v814 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v814 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v816 = v351 + v814;
-  const unsigned int v817 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v817 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v819 = v354 + v817;
-  const bool v820 = v816 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v820 = v816 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v821 = v819 < v2;
   const bool v822 = v820 && v821;
   if (v822) {
@@ -1119,11 +1119,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v829 = v828 + v819;
     out[v829] = v824;
   }
-  const unsigned int v830 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v830 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v832 = v351 + v830;
-  const unsigned int v833 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v833 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v835 = v354 + v833;
-  const bool v836 = v832 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v836 = v832 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v837 = v835 < v2;
   const bool v838 = v836 && v837;
   if (v838) {
@@ -1135,11 +1135,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v845 = v844 + v835;
     out[v845] = v840;
   }
-  const unsigned int v846 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v846 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v848 = v351 + v846;
-  const unsigned int v849 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v849 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v851 = v354 + v849;
-  const bool v852 = v848 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v852 = v848 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v853 = v851 < v2;
   const bool v854 = v852 && v853;
   if (v854) {
@@ -1151,11 +1151,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v861 = v860 + v851;
     out[v861] = v856;
   }
-  const unsigned int v862 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v862 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v864 = v351 + v862;
-  const unsigned int v865 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v865 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v867 = v354 + v865;
-  const bool v868 = v864 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v868 = v864 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v869 = v867 < v2;
   const bool v870 = v868 && v869;
   if (v870) {
@@ -1167,11 +1167,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v877 = v876 + v867;
     out[v877] = v872;
   }
-  const unsigned int v878 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v878 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v880 = v351 + v878;
-  const unsigned int v881 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v881 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v883 = v354 + v881;
-  const bool v884 = v880 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v884 = v880 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v885 = v883 < v2;
   const bool v886 = v884 && v885;
   if (v886) {
@@ -1183,11 +1183,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v893 = v892 + v883;
     out[v893] = v888;
   }
-  const unsigned int v894 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v894 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v896 = v351 + v894;
-  const unsigned int v897 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v897 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v899 = v354 + v897;
-  const bool v900 = v896 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v900 = v896 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v901 = v899 < v2;
   const bool v902 = v900 && v901;
   if (v902) {
@@ -1199,11 +1199,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v909 = v908 + v899;
     out[v909] = v904;
   }
-  const unsigned int v910 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v910 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v912 = v351 + v910;
-  const unsigned int v913 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v913 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v915 = v354 + v913;
-  const bool v916 = v912 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v916 = v912 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v917 = v915 < v2;
   const bool v918 = v916 && v917;
   if (v918) {
@@ -1215,11 +1215,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v925 = v924 + v915;
     out[v925] = v920;
   }
-  const unsigned int v926 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v926 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v928 = v351 + v926;
-  const unsigned int v929 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v929 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v931 = v354 + v929;
-  const bool v932 = v928 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v932 = v928 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v933 = v931 < v2;
   const bool v934 = v932 && v933;
   if (v934) {
@@ -1231,11 +1231,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v941 = v940 + v931;
     out[v941] = v936;
   }
-  const unsigned int v942 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v942 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v944 = v351 + v942;
-  const unsigned int v945 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v945 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v947 = v354 + v945;
-  const bool v948 = v944 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v948 = v944 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v949 = v947 < v2;
   const bool v950 = v948 && v949;
   if (v950) {
@@ -1247,11 +1247,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v957 = v956 + v947;
     out[v957] = v952;
   }
-  const unsigned int v958 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v958 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v960 = v351 + v958;
-  const unsigned int v961 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v961 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v963 = v354 + v961;
-  const bool v964 = v960 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v964 = v960 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v965 = v963 < v2;
   const bool v966 = v964 && v965;
   if (v966) {
@@ -1263,11 +1263,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v973 = v972 + v963;
     out[v973] = v968;
   }
-  const unsigned int v974 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v974 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v976 = v351 + v974;
-  const unsigned int v977 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v977 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v979 = v354 + v977;
-  const bool v980 = v976 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v980 = v976 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v981 = v979 < v2;
   const bool v982 = v980 && v981;
   if (v982) {
@@ -1279,11 +1279,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v989 = v988 + v979;
     out[v989] = v984;
   }
-  const unsigned int v990 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v990 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v992 = v351 + v990;
-  const unsigned int v993 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v993 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v995 = v354 + v993;
-  const bool v996 = v992 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v996 = v992 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v997 = v995 < v2;
   const bool v998 = v996 && v997;
   if (v998) {
@@ -1295,11 +1295,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1005 = v1004 + v995;
     out[v1005] = v1000;
   }
-  const unsigned int v1006 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1006 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1008 = v351 + v1006;
-  const unsigned int v1009 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1009 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1011 = v354 + v1009;
-  const bool v1012 = v1008 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1012 = v1008 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1013 = v1011 < v2;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -1311,11 +1311,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1021 = v1020 + v1011;
     out[v1021] = v1016;
   }
-  const unsigned int v1022 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1022 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1024 = v351 + v1022;
-  const unsigned int v1025 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1025 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1027 = v354 + v1025;
-  const bool v1028 = v1024 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1028 = v1024 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1029 = v1027 < v2;
   const bool v1030 = v1028 && v1029;
   if (v1030) {
@@ -1327,11 +1327,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1037 = v1036 + v1027;
     out[v1037] = v1032;
   }
-  const unsigned int v1038 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1038 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1040 = v351 + v1038;
-  const unsigned int v1041 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1041 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1043 = v354 + v1041;
-  const bool v1044 = v1040 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1044 = v1040 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1045 = v1043 < v2;
   const bool v1046 = v1044 && v1045;
   if (v1046) {
@@ -1343,11 +1343,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1053 = v1052 + v1043;
     out[v1053] = v1048;
   }
-  const unsigned int v1054 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1054 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1056 = v351 + v1054;
-  const unsigned int v1057 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1057 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1059 = v354 + v1057;
-  const bool v1060 = v1056 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1060 = v1056 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1061 = v1059 < v2;
   const bool v1062 = v1060 && v1061;
   if (v1062) {
@@ -1359,11 +1359,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1069 = v1068 + v1059;
     out[v1069] = v1064;
   }
-  const unsigned int v1070 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1070 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1072 = v351 + v1070;
-  const unsigned int v1073 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1073 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1075 = v354 + v1073;
-  const bool v1076 = v1072 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1076 = v1072 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1077 = v1075 < v2;
   const bool v1078 = v1076 && v1077;
   if (v1078) {
@@ -1375,11 +1375,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1085 = v1084 + v1075;
     out[v1085] = v1080;
   }
-  const unsigned int v1086 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1086 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1088 = v351 + v1086;
-  const unsigned int v1089 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1089 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1091 = v354 + v1089;
-  const bool v1092 = v1088 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1092 = v1088 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1093 = v1091 < v2;
   const bool v1094 = v1092 && v1093;
   if (v1094) {
@@ -1391,11 +1391,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1101 = v1100 + v1091;
     out[v1101] = v1096;
   }
-  const unsigned int v1102 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1102 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1104 = v351 + v1102;
-  const unsigned int v1105 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1105 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1107 = v354 + v1105;
-  const bool v1108 = v1104 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1108 = v1104 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1109 = v1107 < v2;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1407,11 +1407,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1117 = v1116 + v1107;
     out[v1117] = v1112;
   }
-  const unsigned int v1118 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1118 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1120 = v351 + v1118;
-  const unsigned int v1121 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1121 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1123 = v354 + v1121;
-  const bool v1124 = v1120 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1124 = v1120 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1125 = v1123 < v2;
   const bool v1126 = v1124 && v1125;
   if (v1126) {
@@ -1423,11 +1423,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1133 = v1132 + v1123;
     out[v1133] = v1128;
   }
-  const unsigned int v1134 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1134 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1136 = v351 + v1134;
-  const unsigned int v1137 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1137 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1139 = v354 + v1137;
-  const bool v1140 = v1136 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1140 = v1136 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1141 = v1139 < v2;
   const bool v1142 = v1140 && v1141;
   if (v1142) {
@@ -1439,11 +1439,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1149 = v1148 + v1139;
     out[v1149] = v1144;
   }
-  const unsigned int v1150 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1150 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1152 = v351 + v1150;
-  const unsigned int v1153 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1153 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1155 = v354 + v1153;
-  const bool v1156 = v1152 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1156 = v1152 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1157 = v1155 < v2;
   const bool v1158 = v1156 && v1157;
   if (v1158) {
@@ -1455,11 +1455,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1165 = v1164 + v1155;
     out[v1165] = v1160;
   }
-  const unsigned int v1166 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1166 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1168 = v351 + v1166;
-  const unsigned int v1169 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1169 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1171 = v354 + v1169;
-  const bool v1172 = v1168 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1172 = v1168 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1173 = v1171 < v2;
   const bool v1174 = v1172 && v1173;
   if (v1174) {
@@ -1471,11 +1471,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1181 = v1180 + v1171;
     out[v1181] = v1176;
   }
-  const unsigned int v1182 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1182 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1184 = v351 + v1182;
-  const unsigned int v1185 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1185 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1187 = v354 + v1185;
-  const bool v1188 = v1184 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1188 = v1184 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1189 = v1187 < v2;
   const bool v1190 = v1188 && v1189;
   if (v1190) {
@@ -1487,11 +1487,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1197 = v1196 + v1187;
     out[v1197] = v1192;
   }
-  const unsigned int v1198 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1198 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1200 = v351 + v1198;
-  const unsigned int v1201 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1201 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1203 = v354 + v1201;
-  const bool v1204 = v1200 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1204 = v1200 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1205 = v1203 < v2;
   const bool v1206 = v1204 && v1205;
   if (v1206) {
@@ -1503,11 +1503,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1213 = v1212 + v1203;
     out[v1213] = v1208;
   }
-  const unsigned int v1214 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1214 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1216 = v351 + v1214;
-  const unsigned int v1217 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1217 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1219 = v354 + v1217;
-  const bool v1220 = v1216 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1220 = v1216 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1221 = v1219 < v2;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1519,11 +1519,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1229 = v1228 + v1219;
     out[v1229] = v1224;
   }
-  const unsigned int v1230 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1230 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1232 = v351 + v1230;
-  const unsigned int v1233 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1233 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1235 = v354 + v1233;
-  const bool v1236 = v1232 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1236 = v1232 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1237 = v1235 < v2;
   const bool v1238 = v1236 && v1237;
   if (v1238) {
@@ -1535,11 +1535,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1245 = v1244 + v1235;
     out[v1245] = v1240;
   }
-  const unsigned int v1246 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1246 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1248 = v351 + v1246;
-  const unsigned int v1249 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1249 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1251 = v354 + v1249;
-  const bool v1252 = v1248 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1252 = v1248 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1253 = v1251 < v2;
   const bool v1254 = v1252 && v1253;
   if (v1254) {
@@ -1551,11 +1551,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1261 = v1260 + v1251;
     out[v1261] = v1256;
   }
-  const unsigned int v1262 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1262 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1264 = v351 + v1262;
-  const unsigned int v1265 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1265 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1267 = v354 + v1265;
-  const bool v1268 = v1264 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1268 = v1264 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1269 = v1267 < v2;
   const bool v1270 = v1268 && v1269;
   if (v1270) {
@@ -1567,11 +1567,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1277 = v1276 + v1267;
     out[v1277] = v1272;
   }
-  const unsigned int v1278 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1278 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1280 = v351 + v1278;
-  const unsigned int v1281 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1281 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1283 = v354 + v1281;
-  const bool v1284 = v1280 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1284 = v1280 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1285 = v1283 < v2;
   const bool v1286 = v1284 && v1285;
   if (v1286) {
@@ -1583,11 +1583,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1293 = v1292 + v1283;
     out[v1293] = v1288;
   }
-  const unsigned int v1294 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1294 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1296 = v351 + v1294;
-  const unsigned int v1297 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1297 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1299 = v354 + v1297;
-  const bool v1300 = v1296 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1300 = v1296 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1301 = v1299 < v2;
   const bool v1302 = v1300 && v1301;
   if (v1302) {
@@ -1599,11 +1599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1309 = v1308 + v1299;
     out[v1309] = v1304;
   }
-  const unsigned int v1310 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1310 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1312 = v351 + v1310;
-  const unsigned int v1313 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1313 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1315 = v354 + v1313;
-  const bool v1316 = v1312 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1316 = v1312 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1317 = v1315 < v2;
   const bool v1318 = v1316 && v1317;
   if (v1318) {
@@ -1615,11 +1615,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1325 = v1324 + v1315;
     out[v1325] = v1320;
   }
-  const unsigned int v1326 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1326 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1328 = v351 + v1326;
-  const unsigned int v1329 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1329 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1331 = v354 + v1329;
-  const bool v1332 = v1328 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1332 = v1328 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1333 = v1331 < v2;
   const bool v1334 = v1332 && v1333;
   if (v1334) {
@@ -1631,11 +1631,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1341 = v1340 + v1331;
     out[v1341] = v1336;
   }
-  const unsigned int v1342 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1342 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1344 = v351 + v1342;
-  const unsigned int v1345 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1345 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1347 = v354 + v1345;
-  const bool v1348 = v1344 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1348 = v1344 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1349 = v1347 < v2;
   const bool v1350 = v1348 && v1349;
   if (v1350) {
@@ -1647,11 +1647,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1357 = v1356 + v1347;
     out[v1357] = v1352;
   }
-  const unsigned int v1358 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1358 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1360 = v351 + v1358;
-  const unsigned int v1361 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1361 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1363 = v354 + v1361;
-  const bool v1364 = v1360 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1364 = v1360 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1365 = v1363 < v2;
   const bool v1366 = v1364 && v1365;
   if (v1366) {
@@ -1663,11 +1663,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1373 = v1372 + v1363;
     out[v1373] = v1368;
   }
-  const unsigned int v1374 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1374 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1376 = v351 + v1374;
-  const unsigned int v1377 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1377 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1379 = v354 + v1377;
-  const bool v1380 = v1376 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1380 = v1376 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1381 = v1379 < v2;
   const bool v1382 = v1380 && v1381;
   if (v1382) {
@@ -1679,11 +1679,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1389 = v1388 + v1379;
     out[v1389] = v1384;
   }
-  const unsigned int v1390 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1390 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1392 = v351 + v1390;
-  const unsigned int v1393 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1393 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1395 = v354 + v1393;
-  const bool v1396 = v1392 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1396 = v1392 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1397 = v1395 < v2;
   const bool v1398 = v1396 && v1397;
   if (v1398) {
@@ -1695,11 +1695,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1405 = v1404 + v1395;
     out[v1405] = v1400;
   }
-  const unsigned int v1406 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1406 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1408 = v351 + v1406;
-  const unsigned int v1409 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1409 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1411 = v354 + v1409;
-  const bool v1412 = v1408 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1412 = v1408 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1413 = v1411 < v2;
   const bool v1414 = v1412 && v1413;
   if (v1414) {
@@ -1711,11 +1711,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1421 = v1420 + v1411;
     out[v1421] = v1416;
   }
-  const unsigned int v1422 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1422 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1424 = v351 + v1422;
-  const unsigned int v1425 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1425 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1427 = v354 + v1425;
-  const bool v1428 = v1424 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1428 = v1424 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1429 = v1427 < v2;
   const bool v1430 = v1428 && v1429;
   if (v1430) {
@@ -1727,11 +1727,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1437 = v1436 + v1427;
     out[v1437] = v1432;
   }
-  const unsigned int v1438 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1438 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1440 = v351 + v1438;
-  const unsigned int v1441 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1441 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1443 = v354 + v1441;
-  const bool v1444 = v1440 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1444 = v1440 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1445 = v1443 < v2;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -1743,11 +1743,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1453 = v1452 + v1443;
     out[v1453] = v1448;
   }
-  const unsigned int v1454 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1454 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1456 = v351 + v1454;
-  const unsigned int v1457 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1457 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1459 = v354 + v1457;
-  const bool v1460 = v1456 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1460 = v1456 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1461 = v1459 < v2;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
@@ -1759,11 +1759,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1469 = v1468 + v1459;
     out[v1469] = v1464;
   }
-  const unsigned int v1470 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1470 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1472 = v351 + v1470;
-  const unsigned int v1473 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1473 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1475 = v354 + v1473;
-  const bool v1476 = v1472 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1476 = v1472 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1477 = v1475 < v2;
   const bool v1478 = v1476 && v1477;
   if (v1478) {
@@ -1775,11 +1775,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1485 = v1484 + v1475;
     out[v1485] = v1480;
   }
-  const unsigned int v1486 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1486 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1488 = v351 + v1486;
-  const unsigned int v1489 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1489 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1491 = v354 + v1489;
-  const bool v1492 = v1488 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1492 = v1488 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1493 = v1491 < v2;
   const bool v1494 = v1492 && v1493;
   if (v1494) {
@@ -1791,11 +1791,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1501 = v1500 + v1491;
     out[v1501] = v1496;
   }
-  const unsigned int v1502 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1502 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1504 = v351 + v1502;
-  const unsigned int v1505 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1505 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1507 = v354 + v1505;
-  const bool v1508 = v1504 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1508 = v1504 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1509 = v1507 < v2;
   const bool v1510 = v1508 && v1509;
   if (v1510) {
@@ -1807,11 +1807,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1517 = v1516 + v1507;
     out[v1517] = v1512;
   }
-  const unsigned int v1518 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1518 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1520 = v351 + v1518;
-  const unsigned int v1521 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1521 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1523 = v354 + v1521;
-  const bool v1524 = v1520 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1524 = v1520 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1525 = v1523 < v2;
   const bool v1526 = v1524 && v1525;
   if (v1526) {
@@ -1823,11 +1823,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1533 = v1532 + v1523;
     out[v1533] = v1528;
   }
-  const unsigned int v1534 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1534 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1536 = v351 + v1534;
-  const unsigned int v1537 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1537 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1539 = v354 + v1537;
-  const bool v1540 = v1536 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1540 = v1536 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1541 = v1539 < v2;
   const bool v1542 = v1540 && v1541;
   if (v1542) {
@@ -1839,11 +1839,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1549 = v1548 + v1539;
     out[v1549] = v1544;
   }
-  const unsigned int v1550 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1550 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1552 = v351 + v1550;
-  const unsigned int v1553 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1553 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1555 = v354 + v1553;
-  const bool v1556 = v1552 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1556 = v1552 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1557 = v1555 < v2;
   const bool v1558 = v1556 && v1557;
   if (v1558) {
@@ -1855,11 +1855,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1565 = v1564 + v1555;
     out[v1565] = v1560;
   }
-  const unsigned int v1566 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1566 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1568 = v351 + v1566;
-  const unsigned int v1569 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1569 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1571 = v354 + v1569;
-  const bool v1572 = v1568 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1572 = v1568 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1573 = v1571 < v2;
   const bool v1574 = v1572 && v1573;
   if (v1574) {
@@ -1871,11 +1871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1581 = v1580 + v1571;
     out[v1581] = v1576;
   }
-  const unsigned int v1582 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1582 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1584 = v351 + v1582;
-  const unsigned int v1585 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1585 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1587 = v354 + v1585;
-  const bool v1588 = v1584 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1588 = v1584 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1589 = v1587 < v2;
   const bool v1590 = v1588 && v1589;
   if (v1590) {
@@ -1887,11 +1887,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1597 = v1596 + v1587;
     out[v1597] = v1592;
   }
-  const unsigned int v1598 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1598 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1600 = v351 + v1598;
-  const unsigned int v1601 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1601 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1603 = v354 + v1601;
-  const bool v1604 = v1600 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1604 = v1600 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1605 = v1603 < v2;
   const bool v1606 = v1604 && v1605;
   if (v1606) {
@@ -1903,11 +1903,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1613 = v1612 + v1603;
     out[v1613] = v1608;
   }
-  const unsigned int v1614 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1614 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1616 = v351 + v1614;
-  const unsigned int v1617 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1617 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1619 = v354 + v1617;
-  const bool v1620 = v1616 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1620 = v1616 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1621 = v1619 < v2;
   const bool v1622 = v1620 && v1621;
   if (v1622) {
@@ -1919,11 +1919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1629 = v1628 + v1619;
     out[v1629] = v1624;
   }
-  const unsigned int v1630 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1630 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1632 = v351 + v1630;
-  const unsigned int v1633 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1633 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1635 = v354 + v1633;
-  const bool v1636 = v1632 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1636 = v1632 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1637 = v1635 < v2;
   const bool v1638 = v1636 && v1637;
   if (v1638) {
@@ -1935,11 +1935,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1645 = v1644 + v1635;
     out[v1645] = v1640;
   }
-  const unsigned int v1646 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1646 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1648 = v351 + v1646;
-  const unsigned int v1649 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1649 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1651 = v354 + v1649;
-  const bool v1652 = v1648 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1652 = v1648 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1653 = v1651 < v2;
   const bool v1654 = v1652 && v1653;
   if (v1654) {
@@ -1951,11 +1951,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1661 = v1660 + v1651;
     out[v1661] = v1656;
   }
-  const unsigned int v1662 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1662 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1664 = v351 + v1662;
-  const unsigned int v1665 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1665 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1667 = v354 + v1665;
-  const bool v1668 = v1664 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1668 = v1664 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1669 = v1667 < v2;
   const bool v1670 = v1668 && v1669;
   if (v1670) {
@@ -1967,11 +1967,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1677 = v1676 + v1667;
     out[v1677] = v1672;
   }
-  const unsigned int v1678 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1678 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1680 = v351 + v1678;
-  const unsigned int v1681 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1681 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1683 = v354 + v1681;
-  const bool v1684 = v1680 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1684 = v1680 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1685 = v1683 < v2;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -1983,11 +1983,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1693 = v1692 + v1683;
     out[v1693] = v1688;
   }
-  const unsigned int v1694 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1694 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1696 = v351 + v1694;
-  const unsigned int v1697 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1697 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1699 = v354 + v1697;
-  const bool v1700 = v1696 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1700 = v1696 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1701 = v1699 < v2;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -1999,11 +1999,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1709 = v1708 + v1699;
     out[v1709] = v1704;
   }
-  const unsigned int v1710 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1710 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1712 = v351 + v1710;
-  const unsigned int v1713 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1713 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1715 = v354 + v1713;
-  const bool v1716 = v1712 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1716 = v1712 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1717 = v1715 < v2;
   const bool v1718 = v1716 && v1717;
   if (v1718) {
@@ -2015,11 +2015,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1725 = v1724 + v1715;
     out[v1725] = v1720;
   }
-  const unsigned int v1726 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1726 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1728 = v351 + v1726;
-  const unsigned int v1729 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1729 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1731 = v354 + v1729;
-  const bool v1732 = v1728 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1732 = v1728 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1733 = v1731 < v2;
   const bool v1734 = v1732 && v1733;
   if (v1734) {
@@ -2031,11 +2031,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1741 = v1740 + v1731;
     out[v1741] = v1736;
   }
-  const unsigned int v1742 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1742 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1744 = v351 + v1742;
-  const unsigned int v1745 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1745 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1747 = v354 + v1745;
-  const bool v1748 = v1744 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1748 = v1744 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1749 = v1747 < v2;
   const bool v1750 = v1748 && v1749;
   if (v1750) {
@@ -2047,11 +2047,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1757 = v1756 + v1747;
     out[v1757] = v1752;
   }
-  const unsigned int v1758 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1758 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1760 = v351 + v1758;
-  const unsigned int v1761 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1761 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1763 = v354 + v1761;
-  const bool v1764 = v1760 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1764 = v1760 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1765 = v1763 < v2;
   const bool v1766 = v1764 && v1765;
   if (v1766) {
@@ -2063,11 +2063,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1773 = v1772 + v1763;
     out[v1773] = v1768;
   }
-  const unsigned int v1774 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1774 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1776 = v351 + v1774;
-  const unsigned int v1777 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1777 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1779 = v354 + v1777;
-  const bool v1780 = v1776 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1780 = v1776 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1781 = v1779 < v2;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -2079,11 +2079,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1789 = v1788 + v1779;
     out[v1789] = v1784;
   }
-  const unsigned int v1790 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1790 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1792 = v351 + v1790;
-  const unsigned int v1793 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1793 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1795 = v354 + v1793;
-  const bool v1796 = v1792 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1796 = v1792 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1797 = v1795 < v2;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
@@ -2095,11 +2095,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1805 = v1804 + v1795;
     out[v1805] = v1800;
   }
-  const unsigned int v1806 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1806 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1808 = v351 + v1806;
-  const unsigned int v1809 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1809 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1811 = v354 + v1809;
-  const bool v1812 = v1808 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1812 = v1808 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1813 = v1811 < v2;
   const bool v1814 = v1812 && v1813;
   if (v1814) {
@@ -2111,11 +2111,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1821 = v1820 + v1811;
     out[v1821] = v1816;
   }
-  const unsigned int v1822 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1822 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1824 = v351 + v1822;
-  const unsigned int v1825 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1825 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1827 = v354 + v1825;
-  const bool v1828 = v1824 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1828 = v1824 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1829 = v1827 < v2;
   const bool v1830 = v1828 && v1829;
   if (v1830) {
@@ -2127,11 +2127,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1837 = v1836 + v1827;
     out[v1837] = v1832;
   }
-  const unsigned int v1838 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1838 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1840 = v351 + v1838;
-  const unsigned int v1841 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1841 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1843 = v354 + v1841;
-  const bool v1844 = v1840 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1844 = v1840 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1845 = v1843 < v2;
   const bool v1846 = v1844 && v1845;
   if (v1846) {
@@ -2143,11 +2143,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1853 = v1852 + v1843;
     out[v1853] = v1848;
   }
-  const unsigned int v1854 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1854 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1856 = v351 + v1854;
-  const unsigned int v1857 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1857 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1859 = v354 + v1857;
-  const bool v1860 = v1856 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1860 = v1856 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1861 = v1859 < v2;
   const bool v1862 = v1860 && v1861;
   if (v1862) {
@@ -2159,11 +2159,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1869 = v1868 + v1859;
     out[v1869] = v1864;
   }
-  const unsigned int v1870 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1870 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1872 = v351 + v1870;
-  const unsigned int v1873 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1873 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1875 = v354 + v1873;
-  const bool v1876 = v1872 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1876 = v1872 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1877 = v1875 < v2;
   const bool v1878 = v1876 && v1877;
   if (v1878) {
@@ -2175,11 +2175,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1885 = v1884 + v1875;
     out[v1885] = v1880;
   }
-  const unsigned int v1886 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1886 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1888 = v351 + v1886;
-  const unsigned int v1889 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1889 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1891 = v354 + v1889;
-  const bool v1892 = v1888 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1892 = v1888 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1893 = v1891 < v2;
   const bool v1894 = v1892 && v1893;
   if (v1894) {
@@ -2191,11 +2191,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1901 = v1900 + v1891;
     out[v1901] = v1896;
   }
-  const unsigned int v1902 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1902 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1904 = v351 + v1902;
-  const unsigned int v1905 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1905 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1907 = v354 + v1905;
-  const bool v1908 = v1904 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1908 = v1904 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1909 = v1907 < v2;
   const bool v1910 = v1908 && v1909;
   if (v1910) {
@@ -2207,11 +2207,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1917 = v1916 + v1907;
     out[v1917] = v1912;
   }
-  const unsigned int v1918 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1918 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1920 = v351 + v1918;
-  const unsigned int v1921 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1921 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1923 = v354 + v1921;
-  const bool v1924 = v1920 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1924 = v1920 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1925 = v1923 < v2;
   const bool v1926 = v1924 && v1925;
   if (v1926) {
@@ -2223,11 +2223,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1933 = v1932 + v1923;
     out[v1933] = v1928;
   }
-  const unsigned int v1934 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1934 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1936 = v351 + v1934;
-  const unsigned int v1937 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1937 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1939 = v354 + v1937;
-  const bool v1940 = v1936 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1940 = v1936 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1941 = v1939 < v2;
   const bool v1942 = v1940 && v1941;
   if (v1942) {
@@ -2239,11 +2239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1949 = v1948 + v1939;
     out[v1949] = v1944;
   }
-  const unsigned int v1950 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1950 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1952 = v351 + v1950;
-  const unsigned int v1953 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1953 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1955 = v354 + v1953;
-  const bool v1956 = v1952 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1956 = v1952 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1957 = v1955 < v2;
   const bool v1958 = v1956 && v1957;
   if (v1958) {
@@ -2255,11 +2255,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1965 = v1964 + v1955;
     out[v1965] = v1960;
   }
-  const unsigned int v1966 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1966 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1968 = v351 + v1966;
-  const unsigned int v1969 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1969 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1971 = v354 + v1969;
-  const bool v1972 = v1968 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1972 = v1968 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1973 = v1971 < v2;
   const bool v1974 = v1972 && v1973;
   if (v1974) {
@@ -2271,11 +2271,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1981 = v1980 + v1971;
     out[v1981] = v1976;
   }
-  const unsigned int v1982 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1982 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1984 = v351 + v1982;
-  const unsigned int v1985 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1985 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1987 = v354 + v1985;
-  const bool v1988 = v1984 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1988 = v1984 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1989 = v1987 < v2;
   const bool v1990 = v1988 && v1989;
   if (v1990) {
@@ -2287,11 +2287,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v1997 = v1996 + v1987;
     out[v1997] = v1992;
   }
-  const unsigned int v1998 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1998 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2000 = v351 + v1998;
-  const unsigned int v2001 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2001 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2003 = v354 + v2001;
-  const bool v2004 = v2000 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2004 = v2000 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2005 = v2003 < v2;
   const bool v2006 = v2004 && v2005;
   if (v2006) {
@@ -2303,11 +2303,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2013 = v2012 + v2003;
     out[v2013] = v2008;
   }
-  const unsigned int v2014 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2014 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2016 = v351 + v2014;
-  const unsigned int v2017 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2017 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2019 = v354 + v2017;
-  const bool v2020 = v2016 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2020 = v2016 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2021 = v2019 < v2;
   const bool v2022 = v2020 && v2021;
   if (v2022) {
@@ -2319,11 +2319,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2029 = v2028 + v2019;
     out[v2029] = v2024;
   }
-  const unsigned int v2030 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2030 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2032 = v351 + v2030;
-  const unsigned int v2033 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2033 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2035 = v354 + v2033;
-  const bool v2036 = v2032 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2036 = v2032 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2037 = v2035 < v2;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
@@ -2335,11 +2335,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2045 = v2044 + v2035;
     out[v2045] = v2040;
   }
-  const unsigned int v2046 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2046 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2048 = v351 + v2046;
-  const unsigned int v2049 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2049 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2051 = v354 + v2049;
-  const bool v2052 = v2048 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2052 = v2048 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2053 = v2051 < v2;
   const bool v2054 = v2052 && v2053;
   if (v2054) {
@@ -2351,11 +2351,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2061 = v2060 + v2051;
     out[v2061] = v2056;
   }
-  const unsigned int v2062 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2062 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2064 = v351 + v2062;
-  const unsigned int v2065 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2065 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2067 = v354 + v2065;
-  const bool v2068 = v2064 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2068 = v2064 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2069 = v2067 < v2;
   const bool v2070 = v2068 && v2069;
   if (v2070) {
@@ -2367,11 +2367,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2077 = v2076 + v2067;
     out[v2077] = v2072;
   }
-  const unsigned int v2078 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2078 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2080 = v351 + v2078;
-  const unsigned int v2081 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2081 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2083 = v354 + v2081;
-  const bool v2084 = v2080 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2084 = v2080 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2085 = v2083 < v2;
   const bool v2086 = v2084 && v2085;
   if (v2086) {
@@ -2383,11 +2383,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2093 = v2092 + v2083;
     out[v2093] = v2088;
   }
-  const unsigned int v2094 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2094 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2096 = v351 + v2094;
-  const unsigned int v2097 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2097 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2099 = v354 + v2097;
-  const bool v2100 = v2096 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2100 = v2096 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2101 = v2099 < v2;
   const bool v2102 = v2100 && v2101;
   if (v2102) {
@@ -2399,11 +2399,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2109 = v2108 + v2099;
     out[v2109] = v2104;
   }
-  const unsigned int v2110 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2110 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2112 = v351 + v2110;
-  const unsigned int v2113 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2113 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2115 = v354 + v2113;
-  const bool v2116 = v2112 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2116 = v2112 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2117 = v2115 < v2;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2415,11 +2415,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2125 = v2124 + v2115;
     out[v2125] = v2120;
   }
-  const unsigned int v2126 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2126 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2128 = v351 + v2126;
-  const unsigned int v2129 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2129 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2131 = v354 + v2129;
-  const bool v2132 = v2128 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2132 = v2128 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2133 = v2131 < v2;
   const bool v2134 = v2132 && v2133;
   if (v2134) {
@@ -2431,11 +2431,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2141 = v2140 + v2131;
     out[v2141] = v2136;
   }
-  const unsigned int v2142 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2142 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2144 = v351 + v2142;
-  const unsigned int v2145 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2145 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2147 = v354 + v2145;
-  const bool v2148 = v2144 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2148 = v2144 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2149 = v2147 < v2;
   const bool v2150 = v2148 && v2149;
   if (v2150) {
@@ -2447,11 +2447,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2157 = v2156 + v2147;
     out[v2157] = v2152;
   }
-  const unsigned int v2158 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2158 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2160 = v351 + v2158;
-  const unsigned int v2161 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2161 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2163 = v354 + v2161;
-  const bool v2164 = v2160 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2164 = v2160 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2165 = v2163 < v2;
   const bool v2166 = v2164 && v2165;
   if (v2166) {
@@ -2463,11 +2463,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2173 = v2172 + v2163;
     out[v2173] = v2168;
   }
-  const unsigned int v2174 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2174 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2176 = v351 + v2174;
-  const unsigned int v2177 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2177 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2179 = v354 + v2177;
-  const bool v2180 = v2176 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2180 = v2176 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2181 = v2179 < v2;
   const bool v2182 = v2180 && v2181;
   if (v2182) {
@@ -2479,11 +2479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2189 = v2188 + v2179;
     out[v2189] = v2184;
   }
-  const unsigned int v2190 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2190 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2192 = v351 + v2190;
-  const unsigned int v2193 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2193 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2195 = v354 + v2193;
-  const bool v2196 = v2192 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2196 = v2192 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2197 = v2195 < v2;
   const bool v2198 = v2196 && v2197;
   if (v2198) {
@@ -2495,11 +2495,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2205 = v2204 + v2195;
     out[v2205] = v2200;
   }
-  const unsigned int v2206 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2206 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2208 = v351 + v2206;
-  const unsigned int v2209 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2209 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2211 = v354 + v2209;
-  const bool v2212 = v2208 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2212 = v2208 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2213 = v2211 < v2;
   const bool v2214 = v2212 && v2213;
   if (v2214) {
@@ -2511,11 +2511,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2221 = v2220 + v2211;
     out[v2221] = v2216;
   }
-  const unsigned int v2222 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2222 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2224 = v351 + v2222;
-  const unsigned int v2225 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2225 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2227 = v354 + v2225;
-  const bool v2228 = v2224 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2228 = v2224 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2229 = v2227 < v2;
   const bool v2230 = v2228 && v2229;
   if (v2230) {
@@ -2527,11 +2527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2237 = v2236 + v2227;
     out[v2237] = v2232;
   }
-  const unsigned int v2238 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2238 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2240 = v351 + v2238;
-  const unsigned int v2241 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2241 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2243 = v354 + v2241;
-  const bool v2244 = v2240 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2244 = v2240 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2245 = v2243 < v2;
   const bool v2246 = v2244 && v2245;
   if (v2246) {
@@ -2543,11 +2543,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2253 = v2252 + v2243;
     out[v2253] = v2248;
   }
-  const unsigned int v2254 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2254 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2256 = v351 + v2254;
-  const unsigned int v2257 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2257 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2259 = v354 + v2257;
-  const bool v2260 = v2256 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2260 = v2256 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2261 = v2259 < v2;
   const bool v2262 = v2260 && v2261;
   if (v2262) {
@@ -2559,11 +2559,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2269 = v2268 + v2259;
     out[v2269] = v2264;
   }
-  const unsigned int v2270 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2270 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2272 = v351 + v2270;
-  const unsigned int v2273 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2273 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2275 = v354 + v2273;
-  const bool v2276 = v2272 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2276 = v2272 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2277 = v2275 < v2;
   const bool v2278 = v2276 && v2277;
   if (v2278) {
@@ -2575,11 +2575,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2285 = v2284 + v2275;
     out[v2285] = v2280;
   }
-  const unsigned int v2286 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2286 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2288 = v351 + v2286;
-  const unsigned int v2289 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2289 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2291 = v354 + v2289;
-  const bool v2292 = v2288 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2292 = v2288 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2293 = v2291 < v2;
   const bool v2294 = v2292 && v2293;
   if (v2294) {
@@ -2591,11 +2591,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2301 = v2300 + v2291;
     out[v2301] = v2296;
   }
-  const unsigned int v2302 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2302 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2304 = v351 + v2302;
-  const unsigned int v2305 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2305 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2307 = v354 + v2305;
-  const bool v2308 = v2304 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2308 = v2304 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2309 = v2307 < v2;
   const bool v2310 = v2308 && v2309;
   if (v2310) {
@@ -2607,11 +2607,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2317 = v2316 + v2307;
     out[v2317] = v2312;
   }
-  const unsigned int v2318 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2318 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2320 = v351 + v2318;
-  const unsigned int v2321 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2321 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2323 = v354 + v2321;
-  const bool v2324 = v2320 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2324 = v2320 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2325 = v2323 < v2;
   const bool v2326 = v2324 && v2325;
   if (v2326) {
@@ -2623,11 +2623,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2333 = v2332 + v2323;
     out[v2333] = v2328;
   }
-  const unsigned int v2334 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2334 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2336 = v351 + v2334;
-  const unsigned int v2337 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2337 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2339 = v354 + v2337;
-  const bool v2340 = v2336 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2340 = v2336 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2341 = v2339 < v2;
   const bool v2342 = v2340 && v2341;
   if (v2342) {
@@ -2639,11 +2639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2349 = v2348 + v2339;
     out[v2349] = v2344;
   }
-  const unsigned int v2350 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2350 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2352 = v351 + v2350;
-  const unsigned int v2353 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2353 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2355 = v354 + v2353;
-  const bool v2356 = v2352 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2356 = v2352 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2357 = v2355 < v2;
   const bool v2358 = v2356 && v2357;
   if (v2358) {
@@ -2655,11 +2655,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2365 = v2364 + v2355;
     out[v2365] = v2360;
   }
-  const unsigned int v2366 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2366 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2368 = v351 + v2366;
-  const unsigned int v2369 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2369 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2371 = v354 + v2369;
-  const bool v2372 = v2368 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2372 = v2368 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2373 = v2371 < v2;
   const bool v2374 = v2372 && v2373;
   if (v2374) {
@@ -2671,11 +2671,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_f32(
     const unsigned int v2381 = v2380 + v2371;
     out[v2381] = v2376;
   }
-  const unsigned int v2382 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2382 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2384 = v351 + v2382;
-  const unsigned int v2385 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2385 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2387 = v354 + v2385;
-  const bool v2388 = v2384 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2388 = v2384 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2389 = v2387 < v2;
   const bool v2390 = v2388 && v2389;
   if (v2390) {

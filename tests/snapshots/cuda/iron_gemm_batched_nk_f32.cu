@@ -223,402 +223,402 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
   const unsigned int v7 = blockIdx.z;  // kernels/gemm/gemm.cpp:88
   const unsigned int v8 = v7 * v4;  // kernels/gemm/gemm.cpp:89
   const unsigned int v9 = v7 * v5;
-  const unsigned int v10 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const unsigned int v10 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
   const unsigned int v12 = blockIdx.y;
   const unsigned int v13 = v12 * v10;
   const unsigned int v14 = v13 + v11;
-  const unsigned int v16 = v10 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const unsigned int v18 = v14 / v16;  // kernels/gemm/gemm_tiles.hpp:184
+  const unsigned int v16 = v10 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const unsigned int v18 = v14 / v16;  // kernels/gemm/gemm_tiles.hpp:128
   const unsigned int v19 = v18 << 3u;
-  const unsigned int v21 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const unsigned int v21 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
   const unsigned int v22 = v21 - v19;
   const unsigned int v23 = min(v22, 8u);
-  const unsigned int v25 = v14 % v16;  // kernels/gemm/gemm_tiles.hpp:186
+  const unsigned int v25 = v14 % v16;  // kernels/gemm/gemm_tiles.hpp:130
   const unsigned int v26 = v25 % v23;
   const unsigned int v27 = v19 + v26;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v31 = v25 / v23;  // kernels/gemm/gemm_tiles.hpp:187
+  const unsigned int v31 = v25 / v23;
   const unsigned int v32 = v31 << 7u;
-  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:188
-  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const unsigned int v37 = v36 << 6u;
-  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const unsigned int v41 = v40 << 6u;
-  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v43, 0.0f);
-  iron_frag<float, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v45, 0.0f);
-  iron_frag<float, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v47, 0.0f);
-  unsigned int v48 = 0u;  // kernels/gemm/gemm_tiles.hpp:208
+  unsigned int v48 = 0u;  // kernels/gemm/gemm_tiles.hpp:215
   const unsigned int v50 = v3 & 7u;
   const bool v51 = v50 == v48;
   const unsigned int v54 = v8 & 7u;
   const bool v55 = v54 == v48;
   const bool v56 = v51 && v55;
-  const unsigned int v63 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v63 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v64 = v63 == v48;
   const bool v65 = v51 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:208
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:215
   if (v66) {
-    const bool v2897 = v48 < v3;  // kernels/gemm/gemm_tiles.hpp:215
+    const bool v2897 = v48 < v3;  // kernels/gemm/gemm_tiles.hpp:222
     if (v2897) {
-      const unsigned int v2900 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v2901 = v2900 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v2902 = v2900 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2900 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v2901 = v2900 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2902 = v2900 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v2903 = v2902 << 2u;
-      const unsigned int v2904 = v28 + v2901;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2904 = v28 + v2901;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2905 = v2904 < v1;
       const bool v2907 = v2903 < v3;
       const bool v2908 = v2905 && v2907;
-      const unsigned int v2909 = v2904 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2909 = v2904 * v3;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2910 = v8 + v2909;
       const unsigned int v2912 = v2910 + v2903;
       const unsigned int v2913 = v2908 ? v2912 : v8;
-      const unsigned int v2915 = v2901 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v2915 = v2901 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v2917 = v2915 + v2903;
       iron_copy_async<16>(shm0 + v2917, a + v2913, v2908);
-      const unsigned int v2918 = v2900 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v2919 = v2918 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v2920 = v2918 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2918 = v2900 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v2919 = v2918 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2920 = v2918 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v2921 = v2920 << 2u;
-      const unsigned int v2922 = v28 + v2919;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2922 = v28 + v2919;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2923 = v2922 < v1;
       const bool v2925 = v2921 < v3;
       const bool v2926 = v2923 && v2925;
-      const unsigned int v2927 = v2922 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2927 = v2922 * v3;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2928 = v8 + v2927;
       const unsigned int v2930 = v2928 + v2921;
       const unsigned int v2931 = v2926 ? v2930 : v8;
-      const unsigned int v2932 = v2919 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v2932 = v2919 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v2934 = v2932 + v2921;
       iron_copy_async<16>(shm0 + v2934, a + v2931, v2926);
-      const unsigned int v2936 = v2900 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v2937 = v2936 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v2938 = v2936 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2936 = v2900 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v2937 = v2936 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2938 = v2936 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v2939 = v2938 << 2u;
-      const unsigned int v2940 = v28 + v2937;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2940 = v28 + v2937;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2941 = v2940 < v1;
       const bool v2943 = v2939 < v3;
       const bool v2944 = v2941 && v2943;
-      const unsigned int v2945 = v2940 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2945 = v2940 * v3;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2946 = v8 + v2945;
       const unsigned int v2948 = v2946 + v2939;
       const unsigned int v2949 = v2944 ? v2948 : v8;
-      const unsigned int v2950 = v2937 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v2950 = v2937 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v2952 = v2950 + v2939;
       iron_copy_async<16>(shm0 + v2952, a + v2949, v2944);
-      const unsigned int v2954 = v2900 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v2955 = v2954 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v2956 = v2954 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2954 = v2900 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v2955 = v2954 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2956 = v2954 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v2957 = v2956 << 2u;
-      const unsigned int v2958 = v28 + v2955;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2958 = v28 + v2955;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2959 = v2958 < v1;
       const bool v2961 = v2957 < v3;
       const bool v2962 = v2959 && v2961;
-      const unsigned int v2963 = v2958 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2963 = v2958 * v3;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2964 = v8 + v2963;
       const unsigned int v2966 = v2964 + v2957;
       const unsigned int v2967 = v2962 ? v2966 : v8;
-      const unsigned int v2968 = v2955 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v2968 = v2955 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v2970 = v2968 + v2957;
       iron_copy_async<16>(shm0 + v2970, a + v2967, v2962);
-      const unsigned int v2971 = v32 + v2901;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2971 = v32 + v2901;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2972 = v2971 < v2;
       const bool v2973 = v2972 && v2907;
-      const unsigned int v2974 = v2971 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2974 = v2971 * v3;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2975 = v9 + v2974;
       const unsigned int v2977 = v2975 + v2903;
       const unsigned int v2978 = v2973 ? v2977 : v9;
-      iron_copy_async<16>(shm1 + v2917, b + v2978, v2973);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v2979 = v32 + v2919;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v2917, b + v2978, v2973);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v2979 = v32 + v2919;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2980 = v2979 < v2;
       const bool v2981 = v2980 && v2925;
-      const unsigned int v2982 = v2979 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2982 = v2979 * v3;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2983 = v9 + v2982;
       const unsigned int v2985 = v2983 + v2921;
       const unsigned int v2986 = v2981 ? v2985 : v9;
-      iron_copy_async<16>(shm1 + v2934, b + v2986, v2981);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v2987 = v32 + v2937;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v2934, b + v2986, v2981);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v2987 = v32 + v2937;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2988 = v2987 < v2;
       const bool v2989 = v2988 && v2943;
-      const unsigned int v2990 = v2987 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2990 = v2987 * v3;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2991 = v9 + v2990;
       const unsigned int v2993 = v2991 + v2939;
       const unsigned int v2994 = v2989 ? v2993 : v9;
-      iron_copy_async<16>(shm1 + v2952, b + v2994, v2989);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v2995 = v32 + v2955;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v2952, b + v2994, v2989);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v2995 = v32 + v2955;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2996 = v2995 < v2;
       const bool v2997 = v2996 && v2961;
-      const unsigned int v2998 = v2995 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2998 = v2995 * v3;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2999 = v9 + v2998;
       const unsigned int v3001 = v2999 + v2957;
       const unsigned int v3002 = v2997 ? v3001 : v9;
-      iron_copy_async<16>(shm1 + v2970, b + v3002, v2997);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2970, b + v3002, v2997);  // kernels/gemm/gemm_tiles.hpp:82
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     const bool v3005 = 16u < v3;
     if (v3005) {
-      const unsigned int v3008 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3009 = v3008 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3010 = v3008 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3008 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3009 = v3008 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3010 = v3008 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3011 = v3010 << 2u;
-      const unsigned int v3012 = v28 + v3009;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3012 = v28 + v3009;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3013 = v3012 < v1;
       const unsigned int v3014 = 16u + v3011;
       const bool v3015 = v3014 < v3;
       const bool v3016 = v3013 && v3015;
-      const unsigned int v3017 = v3012 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3017 = v3012 * v3;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3018 = v8 + v3017;
       const unsigned int v3019 = v3018 + 16u;
       const unsigned int v3020 = v3019 + v3011;
       const unsigned int v3021 = v3016 ? v3020 : v8;
-      const unsigned int v3023 = v3009 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3023 = v3009 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3024 = 2560u + v3023;
       const unsigned int v3025 = v3024 + v3011;
       iron_copy_async<16>(shm0 + v3025, a + v3021, v3016);
-      const unsigned int v3026 = v3008 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3027 = v3026 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3028 = v3026 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3026 = v3008 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3027 = v3026 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3028 = v3026 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3029 = v3028 << 2u;
-      const unsigned int v3030 = v28 + v3027;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3030 = v28 + v3027;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3031 = v3030 < v1;
       const unsigned int v3032 = 16u + v3029;
       const bool v3033 = v3032 < v3;
       const bool v3034 = v3031 && v3033;
-      const unsigned int v3035 = v3030 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3035 = v3030 * v3;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3036 = v8 + v3035;
       const unsigned int v3037 = v3036 + 16u;
       const unsigned int v3038 = v3037 + v3029;
       const unsigned int v3039 = v3034 ? v3038 : v8;
-      const unsigned int v3040 = v3027 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3040 = v3027 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3041 = 2560u + v3040;
       const unsigned int v3042 = v3041 + v3029;
       iron_copy_async<16>(shm0 + v3042, a + v3039, v3034);
-      const unsigned int v3044 = v3008 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3045 = v3044 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3046 = v3044 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3044 = v3008 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3045 = v3044 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3046 = v3044 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3047 = v3046 << 2u;
-      const unsigned int v3048 = v28 + v3045;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3048 = v28 + v3045;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3049 = v3048 < v1;
       const unsigned int v3050 = 16u + v3047;
       const bool v3051 = v3050 < v3;
       const bool v3052 = v3049 && v3051;
-      const unsigned int v3053 = v3048 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3053 = v3048 * v3;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3054 = v8 + v3053;
       const unsigned int v3055 = v3054 + 16u;
       const unsigned int v3056 = v3055 + v3047;
       const unsigned int v3057 = v3052 ? v3056 : v8;
-      const unsigned int v3058 = v3045 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3058 = v3045 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3059 = 2560u + v3058;
       const unsigned int v3060 = v3059 + v3047;
       iron_copy_async<16>(shm0 + v3060, a + v3057, v3052);
-      const unsigned int v3062 = v3008 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3063 = v3062 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3064 = v3062 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3062 = v3008 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3063 = v3062 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3064 = v3062 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3065 = v3064 << 2u;
-      const unsigned int v3066 = v28 + v3063;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3066 = v28 + v3063;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3067 = v3066 < v1;
       const unsigned int v3068 = 16u + v3065;
       const bool v3069 = v3068 < v3;
       const bool v3070 = v3067 && v3069;
-      const unsigned int v3071 = v3066 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3071 = v3066 * v3;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3072 = v8 + v3071;
       const unsigned int v3073 = v3072 + 16u;
       const unsigned int v3074 = v3073 + v3065;
       const unsigned int v3075 = v3070 ? v3074 : v8;
-      const unsigned int v3076 = v3063 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3076 = v3063 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3077 = 2560u + v3076;
       const unsigned int v3078 = v3077 + v3065;
       iron_copy_async<16>(shm0 + v3078, a + v3075, v3070);
-      const unsigned int v3079 = v32 + v3009;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3079 = v32 + v3009;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3080 = v3079 < v2;
       const bool v3081 = v3080 && v3015;
-      const unsigned int v3082 = v3079 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3082 = v3079 * v3;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3083 = v9 + v3082;
       const unsigned int v3084 = v3083 + 16u;
       const unsigned int v3085 = v3084 + v3011;
       const unsigned int v3086 = v3081 ? v3085 : v9;
-      iron_copy_async<16>(shm1 + v3025, b + v3086, v3081);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v3087 = v32 + v3027;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v3025, b + v3086, v3081);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3087 = v32 + v3027;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3088 = v3087 < v2;
       const bool v3089 = v3088 && v3033;
-      const unsigned int v3090 = v3087 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3090 = v3087 * v3;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3091 = v9 + v3090;
       const unsigned int v3092 = v3091 + 16u;
       const unsigned int v3093 = v3092 + v3029;
       const unsigned int v3094 = v3089 ? v3093 : v9;
-      iron_copy_async<16>(shm1 + v3042, b + v3094, v3089);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v3095 = v32 + v3045;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v3042, b + v3094, v3089);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3095 = v32 + v3045;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3096 = v3095 < v2;
       const bool v3097 = v3096 && v3051;
-      const unsigned int v3098 = v3095 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3098 = v3095 * v3;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3099 = v9 + v3098;
       const unsigned int v3100 = v3099 + 16u;
       const unsigned int v3101 = v3100 + v3047;
       const unsigned int v3102 = v3097 ? v3101 : v9;
-      iron_copy_async<16>(shm1 + v3060, b + v3102, v3097);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v3103 = v32 + v3063;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v3060, b + v3102, v3097);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3103 = v32 + v3063;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3104 = v3103 < v2;
       const bool v3105 = v3104 && v3069;
-      const unsigned int v3106 = v3103 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3106 = v3103 * v3;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3107 = v9 + v3106;
       const unsigned int v3108 = v3107 + 16u;
       const unsigned int v3109 = v3108 + v3065;
       const unsigned int v3110 = v3105 ? v3109 : v9;
-      iron_copy_async<16>(shm1 + v3078, b + v3110, v3105);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3078, b + v3110, v3105);  // kernels/gemm/gemm_tiles.hpp:82
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
-    const unsigned int v2617 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v2623 = v41 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+    const unsigned int v2617 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v2623 = v41 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (unsigned int v2605 = v48; v2605 < v3; v2605 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v2605 = v48; v2605 < v3; v2605 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2607 = v2605 >> 4u;
       const unsigned int v2609 = v2607 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2611 = v2609 * 2560u;  // kernels/gemm/gemm_tiles.hpp:217
-      const unsigned int v2618 = v2611 + v2617;  // kernels/gemm/gemm_tiles.hpp:199
+      const unsigned int v2611 = v2609 * 2560u;  // kernels/gemm/gemm_tiles.hpp:224
+      const unsigned int v2618 = v2611 + v2617;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load_shared<false>(v45, shm0, v2618, 20u);
-      const unsigned int v2624 = v2611 + v2623;  // kernels/gemm/gemm_tiles.hpp:203
+      const unsigned int v2624 = v2611 + v2623;  // kernels/gemm/gemm_tiles.hpp:210
       iron_frag_load_shared<true>(v47, shm1, v2624, 20u);
-      iron_frag_mma_software(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:205
-      const unsigned int v2628 = v2605 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
+      iron_frag_mma_software(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
+      const unsigned int v2628 = v2605 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2630 = v2607 + 2u;
       const unsigned int v2631 = v2630 % 3u;
       const bool v2632 = v2628 < v3;
       if (v2632) {
-        const unsigned int v2634 = v2631 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v2636 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2639 = v2636 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2642 = v2636 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2634 = v2631 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2636 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2639 = v2636 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2642 = v2636 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2643 = v2642 << 2u;
-        const unsigned int v2644 = v28 + v2639;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2644 = v28 + v2639;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2645 = v2644 < v1;
         const unsigned int v2646 = v2628 + v2643;
         const bool v2647 = v2646 < v3;
         const bool v2648 = v2645 && v2647;
-        const unsigned int v2650 = v2644 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2650 = v2644 * v3;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2651 = v8 + v2650;
         const unsigned int v2652 = v2651 + v2628;
         const unsigned int v2653 = v2652 + v2643;
         const unsigned int v2654 = v2648 ? v2653 : v8;
-        const unsigned int v2656 = v2639 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2656 = v2639 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2657 = v2634 + v2656;
         const unsigned int v2658 = v2657 + v2643;
         iron_copy_async<16>(shm0 + v2658, a + v2654, v2648);
-        const unsigned int v2661 = v2636 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2663 = v2661 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2666 = v2661 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2661 = v2636 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2663 = v2661 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2666 = v2661 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2667 = v2666 << 2u;
-        const unsigned int v2668 = v28 + v2663;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2668 = v28 + v2663;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2669 = v2668 < v1;
         const unsigned int v2670 = v2628 + v2667;
         const bool v2671 = v2670 < v3;
         const bool v2672 = v2669 && v2671;
-        const unsigned int v2674 = v2668 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2674 = v2668 * v3;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2675 = v8 + v2674;
         const unsigned int v2676 = v2675 + v2628;
         const unsigned int v2677 = v2676 + v2667;
         const unsigned int v2678 = v2672 ? v2677 : v8;
-        const unsigned int v2680 = v2663 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2680 = v2663 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2681 = v2634 + v2680;
         const unsigned int v2682 = v2681 + v2667;
         iron_copy_async<16>(shm0 + v2682, a + v2678, v2672);
-        const unsigned int v2685 = v2636 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2687 = v2685 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2690 = v2685 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2685 = v2636 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2687 = v2685 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2690 = v2685 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2691 = v2690 << 2u;
-        const unsigned int v2692 = v28 + v2687;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2692 = v28 + v2687;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2693 = v2692 < v1;
         const unsigned int v2694 = v2628 + v2691;
         const bool v2695 = v2694 < v3;
         const bool v2696 = v2693 && v2695;
-        const unsigned int v2698 = v2692 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2698 = v2692 * v3;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2699 = v8 + v2698;
         const unsigned int v2700 = v2699 + v2628;
         const unsigned int v2701 = v2700 + v2691;
         const unsigned int v2702 = v2696 ? v2701 : v8;
-        const unsigned int v2704 = v2687 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2704 = v2687 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2705 = v2634 + v2704;
         const unsigned int v2706 = v2705 + v2691;
         iron_copy_async<16>(shm0 + v2706, a + v2702, v2696);
-        const unsigned int v2709 = v2636 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2711 = v2709 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2714 = v2709 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2709 = v2636 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2711 = v2709 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2714 = v2709 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2715 = v2714 << 2u;
-        const unsigned int v2716 = v28 + v2711;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2716 = v28 + v2711;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2717 = v2716 < v1;
         const unsigned int v2718 = v2628 + v2715;
         const bool v2719 = v2718 < v3;
         const bool v2720 = v2717 && v2719;
-        const unsigned int v2722 = v2716 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2722 = v2716 * v3;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2723 = v8 + v2722;
         const unsigned int v2724 = v2723 + v2628;
         const unsigned int v2725 = v2724 + v2715;
         const unsigned int v2726 = v2720 ? v2725 : v8;
-        const unsigned int v2728 = v2711 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2728 = v2711 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2729 = v2634 + v2728;
         const unsigned int v2730 = v2729 + v2715;
         iron_copy_async<16>(shm0 + v2730, a + v2726, v2720);
-        const unsigned int v2742 = v32 + v2639;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2742 = v32 + v2639;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2743 = v2742 < v2;
         const bool v2746 = v2743 && v2647;
-        const unsigned int v2748 = v2742 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2748 = v2742 * v3;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2749 = v9 + v2748;
         const unsigned int v2750 = v2749 + v2628;
         const unsigned int v2751 = v2750 + v2643;
         const unsigned int v2752 = v2746 ? v2751 : v9;
-        iron_copy_async<16>(shm1 + v2658, b + v2752, v2746);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2766 = v32 + v2663;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + v2658, b + v2752, v2746);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2766 = v32 + v2663;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2767 = v2766 < v2;
         const bool v2770 = v2767 && v2671;
-        const unsigned int v2772 = v2766 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2772 = v2766 * v3;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2773 = v9 + v2772;
         const unsigned int v2774 = v2773 + v2628;
         const unsigned int v2775 = v2774 + v2667;
         const unsigned int v2776 = v2770 ? v2775 : v9;
-        iron_copy_async<16>(shm1 + v2682, b + v2776, v2770);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2790 = v32 + v2687;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + v2682, b + v2776, v2770);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2790 = v32 + v2687;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2791 = v2790 < v2;
         const bool v2794 = v2791 && v2695;
-        const unsigned int v2796 = v2790 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2796 = v2790 * v3;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2797 = v9 + v2796;
         const unsigned int v2798 = v2797 + v2628;
         const unsigned int v2799 = v2798 + v2691;
         const unsigned int v2800 = v2794 ? v2799 : v9;
-        iron_copy_async<16>(shm1 + v2706, b + v2800, v2794);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2814 = v32 + v2711;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + v2706, b + v2800, v2794);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2814 = v32 + v2711;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2815 = v2814 < v2;
         const bool v2818 = v2815 && v2719;
-        const unsigned int v2820 = v2814 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2820 = v2814 * v3;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2821 = v9 + v2820;
         const unsigned int v2822 = v2821 + v2628;
         const unsigned int v2823 = v2822 + v2715;
         const unsigned int v2824 = v2818 ? v2823 : v9;
-        iron_copy_async<16>(shm1 + v2730, b + v2824, v2818);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2730, b + v2824, v2818);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
     __syncthreads();
   } else {
-    const unsigned int v288 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v288 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v289 = threadIdx.x;
-    const unsigned int v345 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v351 = v41 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const unsigned int v345 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v351 = v41 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (unsigned int v287 = v48; v287 < v3; v287 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (unsigned int v291 = v289; v291 < 2048u; v291 += v288) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v293 = v291 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v295 = v291 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v296 = v28 + v293;  // kernels/gemm/gemm_tiles.hpp:95
+    for (unsigned int v287 = v48; v287 < v3; v287 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (unsigned int v291 = v289; v291 < 2048u; v291 += v288) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v293 = v291 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v295 = v291 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v296 = v28 + v293;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v297 = v296 < v1;
         const unsigned int v298 = v287 + v295;
         const bool v299 = v298 < v3;
         const bool v300 = v297 && v299;
         if (v300) {
-          const unsigned int v302 = v296 * v3;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v302 = v296 * v3;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v303 = v8 + v302;
           const unsigned int v304 = v303 + v287;
           const unsigned int v305 = v304 + v295;
@@ -627,22 +627,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
           const unsigned int v309 = v308 + v295;
           shm0[v309] = v306;
         } else {
-          const unsigned int v311 = v293 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v311 = v293 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v312 = v311 + v295;
           shm0[v312] = 0.0f;
         }
       }
 
-      for (unsigned int v317 = v289; v317 < 2048u; v317 += v288) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v319 = v317 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v321 = v317 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v322 = v32 + v319;  // kernels/gemm/gemm_tiles.hpp:95
+      for (unsigned int v317 = v289; v317 < 2048u; v317 += v288) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v319 = v317 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v321 = v317 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v322 = v32 + v319;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v323 = v322 < v2;
         const unsigned int v324 = v287 + v321;
         const bool v325 = v324 < v3;
         const bool v326 = v323 && v325;
         if (v326) {
-          const unsigned int v328 = v322 * v3;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v328 = v322 * v3;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v329 = v9 + v328;
           const unsigned int v330 = v329 + v287;
           const unsigned int v331 = v330 + v321;
@@ -651,25 +651,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
           const unsigned int v335 = v334 + v321;
           shm1[v335] = v332;
         } else {
-          const unsigned int v337 = v319 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v337 = v319 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v338 = v337 + v321;
           shm1[v338] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load_shared<false>(v45, shm0, v345, 20u);  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<true>(v47, shm1, v351, 20u);  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_mma_software(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:205
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load_shared<false>(v45, shm0, v345, 20u);  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load_shared<true>(v47, shm1, v351, 20u);  // kernels/gemm/gemm_tiles.hpp:210
+      iron_frag_mma_software(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const unsigned int v354 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v354 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v355 = v28 + v37;
   const unsigned int v356 = v355 + v354;
-  const unsigned int v357 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v357 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v358 = v32 + v41;
   const unsigned int v359 = v358 + v357;
-  const bool v360 = v356 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v360 = v356 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v361 = v359 < v2;
   const bool v362 = v360 && v361;
   if (v362) {
@@ -681,11 +681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v369 = v368 + v359;
     out[v369] = v364;
   }
-  const unsigned int v370 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v370 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v372 = v355 + v370;
-  const unsigned int v373 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v373 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v375 = v358 + v373;
-  const bool v376 = v372 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v376 = v372 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v377 = v375 < v2;
   const bool v378 = v376 && v377;
   if (v378) {
@@ -697,11 +697,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v385 = v384 + v375;
     out[v385] = v380;
   }
-  const unsigned int v386 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v386 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v388 = v355 + v386;
-  const unsigned int v389 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v389 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v391 = v358 + v389;
-  const bool v392 = v388 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v392 = v388 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v393 = v391 < v2;
   const bool v394 = v392 && v393;
   if (v394) {
@@ -713,11 +713,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v401 = v400 + v391;
     out[v401] = v396;
   }
-  const unsigned int v402 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v402 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v404 = v355 + v402;
-  const unsigned int v405 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v405 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v407 = v358 + v405;
-  const bool v408 = v404 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v408 = v404 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v409 = v407 < v2;
   const bool v410 = v408 && v409;
   if (v410) {
@@ -729,11 +729,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v417 = v416 + v407;
     out[v417] = v412;
   }
-  const unsigned int v418 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v418 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v420 = v355 + v418;
-  const unsigned int v421 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v421 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v423 = v358 + v421;
-  const bool v424 = v420 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v424 = v420 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v425 = v423 < v2;
   const bool v426 = v424 && v425;
   if (v426) {
@@ -745,11 +745,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v433 = v432 + v423;
     out[v433] = v428;
   }
-  const unsigned int v434 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v434 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v436 = v355 + v434;
-  const unsigned int v437 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v437 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v439 = v358 + v437;
-  const bool v440 = v436 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v440 = v436 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v441 = v439 < v2;
   const bool v442 = v440 && v441;
   if (v442) {
@@ -761,11 +761,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v449 = v448 + v439;
     out[v449] = v444;
   }
-  const unsigned int v450 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v450 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v452 = v355 + v450;
-  const unsigned int v453 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v453 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v455 = v358 + v453;
-  const bool v456 = v452 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v456 = v452 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v457 = v455 < v2;
   const bool v458 = v456 && v457;
   if (v458) {
@@ -777,11 +777,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v465 = v464 + v455;
     out[v465] = v460;
   }
-  const unsigned int v466 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v466 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v468 = v355 + v466;
-  const unsigned int v469 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v469 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v471 = v358 + v469;
-  const bool v472 = v468 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v472 = v468 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v473 = v471 < v2;
   const bool v474 = v472 && v473;
   if (v474) {
@@ -793,11 +793,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v481 = v480 + v471;
     out[v481] = v476;
   }
-  const unsigned int v482 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v482 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v484 = v355 + v482;
-  const unsigned int v485 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v485 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v487 = v358 + v485;
-  const bool v488 = v484 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v488 = v484 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v489 = v487 < v2;
   const bool v490 = v488 && v489;
   if (v490) {
@@ -809,11 +809,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v497 = v496 + v487;
     out[v497] = v492;
   }
-  const unsigned int v498 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v498 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v500 = v355 + v498;
-  const unsigned int v501 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v501 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v503 = v358 + v501;
-  const bool v504 = v500 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v504 = v500 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v505 = v503 < v2;
   const bool v506 = v504 && v505;
   if (v506) {
@@ -825,11 +825,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v513 = v512 + v503;
     out[v513] = v508;
   }
-  const unsigned int v514 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v514 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v516 = v355 + v514;
-  const unsigned int v517 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v517 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v519 = v358 + v517;
-  const bool v520 = v516 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v520 = v516 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v521 = v519 < v2;
   const bool v522 = v520 && v521;
   if (v522) {
@@ -841,11 +841,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v529 = v528 + v519;
     out[v529] = v524;
   }
-  const unsigned int v530 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v530 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v532 = v355 + v530;
-  const unsigned int v533 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v533 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v535 = v358 + v533;
-  const bool v536 = v532 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v536 = v532 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v537 = v535 < v2;
   const bool v538 = v536 && v537;
   if (v538) {
@@ -857,11 +857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v545 = v544 + v535;
     out[v545] = v540;
   }
-  const unsigned int v546 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v546 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v548 = v355 + v546;
-  const unsigned int v549 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v549 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v551 = v358 + v549;
-  const bool v552 = v548 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v552 = v548 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v553 = v551 < v2;
   const bool v554 = v552 && v553;
   if (v554) {
@@ -873,11 +873,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v561 = v560 + v551;
     out[v561] = v556;
   }
-  const unsigned int v562 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v562 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v564 = v355 + v562;
-  const unsigned int v565 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v565 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v567 = v358 + v565;
-  const bool v568 = v564 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v568 = v564 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v569 = v567 < v2;
   const bool v570 = v568 && v569;
   if (v570) {
@@ -889,11 +889,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v577 = v576 + v567;
     out[v577] = v572;
   }
-  const unsigned int v578 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v578 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v580 = v355 + v578;
-  const unsigned int v581 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v581 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v583 = v358 + v581;
-  const bool v584 = v580 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v584 = v580 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v585 = v583 < v2;
   const bool v586 = v584 && v585;
   if (v586) {
@@ -905,11 +905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v593 = v592 + v583;
     out[v593] = v588;
   }
-  const unsigned int v594 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v594 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v596 = v355 + v594;
-  const unsigned int v597 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v597 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v599 = v358 + v597;
-  const bool v600 = v596 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v600 = v596 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v601 = v599 < v2;
   const bool v602 = v600 && v601;
   if (v602) {
@@ -921,11 +921,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v609 = v608 + v599;
     out[v609] = v604;
   }
-  const unsigned int v610 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v610 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v612 = v355 + v610;
-  const unsigned int v613 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v613 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v615 = v358 + v613;
-  const bool v616 = v612 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v616 = v612 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v617 = v615 < v2;
   const bool v618 = v616 && v617;
   if (v618) {
@@ -937,11 +937,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v625 = v624 + v615;
     out[v625] = v620;
   }
-  const unsigned int v626 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v626 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v628 = v355 + v626;
-  const unsigned int v629 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v629 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v631 = v358 + v629;
-  const bool v632 = v628 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v632 = v628 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v633 = v631 < v2;
   const bool v634 = v632 && v633;
   if (v634) {
@@ -953,11 +953,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v641 = v640 + v631;
     out[v641] = v636;
   }
-  const unsigned int v642 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v642 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v644 = v355 + v642;
-  const unsigned int v645 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v645 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v647 = v358 + v645;
-  const bool v648 = v644 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v648 = v644 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v649 = v647 < v2;
   const bool v650 = v648 && v649;
   if (v650) {
@@ -969,11 +969,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v657 = v656 + v647;
     out[v657] = v652;
   }
-  const unsigned int v658 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v658 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v660 = v355 + v658;
-  const unsigned int v661 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v661 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v663 = v358 + v661;
-  const bool v664 = v660 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v664 = v660 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v665 = v663 < v2;
   const bool v666 = v664 && v665;
   if (v666) {
@@ -985,11 +985,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v673 = v672 + v663;
     out[v673] = v668;
   }
-  const unsigned int v674 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v674 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v676 = v355 + v674;
-  const unsigned int v677 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v677 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v679 = v358 + v677;
-  const bool v680 = v676 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v680 = v676 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v681 = v679 < v2;
   const bool v682 = v680 && v681;
   if (v682) {
@@ -1001,11 +1001,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v689 = v688 + v679;
     out[v689] = v684;
   }
-  const unsigned int v690 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v690 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v692 = v355 + v690;
-  const unsigned int v693 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v693 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v695 = v358 + v693;
-  const bool v696 = v692 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v696 = v692 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v697 = v695 < v2;
   const bool v698 = v696 && v697;
   if (v698) {
@@ -1017,11 +1017,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v705 = v704 + v695;
     out[v705] = v700;
   }
-  const unsigned int v706 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v706 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v708 = v355 + v706;
-  const unsigned int v709 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v709 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v711 = v358 + v709;
-  const bool v712 = v708 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v712 = v708 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v713 = v711 < v2;
   const bool v714 = v712 && v713;
   if (v714) {
@@ -1033,11 +1033,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v721 = v720 + v711;
     out[v721] = v716;
   }
-  const unsigned int v722 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v722 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v724 = v355 + v722;
-  const unsigned int v725 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v725 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v727 = v358 + v725;
-  const bool v728 = v724 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v728 = v724 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v729 = v727 < v2;
   const bool v730 = v728 && v729;
   if (v730) {
@@ -1049,11 +1049,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v737 = v736 + v727;
     out[v737] = v732;
   }
-  const unsigned int v738 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v738 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v740 = v355 + v738;
-  const unsigned int v741 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v741 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v743 = v358 + v741;
-  const bool v744 = v740 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v744 = v740 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v745 = v743 < v2;
   const bool v746 = v744 && v745;
   if (v746) {
@@ -1065,11 +1065,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v753 = v752 + v743;
     out[v753] = v748;
   }
-  const unsigned int v754 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v754 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v756 = v355 + v754;
-  const unsigned int v757 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v757 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v759 = v358 + v757;
-  const bool v760 = v756 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v760 = v756 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v761 = v759 < v2;
   const bool v762 = v760 && v761;
   if (v762) {
@@ -1081,11 +1081,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v769 = v768 + v759;
     out[v769] = v764;
   }
-  const unsigned int v770 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v770 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v772 = v355 + v770;
-  const unsigned int v773 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v773 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v775 = v358 + v773;
-  const bool v776 = v772 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v776 = v772 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v777 = v775 < v2;
   const bool v778 = v776 && v777;
   if (v778) {
@@ -1097,11 +1097,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v785 = v784 + v775;
     out[v785] = v780;
   }
-  const unsigned int v786 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v786 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v788 = v355 + v786;
-  const unsigned int v789 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v789 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v791 = v358 + v789;
-  const bool v792 = v788 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v792 = v788 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v793 = v791 < v2;
   const bool v794 = v792 && v793;
   if (v794) {
@@ -1113,11 +1113,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v801 = v800 + v791;
     out[v801] = v796;
   }
-  const unsigned int v802 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v802 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v804 = v355 + v802;
-  const unsigned int v805 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v805 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v807 = v358 + v805;
-  const bool v808 = v804 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v808 = v804 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v809 = v807 < v2;
   const bool v810 = v808 && v809;
   if (v810) {
@@ -1129,11 +1129,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v817 = v816 + v807;
     out[v817] = v812;
   }
-  const unsigned int v818 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v818 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v820 = v355 + v818;
-  const unsigned int v821 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v821 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v823 = v358 + v821;
-  const bool v824 = v820 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v824 = v820 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v825 = v823 < v2;
   const bool v826 = v824 && v825;
   if (v826) {
@@ -1145,11 +1145,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v833 = v832 + v823;
     out[v833] = v828;
   }
-  const unsigned int v834 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v834 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v836 = v355 + v834;
-  const unsigned int v837 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v837 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v839 = v358 + v837;
-  const bool v840 = v836 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v840 = v836 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v841 = v839 < v2;
   const bool v842 = v840 && v841;
   if (v842) {
@@ -1161,11 +1161,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v849 = v848 + v839;
     out[v849] = v844;
   }
-  const unsigned int v850 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v850 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v852 = v355 + v850;
-  const unsigned int v853 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v853 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v855 = v358 + v853;
-  const bool v856 = v852 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v856 = v852 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v857 = v855 < v2;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -1177,11 +1177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v865 = v864 + v855;
     out[v865] = v860;
   }
-  const unsigned int v866 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v866 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v868 = v355 + v866;
-  const unsigned int v869 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v869 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v871 = v358 + v869;
-  const bool v872 = v868 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v872 = v868 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v873 = v871 < v2;
   const bool v874 = v872 && v873;
   if (v874) {
@@ -1193,11 +1193,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v881 = v880 + v871;
     out[v881] = v876;
   }
-  const unsigned int v882 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v882 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v884 = v355 + v882;
-  const unsigned int v885 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v885 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v887 = v358 + v885;
-  const bool v888 = v884 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v888 = v884 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v889 = v887 < v2;
   const bool v890 = v888 && v889;
   if (v890) {
@@ -1209,11 +1209,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v897 = v896 + v887;
     out[v897] = v892;
   }
-  const unsigned int v898 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v898 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v900 = v355 + v898;
-  const unsigned int v901 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v901 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v903 = v358 + v901;
-  const bool v904 = v900 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v904 = v900 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v905 = v903 < v2;
   const bool v906 = v904 && v905;
   if (v906) {
@@ -1225,11 +1225,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v913 = v912 + v903;
     out[v913] = v908;
   }
-  const unsigned int v914 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v914 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v916 = v355 + v914;
-  const unsigned int v917 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v917 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v919 = v358 + v917;
-  const bool v920 = v916 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v920 = v916 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v921 = v919 < v2;
   const bool v922 = v920 && v921;
   if (v922) {
@@ -1241,11 +1241,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v929 = v928 + v919;
     out[v929] = v924;
   }
-  const unsigned int v930 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v930 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v932 = v355 + v930;
-  const unsigned int v933 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v933 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v935 = v358 + v933;
-  const bool v936 = v932 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v936 = v932 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v937 = v935 < v2;
   const bool v938 = v936 && v937;
   if (v938) {
@@ -1257,11 +1257,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v945 = v944 + v935;
     out[v945] = v940;
   }
-  const unsigned int v946 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v946 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v948 = v355 + v946;
-  const unsigned int v949 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v949 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v951 = v358 + v949;
-  const bool v952 = v948 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v952 = v948 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v953 = v951 < v2;
   const bool v954 = v952 && v953;
   if (v954) {
@@ -1273,11 +1273,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v961 = v960 + v951;
     out[v961] = v956;
   }
-  const unsigned int v962 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v962 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v964 = v355 + v962;
-  const unsigned int v965 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v965 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v967 = v358 + v965;
-  const bool v968 = v964 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v968 = v964 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v969 = v967 < v2;
   const bool v970 = v968 && v969;
   if (v970) {
@@ -1289,11 +1289,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v977 = v976 + v967;
     out[v977] = v972;
   }
-  const unsigned int v978 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v978 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v980 = v355 + v978;
-  const unsigned int v981 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v981 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v983 = v358 + v981;
-  const bool v984 = v980 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v984 = v980 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v985 = v983 < v2;
   const bool v986 = v984 && v985;
   if (v986) {
@@ -1305,11 +1305,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v993 = v992 + v983;
     out[v993] = v988;
   }
-  const unsigned int v994 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v994 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v996 = v355 + v994;
-  const unsigned int v997 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v997 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v999 = v358 + v997;
-  const bool v1000 = v996 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1000 = v996 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1001 = v999 < v2;
   const bool v1002 = v1000 && v1001;
   if (v1002) {
@@ -1321,11 +1321,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1009 = v1008 + v999;
     out[v1009] = v1004;
   }
-  const unsigned int v1010 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1010 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1012 = v355 + v1010;
-  const unsigned int v1013 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1013 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1015 = v358 + v1013;
-  const bool v1016 = v1012 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1016 = v1012 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1017 = v1015 < v2;
   const bool v1018 = v1016 && v1017;
   if (v1018) {
@@ -1337,11 +1337,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1025 = v1024 + v1015;
     out[v1025] = v1020;
   }
-  const unsigned int v1026 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1026 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1028 = v355 + v1026;
-  const unsigned int v1029 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1029 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1031 = v358 + v1029;
-  const bool v1032 = v1028 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1032 = v1028 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1033 = v1031 < v2;
   const bool v1034 = v1032 && v1033;
   if (v1034) {
@@ -1353,11 +1353,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1041 = v1040 + v1031;
     out[v1041] = v1036;
   }
-  const unsigned int v1042 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1042 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1044 = v355 + v1042;
-  const unsigned int v1045 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1045 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1047 = v358 + v1045;
-  const bool v1048 = v1044 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1048 = v1044 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1049 = v1047 < v2;
   const bool v1050 = v1048 && v1049;
   if (v1050) {
@@ -1369,11 +1369,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1057 = v1056 + v1047;
     out[v1057] = v1052;
   }
-  const unsigned int v1058 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1058 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1060 = v355 + v1058;
-  const unsigned int v1061 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1061 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1063 = v358 + v1061;
-  const bool v1064 = v1060 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1064 = v1060 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1065 = v1063 < v2;
   const bool v1066 = v1064 && v1065;
   if (v1066) {
@@ -1385,11 +1385,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1073 = v1072 + v1063;
     out[v1073] = v1068;
   }
-  const unsigned int v1074 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1074 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1076 = v355 + v1074;
-  const unsigned int v1077 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1077 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1079 = v358 + v1077;
-  const bool v1080 = v1076 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1080 = v1076 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1081 = v1079 < v2;
   const bool v1082 = v1080 && v1081;
   if (v1082) {
@@ -1401,11 +1401,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1089 = v1088 + v1079;
     out[v1089] = v1084;
   }
-  const unsigned int v1090 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1090 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1092 = v355 + v1090;
-  const unsigned int v1093 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1093 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1095 = v358 + v1093;
-  const bool v1096 = v1092 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1096 = v1092 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1097 = v1095 < v2;
   const bool v1098 = v1096 && v1097;
   if (v1098) {
@@ -1417,11 +1417,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1105 = v1104 + v1095;
     out[v1105] = v1100;
   }
-  const unsigned int v1106 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1106 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1108 = v355 + v1106;
-  const unsigned int v1109 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1109 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1111 = v358 + v1109;
-  const bool v1112 = v1108 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1112 = v1108 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1113 = v1111 < v2;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
@@ -1433,11 +1433,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1121 = v1120 + v1111;
     out[v1121] = v1116;
   }
-  const unsigned int v1122 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1122 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1124 = v355 + v1122;
-  const unsigned int v1125 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1125 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1127 = v358 + v1125;
-  const bool v1128 = v1124 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1128 = v1124 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1129 = v1127 < v2;
   const bool v1130 = v1128 && v1129;
   if (v1130) {
@@ -1449,11 +1449,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1137 = v1136 + v1127;
     out[v1137] = v1132;
   }
-  const unsigned int v1138 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1138 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1140 = v355 + v1138;
-  const unsigned int v1141 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1141 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1143 = v358 + v1141;
-  const bool v1144 = v1140 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1144 = v1140 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1145 = v1143 < v2;
   const bool v1146 = v1144 && v1145;
   if (v1146) {
@@ -1465,11 +1465,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1153 = v1152 + v1143;
     out[v1153] = v1148;
   }
-  const unsigned int v1154 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1154 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1156 = v355 + v1154;
-  const unsigned int v1157 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1157 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1159 = v358 + v1157;
-  const bool v1160 = v1156 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1160 = v1156 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1161 = v1159 < v2;
   const bool v1162 = v1160 && v1161;
   if (v1162) {
@@ -1481,11 +1481,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1169 = v1168 + v1159;
     out[v1169] = v1164;
   }
-  const unsigned int v1170 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1170 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1172 = v355 + v1170;
-  const unsigned int v1173 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1173 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1175 = v358 + v1173;
-  const bool v1176 = v1172 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1176 = v1172 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1177 = v1175 < v2;
   const bool v1178 = v1176 && v1177;
   if (v1178) {
@@ -1497,11 +1497,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1185 = v1184 + v1175;
     out[v1185] = v1180;
   }
-  const unsigned int v1186 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1186 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1188 = v355 + v1186;
-  const unsigned int v1189 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1189 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1191 = v358 + v1189;
-  const bool v1192 = v1188 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1192 = v1188 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1193 = v1191 < v2;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
@@ -1513,11 +1513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1201 = v1200 + v1191;
     out[v1201] = v1196;
   }
-  const unsigned int v1202 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1202 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1204 = v355 + v1202;
-  const unsigned int v1205 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1205 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1207 = v358 + v1205;
-  const bool v1208 = v1204 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1208 = v1204 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1209 = v1207 < v2;
   const bool v1210 = v1208 && v1209;
   if (v1210) {
@@ -1529,11 +1529,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1217 = v1216 + v1207;
     out[v1217] = v1212;
   }
-  const unsigned int v1218 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1218 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1220 = v355 + v1218;
-  const unsigned int v1221 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1221 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1223 = v358 + v1221;
-  const bool v1224 = v1220 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1224 = v1220 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1225 = v1223 < v2;
   const bool v1226 = v1224 && v1225;
   if (v1226) {
@@ -1545,11 +1545,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1233 = v1232 + v1223;
     out[v1233] = v1228;
   }
-  const unsigned int v1234 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1234 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1236 = v355 + v1234;
-  const unsigned int v1237 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1237 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1239 = v358 + v1237;
-  const bool v1240 = v1236 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1240 = v1236 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1241 = v1239 < v2;
   const bool v1242 = v1240 && v1241;
   if (v1242) {
@@ -1561,11 +1561,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1249 = v1248 + v1239;
     out[v1249] = v1244;
   }
-  const unsigned int v1250 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1250 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1252 = v355 + v1250;
-  const unsigned int v1253 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1253 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1255 = v358 + v1253;
-  const bool v1256 = v1252 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1256 = v1252 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1257 = v1255 < v2;
   const bool v1258 = v1256 && v1257;
   if (v1258) {
@@ -1577,11 +1577,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1265 = v1264 + v1255;
     out[v1265] = v1260;
   }
-  const unsigned int v1266 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1266 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1268 = v355 + v1266;
-  const unsigned int v1269 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1269 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1271 = v358 + v1269;
-  const bool v1272 = v1268 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1272 = v1268 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1273 = v1271 < v2;
   const bool v1274 = v1272 && v1273;
   if (v1274) {
@@ -1593,11 +1593,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1281 = v1280 + v1271;
     out[v1281] = v1276;
   }
-  const unsigned int v1282 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1282 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1284 = v355 + v1282;
-  const unsigned int v1285 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1285 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1287 = v358 + v1285;
-  const bool v1288 = v1284 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1288 = v1284 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1289 = v1287 < v2;
   const bool v1290 = v1288 && v1289;
   if (v1290) {
@@ -1609,11 +1609,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1297 = v1296 + v1287;
     out[v1297] = v1292;
   }
-  const unsigned int v1298 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1298 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1300 = v355 + v1298;
-  const unsigned int v1301 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1301 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1303 = v358 + v1301;
-  const bool v1304 = v1300 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1304 = v1300 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1305 = v1303 < v2;
   const bool v1306 = v1304 && v1305;
   if (v1306) {
@@ -1625,11 +1625,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1313 = v1312 + v1303;
     out[v1313] = v1308;
   }
-  const unsigned int v1314 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1314 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1316 = v355 + v1314;
-  const unsigned int v1317 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1317 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1319 = v358 + v1317;
-  const bool v1320 = v1316 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1320 = v1316 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1321 = v1319 < v2;
   const bool v1322 = v1320 && v1321;
   if (v1322) {
@@ -1641,11 +1641,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1329 = v1328 + v1319;
     out[v1329] = v1324;
   }
-  const unsigned int v1330 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1330 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1332 = v355 + v1330;
-  const unsigned int v1333 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1333 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1335 = v358 + v1333;
-  const bool v1336 = v1332 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1336 = v1332 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1337 = v1335 < v2;
   const bool v1338 = v1336 && v1337;
   if (v1338) {
@@ -1657,11 +1657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1345 = v1344 + v1335;
     out[v1345] = v1340;
   }
-  const unsigned int v1346 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1346 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1348 = v355 + v1346;
-  const unsigned int v1349 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1349 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1351 = v358 + v1349;
-  const bool v1352 = v1348 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1352 = v1348 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1353 = v1351 < v2;
   const bool v1354 = v1352 && v1353;
   if (v1354) {
@@ -1673,11 +1673,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1361 = v1360 + v1351;
     out[v1361] = v1356;
   }
-  const unsigned int v1362 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1362 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1364 = v355 + v1362;
-  const unsigned int v1365 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1365 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1367 = v358 + v1365;
-  const bool v1368 = v1364 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1368 = v1364 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1369 = v1367 < v2;
   const bool v1370 = v1368 && v1369;
   if (v1370) {
@@ -1689,11 +1689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1377 = v1376 + v1367;
     out[v1377] = v1372;
   }
-  const unsigned int v1378 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1378 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1380 = v355 + v1378;
-  const unsigned int v1381 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1381 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1383 = v358 + v1381;
-  const bool v1384 = v1380 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1384 = v1380 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1385 = v1383 < v2;
   const bool v1386 = v1384 && v1385;
   if (v1386) {
@@ -1705,11 +1705,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1393 = v1392 + v1383;
     out[v1393] = v1388;
   }
-  const unsigned int v1394 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1394 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1396 = v355 + v1394;
-  const unsigned int v1397 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1397 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1399 = v358 + v1397;
-  const bool v1400 = v1396 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1400 = v1396 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1401 = v1399 < v2;
   const bool v1402 = v1400 && v1401;
   if (v1402) {
@@ -1721,11 +1721,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1409 = v1408 + v1399;
     out[v1409] = v1404;
   }
-  const unsigned int v1410 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1410 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1412 = v355 + v1410;
-  const unsigned int v1413 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1413 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1415 = v358 + v1413;
-  const bool v1416 = v1412 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1416 = v1412 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1417 = v1415 < v2;
   const bool v1418 = v1416 && v1417;
   if (v1418) {
@@ -1737,11 +1737,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1425 = v1424 + v1415;
     out[v1425] = v1420;
   }
-  const unsigned int v1426 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1426 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1428 = v355 + v1426;
-  const unsigned int v1429 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1429 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1431 = v358 + v1429;
-  const bool v1432 = v1428 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1432 = v1428 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1433 = v1431 < v2;
   const bool v1434 = v1432 && v1433;
   if (v1434) {
@@ -1753,11 +1753,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1441 = v1440 + v1431;
     out[v1441] = v1436;
   }
-  const unsigned int v1442 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1442 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1444 = v355 + v1442;
-  const unsigned int v1445 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1445 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1447 = v358 + v1445;
-  const bool v1448 = v1444 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1448 = v1444 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1449 = v1447 < v2;
   const bool v1450 = v1448 && v1449;
   if (v1450) {
@@ -1769,11 +1769,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1457 = v1456 + v1447;
     out[v1457] = v1452;
   }
-  const unsigned int v1458 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1458 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1460 = v355 + v1458;
-  const unsigned int v1461 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1461 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1463 = v358 + v1461;
-  const bool v1464 = v1460 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1464 = v1460 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1465 = v1463 < v2;
   const bool v1466 = v1464 && v1465;
   if (v1466) {
@@ -1785,11 +1785,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1473 = v1472 + v1463;
     out[v1473] = v1468;
   }
-  const unsigned int v1474 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1474 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1476 = v355 + v1474;
-  const unsigned int v1477 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1477 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1479 = v358 + v1477;
-  const bool v1480 = v1476 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1480 = v1476 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1481 = v1479 < v2;
   const bool v1482 = v1480 && v1481;
   if (v1482) {
@@ -1801,11 +1801,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1489 = v1488 + v1479;
     out[v1489] = v1484;
   }
-  const unsigned int v1490 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1490 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1492 = v355 + v1490;
-  const unsigned int v1493 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1493 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1495 = v358 + v1493;
-  const bool v1496 = v1492 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1496 = v1492 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1497 = v1495 < v2;
   const bool v1498 = v1496 && v1497;
   if (v1498) {
@@ -1817,11 +1817,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1505 = v1504 + v1495;
     out[v1505] = v1500;
   }
-  const unsigned int v1506 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1506 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1508 = v355 + v1506;
-  const unsigned int v1509 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1509 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1511 = v358 + v1509;
-  const bool v1512 = v1508 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1512 = v1508 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1513 = v1511 < v2;
   const bool v1514 = v1512 && v1513;
   if (v1514) {
@@ -1833,11 +1833,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1521 = v1520 + v1511;
     out[v1521] = v1516;
   }
-  const unsigned int v1522 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1522 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1524 = v355 + v1522;
-  const unsigned int v1525 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1525 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1527 = v358 + v1525;
-  const bool v1528 = v1524 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1528 = v1524 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1529 = v1527 < v2;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -1849,11 +1849,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1537 = v1536 + v1527;
     out[v1537] = v1532;
   }
-  const unsigned int v1538 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1538 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1540 = v355 + v1538;
-  const unsigned int v1541 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1541 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1543 = v358 + v1541;
-  const bool v1544 = v1540 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1544 = v1540 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1545 = v1543 < v2;
   const bool v1546 = v1544 && v1545;
   if (v1546) {
@@ -1865,11 +1865,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1553 = v1552 + v1543;
     out[v1553] = v1548;
   }
-  const unsigned int v1554 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1554 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1556 = v355 + v1554;
-  const unsigned int v1557 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1557 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1559 = v358 + v1557;
-  const bool v1560 = v1556 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1560 = v1556 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1561 = v1559 < v2;
   const bool v1562 = v1560 && v1561;
   if (v1562) {
@@ -1881,11 +1881,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1569 = v1568 + v1559;
     out[v1569] = v1564;
   }
-  const unsigned int v1570 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1570 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1572 = v355 + v1570;
-  const unsigned int v1573 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1573 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1575 = v358 + v1573;
-  const bool v1576 = v1572 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1576 = v1572 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1577 = v1575 < v2;
   const bool v1578 = v1576 && v1577;
   if (v1578) {
@@ -1897,11 +1897,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1585 = v1584 + v1575;
     out[v1585] = v1580;
   }
-  const unsigned int v1586 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1586 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1588 = v355 + v1586;
-  const unsigned int v1589 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1589 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1591 = v358 + v1589;
-  const bool v1592 = v1588 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1592 = v1588 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1593 = v1591 < v2;
   const bool v1594 = v1592 && v1593;
   if (v1594) {
@@ -1913,11 +1913,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1601 = v1600 + v1591;
     out[v1601] = v1596;
   }
-  const unsigned int v1602 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1602 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1604 = v355 + v1602;
-  const unsigned int v1605 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1605 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1607 = v358 + v1605;
-  const bool v1608 = v1604 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1608 = v1604 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1609 = v1607 < v2;
   const bool v1610 = v1608 && v1609;
   if (v1610) {
@@ -1929,11 +1929,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1617 = v1616 + v1607;
     out[v1617] = v1612;
   }
-  const unsigned int v1618 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1618 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1620 = v355 + v1618;
-  const unsigned int v1621 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1621 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1623 = v358 + v1621;
-  const bool v1624 = v1620 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1624 = v1620 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1625 = v1623 < v2;
   const bool v1626 = v1624 && v1625;
   if (v1626) {
@@ -1945,11 +1945,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1633 = v1632 + v1623;
     out[v1633] = v1628;
   }
-  const unsigned int v1634 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1634 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1636 = v355 + v1634;
-  const unsigned int v1637 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1637 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1639 = v358 + v1637;
-  const bool v1640 = v1636 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1640 = v1636 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1641 = v1639 < v2;
   const bool v1642 = v1640 && v1641;
   if (v1642) {
@@ -1961,11 +1961,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1649 = v1648 + v1639;
     out[v1649] = v1644;
   }
-  const unsigned int v1650 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1650 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1652 = v355 + v1650;
-  const unsigned int v1653 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1653 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1655 = v358 + v1653;
-  const bool v1656 = v1652 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1656 = v1652 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1657 = v1655 < v2;
   const bool v1658 = v1656 && v1657;
   if (v1658) {
@@ -1977,11 +1977,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1665 = v1664 + v1655;
     out[v1665] = v1660;
   }
-  const unsigned int v1666 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1666 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1668 = v355 + v1666;
-  const unsigned int v1669 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1669 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1671 = v358 + v1669;
-  const bool v1672 = v1668 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1672 = v1668 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1673 = v1671 < v2;
   const bool v1674 = v1672 && v1673;
   if (v1674) {
@@ -1993,11 +1993,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1681 = v1680 + v1671;
     out[v1681] = v1676;
   }
-  const unsigned int v1682 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1682 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1684 = v355 + v1682;
-  const unsigned int v1685 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1685 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1687 = v358 + v1685;
-  const bool v1688 = v1684 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1688 = v1684 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1689 = v1687 < v2;
   const bool v1690 = v1688 && v1689;
   if (v1690) {
@@ -2009,11 +2009,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1697 = v1696 + v1687;
     out[v1697] = v1692;
   }
-  const unsigned int v1698 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1698 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1700 = v355 + v1698;
-  const unsigned int v1701 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1701 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1703 = v358 + v1701;
-  const bool v1704 = v1700 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1704 = v1700 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1705 = v1703 < v2;
   const bool v1706 = v1704 && v1705;
   if (v1706) {
@@ -2025,11 +2025,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1713 = v1712 + v1703;
     out[v1713] = v1708;
   }
-  const unsigned int v1714 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1714 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1716 = v355 + v1714;
-  const unsigned int v1717 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1717 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1719 = v358 + v1717;
-  const bool v1720 = v1716 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1720 = v1716 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1721 = v1719 < v2;
   const bool v1722 = v1720 && v1721;
   if (v1722) {
@@ -2041,11 +2041,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1729 = v1728 + v1719;
     out[v1729] = v1724;
   }
-  const unsigned int v1730 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1730 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1732 = v355 + v1730;
-  const unsigned int v1733 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1733 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1735 = v358 + v1733;
-  const bool v1736 = v1732 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1736 = v1732 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1737 = v1735 < v2;
   const bool v1738 = v1736 && v1737;
   if (v1738) {
@@ -2057,11 +2057,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1745 = v1744 + v1735;
     out[v1745] = v1740;
   }
-  const unsigned int v1746 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1746 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1748 = v355 + v1746;
-  const unsigned int v1749 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1749 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1751 = v358 + v1749;
-  const bool v1752 = v1748 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1752 = v1748 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1753 = v1751 < v2;
   const bool v1754 = v1752 && v1753;
   if (v1754) {
@@ -2073,11 +2073,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1761 = v1760 + v1751;
     out[v1761] = v1756;
   }
-  const unsigned int v1762 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1762 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1764 = v355 + v1762;
-  const unsigned int v1765 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1765 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1767 = v358 + v1765;
-  const bool v1768 = v1764 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1768 = v1764 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1769 = v1767 < v2;
   const bool v1770 = v1768 && v1769;
   if (v1770) {
@@ -2089,11 +2089,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1777 = v1776 + v1767;
     out[v1777] = v1772;
   }
-  const unsigned int v1778 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1778 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1780 = v355 + v1778;
-  const unsigned int v1781 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1781 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1783 = v358 + v1781;
-  const bool v1784 = v1780 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1784 = v1780 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1785 = v1783 < v2;
   const bool v1786 = v1784 && v1785;
   if (v1786) {
@@ -2105,11 +2105,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1793 = v1792 + v1783;
     out[v1793] = v1788;
   }
-  const unsigned int v1794 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1794 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1796 = v355 + v1794;
-  const unsigned int v1797 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1797 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1799 = v358 + v1797;
-  const bool v1800 = v1796 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1800 = v1796 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1801 = v1799 < v2;
   const bool v1802 = v1800 && v1801;
   if (v1802) {
@@ -2121,11 +2121,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1809 = v1808 + v1799;
     out[v1809] = v1804;
   }
-  const unsigned int v1810 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1810 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1812 = v355 + v1810;
-  const unsigned int v1813 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1813 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1815 = v358 + v1813;
-  const bool v1816 = v1812 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1816 = v1812 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1817 = v1815 < v2;
   const bool v1818 = v1816 && v1817;
   if (v1818) {
@@ -2137,11 +2137,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1825 = v1824 + v1815;
     out[v1825] = v1820;
   }
-  const unsigned int v1826 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1826 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1828 = v355 + v1826;
-  const unsigned int v1829 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1829 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1831 = v358 + v1829;
-  const bool v1832 = v1828 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1832 = v1828 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1833 = v1831 < v2;
   const bool v1834 = v1832 && v1833;
   if (v1834) {
@@ -2153,11 +2153,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1841 = v1840 + v1831;
     out[v1841] = v1836;
   }
-  const unsigned int v1842 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1842 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1844 = v355 + v1842;
-  const unsigned int v1845 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1845 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1847 = v358 + v1845;
-  const bool v1848 = v1844 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1848 = v1844 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1849 = v1847 < v2;
   const bool v1850 = v1848 && v1849;
   if (v1850) {
@@ -2169,11 +2169,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1857 = v1856 + v1847;
     out[v1857] = v1852;
   }
-  const unsigned int v1858 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1858 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1860 = v355 + v1858;
-  const unsigned int v1861 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1861 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1863 = v358 + v1861;
-  const bool v1864 = v1860 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1864 = v1860 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1865 = v1863 < v2;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -2185,11 +2185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1873 = v1872 + v1863;
     out[v1873] = v1868;
   }
-  const unsigned int v1874 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1874 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1876 = v355 + v1874;
-  const unsigned int v1877 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1877 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1879 = v358 + v1877;
-  const bool v1880 = v1876 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1880 = v1876 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1881 = v1879 < v2;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -2201,11 +2201,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1889 = v1888 + v1879;
     out[v1889] = v1884;
   }
-  const unsigned int v1890 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1890 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1892 = v355 + v1890;
-  const unsigned int v1893 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1893 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1895 = v358 + v1893;
-  const bool v1896 = v1892 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1896 = v1892 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1897 = v1895 < v2;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
@@ -2217,11 +2217,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1905 = v1904 + v1895;
     out[v1905] = v1900;
   }
-  const unsigned int v1906 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1906 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1908 = v355 + v1906;
-  const unsigned int v1909 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1909 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1911 = v358 + v1909;
-  const bool v1912 = v1908 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1912 = v1908 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1913 = v1911 < v2;
   const bool v1914 = v1912 && v1913;
   if (v1914) {
@@ -2233,11 +2233,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1921 = v1920 + v1911;
     out[v1921] = v1916;
   }
-  const unsigned int v1922 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1922 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1924 = v355 + v1922;
-  const unsigned int v1925 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1925 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1927 = v358 + v1925;
-  const bool v1928 = v1924 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1928 = v1924 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1929 = v1927 < v2;
   const bool v1930 = v1928 && v1929;
   if (v1930) {
@@ -2249,11 +2249,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1937 = v1936 + v1927;
     out[v1937] = v1932;
   }
-  const unsigned int v1938 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1938 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1940 = v355 + v1938;
-  const unsigned int v1941 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1941 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1943 = v358 + v1941;
-  const bool v1944 = v1940 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1944 = v1940 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1945 = v1943 < v2;
   const bool v1946 = v1944 && v1945;
   if (v1946) {
@@ -2265,11 +2265,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1953 = v1952 + v1943;
     out[v1953] = v1948;
   }
-  const unsigned int v1954 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1954 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1956 = v355 + v1954;
-  const unsigned int v1957 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1957 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1959 = v358 + v1957;
-  const bool v1960 = v1956 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1960 = v1956 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1961 = v1959 < v2;
   const bool v1962 = v1960 && v1961;
   if (v1962) {
@@ -2281,11 +2281,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1969 = v1968 + v1959;
     out[v1969] = v1964;
   }
-  const unsigned int v1970 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1970 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1972 = v355 + v1970;
-  const unsigned int v1973 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1973 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1975 = v358 + v1973;
-  const bool v1976 = v1972 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1976 = v1972 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1977 = v1975 < v2;
   const bool v1978 = v1976 && v1977;
   if (v1978) {
@@ -2297,11 +2297,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v1985 = v1984 + v1975;
     out[v1985] = v1980;
   }
-  const unsigned int v1986 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1986 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1988 = v355 + v1986;
-  const unsigned int v1989 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1989 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1991 = v358 + v1989;
-  const bool v1992 = v1988 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1992 = v1988 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1993 = v1991 < v2;
   const bool v1994 = v1992 && v1993;
   if (v1994) {
@@ -2313,11 +2313,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2001 = v2000 + v1991;
     out[v2001] = v1996;
   }
-  const unsigned int v2002 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2002 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2004 = v355 + v2002;
-  const unsigned int v2005 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2005 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2007 = v358 + v2005;
-  const bool v2008 = v2004 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2008 = v2004 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2009 = v2007 < v2;
   const bool v2010 = v2008 && v2009;
   if (v2010) {
@@ -2329,11 +2329,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2017 = v2016 + v2007;
     out[v2017] = v2012;
   }
-  const unsigned int v2018 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2018 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2020 = v355 + v2018;
-  const unsigned int v2021 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2021 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2023 = v358 + v2021;
-  const bool v2024 = v2020 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2024 = v2020 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2025 = v2023 < v2;
   const bool v2026 = v2024 && v2025;
   if (v2026) {
@@ -2345,11 +2345,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2033 = v2032 + v2023;
     out[v2033] = v2028;
   }
-  const unsigned int v2034 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2034 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2036 = v355 + v2034;
-  const unsigned int v2037 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2037 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2039 = v358 + v2037;
-  const bool v2040 = v2036 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2040 = v2036 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2041 = v2039 < v2;
   const bool v2042 = v2040 && v2041;
   if (v2042) {
@@ -2361,11 +2361,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2049 = v2048 + v2039;
     out[v2049] = v2044;
   }
-  const unsigned int v2050 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2050 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2052 = v355 + v2050;
-  const unsigned int v2053 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2053 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2055 = v358 + v2053;
-  const bool v2056 = v2052 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2056 = v2052 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2057 = v2055 < v2;
   const bool v2058 = v2056 && v2057;
   if (v2058) {
@@ -2377,11 +2377,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2065 = v2064 + v2055;
     out[v2065] = v2060;
   }
-  const unsigned int v2066 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2066 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2068 = v355 + v2066;
-  const unsigned int v2069 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2069 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2071 = v358 + v2069;
-  const bool v2072 = v2068 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2072 = v2068 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2073 = v2071 < v2;
   const bool v2074 = v2072 && v2073;
   if (v2074) {
@@ -2393,11 +2393,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2081 = v2080 + v2071;
     out[v2081] = v2076;
   }
-  const unsigned int v2082 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2082 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2084 = v355 + v2082;
-  const unsigned int v2085 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2085 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2087 = v358 + v2085;
-  const bool v2088 = v2084 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2088 = v2084 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2089 = v2087 < v2;
   const bool v2090 = v2088 && v2089;
   if (v2090) {
@@ -2409,11 +2409,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2097 = v2096 + v2087;
     out[v2097] = v2092;
   }
-  const unsigned int v2098 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2098 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2100 = v355 + v2098;
-  const unsigned int v2101 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2101 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2103 = v358 + v2101;
-  const bool v2104 = v2100 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2104 = v2100 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2105 = v2103 < v2;
   const bool v2106 = v2104 && v2105;
   if (v2106) {
@@ -2425,11 +2425,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2113 = v2112 + v2103;
     out[v2113] = v2108;
   }
-  const unsigned int v2114 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2114 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2116 = v355 + v2114;
-  const unsigned int v2117 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2117 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2119 = v358 + v2117;
-  const bool v2120 = v2116 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2120 = v2116 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2121 = v2119 < v2;
   const bool v2122 = v2120 && v2121;
   if (v2122) {
@@ -2441,11 +2441,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2129 = v2128 + v2119;
     out[v2129] = v2124;
   }
-  const unsigned int v2130 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2130 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2132 = v355 + v2130;
-  const unsigned int v2133 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2133 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2135 = v358 + v2133;
-  const bool v2136 = v2132 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2136 = v2132 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2137 = v2135 < v2;
   const bool v2138 = v2136 && v2137;
   if (v2138) {
@@ -2457,11 +2457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2145 = v2144 + v2135;
     out[v2145] = v2140;
   }
-  const unsigned int v2146 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2146 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2148 = v355 + v2146;
-  const unsigned int v2149 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2149 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2151 = v358 + v2149;
-  const bool v2152 = v2148 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2152 = v2148 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2153 = v2151 < v2;
   const bool v2154 = v2152 && v2153;
   if (v2154) {
@@ -2473,11 +2473,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2161 = v2160 + v2151;
     out[v2161] = v2156;
   }
-  const unsigned int v2162 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2162 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2164 = v355 + v2162;
-  const unsigned int v2165 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2165 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2167 = v358 + v2165;
-  const bool v2168 = v2164 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2168 = v2164 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2169 = v2167 < v2;
   const bool v2170 = v2168 && v2169;
   if (v2170) {
@@ -2489,11 +2489,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2177 = v2176 + v2167;
     out[v2177] = v2172;
   }
-  const unsigned int v2178 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2178 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2180 = v355 + v2178;
-  const unsigned int v2181 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2181 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2183 = v358 + v2181;
-  const bool v2184 = v2180 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2184 = v2180 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2185 = v2183 < v2;
   const bool v2186 = v2184 && v2185;
   if (v2186) {
@@ -2505,11 +2505,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2193 = v2192 + v2183;
     out[v2193] = v2188;
   }
-  const unsigned int v2194 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2194 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2196 = v355 + v2194;
-  const unsigned int v2197 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2197 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2199 = v358 + v2197;
-  const bool v2200 = v2196 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2200 = v2196 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2201 = v2199 < v2;
   const bool v2202 = v2200 && v2201;
   if (v2202) {
@@ -2521,11 +2521,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2209 = v2208 + v2199;
     out[v2209] = v2204;
   }
-  const unsigned int v2210 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2210 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2212 = v355 + v2210;
-  const unsigned int v2213 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2213 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2215 = v358 + v2213;
-  const bool v2216 = v2212 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2216 = v2212 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2217 = v2215 < v2;
   const bool v2218 = v2216 && v2217;
   if (v2218) {
@@ -2537,11 +2537,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2225 = v2224 + v2215;
     out[v2225] = v2220;
   }
-  const unsigned int v2226 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2226 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2228 = v355 + v2226;
-  const unsigned int v2229 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2229 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2231 = v358 + v2229;
-  const bool v2232 = v2228 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2232 = v2228 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2233 = v2231 < v2;
   const bool v2234 = v2232 && v2233;
   if (v2234) {
@@ -2553,11 +2553,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2241 = v2240 + v2231;
     out[v2241] = v2236;
   }
-  const unsigned int v2242 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2242 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2244 = v355 + v2242;
-  const unsigned int v2245 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2245 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2247 = v358 + v2245;
-  const bool v2248 = v2244 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2248 = v2244 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2249 = v2247 < v2;
   const bool v2250 = v2248 && v2249;
   if (v2250) {
@@ -2569,11 +2569,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2257 = v2256 + v2247;
     out[v2257] = v2252;
   }
-  const unsigned int v2258 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2258 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2260 = v355 + v2258;
-  const unsigned int v2261 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2261 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2263 = v358 + v2261;
-  const bool v2264 = v2260 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2264 = v2260 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2265 = v2263 < v2;
   const bool v2266 = v2264 && v2265;
   if (v2266) {
@@ -2585,11 +2585,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2273 = v2272 + v2263;
     out[v2273] = v2268;
   }
-  const unsigned int v2274 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2274 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2276 = v355 + v2274;
-  const unsigned int v2277 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2277 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2279 = v358 + v2277;
-  const bool v2280 = v2276 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2280 = v2276 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2281 = v2279 < v2;
   const bool v2282 = v2280 && v2281;
   if (v2282) {
@@ -2601,11 +2601,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2289 = v2288 + v2279;
     out[v2289] = v2284;
   }
-  const unsigned int v2290 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2290 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2292 = v355 + v2290;
-  const unsigned int v2293 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2293 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2295 = v358 + v2293;
-  const bool v2296 = v2292 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2296 = v2292 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2297 = v2295 < v2;
   const bool v2298 = v2296 && v2297;
   if (v2298) {
@@ -2617,11 +2617,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2305 = v2304 + v2295;
     out[v2305] = v2300;
   }
-  const unsigned int v2306 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2306 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2308 = v355 + v2306;
-  const unsigned int v2309 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2309 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2311 = v358 + v2309;
-  const bool v2312 = v2308 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2312 = v2308 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2313 = v2311 < v2;
   const bool v2314 = v2312 && v2313;
   if (v2314) {
@@ -2633,11 +2633,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2321 = v2320 + v2311;
     out[v2321] = v2316;
   }
-  const unsigned int v2322 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2322 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2324 = v355 + v2322;
-  const unsigned int v2325 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2325 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2327 = v358 + v2325;
-  const bool v2328 = v2324 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2328 = v2324 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2329 = v2327 < v2;
   const bool v2330 = v2328 && v2329;
   if (v2330) {
@@ -2649,11 +2649,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2337 = v2336 + v2327;
     out[v2337] = v2332;
   }
-  const unsigned int v2338 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2338 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2340 = v355 + v2338;
-  const unsigned int v2341 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2341 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2343 = v358 + v2341;
-  const bool v2344 = v2340 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2344 = v2340 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2345 = v2343 < v2;
   const bool v2346 = v2344 && v2345;
   if (v2346) {
@@ -2665,11 +2665,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2353 = v2352 + v2343;
     out[v2353] = v2348;
   }
-  const unsigned int v2354 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2354 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2356 = v355 + v2354;
-  const unsigned int v2357 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2357 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2359 = v358 + v2357;
-  const bool v2360 = v2356 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2360 = v2356 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2361 = v2359 < v2;
   const bool v2362 = v2360 && v2361;
   if (v2362) {
@@ -2681,11 +2681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2369 = v2368 + v2359;
     out[v2369] = v2364;
   }
-  const unsigned int v2370 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2370 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2372 = v355 + v2370;
-  const unsigned int v2373 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2373 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2375 = v358 + v2373;
-  const bool v2376 = v2372 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2376 = v2372 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2377 = v2375 < v2;
   const bool v2378 = v2376 && v2377;
   if (v2378) {
@@ -2697,11 +2697,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_f32(
     const unsigned int v2385 = v2384 + v2375;
     out[v2385] = v2380;
   }
-  const unsigned int v2386 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2386 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2388 = v355 + v2386;
-  const unsigned int v2389 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2389 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2391 = v358 + v2389;
-  const bool v2392 = v2388 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2392 = v2388 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2393 = v2391 < v2;
   const bool v2394 = v2392 && v2393;
   if (v2394) {

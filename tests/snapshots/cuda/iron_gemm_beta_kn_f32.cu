@@ -215,354 +215,354 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
   const unsigned int v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
   const unsigned int v9 = blockIdx.y;
   const unsigned int v10 = v9 * v7;
   const unsigned int v11 = v10 + v8;
-  const unsigned int v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:184
+  const unsigned int v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:128
   const unsigned int v16 = v15 << 3u;
-  const unsigned int v18 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const unsigned int v18 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
   const unsigned int v19 = v18 - v16;
   const unsigned int v20 = min(v19, 8u);
-  const unsigned int v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:186
+  const unsigned int v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:130
   const unsigned int v23 = v22 % v20;
   const unsigned int v24 = v16 + v23;
   const unsigned int v25 = v24 << 7u;
-  const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:187
+  const unsigned int v28 = v22 / v20;
   const unsigned int v29 = v28 << 7u;
-  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:188
-  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const unsigned int v34 = v33 << 6u;
-  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const unsigned int v38 = v37 << 6u;
-  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v40, 0.0f);
-  iron_frag<float, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v42, 0.0f);
-  iron_frag<float, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v44, 0.0f);
-  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v48 = v47 == 0u;
-  const unsigned int v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v57 = v56 == 0u;
-  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:208
+  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:215
   if (v63) {
-    for (unsigned int v2526 = 0u; v2526 < 2u; v2526 += 1u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v2526 = 0u; v2526 < 2u; v2526 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2527 = v2526 << 4u;
       const bool v2529 = v2527 < v2;
       if (v2529) {
-        const unsigned int v2531 = v2526 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v2533 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2536 = v2533 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2539 = v2533 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2531 = v2526 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2533 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2536 = v2533 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2539 = v2533 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2540 = v2539 << 2u;
-        const unsigned int v2541 = v25 + v2536;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2541 = v25 + v2536;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2542 = v2541 < v0;
         const unsigned int v2543 = v2527 + v2540;
         const bool v2544 = v2543 < v2;
         const bool v2545 = v2542 && v2544;
-        const unsigned int v2547 = v2541 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2547 = v2541 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2549 = v2547 + v2527;
         const unsigned int v2550 = v2549 + v2540;
         const unsigned int v2551 = v2545 ? v2550 : 0u;
-        const unsigned int v2553 = v2536 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2553 = v2536 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2554 = v2531 + v2553;
         const unsigned int v2555 = v2554 + v2540;
         iron_copy_async<16>(shm0 + v2555, a + v2551, v2545);
-        const unsigned int v2558 = v2533 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2560 = v2558 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2563 = v2558 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2558 = v2533 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2560 = v2558 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2563 = v2558 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2564 = v2563 << 2u;
-        const unsigned int v2565 = v25 + v2560;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2565 = v25 + v2560;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2566 = v2565 < v0;
         const unsigned int v2567 = v2527 + v2564;
         const bool v2568 = v2567 < v2;
         const bool v2569 = v2566 && v2568;
-        const unsigned int v2571 = v2565 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2571 = v2565 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2573 = v2571 + v2527;
         const unsigned int v2574 = v2573 + v2564;
         const unsigned int v2575 = v2569 ? v2574 : 0u;
-        const unsigned int v2577 = v2560 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2577 = v2560 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2578 = v2531 + v2577;
         const unsigned int v2579 = v2578 + v2564;
         iron_copy_async<16>(shm0 + v2579, a + v2575, v2569);
-        const unsigned int v2582 = v2533 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2584 = v2582 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2587 = v2582 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2582 = v2533 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2584 = v2582 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2587 = v2582 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2588 = v2587 << 2u;
-        const unsigned int v2589 = v25 + v2584;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2589 = v25 + v2584;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2590 = v2589 < v0;
         const unsigned int v2591 = v2527 + v2588;
         const bool v2592 = v2591 < v2;
         const bool v2593 = v2590 && v2592;
-        const unsigned int v2595 = v2589 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2595 = v2589 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2597 = v2595 + v2527;
         const unsigned int v2598 = v2597 + v2588;
         const unsigned int v2599 = v2593 ? v2598 : 0u;
-        const unsigned int v2601 = v2584 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2601 = v2584 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2602 = v2531 + v2601;
         const unsigned int v2603 = v2602 + v2588;
         iron_copy_async<16>(shm0 + v2603, a + v2599, v2593);
-        const unsigned int v2606 = v2533 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2608 = v2606 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2611 = v2606 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2606 = v2533 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2608 = v2606 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2611 = v2606 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2612 = v2611 << 2u;
-        const unsigned int v2613 = v25 + v2608;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2613 = v25 + v2608;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2614 = v2613 < v0;
         const unsigned int v2615 = v2527 + v2612;
         const bool v2616 = v2615 < v2;
         const bool v2617 = v2614 && v2616;
-        const unsigned int v2619 = v2613 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2619 = v2613 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2621 = v2619 + v2527;
         const unsigned int v2622 = v2621 + v2612;
         const unsigned int v2623 = v2617 ? v2622 : 0u;
-        const unsigned int v2625 = v2608 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2625 = v2608 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2626 = v2531 + v2625;
         const unsigned int v2627 = v2626 + v2612;
         iron_copy_async<16>(shm0 + v2627, a + v2623, v2617);
-        const unsigned int v2629 = v2526 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
-        const unsigned int v2634 = v2533 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2637 = v2533 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2629 = v2526 * 2112u;  // kernels/gemm/gemm_tiles.hpp:220
+        const unsigned int v2634 = v2533 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2637 = v2533 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2638 = v2637 << 2u;
-        const unsigned int v2639 = v2527 + v2634;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2639 = v2527 + v2634;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2640 = v2639 < v2;
         const unsigned int v2641 = v29 + v2638;
         const bool v2642 = v2641 < v1;
         const bool v2643 = v2640 && v2642;
-        const unsigned int v2645 = v2639 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2645 = v2639 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2647 = v2645 + v29;
         const unsigned int v2648 = v2647 + v2638;
         const unsigned int v2649 = v2643 ? v2648 : 0u;
-        const unsigned int v2651 = v2634 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2651 = v2634 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2652 = v2629 + v2651;
         const unsigned int v2653 = v2652 + v2638;
         iron_copy_async<16>(shm1 + v2653, b + v2649, v2643);
-        const unsigned int v2658 = v2558 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2661 = v2558 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2658 = v2558 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2661 = v2558 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2662 = v2661 << 2u;
-        const unsigned int v2663 = v2527 + v2658;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2663 = v2527 + v2658;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2664 = v2663 < v2;
         const unsigned int v2665 = v29 + v2662;
         const bool v2666 = v2665 < v1;
         const bool v2667 = v2664 && v2666;
-        const unsigned int v2669 = v2663 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2669 = v2663 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2671 = v2669 + v29;
         const unsigned int v2672 = v2671 + v2662;
         const unsigned int v2673 = v2667 ? v2672 : 0u;
-        const unsigned int v2675 = v2658 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2675 = v2658 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2676 = v2629 + v2675;
         const unsigned int v2677 = v2676 + v2662;
         iron_copy_async<16>(shm1 + v2677, b + v2673, v2667);
-        const unsigned int v2682 = v2582 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2685 = v2582 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2682 = v2582 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2685 = v2582 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2686 = v2685 << 2u;
-        const unsigned int v2687 = v2527 + v2682;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2687 = v2527 + v2682;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2688 = v2687 < v2;
         const unsigned int v2689 = v29 + v2686;
         const bool v2690 = v2689 < v1;
         const bool v2691 = v2688 && v2690;
-        const unsigned int v2693 = v2687 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2693 = v2687 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2695 = v2693 + v29;
         const unsigned int v2696 = v2695 + v2686;
         const unsigned int v2697 = v2691 ? v2696 : 0u;
-        const unsigned int v2699 = v2682 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2699 = v2682 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2700 = v2629 + v2699;
         const unsigned int v2701 = v2700 + v2686;
         iron_copy_async<16>(shm1 + v2701, b + v2697, v2691);
-        const unsigned int v2706 = v2606 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2709 = v2606 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2706 = v2606 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2709 = v2606 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2710 = v2709 << 2u;
-        const unsigned int v2711 = v2527 + v2706;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2711 = v2527 + v2706;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2712 = v2711 < v2;
         const unsigned int v2713 = v29 + v2710;
         const bool v2714 = v2713 < v1;
         const bool v2715 = v2712 && v2714;
-        const unsigned int v2717 = v2711 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2717 = v2711 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2719 = v2717 + v29;
         const unsigned int v2720 = v2719 + v2710;
         const unsigned int v2721 = v2715 ? v2720 : 0u;
-        const unsigned int v2723 = v2706 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2723 = v2706 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2724 = v2629 + v2723;
         const unsigned int v2725 = v2724 + v2710;
         iron_copy_async<16>(shm1 + v2725, b + v2721, v2715);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
-    const unsigned int v2738 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v2738 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (unsigned int v2726 = 0u; v2726 < v2; v2726 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v2726 = 0u; v2726 < v2; v2726 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2728 = v2726 >> 4u;
       const unsigned int v2730 = v2728 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2732 = v2730 * 2112u;  // kernels/gemm/gemm_tiles.hpp:217
+      const unsigned int v2732 = v2730 * 2112u;  // kernels/gemm/gemm_tiles.hpp:224
       const unsigned int v2734 = v2730 * 2560u;
-      const unsigned int v2739 = v2734 + v2738;  // kernels/gemm/gemm_tiles.hpp:199
+      const unsigned int v2739 = v2734 + v2738;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load_shared<false>(v42, shm0, v2739, 20u);
-      const unsigned int v2744 = v2732 + v38;  // kernels/gemm/gemm_tiles.hpp:201
+      const unsigned int v2744 = v2732 + v38;  // kernels/gemm/gemm_tiles.hpp:208
       iron_frag_load_shared<false>(v44, shm1, v2744, 132u);
-      iron_frag_mma_software(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:205
-      const unsigned int v2747 = v2726 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
+      iron_frag_mma_software(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
+      const unsigned int v2747 = v2726 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2749 = v2728 + 2u;
       const unsigned int v2750 = v2749 % 3u;
       const bool v2751 = v2747 < v2;
       if (v2751) {
-        const unsigned int v2753 = v2750 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v2755 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2758 = v2755 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2761 = v2755 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2753 = v2750 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2755 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2758 = v2755 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2761 = v2755 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2762 = v2761 << 2u;
-        const unsigned int v2763 = v25 + v2758;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2763 = v25 + v2758;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2764 = v2763 < v0;
         const unsigned int v2765 = v2747 + v2762;
         const bool v2766 = v2765 < v2;
         const bool v2767 = v2764 && v2766;
-        const unsigned int v2769 = v2763 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2769 = v2763 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2771 = v2769 + v2747;
         const unsigned int v2772 = v2771 + v2762;
         const unsigned int v2773 = v2767 ? v2772 : 0u;
-        const unsigned int v2775 = v2758 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2775 = v2758 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2776 = v2753 + v2775;
         const unsigned int v2777 = v2776 + v2762;
         iron_copy_async<16>(shm0 + v2777, a + v2773, v2767);
-        const unsigned int v2780 = v2755 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2782 = v2780 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2785 = v2780 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2780 = v2755 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2782 = v2780 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2785 = v2780 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2786 = v2785 << 2u;
-        const unsigned int v2787 = v25 + v2782;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2787 = v25 + v2782;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2788 = v2787 < v0;
         const unsigned int v2789 = v2747 + v2786;
         const bool v2790 = v2789 < v2;
         const bool v2791 = v2788 && v2790;
-        const unsigned int v2793 = v2787 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2793 = v2787 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2795 = v2793 + v2747;
         const unsigned int v2796 = v2795 + v2786;
         const unsigned int v2797 = v2791 ? v2796 : 0u;
-        const unsigned int v2799 = v2782 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2799 = v2782 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2800 = v2753 + v2799;
         const unsigned int v2801 = v2800 + v2786;
         iron_copy_async<16>(shm0 + v2801, a + v2797, v2791);
-        const unsigned int v2804 = v2755 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2806 = v2804 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2809 = v2804 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2804 = v2755 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2806 = v2804 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2809 = v2804 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2810 = v2809 << 2u;
-        const unsigned int v2811 = v25 + v2806;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2811 = v25 + v2806;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2812 = v2811 < v0;
         const unsigned int v2813 = v2747 + v2810;
         const bool v2814 = v2813 < v2;
         const bool v2815 = v2812 && v2814;
-        const unsigned int v2817 = v2811 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2817 = v2811 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2819 = v2817 + v2747;
         const unsigned int v2820 = v2819 + v2810;
         const unsigned int v2821 = v2815 ? v2820 : 0u;
-        const unsigned int v2823 = v2806 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2823 = v2806 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2824 = v2753 + v2823;
         const unsigned int v2825 = v2824 + v2810;
         iron_copy_async<16>(shm0 + v2825, a + v2821, v2815);
-        const unsigned int v2828 = v2755 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2830 = v2828 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2833 = v2828 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2828 = v2755 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2830 = v2828 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2833 = v2828 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2834 = v2833 << 2u;
-        const unsigned int v2835 = v25 + v2830;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2835 = v25 + v2830;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2836 = v2835 < v0;
         const unsigned int v2837 = v2747 + v2834;
         const bool v2838 = v2837 < v2;
         const bool v2839 = v2836 && v2838;
-        const unsigned int v2841 = v2835 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2841 = v2835 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2843 = v2841 + v2747;
         const unsigned int v2844 = v2843 + v2834;
         const unsigned int v2845 = v2839 ? v2844 : 0u;
-        const unsigned int v2847 = v2830 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2847 = v2830 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2848 = v2753 + v2847;
         const unsigned int v2849 = v2848 + v2834;
         iron_copy_async<16>(shm0 + v2849, a + v2845, v2839);
-        const unsigned int v2851 = v2750 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
-        const unsigned int v2856 = v2755 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2859 = v2755 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2851 = v2750 * 2112u;  // kernels/gemm/gemm_tiles.hpp:220
+        const unsigned int v2856 = v2755 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2859 = v2755 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2860 = v2859 << 2u;
-        const unsigned int v2861 = v2747 + v2856;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2861 = v2747 + v2856;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2862 = v2861 < v2;
         const unsigned int v2863 = v29 + v2860;
         const bool v2864 = v2863 < v1;
         const bool v2865 = v2862 && v2864;
-        const unsigned int v2867 = v2861 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2867 = v2861 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2869 = v2867 + v29;
         const unsigned int v2870 = v2869 + v2860;
         const unsigned int v2871 = v2865 ? v2870 : 0u;
-        const unsigned int v2873 = v2856 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2873 = v2856 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2874 = v2851 + v2873;
         const unsigned int v2875 = v2874 + v2860;
         iron_copy_async<16>(shm1 + v2875, b + v2871, v2865);
-        const unsigned int v2880 = v2780 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2883 = v2780 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2880 = v2780 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2883 = v2780 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2884 = v2883 << 2u;
-        const unsigned int v2885 = v2747 + v2880;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2885 = v2747 + v2880;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2886 = v2885 < v2;
         const unsigned int v2887 = v29 + v2884;
         const bool v2888 = v2887 < v1;
         const bool v2889 = v2886 && v2888;
-        const unsigned int v2891 = v2885 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2891 = v2885 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2893 = v2891 + v29;
         const unsigned int v2894 = v2893 + v2884;
         const unsigned int v2895 = v2889 ? v2894 : 0u;
-        const unsigned int v2897 = v2880 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2897 = v2880 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2898 = v2851 + v2897;
         const unsigned int v2899 = v2898 + v2884;
         iron_copy_async<16>(shm1 + v2899, b + v2895, v2889);
-        const unsigned int v2904 = v2804 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2907 = v2804 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2904 = v2804 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2907 = v2804 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2908 = v2907 << 2u;
-        const unsigned int v2909 = v2747 + v2904;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2909 = v2747 + v2904;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2910 = v2909 < v2;
         const unsigned int v2911 = v29 + v2908;
         const bool v2912 = v2911 < v1;
         const bool v2913 = v2910 && v2912;
-        const unsigned int v2915 = v2909 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2915 = v2909 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2917 = v2915 + v29;
         const unsigned int v2918 = v2917 + v2908;
         const unsigned int v2919 = v2913 ? v2918 : 0u;
-        const unsigned int v2921 = v2904 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2921 = v2904 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2922 = v2851 + v2921;
         const unsigned int v2923 = v2922 + v2908;
         iron_copy_async<16>(shm1 + v2923, b + v2919, v2913);
-        const unsigned int v2928 = v2828 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2931 = v2828 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2928 = v2828 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2931 = v2828 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2932 = v2931 << 2u;
-        const unsigned int v2933 = v2747 + v2928;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2933 = v2747 + v2928;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2934 = v2933 < v2;
         const unsigned int v2935 = v29 + v2932;
         const bool v2936 = v2935 < v1;
         const bool v2937 = v2934 && v2936;
-        const unsigned int v2939 = v2933 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2939 = v2933 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2941 = v2939 + v29;
         const unsigned int v2942 = v2941 + v2932;
         const unsigned int v2943 = v2937 ? v2942 : 0u;
-        const unsigned int v2945 = v2928 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2945 = v2928 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2946 = v2851 + v2945;
         const unsigned int v2947 = v2946 + v2932;
         iron_copy_async<16>(shm1 + v2947, b + v2943, v2937);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
     __syncthreads();
   } else {
-    const unsigned int v283 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v283 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v284 = threadIdx.x;
-    const unsigned int v340 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v340 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (unsigned int v282 = 0u; v282 < v2; v282 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (unsigned int v286 = v284; v286 < 2048u; v286 += v283) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v288 = v286 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v290 = v286 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v291 = v25 + v288;  // kernels/gemm/gemm_tiles.hpp:95
+    for (unsigned int v282 = 0u; v282 < v2; v282 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (unsigned int v286 = v284; v286 < 2048u; v286 += v283) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v288 = v286 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v290 = v286 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v291 = v25 + v288;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v292 = v291 < v0;
         const unsigned int v293 = v282 + v290;
         const bool v294 = v293 < v2;
         const bool v295 = v292 && v294;
         if (v295) {
-          const unsigned int v297 = v291 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v297 = v291 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v299 = v297 + v282;
           const unsigned int v300 = v299 + v290;
           const float v301 = a[v300];
@@ -570,22 +570,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
           const unsigned int v304 = v303 + v290;
           shm0[v304] = v301;
         } else {
-          const unsigned int v306 = v288 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v306 = v288 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v307 = v306 + v290;
           shm0[v307] = 0.0f;
         }
       }
 
-      for (unsigned int v312 = v284; v312 < 2048u; v312 += v283) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v314 = v312 >> 7u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v316 = v312 & 127u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v317 = v282 + v314;  // kernels/gemm/gemm_tiles.hpp:95
+      for (unsigned int v312 = v284; v312 < 2048u; v312 += v283) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v314 = v312 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v316 = v312 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v317 = v282 + v314;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v318 = v317 < v2;
         const unsigned int v319 = v29 + v316;
         const bool v320 = v319 < v1;
         const bool v321 = v318 && v320;
         if (v321) {
-          const unsigned int v323 = v317 * v1;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v323 = v317 * v1;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v325 = v323 + v29;
           const unsigned int v326 = v325 + v316;
           const float v327 = b[v326];
@@ -593,25 +593,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
           const unsigned int v330 = v329 + v316;
           shm1[v330] = v327;
         } else {
-          const unsigned int v332 = v314 * 132u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v332 = v314 * 132u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v333 = v332 + v316;
           shm1[v333] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load_shared<false>(v42, shm0, v340, 20u);  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<false>(v44, shm1, v38, 132u);  // kernels/gemm/gemm_tiles.hpp:201
-      iron_frag_mma_software(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:205
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load_shared<false>(v42, shm0, v340, 20u);  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load_shared<false>(v44, shm1, v38, 132u);  // kernels/gemm/gemm_tiles.hpp:208
+      iron_frag_mma_software(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const unsigned int v347 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v347 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v348 = v25 + v34;
   const unsigned int v349 = v348 + v347;
-  const unsigned int v350 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v350 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v351 = v29 + v38;
   const unsigned int v352 = v351 + v350;
-  const bool v353 = v349 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v353 = v349 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v354 = v352 < v1;
   const bool v355 = v353 && v354;
   if (v355) {
@@ -623,11 +623,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v362 = fmaf(v356, v3, v361);
     c[v358] = v362;
   }
-  const unsigned int v364 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v364 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v366 = v348 + v364;
-  const unsigned int v367 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v367 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v369 = v351 + v367;
-  const bool v370 = v366 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v370 = v366 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v371 = v369 < v1;
   const bool v372 = v370 && v371;
   if (v372) {
@@ -639,11 +639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v379 = fmaf(v373, v3, v378);
     c[v375] = v379;
   }
-  const unsigned int v381 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v381 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v383 = v348 + v381;
-  const unsigned int v384 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v384 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v386 = v351 + v384;
-  const bool v387 = v383 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v387 = v383 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v388 = v386 < v1;
   const bool v389 = v387 && v388;
   if (v389) {
@@ -655,11 +655,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v396 = fmaf(v390, v3, v395);
     c[v392] = v396;
   }
-  const unsigned int v398 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v398 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v400 = v348 + v398;
-  const unsigned int v401 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v401 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v403 = v351 + v401;
-  const bool v404 = v400 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v404 = v400 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v405 = v403 < v1;
   const bool v406 = v404 && v405;
   if (v406) {
@@ -671,11 +671,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v413 = fmaf(v407, v3, v412);
     c[v409] = v413;
   }
-  const unsigned int v415 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v415 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v417 = v348 + v415;
-  const unsigned int v418 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v418 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v420 = v351 + v418;
-  const bool v421 = v417 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v421 = v417 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v422 = v420 < v1;
   const bool v423 = v421 && v422;
   if (v423) {
@@ -687,11 +687,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v430 = fmaf(v424, v3, v429);
     c[v426] = v430;
   }
-  const unsigned int v432 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v432 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v434 = v348 + v432;
-  const unsigned int v435 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v435 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v437 = v351 + v435;
-  const bool v438 = v434 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v438 = v434 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v439 = v437 < v1;
   const bool v440 = v438 && v439;
   if (v440) {
@@ -703,11 +703,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v447 = fmaf(v441, v3, v446);
     c[v443] = v447;
   }
-  const unsigned int v449 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v449 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v451 = v348 + v449;
-  const unsigned int v452 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v452 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v454 = v351 + v452;
-  const bool v455 = v451 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v455 = v451 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v456 = v454 < v1;
   const bool v457 = v455 && v456;
   if (v457) {
@@ -719,11 +719,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v464 = fmaf(v458, v3, v463);
     c[v460] = v464;
   }
-  const unsigned int v466 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v466 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v468 = v348 + v466;
-  const unsigned int v469 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v469 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v471 = v351 + v469;
-  const bool v472 = v468 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v472 = v468 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v473 = v471 < v1;
   const bool v474 = v472 && v473;
   if (v474) {
@@ -735,11 +735,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v481 = fmaf(v475, v3, v480);
     c[v477] = v481;
   }
-  const unsigned int v483 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v483 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v485 = v348 + v483;
-  const unsigned int v486 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v486 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v488 = v351 + v486;
-  const bool v489 = v485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v489 = v485 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v490 = v488 < v1;
   const bool v491 = v489 && v490;
   if (v491) {
@@ -751,11 +751,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v498 = fmaf(v492, v3, v497);
     c[v494] = v498;
   }
-  const unsigned int v500 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v500 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v502 = v348 + v500;
-  const unsigned int v503 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v503 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v505 = v351 + v503;
-  const bool v506 = v502 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v506 = v502 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v507 = v505 < v1;
   const bool v508 = v506 && v507;
   if (v508) {
@@ -767,11 +767,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v515 = fmaf(v509, v3, v514);
     c[v511] = v515;
   }
-  const unsigned int v517 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v517 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v519 = v348 + v517;
-  const unsigned int v520 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v520 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v522 = v351 + v520;
-  const bool v523 = v519 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v523 = v519 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v524 = v522 < v1;
   const bool v525 = v523 && v524;
   if (v525) {
@@ -783,11 +783,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v532 = fmaf(v526, v3, v531);
     c[v528] = v532;
   }
-  const unsigned int v534 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v534 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v536 = v348 + v534;
-  const unsigned int v537 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v537 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v539 = v351 + v537;
-  const bool v540 = v536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v540 = v536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v541 = v539 < v1;
   const bool v542 = v540 && v541;
   if (v542) {
@@ -799,11 +799,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v549 = fmaf(v543, v3, v548);
     c[v545] = v549;
   }
-  const unsigned int v551 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v551 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v553 = v348 + v551;
-  const unsigned int v554 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v554 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v556 = v351 + v554;
-  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v558 = v556 < v1;
   const bool v559 = v557 && v558;
   if (v559) {
@@ -815,11 +815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v566 = fmaf(v560, v3, v565);
     c[v562] = v566;
   }
-  const unsigned int v568 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v568 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v570 = v348 + v568;
-  const unsigned int v571 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v571 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v573 = v351 + v571;
-  const bool v574 = v570 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v574 = v570 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v575 = v573 < v1;
   const bool v576 = v574 && v575;
   if (v576) {
@@ -831,11 +831,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v583 = fmaf(v577, v3, v582);
     c[v579] = v583;
   }
-  const unsigned int v585 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v585 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v587 = v348 + v585;
-  const unsigned int v588 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v588 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v590 = v351 + v588;
-  const bool v591 = v587 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v591 = v587 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v592 = v590 < v1;
   const bool v593 = v591 && v592;
   if (v593) {
@@ -847,11 +847,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v600 = fmaf(v594, v3, v599);
     c[v596] = v600;
   }
-  const unsigned int v602 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v602 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v604 = v348 + v602;
-  const unsigned int v605 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v605 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v607 = v351 + v605;
-  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v609 = v607 < v1;
   const bool v610 = v608 && v609;
   if (v610) {
@@ -863,11 +863,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v617 = fmaf(v611, v3, v616);
     c[v613] = v617;
   }
-  const unsigned int v619 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v619 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v621 = v348 + v619;
-  const unsigned int v622 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v622 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v624 = v351 + v622;
-  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v626 = v624 < v1;
   const bool v627 = v625 && v626;
   if (v627) {
@@ -879,11 +879,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v634 = fmaf(v628, v3, v633);
     c[v630] = v634;
   }
-  const unsigned int v636 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v636 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v638 = v348 + v636;
-  const unsigned int v639 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v639 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v641 = v351 + v639;
-  const bool v642 = v638 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v642 = v638 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v643 = v641 < v1;
   const bool v644 = v642 && v643;
   if (v644) {
@@ -895,11 +895,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v651 = fmaf(v645, v3, v650);
     c[v647] = v651;
   }
-  const unsigned int v653 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v653 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v655 = v348 + v653;
-  const unsigned int v656 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v656 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v658 = v351 + v656;
-  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v660 = v658 < v1;
   const bool v661 = v659 && v660;
   if (v661) {
@@ -911,11 +911,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v668 = fmaf(v662, v3, v667);
     c[v664] = v668;
   }
-  const unsigned int v670 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v670 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v672 = v348 + v670;
-  const unsigned int v673 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v673 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v675 = v351 + v673;
-  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v677 = v675 < v1;
   const bool v678 = v676 && v677;
   if (v678) {
@@ -927,11 +927,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v685 = fmaf(v679, v3, v684);
     c[v681] = v685;
   }
-  const unsigned int v687 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v687 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v689 = v348 + v687;
-  const unsigned int v690 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v690 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v692 = v351 + v690;
-  const bool v693 = v689 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v693 = v689 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v694 = v692 < v1;
   const bool v695 = v693 && v694;
   if (v695) {
@@ -943,11 +943,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v702 = fmaf(v696, v3, v701);
     c[v698] = v702;
   }
-  const unsigned int v704 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v704 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v706 = v348 + v704;
-  const unsigned int v707 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v707 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v709 = v351 + v707;
-  const bool v710 = v706 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v710 = v706 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v711 = v709 < v1;
   const bool v712 = v710 && v711;
   if (v712) {
@@ -959,11 +959,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v719 = fmaf(v713, v3, v718);
     c[v715] = v719;
   }
-  const unsigned int v721 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v721 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v723 = v348 + v721;
-  const unsigned int v724 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v724 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v726 = v351 + v724;
-  const bool v727 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v727 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v728 = v726 < v1;
   const bool v729 = v727 && v728;
   if (v729) {
@@ -975,11 +975,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v736 = fmaf(v730, v3, v735);
     c[v732] = v736;
   }
-  const unsigned int v738 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v738 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v740 = v348 + v738;
-  const unsigned int v741 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v741 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v743 = v351 + v741;
-  const bool v744 = v740 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v744 = v740 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v745 = v743 < v1;
   const bool v746 = v744 && v745;
   if (v746) {
@@ -991,11 +991,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v753 = fmaf(v747, v3, v752);
     c[v749] = v753;
   }
-  const unsigned int v755 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v755 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v757 = v348 + v755;
-  const unsigned int v758 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v758 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v760 = v351 + v758;
-  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v762 = v760 < v1;
   const bool v763 = v761 && v762;
   if (v763) {
@@ -1007,11 +1007,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v770 = fmaf(v764, v3, v769);
     c[v766] = v770;
   }
-  const unsigned int v772 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v772 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v774 = v348 + v772;
-  const unsigned int v775 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v775 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v777 = v351 + v775;
-  const bool v778 = v774 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v778 = v774 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v779 = v777 < v1;
   const bool v780 = v778 && v779;
   if (v780) {
@@ -1023,11 +1023,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v787 = fmaf(v781, v3, v786);
     c[v783] = v787;
   }
-  const unsigned int v789 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v789 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v791 = v348 + v789;
-  const unsigned int v792 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v792 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v794 = v351 + v792;
-  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v796 = v794 < v1;
   const bool v797 = v795 && v796;
   if (v797) {
@@ -1039,11 +1039,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v804 = fmaf(v798, v3, v803);
     c[v800] = v804;
   }
-  const unsigned int v806 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v806 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v808 = v348 + v806;
-  const unsigned int v809 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v809 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v811 = v351 + v809;
-  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v813 = v811 < v1;
   const bool v814 = v812 && v813;
   if (v814) {
@@ -1055,11 +1055,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v821 = fmaf(v815, v3, v820);
     c[v817] = v821;
   }
-  const unsigned int v823 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v823 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v825 = v348 + v823;
-  const unsigned int v826 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v826 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v828 = v351 + v826;
-  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v830 = v828 < v1;
   const bool v831 = v829 && v830;
   if (v831) {
@@ -1071,11 +1071,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v838 = fmaf(v832, v3, v837);
     c[v834] = v838;
   }
-  const unsigned int v840 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v840 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v842 = v348 + v840;
-  const unsigned int v843 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v843 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v845 = v351 + v843;
-  const bool v846 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v846 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v847 = v845 < v1;
   const bool v848 = v846 && v847;
   if (v848) {
@@ -1087,11 +1087,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v855 = fmaf(v849, v3, v854);
     c[v851] = v855;
   }
-  const unsigned int v857 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v857 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v859 = v348 + v857;
-  const unsigned int v860 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v860 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v862 = v351 + v860;
-  const bool v863 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v863 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v864 = v862 < v1;
   const bool v865 = v863 && v864;
   if (v865) {
@@ -1103,11 +1103,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v872 = fmaf(v866, v3, v871);
     c[v868] = v872;
   }
-  const unsigned int v874 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v874 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v876 = v348 + v874;
-  const unsigned int v877 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v877 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v879 = v351 + v877;
-  const bool v880 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v880 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v881 = v879 < v1;
   const bool v882 = v880 && v881;
   if (v882) {
@@ -1119,11 +1119,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v889 = fmaf(v883, v3, v888);
     c[v885] = v889;
   }
-  const unsigned int v891 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v891 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v893 = v348 + v891;
-  const unsigned int v894 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v894 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v896 = v351 + v894;
-  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v898 = v896 < v1;
   const bool v899 = v897 && v898;
   if (v899) {
@@ -1135,11 +1135,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v906 = fmaf(v900, v3, v905);
     c[v902] = v906;
   }
-  const unsigned int v908 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v908 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v910 = v348 + v908;
-  const unsigned int v911 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v911 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v913 = v351 + v911;
-  const bool v914 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v914 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v915 = v913 < v1;
   const bool v916 = v914 && v915;
   if (v916) {
@@ -1151,11 +1151,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v923 = fmaf(v917, v3, v922);
     c[v919] = v923;
   }
-  const unsigned int v925 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v925 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v927 = v348 + v925;
-  const unsigned int v928 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v928 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v930 = v351 + v928;
-  const bool v931 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v931 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v932 = v930 < v1;
   const bool v933 = v931 && v932;
   if (v933) {
@@ -1167,11 +1167,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v940 = fmaf(v934, v3, v939);
     c[v936] = v940;
   }
-  const unsigned int v942 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v942 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v944 = v348 + v942;
-  const unsigned int v945 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v945 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v947 = v351 + v945;
-  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v949 = v947 < v1;
   const bool v950 = v948 && v949;
   if (v950) {
@@ -1183,11 +1183,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v957 = fmaf(v951, v3, v956);
     c[v953] = v957;
   }
-  const unsigned int v959 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v959 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v961 = v348 + v959;
-  const unsigned int v962 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v962 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v964 = v351 + v962;
-  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v966 = v964 < v1;
   const bool v967 = v965 && v966;
   if (v967) {
@@ -1199,11 +1199,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v974 = fmaf(v968, v3, v973);
     c[v970] = v974;
   }
-  const unsigned int v976 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v976 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v978 = v348 + v976;
-  const unsigned int v979 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v979 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v981 = v351 + v979;
-  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -1215,11 +1215,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v991 = fmaf(v985, v3, v990);
     c[v987] = v991;
   }
-  const unsigned int v993 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v993 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v995 = v348 + v993;
-  const unsigned int v996 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v996 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v998 = v351 + v996;
-  const bool v999 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v999 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1000 = v998 < v1;
   const bool v1001 = v999 && v1000;
   if (v1001) {
@@ -1231,11 +1231,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1008 = fmaf(v1002, v3, v1007);
     c[v1004] = v1008;
   }
-  const unsigned int v1010 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1010 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1012 = v348 + v1010;
-  const unsigned int v1013 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1013 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1015 = v351 + v1013;
-  const bool v1016 = v1012 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1016 = v1012 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1017 = v1015 < v1;
   const bool v1018 = v1016 && v1017;
   if (v1018) {
@@ -1247,11 +1247,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1025 = fmaf(v1019, v3, v1024);
     c[v1021] = v1025;
   }
-  const unsigned int v1027 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1027 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1029 = v348 + v1027;
-  const unsigned int v1030 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1030 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1032 = v351 + v1030;
-  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1034 = v1032 < v1;
   const bool v1035 = v1033 && v1034;
   if (v1035) {
@@ -1263,11 +1263,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1042 = fmaf(v1036, v3, v1041);
     c[v1038] = v1042;
   }
-  const unsigned int v1044 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1044 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1046 = v348 + v1044;
-  const unsigned int v1047 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1047 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1049 = v351 + v1047;
-  const bool v1050 = v1046 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1050 = v1046 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1051 = v1049 < v1;
   const bool v1052 = v1050 && v1051;
   if (v1052) {
@@ -1279,11 +1279,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1059 = fmaf(v1053, v3, v1058);
     c[v1055] = v1059;
   }
-  const unsigned int v1061 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1061 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1063 = v348 + v1061;
-  const unsigned int v1064 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1064 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1066 = v351 + v1064;
-  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1068 = v1066 < v1;
   const bool v1069 = v1067 && v1068;
   if (v1069) {
@@ -1295,11 +1295,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1076 = fmaf(v1070, v3, v1075);
     c[v1072] = v1076;
   }
-  const unsigned int v1078 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1078 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1080 = v348 + v1078;
-  const unsigned int v1081 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1081 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1083 = v351 + v1081;
-  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1085 = v1083 < v1;
   const bool v1086 = v1084 && v1085;
   if (v1086) {
@@ -1311,11 +1311,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1093 = fmaf(v1087, v3, v1092);
     c[v1089] = v1093;
   }
-  const unsigned int v1095 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1095 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1097 = v348 + v1095;
-  const unsigned int v1098 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1098 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1100 = v351 + v1098;
-  const bool v1101 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1101 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1102 = v1100 < v1;
   const bool v1103 = v1101 && v1102;
   if (v1103) {
@@ -1327,11 +1327,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1110 = fmaf(v1104, v3, v1109);
     c[v1106] = v1110;
   }
-  const unsigned int v1112 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1112 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1114 = v348 + v1112;
-  const unsigned int v1115 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1115 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1117 = v351 + v1115;
-  const bool v1118 = v1114 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1118 = v1114 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1119 = v1117 < v1;
   const bool v1120 = v1118 && v1119;
   if (v1120) {
@@ -1343,11 +1343,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1127 = fmaf(v1121, v3, v1126);
     c[v1123] = v1127;
   }
-  const unsigned int v1129 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1129 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1131 = v348 + v1129;
-  const unsigned int v1132 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1132 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1134 = v351 + v1132;
-  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1136 = v1134 < v1;
   const bool v1137 = v1135 && v1136;
   if (v1137) {
@@ -1359,11 +1359,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1144 = fmaf(v1138, v3, v1143);
     c[v1140] = v1144;
   }
-  const unsigned int v1146 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1146 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1148 = v348 + v1146;
-  const unsigned int v1149 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1149 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1151 = v351 + v1149;
-  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1153 = v1151 < v1;
   const bool v1154 = v1152 && v1153;
   if (v1154) {
@@ -1375,11 +1375,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1161 = fmaf(v1155, v3, v1160);
     c[v1157] = v1161;
   }
-  const unsigned int v1163 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1163 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1165 = v348 + v1163;
-  const unsigned int v1166 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1166 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1168 = v351 + v1166;
-  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1170 = v1168 < v1;
   const bool v1171 = v1169 && v1170;
   if (v1171) {
@@ -1391,11 +1391,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1178 = fmaf(v1172, v3, v1177);
     c[v1174] = v1178;
   }
-  const unsigned int v1180 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1180 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1182 = v348 + v1180;
-  const unsigned int v1183 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1183 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1185 = v351 + v1183;
-  const bool v1186 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1186 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1187 = v1185 < v1;
   const bool v1188 = v1186 && v1187;
   if (v1188) {
@@ -1407,11 +1407,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1195 = fmaf(v1189, v3, v1194);
     c[v1191] = v1195;
   }
-  const unsigned int v1197 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1197 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1199 = v348 + v1197;
-  const unsigned int v1200 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1200 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1202 = v351 + v1200;
-  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1204 = v1202 < v1;
   const bool v1205 = v1203 && v1204;
   if (v1205) {
@@ -1423,11 +1423,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1212 = fmaf(v1206, v3, v1211);
     c[v1208] = v1212;
   }
-  const unsigned int v1214 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1214 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1216 = v348 + v1214;
-  const unsigned int v1217 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1217 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1219 = v351 + v1217;
-  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1439,11 +1439,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1229 = fmaf(v1223, v3, v1228);
     c[v1225] = v1229;
   }
-  const unsigned int v1231 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1231 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1233 = v348 + v1231;
-  const unsigned int v1234 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1234 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1236 = v351 + v1234;
-  const bool v1237 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1237 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1238 = v1236 < v1;
   const bool v1239 = v1237 && v1238;
   if (v1239) {
@@ -1455,11 +1455,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1246 = fmaf(v1240, v3, v1245);
     c[v1242] = v1246;
   }
-  const unsigned int v1248 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1248 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1250 = v348 + v1248;
-  const unsigned int v1251 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1251 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1253 = v351 + v1251;
-  const bool v1254 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1254 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1255 = v1253 < v1;
   const bool v1256 = v1254 && v1255;
   if (v1256) {
@@ -1471,11 +1471,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1263 = fmaf(v1257, v3, v1262);
     c[v1259] = v1263;
   }
-  const unsigned int v1265 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1265 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1267 = v348 + v1265;
-  const unsigned int v1268 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1268 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1270 = v351 + v1268;
-  const bool v1271 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1271 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1272 = v1270 < v1;
   const bool v1273 = v1271 && v1272;
   if (v1273) {
@@ -1487,11 +1487,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1280 = fmaf(v1274, v3, v1279);
     c[v1276] = v1280;
   }
-  const unsigned int v1282 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1282 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1284 = v348 + v1282;
-  const unsigned int v1285 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1285 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1287 = v351 + v1285;
-  const bool v1288 = v1284 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1288 = v1284 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1289 = v1287 < v1;
   const bool v1290 = v1288 && v1289;
   if (v1290) {
@@ -1503,11 +1503,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1297 = fmaf(v1291, v3, v1296);
     c[v1293] = v1297;
   }
-  const unsigned int v1299 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1299 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1301 = v348 + v1299;
-  const unsigned int v1302 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1302 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1304 = v351 + v1302;
-  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1306 = v1304 < v1;
   const bool v1307 = v1305 && v1306;
   if (v1307) {
@@ -1519,11 +1519,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1314 = fmaf(v1308, v3, v1313);
     c[v1310] = v1314;
   }
-  const unsigned int v1316 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1316 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1318 = v348 + v1316;
-  const unsigned int v1319 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1319 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1321 = v351 + v1319;
-  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1323 = v1321 < v1;
   const bool v1324 = v1322 && v1323;
   if (v1324) {
@@ -1535,11 +1535,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1331 = fmaf(v1325, v3, v1330);
     c[v1327] = v1331;
   }
-  const unsigned int v1333 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1333 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1335 = v348 + v1333;
-  const unsigned int v1336 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1336 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1338 = v351 + v1336;
-  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1340 = v1338 < v1;
   const bool v1341 = v1339 && v1340;
   if (v1341) {
@@ -1551,11 +1551,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1348 = fmaf(v1342, v3, v1347);
     c[v1344] = v1348;
   }
-  const unsigned int v1350 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1350 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1352 = v348 + v1350;
-  const unsigned int v1353 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1353 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1355 = v351 + v1353;
-  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1357 = v1355 < v1;
   const bool v1358 = v1356 && v1357;
   if (v1358) {
@@ -1567,11 +1567,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1365 = fmaf(v1359, v3, v1364);
     c[v1361] = v1365;
   }
-  const unsigned int v1367 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1367 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1369 = v348 + v1367;
-  const unsigned int v1370 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1370 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1372 = v351 + v1370;
-  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1374 = v1372 < v1;
   const bool v1375 = v1373 && v1374;
   if (v1375) {
@@ -1583,11 +1583,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1382 = fmaf(v1376, v3, v1381);
     c[v1378] = v1382;
   }
-  const unsigned int v1384 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1384 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1386 = v348 + v1384;
-  const unsigned int v1387 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1387 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1389 = v351 + v1387;
-  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1391 = v1389 < v1;
   const bool v1392 = v1390 && v1391;
   if (v1392) {
@@ -1599,11 +1599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1399 = fmaf(v1393, v3, v1398);
     c[v1395] = v1399;
   }
-  const unsigned int v1401 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1401 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1403 = v348 + v1401;
-  const unsigned int v1404 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1404 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1406 = v351 + v1404;
-  const bool v1407 = v1403 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1407 = v1403 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1408 = v1406 < v1;
   const bool v1409 = v1407 && v1408;
   if (v1409) {
@@ -1615,11 +1615,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1416 = fmaf(v1410, v3, v1415);
     c[v1412] = v1416;
   }
-  const unsigned int v1418 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1418 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1420 = v348 + v1418;
-  const unsigned int v1421 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1421 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1423 = v351 + v1421;
-  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1425 = v1423 < v1;
   const bool v1426 = v1424 && v1425;
   if (v1426) {
@@ -1631,11 +1631,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1433 = fmaf(v1427, v3, v1432);
     c[v1429] = v1433;
   }
-  const unsigned int v1435 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1435 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1437 = v348 + v1435;
-  const unsigned int v1438 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1438 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1440 = v351 + v1438;
-  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1442 = v1440 < v1;
   const bool v1443 = v1441 && v1442;
   if (v1443) {
@@ -1647,11 +1647,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1450 = fmaf(v1444, v3, v1449);
     c[v1446] = v1450;
   }
-  const unsigned int v1452 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1452 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1454 = v348 + v1452;
-  const unsigned int v1455 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1455 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1457 = v351 + v1455;
-  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1459 = v1457 < v1;
   const bool v1460 = v1458 && v1459;
   if (v1460) {
@@ -1663,11 +1663,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1467 = fmaf(v1461, v3, v1466);
     c[v1463] = v1467;
   }
-  const unsigned int v1469 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1469 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1471 = v348 + v1469;
-  const unsigned int v1472 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1472 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1474 = v351 + v1472;
-  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1476 = v1474 < v1;
   const bool v1477 = v1475 && v1476;
   if (v1477) {
@@ -1679,11 +1679,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1484 = fmaf(v1478, v3, v1483);
     c[v1480] = v1484;
   }
-  const unsigned int v1486 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1486 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1488 = v348 + v1486;
-  const unsigned int v1489 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1489 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1491 = v351 + v1489;
-  const bool v1492 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1492 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1493 = v1491 < v1;
   const bool v1494 = v1492 && v1493;
   if (v1494) {
@@ -1695,11 +1695,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1501 = fmaf(v1495, v3, v1500);
     c[v1497] = v1501;
   }
-  const unsigned int v1503 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1503 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1505 = v348 + v1503;
-  const unsigned int v1506 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1506 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1508 = v351 + v1506;
-  const bool v1509 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1509 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1510 = v1508 < v1;
   const bool v1511 = v1509 && v1510;
   if (v1511) {
@@ -1711,11 +1711,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1518 = fmaf(v1512, v3, v1517);
     c[v1514] = v1518;
   }
-  const unsigned int v1520 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1520 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1522 = v348 + v1520;
-  const unsigned int v1523 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1523 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1525 = v351 + v1523;
-  const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1527 = v1525 < v1;
   const bool v1528 = v1526 && v1527;
   if (v1528) {
@@ -1727,11 +1727,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1535 = fmaf(v1529, v3, v1534);
     c[v1531] = v1535;
   }
-  const unsigned int v1537 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1537 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1539 = v348 + v1537;
-  const unsigned int v1540 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1540 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1542 = v351 + v1540;
-  const bool v1543 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1543 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1544 = v1542 < v1;
   const bool v1545 = v1543 && v1544;
   if (v1545) {
@@ -1743,11 +1743,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1552 = fmaf(v1546, v3, v1551);
     c[v1548] = v1552;
   }
-  const unsigned int v1554 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1554 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1556 = v348 + v1554;
-  const unsigned int v1557 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1557 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1559 = v351 + v1557;
-  const bool v1560 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1560 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1561 = v1559 < v1;
   const bool v1562 = v1560 && v1561;
   if (v1562) {
@@ -1759,11 +1759,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1569 = fmaf(v1563, v3, v1568);
     c[v1565] = v1569;
   }
-  const unsigned int v1571 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1571 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1573 = v348 + v1571;
-  const unsigned int v1574 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1574 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1576 = v351 + v1574;
-  const bool v1577 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1577 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1578 = v1576 < v1;
   const bool v1579 = v1577 && v1578;
   if (v1579) {
@@ -1775,11 +1775,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1586 = fmaf(v1580, v3, v1585);
     c[v1582] = v1586;
   }
-  const unsigned int v1588 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1588 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1590 = v348 + v1588;
-  const unsigned int v1591 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1591 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1593 = v351 + v1591;
-  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1595 = v1593 < v1;
   const bool v1596 = v1594 && v1595;
   if (v1596) {
@@ -1791,11 +1791,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1603 = fmaf(v1597, v3, v1602);
     c[v1599] = v1603;
   }
-  const unsigned int v1605 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1605 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1607 = v348 + v1605;
-  const unsigned int v1608 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1608 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1610 = v351 + v1608;
-  const bool v1611 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1611 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1612 = v1610 < v1;
   const bool v1613 = v1611 && v1612;
   if (v1613) {
@@ -1807,11 +1807,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1620 = fmaf(v1614, v3, v1619);
     c[v1616] = v1620;
   }
-  const unsigned int v1622 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1622 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1624 = v348 + v1622;
-  const unsigned int v1625 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1625 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1627 = v351 + v1625;
-  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1629 = v1627 < v1;
   const bool v1630 = v1628 && v1629;
   if (v1630) {
@@ -1823,11 +1823,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1637 = fmaf(v1631, v3, v1636);
     c[v1633] = v1637;
   }
-  const unsigned int v1639 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1639 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1641 = v348 + v1639;
-  const unsigned int v1642 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1642 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1644 = v351 + v1642;
-  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1646 = v1644 < v1;
   const bool v1647 = v1645 && v1646;
   if (v1647) {
@@ -1839,11 +1839,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1654 = fmaf(v1648, v3, v1653);
     c[v1650] = v1654;
   }
-  const unsigned int v1656 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1656 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1658 = v348 + v1656;
-  const unsigned int v1659 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1659 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1661 = v351 + v1659;
-  const bool v1662 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1662 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1663 = v1661 < v1;
   const bool v1664 = v1662 && v1663;
   if (v1664) {
@@ -1855,11 +1855,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1671 = fmaf(v1665, v3, v1670);
     c[v1667] = v1671;
   }
-  const unsigned int v1673 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1673 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1675 = v348 + v1673;
-  const unsigned int v1676 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1676 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1678 = v351 + v1676;
-  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1680 = v1678 < v1;
   const bool v1681 = v1679 && v1680;
   if (v1681) {
@@ -1871,11 +1871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1688 = fmaf(v1682, v3, v1687);
     c[v1684] = v1688;
   }
-  const unsigned int v1690 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1690 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1692 = v348 + v1690;
-  const unsigned int v1693 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1693 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1695 = v351 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1887,11 +1887,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1705 = fmaf(v1699, v3, v1704);
     c[v1701] = v1705;
   }
-  const unsigned int v1707 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1707 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1709 = v348 + v1707;
-  const unsigned int v1710 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1710 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1712 = v351 + v1710;
-  const bool v1713 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1713 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1714 = v1712 < v1;
   const bool v1715 = v1713 && v1714;
   if (v1715) {
@@ -1903,11 +1903,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1722 = fmaf(v1716, v3, v1721);
     c[v1718] = v1722;
   }
-  const unsigned int v1724 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1724 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1726 = v348 + v1724;
-  const unsigned int v1727 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1727 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1729 = v351 + v1727;
-  const bool v1730 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1730 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1731 = v1729 < v1;
   const bool v1732 = v1730 && v1731;
   if (v1732) {
@@ -1919,11 +1919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1739 = fmaf(v1733, v3, v1738);
     c[v1735] = v1739;
   }
-  const unsigned int v1741 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1741 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1743 = v348 + v1741;
-  const unsigned int v1744 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1744 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1746 = v351 + v1744;
-  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1748 = v1746 < v1;
   const bool v1749 = v1747 && v1748;
   if (v1749) {
@@ -1935,11 +1935,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1756 = fmaf(v1750, v3, v1755);
     c[v1752] = v1756;
   }
-  const unsigned int v1758 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1758 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1760 = v348 + v1758;
-  const unsigned int v1761 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1761 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1763 = v351 + v1761;
-  const bool v1764 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1764 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1765 = v1763 < v1;
   const bool v1766 = v1764 && v1765;
   if (v1766) {
@@ -1951,11 +1951,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1773 = fmaf(v1767, v3, v1772);
     c[v1769] = v1773;
   }
-  const unsigned int v1775 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1775 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1777 = v348 + v1775;
-  const unsigned int v1778 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1778 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1780 = v351 + v1778;
-  const bool v1781 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1781 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1782 = v1780 < v1;
   const bool v1783 = v1781 && v1782;
   if (v1783) {
@@ -1967,11 +1967,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1790 = fmaf(v1784, v3, v1789);
     c[v1786] = v1790;
   }
-  const unsigned int v1792 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1792 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1794 = v348 + v1792;
-  const unsigned int v1795 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1795 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1797 = v351 + v1795;
-  const bool v1798 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1798 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1799 = v1797 < v1;
   const bool v1800 = v1798 && v1799;
   if (v1800) {
@@ -1983,11 +1983,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1807 = fmaf(v1801, v3, v1806);
     c[v1803] = v1807;
   }
-  const unsigned int v1809 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1809 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1811 = v348 + v1809;
-  const unsigned int v1812 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1812 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1814 = v351 + v1812;
-  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1816 = v1814 < v1;
   const bool v1817 = v1815 && v1816;
   if (v1817) {
@@ -1999,11 +1999,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1824 = fmaf(v1818, v3, v1823);
     c[v1820] = v1824;
   }
-  const unsigned int v1826 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1826 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1828 = v348 + v1826;
-  const unsigned int v1829 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1829 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1831 = v351 + v1829;
-  const bool v1832 = v1828 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1832 = v1828 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1833 = v1831 < v1;
   const bool v1834 = v1832 && v1833;
   if (v1834) {
@@ -2015,11 +2015,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1841 = fmaf(v1835, v3, v1840);
     c[v1837] = v1841;
   }
-  const unsigned int v1843 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1843 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1845 = v348 + v1843;
-  const unsigned int v1846 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1846 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1848 = v351 + v1846;
-  const bool v1849 = v1845 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1849 = v1845 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1850 = v1848 < v1;
   const bool v1851 = v1849 && v1850;
   if (v1851) {
@@ -2031,11 +2031,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1858 = fmaf(v1852, v3, v1857);
     c[v1854] = v1858;
   }
-  const unsigned int v1860 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1860 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1862 = v348 + v1860;
-  const unsigned int v1863 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1863 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1865 = v351 + v1863;
-  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1867 = v1865 < v1;
   const bool v1868 = v1866 && v1867;
   if (v1868) {
@@ -2047,11 +2047,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1875 = fmaf(v1869, v3, v1874);
     c[v1871] = v1875;
   }
-  const unsigned int v1877 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1877 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1879 = v348 + v1877;
-  const unsigned int v1880 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1880 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1882 = v351 + v1880;
-  const bool v1883 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1883 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1884 = v1882 < v1;
   const bool v1885 = v1883 && v1884;
   if (v1885) {
@@ -2063,11 +2063,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1892 = fmaf(v1886, v3, v1891);
     c[v1888] = v1892;
   }
-  const unsigned int v1894 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1894 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1896 = v348 + v1894;
-  const unsigned int v1897 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1897 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1899 = v351 + v1897;
-  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1901 = v1899 < v1;
   const bool v1902 = v1900 && v1901;
   if (v1902) {
@@ -2079,11 +2079,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1909 = fmaf(v1903, v3, v1908);
     c[v1905] = v1909;
   }
-  const unsigned int v1911 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1911 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1913 = v348 + v1911;
-  const unsigned int v1914 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1914 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1916 = v351 + v1914;
-  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1918 = v1916 < v1;
   const bool v1919 = v1917 && v1918;
   if (v1919) {
@@ -2095,11 +2095,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1926 = fmaf(v1920, v3, v1925);
     c[v1922] = v1926;
   }
-  const unsigned int v1928 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1928 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1930 = v348 + v1928;
-  const unsigned int v1931 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1931 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1933 = v351 + v1931;
-  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1935 = v1933 < v1;
   const bool v1936 = v1934 && v1935;
   if (v1936) {
@@ -2111,11 +2111,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1943 = fmaf(v1937, v3, v1942);
     c[v1939] = v1943;
   }
-  const unsigned int v1945 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1945 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1947 = v348 + v1945;
-  const unsigned int v1948 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1948 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1950 = v351 + v1948;
-  const bool v1951 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1951 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1952 = v1950 < v1;
   const bool v1953 = v1951 && v1952;
   if (v1953) {
@@ -2127,11 +2127,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1960 = fmaf(v1954, v3, v1959);
     c[v1956] = v1960;
   }
-  const unsigned int v1962 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1962 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1964 = v348 + v1962;
-  const unsigned int v1965 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1965 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1967 = v351 + v1965;
-  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1969 = v1967 < v1;
   const bool v1970 = v1968 && v1969;
   if (v1970) {
@@ -2143,11 +2143,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1977 = fmaf(v1971, v3, v1976);
     c[v1973] = v1977;
   }
-  const unsigned int v1979 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1979 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1981 = v348 + v1979;
-  const unsigned int v1982 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1982 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1984 = v351 + v1982;
-  const bool v1985 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1985 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1986 = v1984 < v1;
   const bool v1987 = v1985 && v1986;
   if (v1987) {
@@ -2159,11 +2159,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v1994 = fmaf(v1988, v3, v1993);
     c[v1990] = v1994;
   }
-  const unsigned int v1996 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1996 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1998 = v348 + v1996;
-  const unsigned int v1999 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1999 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2001 = v351 + v1999;
-  const bool v2002 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2002 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2003 = v2001 < v1;
   const bool v2004 = v2002 && v2003;
   if (v2004) {
@@ -2175,11 +2175,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2011 = fmaf(v2005, v3, v2010);
     c[v2007] = v2011;
   }
-  const unsigned int v2013 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2013 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2015 = v348 + v2013;
-  const unsigned int v2016 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2016 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2018 = v351 + v2016;
-  const bool v2019 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2019 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2020 = v2018 < v1;
   const bool v2021 = v2019 && v2020;
   if (v2021) {
@@ -2191,11 +2191,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2028 = fmaf(v2022, v3, v2027);
     c[v2024] = v2028;
   }
-  const unsigned int v2030 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2030 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2032 = v348 + v2030;
-  const unsigned int v2033 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2033 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2035 = v351 + v2033;
-  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2037 = v2035 < v1;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
@@ -2207,11 +2207,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2045 = fmaf(v2039, v3, v2044);
     c[v2041] = v2045;
   }
-  const unsigned int v2047 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2047 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2049 = v348 + v2047;
-  const unsigned int v2050 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2050 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2052 = v351 + v2050;
-  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2054 = v2052 < v1;
   const bool v2055 = v2053 && v2054;
   if (v2055) {
@@ -2223,11 +2223,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2062 = fmaf(v2056, v3, v2061);
     c[v2058] = v2062;
   }
-  const unsigned int v2064 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2064 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2066 = v348 + v2064;
-  const unsigned int v2067 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2067 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2069 = v351 + v2067;
-  const bool v2070 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2070 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2071 = v2069 < v1;
   const bool v2072 = v2070 && v2071;
   if (v2072) {
@@ -2239,11 +2239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2079 = fmaf(v2073, v3, v2078);
     c[v2075] = v2079;
   }
-  const unsigned int v2081 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2081 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2083 = v348 + v2081;
-  const unsigned int v2084 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2084 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2086 = v351 + v2084;
-  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2088 = v2086 < v1;
   const bool v2089 = v2087 && v2088;
   if (v2089) {
@@ -2255,11 +2255,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2096 = fmaf(v2090, v3, v2095);
     c[v2092] = v2096;
   }
-  const unsigned int v2098 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2098 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2100 = v348 + v2098;
-  const unsigned int v2101 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2101 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2103 = v351 + v2101;
-  const bool v2104 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2104 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2105 = v2103 < v1;
   const bool v2106 = v2104 && v2105;
   if (v2106) {
@@ -2271,11 +2271,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2113 = fmaf(v2107, v3, v2112);
     c[v2109] = v2113;
   }
-  const unsigned int v2115 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2115 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2117 = v348 + v2115;
-  const unsigned int v2118 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2118 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2120 = v351 + v2118;
-  const bool v2121 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2121 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2122 = v2120 < v1;
   const bool v2123 = v2121 && v2122;
   if (v2123) {
@@ -2287,11 +2287,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2130 = fmaf(v2124, v3, v2129);
     c[v2126] = v2130;
   }
-  const unsigned int v2132 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2132 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2134 = v348 + v2132;
-  const unsigned int v2135 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2135 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2137 = v351 + v2135;
-  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2139 = v2137 < v1;
   const bool v2140 = v2138 && v2139;
   if (v2140) {
@@ -2303,11 +2303,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2147 = fmaf(v2141, v3, v2146);
     c[v2143] = v2147;
   }
-  const unsigned int v2149 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2149 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2151 = v348 + v2149;
-  const unsigned int v2152 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2152 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2154 = v351 + v2152;
-  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2156 = v2154 < v1;
   const bool v2157 = v2155 && v2156;
   if (v2157) {
@@ -2319,11 +2319,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2164 = fmaf(v2158, v3, v2163);
     c[v2160] = v2164;
   }
-  const unsigned int v2166 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2166 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2168 = v348 + v2166;
-  const unsigned int v2169 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2169 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2171 = v351 + v2169;
-  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2173 = v2171 < v1;
   const bool v2174 = v2172 && v2173;
   if (v2174) {
@@ -2335,11 +2335,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2181 = fmaf(v2175, v3, v2180);
     c[v2177] = v2181;
   }
-  const unsigned int v2183 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2183 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2185 = v348 + v2183;
-  const unsigned int v2186 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2186 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2188 = v351 + v2186;
-  const bool v2189 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2189 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2190 = v2188 < v1;
   const bool v2191 = v2189 && v2190;
   if (v2191) {
@@ -2351,11 +2351,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2198 = fmaf(v2192, v3, v2197);
     c[v2194] = v2198;
   }
-  const unsigned int v2200 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2200 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2202 = v348 + v2200;
-  const unsigned int v2203 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2203 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2205 = v351 + v2203;
-  const bool v2206 = v2202 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2206 = v2202 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2207 = v2205 < v1;
   const bool v2208 = v2206 && v2207;
   if (v2208) {
@@ -2367,11 +2367,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2215 = fmaf(v2209, v3, v2214);
     c[v2211] = v2215;
   }
-  const unsigned int v2217 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2217 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2219 = v348 + v2217;
-  const unsigned int v2220 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2220 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2222 = v351 + v2220;
-  const bool v2223 = v2219 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2223 = v2219 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2224 = v2222 < v1;
   const bool v2225 = v2223 && v2224;
   if (v2225) {
@@ -2383,11 +2383,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2232 = fmaf(v2226, v3, v2231);
     c[v2228] = v2232;
   }
-  const unsigned int v2234 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2234 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2236 = v348 + v2234;
-  const unsigned int v2237 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2237 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2239 = v351 + v2237;
-  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2241 = v2239 < v1;
   const bool v2242 = v2240 && v2241;
   if (v2242) {
@@ -2399,11 +2399,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2249 = fmaf(v2243, v3, v2248);
     c[v2245] = v2249;
   }
-  const unsigned int v2251 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2251 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2253 = v348 + v2251;
-  const unsigned int v2254 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2254 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2256 = v351 + v2254;
-  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2258 = v2256 < v1;
   const bool v2259 = v2257 && v2258;
   if (v2259) {
@@ -2415,11 +2415,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2266 = fmaf(v2260, v3, v2265);
     c[v2262] = v2266;
   }
-  const unsigned int v2268 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2268 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2270 = v348 + v2268;
-  const unsigned int v2271 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2271 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2273 = v351 + v2271;
-  const bool v2274 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2274 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2275 = v2273 < v1;
   const bool v2276 = v2274 && v2275;
   if (v2276) {
@@ -2431,11 +2431,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2283 = fmaf(v2277, v3, v2282);
     c[v2279] = v2283;
   }
-  const unsigned int v2285 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2285 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2287 = v348 + v2285;
-  const unsigned int v2288 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2288 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2290 = v351 + v2288;
-  const bool v2291 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2291 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2292 = v2290 < v1;
   const bool v2293 = v2291 && v2292;
   if (v2293) {
@@ -2447,11 +2447,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2300 = fmaf(v2294, v3, v2299);
     c[v2296] = v2300;
   }
-  const unsigned int v2302 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2302 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2304 = v348 + v2302;
-  const unsigned int v2305 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2305 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2307 = v351 + v2305;
-  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2309 = v2307 < v1;
   const bool v2310 = v2308 && v2309;
   if (v2310) {
@@ -2463,11 +2463,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2317 = fmaf(v2311, v3, v2316);
     c[v2313] = v2317;
   }
-  const unsigned int v2319 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2319 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2321 = v348 + v2319;
-  const unsigned int v2322 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2322 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2324 = v351 + v2322;
-  const bool v2325 = v2321 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2325 = v2321 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2326 = v2324 < v1;
   const bool v2327 = v2325 && v2326;
   if (v2327) {
@@ -2479,11 +2479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2334 = fmaf(v2328, v3, v2333);
     c[v2330] = v2334;
   }
-  const unsigned int v2336 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2336 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2338 = v348 + v2336;
-  const unsigned int v2339 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2339 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2341 = v351 + v2339;
-  const bool v2342 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2342 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2343 = v2341 < v1;
   const bool v2344 = v2342 && v2343;
   if (v2344) {
@@ -2495,11 +2495,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2351 = fmaf(v2345, v3, v2350);
     c[v2347] = v2351;
   }
-  const unsigned int v2353 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2353 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2355 = v348 + v2353;
-  const unsigned int v2356 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2356 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2358 = v351 + v2356;
-  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2360 = v2358 < v1;
   const bool v2361 = v2359 && v2360;
   if (v2361) {
@@ -2511,11 +2511,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2368 = fmaf(v2362, v3, v2367);
     c[v2364] = v2368;
   }
-  const unsigned int v2370 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2370 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2372 = v348 + v2370;
-  const unsigned int v2373 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2373 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2375 = v351 + v2373;
-  const bool v2376 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2376 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2377 = v2375 < v1;
   const bool v2378 = v2376 && v2377;
   if (v2378) {
@@ -2527,11 +2527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2385 = fmaf(v2379, v3, v2384);
     c[v2381] = v2385;
   }
-  const unsigned int v2387 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2387 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2389 = v348 + v2387;
-  const unsigned int v2390 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2390 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2392 = v351 + v2390;
-  const bool v2393 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2393 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2394 = v2392 < v1;
   const bool v2395 = v2393 && v2394;
   if (v2395) {
@@ -2543,11 +2543,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2402 = fmaf(v2396, v3, v2401);
     c[v2398] = v2402;
   }
-  const unsigned int v2404 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2404 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2406 = v348 + v2404;
-  const unsigned int v2407 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2407 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2409 = v351 + v2407;
-  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2411 = v2409 < v1;
   const bool v2412 = v2410 && v2411;
   if (v2412) {
@@ -2559,11 +2559,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2419 = fmaf(v2413, v3, v2418);
     c[v2415] = v2419;
   }
-  const unsigned int v2421 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2421 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2423 = v348 + v2421;
-  const unsigned int v2424 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2424 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2426 = v351 + v2424;
-  const bool v2427 = v2423 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2427 = v2423 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2428 = v2426 < v1;
   const bool v2429 = v2427 && v2428;
   if (v2429) {
@@ -2575,11 +2575,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2436 = fmaf(v2430, v3, v2435);
     c[v2432] = v2436;
   }
-  const unsigned int v2438 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2438 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2440 = v348 + v2438;
-  const unsigned int v2441 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2441 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2443 = v351 + v2441;
-  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2445 = v2443 < v1;
   const bool v2446 = v2444 && v2445;
   if (v2446) {
@@ -2591,11 +2591,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2453 = fmaf(v2447, v3, v2452);
     c[v2449] = v2453;
   }
-  const unsigned int v2455 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2455 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2457 = v348 + v2455;
-  const unsigned int v2458 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2458 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2460 = v351 + v2458;
-  const bool v2461 = v2457 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2461 = v2457 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2462 = v2460 < v1;
   const bool v2463 = v2461 && v2462;
   if (v2463) {
@@ -2607,11 +2607,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2470 = fmaf(v2464, v3, v2469);
     c[v2466] = v2470;
   }
-  const unsigned int v2472 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2472 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2474 = v348 + v2472;
-  const unsigned int v2475 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2475 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2477 = v351 + v2475;
-  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2479 = v2477 < v1;
   const bool v2480 = v2478 && v2479;
   if (v2480) {
@@ -2623,11 +2623,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2487 = fmaf(v2481, v3, v2486);
     c[v2483] = v2487;
   }
-  const unsigned int v2489 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2489 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2491 = v348 + v2489;
-  const unsigned int v2492 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2492 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2494 = v351 + v2492;
-  const bool v2495 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2495 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2496 = v2494 < v1;
   const bool v2497 = v2495 && v2496;
   if (v2497) {
@@ -2639,11 +2639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_f32(
     const float v2504 = fmaf(v2498, v3, v2503);
     c[v2500] = v2504;
   }
-  const unsigned int v2506 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2506 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2508 = v348 + v2506;
-  const unsigned int v2509 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2509 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2511 = v351 + v2509;
-  const bool v2512 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2512 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2513 = v2511 < v1;
   const bool v2514 = v2512 && v2513;
   if (v2514) {

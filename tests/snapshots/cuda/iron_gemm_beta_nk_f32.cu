@@ -216,371 +216,371 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
   const float v3 = alpha;
   const float v4 = beta;
   unsigned int v5 = 0u;  // kernels/gemm/gemm_epilogue.cpp:98
-  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
   const unsigned int v9 = blockIdx.y;
   const unsigned int v10 = v9 * v7;
   const unsigned int v11 = v10 + v8;
-  const unsigned int v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:184
+  const unsigned int v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:128
   const unsigned int v16 = v15 << 3u;
-  const unsigned int v18 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const unsigned int v18 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
   const unsigned int v19 = v18 - v16;
   const unsigned int v20 = min(v19, 8u);
-  const unsigned int v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:186
+  const unsigned int v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:130
   const unsigned int v23 = v22 % v20;
   const unsigned int v24 = v16 + v23;
   const unsigned int v25 = v24 << 7u;
-  const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:187
+  const unsigned int v28 = v22 / v20;
   const unsigned int v29 = v28 << 7u;
-  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:188
-  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const unsigned int v34 = v33 << 6u;
-  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const unsigned int v38 = v37 << 6u;
-  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v40, 0.0f);
-  iron_frag<float, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v42, 0.0f);
-  iron_frag<float, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v44, 0.0f);
-  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v48 = v47 == v5;
   const bool v63 = v48 && v48;
   if (v63) {
-    const bool v3020 = v5 < v2;  // kernels/gemm/gemm_tiles.hpp:215
+    const bool v3020 = v5 < v2;  // kernels/gemm/gemm_tiles.hpp:222
     if (v3020) {
-      const unsigned int v3023 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3024 = v3023 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3025 = v3023 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3023 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3024 = v3023 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3025 = v3023 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3026 = v3025 << 2u;
-      const unsigned int v3027 = v25 + v3024;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3027 = v25 + v3024;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3028 = v3027 < v0;
       const bool v3030 = v3026 < v2;
       const bool v3031 = v3028 && v3030;
-      const unsigned int v3032 = v3027 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3032 = v3027 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3034 = v3032 + v3026;
       const unsigned int v3035 = v3031 ? v3034 : v5;
-      const unsigned int v3037 = v3024 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3037 = v3024 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3039 = v3037 + v3026;
       iron_copy_async<16>(shm0 + v3039, a + v3035, v3031);
-      const unsigned int v3040 = v3023 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3041 = v3040 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3042 = v3040 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3040 = v3023 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3041 = v3040 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3042 = v3040 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3043 = v3042 << 2u;
-      const unsigned int v3044 = v25 + v3041;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3044 = v25 + v3041;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3045 = v3044 < v0;
       const bool v3047 = v3043 < v2;
       const bool v3048 = v3045 && v3047;
-      const unsigned int v3049 = v3044 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3049 = v3044 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3051 = v3049 + v3043;
       const unsigned int v3052 = v3048 ? v3051 : v5;
-      const unsigned int v3053 = v3041 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3053 = v3041 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3055 = v3053 + v3043;
       iron_copy_async<16>(shm0 + v3055, a + v3052, v3048);
-      const unsigned int v3057 = v3023 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3058 = v3057 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3059 = v3057 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3057 = v3023 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3058 = v3057 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3059 = v3057 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3060 = v3059 << 2u;
-      const unsigned int v3061 = v25 + v3058;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3061 = v25 + v3058;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3062 = v3061 < v0;
       const bool v3064 = v3060 < v2;
       const bool v3065 = v3062 && v3064;
-      const unsigned int v3066 = v3061 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3066 = v3061 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3068 = v3066 + v3060;
       const unsigned int v3069 = v3065 ? v3068 : v5;
-      const unsigned int v3070 = v3058 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3070 = v3058 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3072 = v3070 + v3060;
       iron_copy_async<16>(shm0 + v3072, a + v3069, v3065);
-      const unsigned int v3074 = v3023 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3075 = v3074 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3076 = v3074 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3074 = v3023 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3075 = v3074 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3076 = v3074 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3077 = v3076 << 2u;
-      const unsigned int v3078 = v25 + v3075;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3078 = v25 + v3075;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3079 = v3078 < v0;
       const bool v3081 = v3077 < v2;
       const bool v3082 = v3079 && v3081;
-      const unsigned int v3083 = v3078 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3083 = v3078 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3085 = v3083 + v3077;
       const unsigned int v3086 = v3082 ? v3085 : v5;
-      const unsigned int v3087 = v3075 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3087 = v3075 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3089 = v3087 + v3077;
       iron_copy_async<16>(shm0 + v3089, a + v3086, v3082);
-      const unsigned int v3090 = v29 + v3024;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3090 = v29 + v3024;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3091 = v3090 < v1;
       const bool v3092 = v3091 && v3030;
-      const unsigned int v3093 = v3090 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3093 = v3090 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3095 = v3093 + v3026;
       const unsigned int v3096 = v3092 ? v3095 : v5;
-      iron_copy_async<16>(shm1 + v3039, b + v3096, v3092);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v3097 = v29 + v3041;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v3039, b + v3096, v3092);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3097 = v29 + v3041;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3098 = v3097 < v1;
       const bool v3099 = v3098 && v3047;
-      const unsigned int v3100 = v3097 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3100 = v3097 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3102 = v3100 + v3043;
       const unsigned int v3103 = v3099 ? v3102 : v5;
-      iron_copy_async<16>(shm1 + v3055, b + v3103, v3099);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v3104 = v29 + v3058;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v3055, b + v3103, v3099);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3104 = v29 + v3058;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3105 = v3104 < v1;
       const bool v3106 = v3105 && v3064;
-      const unsigned int v3107 = v3104 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3107 = v3104 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3109 = v3107 + v3060;
       const unsigned int v3110 = v3106 ? v3109 : v5;
-      iron_copy_async<16>(shm1 + v3072, b + v3110, v3106);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v3111 = v29 + v3075;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v3072, b + v3110, v3106);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3111 = v29 + v3075;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3112 = v3111 < v1;
       const bool v3113 = v3112 && v3081;
-      const unsigned int v3114 = v3111 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3114 = v3111 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3116 = v3114 + v3077;
       const unsigned int v3117 = v3113 ? v3116 : v5;
-      iron_copy_async<16>(shm1 + v3089, b + v3117, v3113);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3089, b + v3117, v3113);  // kernels/gemm/gemm_tiles.hpp:82
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     const bool v3120 = 16u < v2;
     if (v3120) {
-      const unsigned int v3123 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3124 = v3123 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3125 = v3123 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3123 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3124 = v3123 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3125 = v3123 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3126 = v3125 << 2u;
-      const unsigned int v3127 = v25 + v3124;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3127 = v25 + v3124;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3128 = v3127 < v0;
       const unsigned int v3129 = 16u + v3126;
       const bool v3130 = v3129 < v2;
       const bool v3131 = v3128 && v3130;
-      const unsigned int v3132 = v3127 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3132 = v3127 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3133 = v3132 + 16u;
       const unsigned int v3134 = v3133 + v3126;
       const unsigned int v3135 = v3131 ? v3134 : v5;
-      const unsigned int v3137 = v3124 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3137 = v3124 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3138 = 2560u + v3137;
       const unsigned int v3139 = v3138 + v3126;
       iron_copy_async<16>(shm0 + v3139, a + v3135, v3131);
-      const unsigned int v3140 = v3123 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3141 = v3140 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3142 = v3140 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3140 = v3123 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3141 = v3140 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3142 = v3140 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3143 = v3142 << 2u;
-      const unsigned int v3144 = v25 + v3141;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3144 = v25 + v3141;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3145 = v3144 < v0;
       const unsigned int v3146 = 16u + v3143;
       const bool v3147 = v3146 < v2;
       const bool v3148 = v3145 && v3147;
-      const unsigned int v3149 = v3144 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3149 = v3144 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3150 = v3149 + 16u;
       const unsigned int v3151 = v3150 + v3143;
       const unsigned int v3152 = v3148 ? v3151 : v5;
-      const unsigned int v3153 = v3141 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3153 = v3141 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3154 = 2560u + v3153;
       const unsigned int v3155 = v3154 + v3143;
       iron_copy_async<16>(shm0 + v3155, a + v3152, v3148);
-      const unsigned int v3157 = v3123 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3158 = v3157 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3159 = v3157 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3157 = v3123 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3158 = v3157 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3159 = v3157 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3160 = v3159 << 2u;
-      const unsigned int v3161 = v25 + v3158;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3161 = v25 + v3158;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3162 = v3161 < v0;
       const unsigned int v3163 = 16u + v3160;
       const bool v3164 = v3163 < v2;
       const bool v3165 = v3162 && v3164;
-      const unsigned int v3166 = v3161 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3166 = v3161 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3167 = v3166 + 16u;
       const unsigned int v3168 = v3167 + v3160;
       const unsigned int v3169 = v3165 ? v3168 : v5;
-      const unsigned int v3170 = v3158 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3170 = v3158 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3171 = 2560u + v3170;
       const unsigned int v3172 = v3171 + v3160;
       iron_copy_async<16>(shm0 + v3172, a + v3169, v3165);
-      const unsigned int v3174 = v3123 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3175 = v3174 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3176 = v3174 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3174 = v3123 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3175 = v3174 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3176 = v3174 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3177 = v3176 << 2u;
-      const unsigned int v3178 = v25 + v3175;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3178 = v25 + v3175;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3179 = v3178 < v0;
       const unsigned int v3180 = 16u + v3177;
       const bool v3181 = v3180 < v2;
       const bool v3182 = v3179 && v3181;
-      const unsigned int v3183 = v3178 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3183 = v3178 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3184 = v3183 + 16u;
       const unsigned int v3185 = v3184 + v3177;
       const unsigned int v3186 = v3182 ? v3185 : v5;
-      const unsigned int v3187 = v3175 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3187 = v3175 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3188 = 2560u + v3187;
       const unsigned int v3189 = v3188 + v3177;
       iron_copy_async<16>(shm0 + v3189, a + v3186, v3182);
-      const unsigned int v3190 = v29 + v3124;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3190 = v29 + v3124;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3191 = v3190 < v1;
       const bool v3192 = v3191 && v3130;
-      const unsigned int v3193 = v3190 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3193 = v3190 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3194 = v3193 + 16u;
       const unsigned int v3195 = v3194 + v3126;
       const unsigned int v3196 = v3192 ? v3195 : v5;
-      iron_copy_async<16>(shm1 + v3139, b + v3196, v3192);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v3197 = v29 + v3141;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v3139, b + v3196, v3192);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3197 = v29 + v3141;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3198 = v3197 < v1;
       const bool v3199 = v3198 && v3147;
-      const unsigned int v3200 = v3197 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3200 = v3197 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3201 = v3200 + 16u;
       const unsigned int v3202 = v3201 + v3143;
       const unsigned int v3203 = v3199 ? v3202 : v5;
-      iron_copy_async<16>(shm1 + v3155, b + v3203, v3199);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v3204 = v29 + v3158;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v3155, b + v3203, v3199);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3204 = v29 + v3158;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3205 = v3204 < v1;
       const bool v3206 = v3205 && v3164;
-      const unsigned int v3207 = v3204 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3207 = v3204 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3208 = v3207 + 16u;
       const unsigned int v3209 = v3208 + v3160;
       const unsigned int v3210 = v3206 ? v3209 : v5;
-      iron_copy_async<16>(shm1 + v3172, b + v3210, v3206);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v3211 = v29 + v3175;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v3172, b + v3210, v3206);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3211 = v29 + v3175;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3212 = v3211 < v1;
       const bool v3213 = v3212 && v3181;
-      const unsigned int v3214 = v3211 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3214 = v3211 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3215 = v3214 + 16u;
       const unsigned int v3216 = v3215 + v3177;
       const unsigned int v3217 = v3213 ? v3216 : v5;
-      iron_copy_async<16>(shm1 + v3189, b + v3217, v3213);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3189, b + v3217, v3213);  // kernels/gemm/gemm_tiles.hpp:82
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
-    const unsigned int v2742 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v2748 = v38 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+    const unsigned int v2742 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v2748 = v38 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (unsigned int v2730 = v5; v2730 < v2; v2730 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v2730 = v5; v2730 < v2; v2730 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2732 = v2730 >> 4u;
       const unsigned int v2734 = v2732 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2736 = v2734 * 2560u;  // kernels/gemm/gemm_tiles.hpp:217
-      const unsigned int v2743 = v2736 + v2742;  // kernels/gemm/gemm_tiles.hpp:199
+      const unsigned int v2736 = v2734 * 2560u;  // kernels/gemm/gemm_tiles.hpp:224
+      const unsigned int v2743 = v2736 + v2742;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load_shared<false>(v42, shm0, v2743, 20u);
-      const unsigned int v2749 = v2736 + v2748;  // kernels/gemm/gemm_tiles.hpp:203
+      const unsigned int v2749 = v2736 + v2748;  // kernels/gemm/gemm_tiles.hpp:210
       iron_frag_load_shared<true>(v44, shm1, v2749, 20u);
-      iron_frag_mma_software(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:205
-      const unsigned int v2753 = v2730 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
+      iron_frag_mma_software(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
+      const unsigned int v2753 = v2730 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2755 = v2732 + 2u;
       const unsigned int v2756 = v2755 % 3u;
       const bool v2757 = v2753 < v2;
       if (v2757) {
-        const unsigned int v2759 = v2756 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v2761 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2764 = v2761 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2767 = v2761 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2759 = v2756 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2761 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2764 = v2761 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2767 = v2761 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2768 = v2767 << 2u;
-        const unsigned int v2769 = v25 + v2764;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2769 = v25 + v2764;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2770 = v2769 < v0;
         const unsigned int v2771 = v2753 + v2768;
         const bool v2772 = v2771 < v2;
         const bool v2773 = v2770 && v2772;
-        const unsigned int v2775 = v2769 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2775 = v2769 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2777 = v2775 + v2753;
         const unsigned int v2778 = v2777 + v2768;
         const unsigned int v2779 = v2773 ? v2778 : v5;
-        const unsigned int v2781 = v2764 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2781 = v2764 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2782 = v2759 + v2781;
         const unsigned int v2783 = v2782 + v2768;
         iron_copy_async<16>(shm0 + v2783, a + v2779, v2773);
-        const unsigned int v2786 = v2761 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2788 = v2786 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2791 = v2786 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2786 = v2761 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2788 = v2786 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2791 = v2786 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2792 = v2791 << 2u;
-        const unsigned int v2793 = v25 + v2788;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2793 = v25 + v2788;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2794 = v2793 < v0;
         const unsigned int v2795 = v2753 + v2792;
         const bool v2796 = v2795 < v2;
         const bool v2797 = v2794 && v2796;
-        const unsigned int v2799 = v2793 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2799 = v2793 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2801 = v2799 + v2753;
         const unsigned int v2802 = v2801 + v2792;
         const unsigned int v2803 = v2797 ? v2802 : v5;
-        const unsigned int v2805 = v2788 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2805 = v2788 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2806 = v2759 + v2805;
         const unsigned int v2807 = v2806 + v2792;
         iron_copy_async<16>(shm0 + v2807, a + v2803, v2797);
-        const unsigned int v2810 = v2761 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2812 = v2810 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2815 = v2810 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2810 = v2761 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2812 = v2810 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2815 = v2810 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2816 = v2815 << 2u;
-        const unsigned int v2817 = v25 + v2812;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2817 = v25 + v2812;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2818 = v2817 < v0;
         const unsigned int v2819 = v2753 + v2816;
         const bool v2820 = v2819 < v2;
         const bool v2821 = v2818 && v2820;
-        const unsigned int v2823 = v2817 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2823 = v2817 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2825 = v2823 + v2753;
         const unsigned int v2826 = v2825 + v2816;
         const unsigned int v2827 = v2821 ? v2826 : v5;
-        const unsigned int v2829 = v2812 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2829 = v2812 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2830 = v2759 + v2829;
         const unsigned int v2831 = v2830 + v2816;
         iron_copy_async<16>(shm0 + v2831, a + v2827, v2821);
-        const unsigned int v2834 = v2761 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2836 = v2834 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2839 = v2834 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2834 = v2761 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2836 = v2834 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2839 = v2834 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2840 = v2839 << 2u;
-        const unsigned int v2841 = v25 + v2836;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2841 = v25 + v2836;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2842 = v2841 < v0;
         const unsigned int v2843 = v2753 + v2840;
         const bool v2844 = v2843 < v2;
         const bool v2845 = v2842 && v2844;
-        const unsigned int v2847 = v2841 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2847 = v2841 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2849 = v2847 + v2753;
         const unsigned int v2850 = v2849 + v2840;
         const unsigned int v2851 = v2845 ? v2850 : v5;
-        const unsigned int v2853 = v2836 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2853 = v2836 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2854 = v2759 + v2853;
         const unsigned int v2855 = v2854 + v2840;
         iron_copy_async<16>(shm0 + v2855, a + v2851, v2845);
-        const unsigned int v2867 = v29 + v2764;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2867 = v29 + v2764;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2868 = v2867 < v1;
         const bool v2871 = v2868 && v2772;
-        const unsigned int v2873 = v2867 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2873 = v2867 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2875 = v2873 + v2753;
         const unsigned int v2876 = v2875 + v2768;
         const unsigned int v2877 = v2871 ? v2876 : v5;
-        iron_copy_async<16>(shm1 + v2783, b + v2877, v2871);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2891 = v29 + v2788;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + v2783, b + v2877, v2871);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2891 = v29 + v2788;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2892 = v2891 < v1;
         const bool v2895 = v2892 && v2796;
-        const unsigned int v2897 = v2891 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2897 = v2891 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2899 = v2897 + v2753;
         const unsigned int v2900 = v2899 + v2792;
         const unsigned int v2901 = v2895 ? v2900 : v5;
-        iron_copy_async<16>(shm1 + v2807, b + v2901, v2895);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2915 = v29 + v2812;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + v2807, b + v2901, v2895);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2915 = v29 + v2812;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2916 = v2915 < v1;
         const bool v2919 = v2916 && v2820;
-        const unsigned int v2921 = v2915 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2921 = v2915 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2923 = v2921 + v2753;
         const unsigned int v2924 = v2923 + v2816;
         const unsigned int v2925 = v2919 ? v2924 : v5;
-        iron_copy_async<16>(shm1 + v2831, b + v2925, v2919);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2939 = v29 + v2836;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + v2831, b + v2925, v2919);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2939 = v29 + v2836;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2940 = v2939 < v1;
         const bool v2943 = v2940 && v2844;
-        const unsigned int v2945 = v2939 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2945 = v2939 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2947 = v2945 + v2753;
         const unsigned int v2948 = v2947 + v2840;
         const unsigned int v2949 = v2943 ? v2948 : v5;
-        iron_copy_async<16>(shm1 + v2855, b + v2949, v2943);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2855, b + v2949, v2943);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
     __syncthreads();
   } else {
-    const unsigned int v285 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v285 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v286 = threadIdx.x;
-    const unsigned int v342 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v348 = v38 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const unsigned int v342 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v348 = v38 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (unsigned int v284 = v5; v284 < v2; v284 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (unsigned int v288 = v286; v288 < 2048u; v288 += v285) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v290 = v288 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v292 = v288 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v293 = v25 + v290;  // kernels/gemm/gemm_tiles.hpp:95
+    for (unsigned int v284 = v5; v284 < v2; v284 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (unsigned int v288 = v286; v288 < 2048u; v288 += v285) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v290 = v288 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v292 = v288 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v293 = v25 + v290;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v294 = v293 < v0;
         const unsigned int v295 = v284 + v292;
         const bool v296 = v295 < v2;
         const bool v297 = v294 && v296;
         if (v297) {
-          const unsigned int v299 = v293 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v299 = v293 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v301 = v299 + v284;
           const unsigned int v302 = v301 + v292;
           const float v303 = a[v302];
@@ -588,22 +588,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
           const unsigned int v306 = v305 + v292;
           shm0[v306] = v303;
         } else {
-          const unsigned int v308 = v290 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v308 = v290 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v309 = v308 + v292;
           shm0[v309] = 0.0f;
         }
       }
 
-      for (unsigned int v314 = v286; v314 < 2048u; v314 += v285) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v316 = v314 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v318 = v314 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v319 = v29 + v316;  // kernels/gemm/gemm_tiles.hpp:95
+      for (unsigned int v314 = v286; v314 < 2048u; v314 += v285) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v316 = v314 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v318 = v314 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v319 = v29 + v316;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v320 = v319 < v1;
         const unsigned int v321 = v284 + v318;
         const bool v322 = v321 < v2;
         const bool v323 = v320 && v322;
         if (v323) {
-          const unsigned int v325 = v319 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v325 = v319 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v327 = v325 + v284;
           const unsigned int v328 = v327 + v318;
           const float v329 = b[v328];
@@ -611,25 +611,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
           const unsigned int v332 = v331 + v318;
           shm1[v332] = v329;
         } else {
-          const unsigned int v334 = v316 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v334 = v316 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v335 = v334 + v318;
           shm1[v335] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load_shared<false>(v42, shm0, v342, 20u);  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<true>(v44, shm1, v348, 20u);  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_mma_software(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:205
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load_shared<false>(v42, shm0, v342, 20u);  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load_shared<true>(v44, shm1, v348, 20u);  // kernels/gemm/gemm_tiles.hpp:210
+      iron_frag_mma_software(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const unsigned int v351 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v351 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v352 = v25 + v34;
   const unsigned int v353 = v352 + v351;
-  const unsigned int v354 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v354 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v355 = v29 + v38;
   const unsigned int v356 = v355 + v354;
-  const bool v357 = v353 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v357 = v353 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v358 = v356 < v1;
   const bool v359 = v357 && v358;
   if (v359) {
@@ -641,11 +641,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v366 = fmaf(v360, v3, v365);
     c[v362] = v366;
   }
-  const unsigned int v368 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v368 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v370 = v352 + v368;
-  const unsigned int v371 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v371 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v373 = v355 + v371;
-  const bool v374 = v370 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v374 = v370 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v375 = v373 < v1;
   const bool v376 = v374 && v375;
   if (v376) {
@@ -657,11 +657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v383 = fmaf(v377, v3, v382);
     c[v379] = v383;
   }
-  const unsigned int v385 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v385 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v387 = v352 + v385;
-  const unsigned int v388 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v388 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v390 = v355 + v388;
-  const bool v391 = v387 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v391 = v387 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v392 = v390 < v1;
   const bool v393 = v391 && v392;
   if (v393) {
@@ -673,11 +673,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v400 = fmaf(v394, v3, v399);
     c[v396] = v400;
   }
-  const unsigned int v402 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v402 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v404 = v352 + v402;
-  const unsigned int v405 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v405 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v407 = v355 + v405;
-  const bool v408 = v404 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v408 = v404 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v409 = v407 < v1;
   const bool v410 = v408 && v409;
   if (v410) {
@@ -689,11 +689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v417 = fmaf(v411, v3, v416);
     c[v413] = v417;
   }
-  const unsigned int v419 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v419 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v421 = v352 + v419;
-  const unsigned int v422 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v422 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v424 = v355 + v422;
-  const bool v425 = v421 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v425 = v421 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v426 = v424 < v1;
   const bool v427 = v425 && v426;
   if (v427) {
@@ -705,11 +705,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v434 = fmaf(v428, v3, v433);
     c[v430] = v434;
   }
-  const unsigned int v436 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v436 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v438 = v352 + v436;
-  const unsigned int v439 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v439 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v441 = v355 + v439;
-  const bool v442 = v438 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v442 = v438 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v443 = v441 < v1;
   const bool v444 = v442 && v443;
   if (v444) {
@@ -721,11 +721,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v451 = fmaf(v445, v3, v450);
     c[v447] = v451;
   }
-  const unsigned int v453 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v453 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v455 = v352 + v453;
-  const unsigned int v456 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v456 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v458 = v355 + v456;
-  const bool v459 = v455 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v459 = v455 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v460 = v458 < v1;
   const bool v461 = v459 && v460;
   if (v461) {
@@ -737,11 +737,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v468 = fmaf(v462, v3, v467);
     c[v464] = v468;
   }
-  const unsigned int v470 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v470 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v472 = v352 + v470;
-  const unsigned int v473 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v473 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v475 = v355 + v473;
-  const bool v476 = v472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v476 = v472 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v477 = v475 < v1;
   const bool v478 = v476 && v477;
   if (v478) {
@@ -753,11 +753,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v485 = fmaf(v479, v3, v484);
     c[v481] = v485;
   }
-  const unsigned int v487 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v487 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v489 = v352 + v487;
-  const unsigned int v490 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v490 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v492 = v355 + v490;
-  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v494 = v492 < v1;
   const bool v495 = v493 && v494;
   if (v495) {
@@ -769,11 +769,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v502 = fmaf(v496, v3, v501);
     c[v498] = v502;
   }
-  const unsigned int v504 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v504 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v506 = v352 + v504;
-  const unsigned int v507 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v507 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v509 = v355 + v507;
-  const bool v510 = v506 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v510 = v506 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v511 = v509 < v1;
   const bool v512 = v510 && v511;
   if (v512) {
@@ -785,11 +785,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v519 = fmaf(v513, v3, v518);
     c[v515] = v519;
   }
-  const unsigned int v521 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v521 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v523 = v352 + v521;
-  const unsigned int v524 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v524 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v526 = v355 + v524;
-  const bool v527 = v523 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v527 = v523 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v528 = v526 < v1;
   const bool v529 = v527 && v528;
   if (v529) {
@@ -801,11 +801,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v536 = fmaf(v530, v3, v535);
     c[v532] = v536;
   }
-  const unsigned int v538 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v538 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v540 = v352 + v538;
-  const unsigned int v541 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v541 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v543 = v355 + v541;
-  const bool v544 = v540 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v544 = v540 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v545 = v543 < v1;
   const bool v546 = v544 && v545;
   if (v546) {
@@ -817,11 +817,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v553 = fmaf(v547, v3, v552);
     c[v549] = v553;
   }
-  const unsigned int v555 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v555 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v557 = v352 + v555;
-  const unsigned int v558 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v558 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v560 = v355 + v558;
-  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v562 = v560 < v1;
   const bool v563 = v561 && v562;
   if (v563) {
@@ -833,11 +833,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v570 = fmaf(v564, v3, v569);
     c[v566] = v570;
   }
-  const unsigned int v572 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v572 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v574 = v352 + v572;
-  const unsigned int v575 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v575 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v577 = v355 + v575;
-  const bool v578 = v574 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v578 = v574 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v579 = v577 < v1;
   const bool v580 = v578 && v579;
   if (v580) {
@@ -849,11 +849,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v587 = fmaf(v581, v3, v586);
     c[v583] = v587;
   }
-  const unsigned int v589 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v589 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v591 = v352 + v589;
-  const unsigned int v592 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v592 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v594 = v355 + v592;
-  const bool v595 = v591 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v595 = v591 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v596 = v594 < v1;
   const bool v597 = v595 && v596;
   if (v597) {
@@ -865,11 +865,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v604 = fmaf(v598, v3, v603);
     c[v600] = v604;
   }
-  const unsigned int v606 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v606 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v608 = v352 + v606;
-  const unsigned int v609 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v609 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v611 = v355 + v609;
-  const bool v612 = v608 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v612 = v608 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v613 = v611 < v1;
   const bool v614 = v612 && v613;
   if (v614) {
@@ -881,11 +881,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v621 = fmaf(v615, v3, v620);
     c[v617] = v621;
   }
-  const unsigned int v623 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v623 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v625 = v352 + v623;
-  const unsigned int v626 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v626 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v628 = v355 + v626;
-  const bool v629 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v629 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v630 = v628 < v1;
   const bool v631 = v629 && v630;
   if (v631) {
@@ -897,11 +897,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v638 = fmaf(v632, v3, v637);
     c[v634] = v638;
   }
-  const unsigned int v640 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v640 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v642 = v352 + v640;
-  const unsigned int v643 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v643 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v645 = v355 + v643;
-  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v647 = v645 < v1;
   const bool v648 = v646 && v647;
   if (v648) {
@@ -913,11 +913,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v655 = fmaf(v649, v3, v654);
     c[v651] = v655;
   }
-  const unsigned int v657 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v657 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v659 = v352 + v657;
-  const unsigned int v660 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v660 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v662 = v355 + v660;
-  const bool v663 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v663 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v664 = v662 < v1;
   const bool v665 = v663 && v664;
   if (v665) {
@@ -929,11 +929,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v672 = fmaf(v666, v3, v671);
     c[v668] = v672;
   }
-  const unsigned int v674 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v674 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v676 = v352 + v674;
-  const unsigned int v677 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v677 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v679 = v355 + v677;
-  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v681 = v679 < v1;
   const bool v682 = v680 && v681;
   if (v682) {
@@ -945,11 +945,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v689 = fmaf(v683, v3, v688);
     c[v685] = v689;
   }
-  const unsigned int v691 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v691 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v693 = v352 + v691;
-  const unsigned int v694 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v694 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v696 = v355 + v694;
-  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v698 = v696 < v1;
   const bool v699 = v697 && v698;
   if (v699) {
@@ -961,11 +961,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v706 = fmaf(v700, v3, v705);
     c[v702] = v706;
   }
-  const unsigned int v708 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v708 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v710 = v352 + v708;
-  const unsigned int v711 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v711 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v713 = v355 + v711;
-  const bool v714 = v710 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v714 = v710 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v715 = v713 < v1;
   const bool v716 = v714 && v715;
   if (v716) {
@@ -977,11 +977,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v723 = fmaf(v717, v3, v722);
     c[v719] = v723;
   }
-  const unsigned int v725 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v725 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v727 = v352 + v725;
-  const unsigned int v728 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v728 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v730 = v355 + v728;
-  const bool v731 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v731 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v732 = v730 < v1;
   const bool v733 = v731 && v732;
   if (v733) {
@@ -993,11 +993,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v740 = fmaf(v734, v3, v739);
     c[v736] = v740;
   }
-  const unsigned int v742 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v742 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v744 = v352 + v742;
-  const unsigned int v745 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v745 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v747 = v355 + v745;
-  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v749 = v747 < v1;
   const bool v750 = v748 && v749;
   if (v750) {
@@ -1009,11 +1009,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v757 = fmaf(v751, v3, v756);
     c[v753] = v757;
   }
-  const unsigned int v759 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v759 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v761 = v352 + v759;
-  const unsigned int v762 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v762 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v764 = v355 + v762;
-  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v766 = v764 < v1;
   const bool v767 = v765 && v766;
   if (v767) {
@@ -1025,11 +1025,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v774 = fmaf(v768, v3, v773);
     c[v770] = v774;
   }
-  const unsigned int v776 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v776 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v778 = v352 + v776;
-  const unsigned int v779 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v779 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v781 = v355 + v779;
-  const bool v782 = v778 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v782 = v778 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v783 = v781 < v1;
   const bool v784 = v782 && v783;
   if (v784) {
@@ -1041,11 +1041,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v791 = fmaf(v785, v3, v790);
     c[v787] = v791;
   }
-  const unsigned int v793 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v793 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v795 = v352 + v793;
-  const unsigned int v796 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v796 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v798 = v355 + v796;
-  const bool v799 = v795 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v799 = v795 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v800 = v798 < v1;
   const bool v801 = v799 && v800;
   if (v801) {
@@ -1057,11 +1057,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v808 = fmaf(v802, v3, v807);
     c[v804] = v808;
   }
-  const unsigned int v810 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v810 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v812 = v352 + v810;
-  const unsigned int v813 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v813 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v815 = v355 + v813;
-  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v817 = v815 < v1;
   const bool v818 = v816 && v817;
   if (v818) {
@@ -1073,11 +1073,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v825 = fmaf(v819, v3, v824);
     c[v821] = v825;
   }
-  const unsigned int v827 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v827 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v829 = v352 + v827;
-  const unsigned int v830 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v830 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v832 = v355 + v830;
-  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v834 = v832 < v1;
   const bool v835 = v833 && v834;
   if (v835) {
@@ -1089,11 +1089,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v842 = fmaf(v836, v3, v841);
     c[v838] = v842;
   }
-  const unsigned int v844 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v844 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v846 = v352 + v844;
-  const unsigned int v847 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v847 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v849 = v355 + v847;
-  const bool v850 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v850 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v851 = v849 < v1;
   const bool v852 = v850 && v851;
   if (v852) {
@@ -1105,11 +1105,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v859 = fmaf(v853, v3, v858);
     c[v855] = v859;
   }
-  const unsigned int v861 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v861 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v863 = v352 + v861;
-  const unsigned int v864 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v864 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v866 = v355 + v864;
-  const bool v867 = v863 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v867 = v863 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v868 = v866 < v1;
   const bool v869 = v867 && v868;
   if (v869) {
@@ -1121,11 +1121,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v876 = fmaf(v870, v3, v875);
     c[v872] = v876;
   }
-  const unsigned int v878 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v878 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v880 = v352 + v878;
-  const unsigned int v881 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v881 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v883 = v355 + v881;
-  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v885 = v883 < v1;
   const bool v886 = v884 && v885;
   if (v886) {
@@ -1137,11 +1137,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v893 = fmaf(v887, v3, v892);
     c[v889] = v893;
   }
-  const unsigned int v895 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v895 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v897 = v352 + v895;
-  const unsigned int v898 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v898 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v900 = v355 + v898;
-  const bool v901 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v901 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v902 = v900 < v1;
   const bool v903 = v901 && v902;
   if (v903) {
@@ -1153,11 +1153,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v910 = fmaf(v904, v3, v909);
     c[v906] = v910;
   }
-  const unsigned int v912 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v912 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v914 = v352 + v912;
-  const unsigned int v915 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v915 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v917 = v355 + v915;
-  const bool v918 = v914 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v918 = v914 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v919 = v917 < v1;
   const bool v920 = v918 && v919;
   if (v920) {
@@ -1169,11 +1169,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v927 = fmaf(v921, v3, v926);
     c[v923] = v927;
   }
-  const unsigned int v929 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v929 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v931 = v352 + v929;
-  const unsigned int v932 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v932 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v934 = v355 + v932;
-  const bool v935 = v931 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v935 = v931 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v936 = v934 < v1;
   const bool v937 = v935 && v936;
   if (v937) {
@@ -1185,11 +1185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v944 = fmaf(v938, v3, v943);
     c[v940] = v944;
   }
-  const unsigned int v946 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v946 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v948 = v352 + v946;
-  const unsigned int v949 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v949 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v951 = v355 + v949;
-  const bool v952 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v952 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v953 = v951 < v1;
   const bool v954 = v952 && v953;
   if (v954) {
@@ -1201,11 +1201,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v961 = fmaf(v955, v3, v960);
     c[v957] = v961;
   }
-  const unsigned int v963 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v963 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v965 = v352 + v963;
-  const unsigned int v966 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v966 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v968 = v355 + v966;
-  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v970 = v968 < v1;
   const bool v971 = v969 && v970;
   if (v971) {
@@ -1217,11 +1217,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v978 = fmaf(v972, v3, v977);
     c[v974] = v978;
   }
-  const unsigned int v980 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v980 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v982 = v352 + v980;
-  const unsigned int v983 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v983 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v985 = v355 + v983;
-  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v987 = v985 < v1;
   const bool v988 = v986 && v987;
   if (v988) {
@@ -1233,11 +1233,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v995 = fmaf(v989, v3, v994);
     c[v991] = v995;
   }
-  const unsigned int v997 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v997 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v999 = v352 + v997;
-  const unsigned int v1000 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1000 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1002 = v355 + v1000;
-  const bool v1003 = v999 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1003 = v999 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1004 = v1002 < v1;
   const bool v1005 = v1003 && v1004;
   if (v1005) {
@@ -1249,11 +1249,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1012 = fmaf(v1006, v3, v1011);
     c[v1008] = v1012;
   }
-  const unsigned int v1014 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1014 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1016 = v352 + v1014;
-  const unsigned int v1017 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1017 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1019 = v355 + v1017;
-  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1021 = v1019 < v1;
   const bool v1022 = v1020 && v1021;
   if (v1022) {
@@ -1265,11 +1265,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1029 = fmaf(v1023, v3, v1028);
     c[v1025] = v1029;
   }
-  const unsigned int v1031 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1031 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1033 = v352 + v1031;
-  const unsigned int v1034 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1034 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1036 = v355 + v1034;
-  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1038 = v1036 < v1;
   const bool v1039 = v1037 && v1038;
   if (v1039) {
@@ -1281,11 +1281,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1046 = fmaf(v1040, v3, v1045);
     c[v1042] = v1046;
   }
-  const unsigned int v1048 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1048 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1050 = v352 + v1048;
-  const unsigned int v1051 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1051 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1053 = v355 + v1051;
-  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1055 = v1053 < v1;
   const bool v1056 = v1054 && v1055;
   if (v1056) {
@@ -1297,11 +1297,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1063 = fmaf(v1057, v3, v1062);
     c[v1059] = v1063;
   }
-  const unsigned int v1065 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1065 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1067 = v352 + v1065;
-  const unsigned int v1068 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1068 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1070 = v355 + v1068;
-  const bool v1071 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1071 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1072 = v1070 < v1;
   const bool v1073 = v1071 && v1072;
   if (v1073) {
@@ -1313,11 +1313,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1080 = fmaf(v1074, v3, v1079);
     c[v1076] = v1080;
   }
-  const unsigned int v1082 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1082 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1084 = v352 + v1082;
-  const unsigned int v1085 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1085 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1087 = v355 + v1085;
-  const bool v1088 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1088 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1089 = v1087 < v1;
   const bool v1090 = v1088 && v1089;
   if (v1090) {
@@ -1329,11 +1329,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1097 = fmaf(v1091, v3, v1096);
     c[v1093] = v1097;
   }
-  const unsigned int v1099 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1099 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1101 = v352 + v1099;
-  const unsigned int v1102 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1102 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1104 = v355 + v1102;
-  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1106 = v1104 < v1;
   const bool v1107 = v1105 && v1106;
   if (v1107) {
@@ -1345,11 +1345,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1114 = fmaf(v1108, v3, v1113);
     c[v1110] = v1114;
   }
-  const unsigned int v1116 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1116 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1118 = v352 + v1116;
-  const unsigned int v1119 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1119 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1121 = v355 + v1119;
-  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1123 = v1121 < v1;
   const bool v1124 = v1122 && v1123;
   if (v1124) {
@@ -1361,11 +1361,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1131 = fmaf(v1125, v3, v1130);
     c[v1127] = v1131;
   }
-  const unsigned int v1133 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1133 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1135 = v352 + v1133;
-  const unsigned int v1136 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1136 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1138 = v355 + v1136;
-  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1140 = v1138 < v1;
   const bool v1141 = v1139 && v1140;
   if (v1141) {
@@ -1377,11 +1377,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1148 = fmaf(v1142, v3, v1147);
     c[v1144] = v1148;
   }
-  const unsigned int v1150 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1150 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1152 = v352 + v1150;
-  const unsigned int v1153 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1153 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1155 = v355 + v1153;
-  const bool v1156 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1156 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1157 = v1155 < v1;
   const bool v1158 = v1156 && v1157;
   if (v1158) {
@@ -1393,11 +1393,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1165 = fmaf(v1159, v3, v1164);
     c[v1161] = v1165;
   }
-  const unsigned int v1167 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1167 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1169 = v352 + v1167;
-  const unsigned int v1170 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1170 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1172 = v355 + v1170;
-  const bool v1173 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1173 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1174 = v1172 < v1;
   const bool v1175 = v1173 && v1174;
   if (v1175) {
@@ -1409,11 +1409,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1182 = fmaf(v1176, v3, v1181);
     c[v1178] = v1182;
   }
-  const unsigned int v1184 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1184 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1186 = v352 + v1184;
-  const unsigned int v1187 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1187 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1189 = v355 + v1187;
-  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1191 = v1189 < v1;
   const bool v1192 = v1190 && v1191;
   if (v1192) {
@@ -1425,11 +1425,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1199 = fmaf(v1193, v3, v1198);
     c[v1195] = v1199;
   }
-  const unsigned int v1201 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1201 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1203 = v352 + v1201;
-  const unsigned int v1204 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1204 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1206 = v355 + v1204;
-  const bool v1207 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1207 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1208 = v1206 < v1;
   const bool v1209 = v1207 && v1208;
   if (v1209) {
@@ -1441,11 +1441,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1216 = fmaf(v1210, v3, v1215);
     c[v1212] = v1216;
   }
-  const unsigned int v1218 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1218 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1220 = v352 + v1218;
-  const unsigned int v1221 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1221 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1223 = v355 + v1221;
-  const bool v1224 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1224 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1225 = v1223 < v1;
   const bool v1226 = v1224 && v1225;
   if (v1226) {
@@ -1457,11 +1457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1233 = fmaf(v1227, v3, v1232);
     c[v1229] = v1233;
   }
-  const unsigned int v1235 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1235 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1237 = v352 + v1235;
-  const unsigned int v1238 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1238 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1240 = v355 + v1238;
-  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1242 = v1240 < v1;
   const bool v1243 = v1241 && v1242;
   if (v1243) {
@@ -1473,11 +1473,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1250 = fmaf(v1244, v3, v1249);
     c[v1246] = v1250;
   }
-  const unsigned int v1252 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1252 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1254 = v352 + v1252;
-  const unsigned int v1255 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1255 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1257 = v355 + v1255;
-  const bool v1258 = v1254 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1258 = v1254 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1259 = v1257 < v1;
   const bool v1260 = v1258 && v1259;
   if (v1260) {
@@ -1489,11 +1489,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1267 = fmaf(v1261, v3, v1266);
     c[v1263] = v1267;
   }
-  const unsigned int v1269 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1269 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1271 = v352 + v1269;
-  const unsigned int v1272 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1272 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1274 = v355 + v1272;
-  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1276 = v1274 < v1;
   const bool v1277 = v1275 && v1276;
   if (v1277) {
@@ -1505,11 +1505,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1284 = fmaf(v1278, v3, v1283);
     c[v1280] = v1284;
   }
-  const unsigned int v1286 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1286 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1288 = v352 + v1286;
-  const unsigned int v1289 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1289 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1291 = v355 + v1289;
-  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
@@ -1521,11 +1521,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1301 = fmaf(v1295, v3, v1300);
     c[v1297] = v1301;
   }
-  const unsigned int v1303 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1303 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1305 = v352 + v1303;
-  const unsigned int v1306 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1306 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1308 = v355 + v1306;
-  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1310 = v1308 < v1;
   const bool v1311 = v1309 && v1310;
   if (v1311) {
@@ -1537,11 +1537,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1318 = fmaf(v1312, v3, v1317);
     c[v1314] = v1318;
   }
-  const unsigned int v1320 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1320 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1322 = v352 + v1320;
-  const unsigned int v1323 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1323 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1325 = v355 + v1323;
-  const bool v1326 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1326 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1327 = v1325 < v1;
   const bool v1328 = v1326 && v1327;
   if (v1328) {
@@ -1553,11 +1553,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1335 = fmaf(v1329, v3, v1334);
     c[v1331] = v1335;
   }
-  const unsigned int v1337 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1337 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1339 = v352 + v1337;
-  const unsigned int v1340 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1340 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1342 = v355 + v1340;
-  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1344 = v1342 < v1;
   const bool v1345 = v1343 && v1344;
   if (v1345) {
@@ -1569,11 +1569,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1352 = fmaf(v1346, v3, v1351);
     c[v1348] = v1352;
   }
-  const unsigned int v1354 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1354 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1356 = v352 + v1354;
-  const unsigned int v1357 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1357 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1359 = v355 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1585,11 +1585,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1369 = fmaf(v1363, v3, v1368);
     c[v1365] = v1369;
   }
-  const unsigned int v1371 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1371 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1373 = v352 + v1371;
-  const unsigned int v1374 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1374 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1376 = v355 + v1374;
-  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1378 = v1376 < v1;
   const bool v1379 = v1377 && v1378;
   if (v1379) {
@@ -1601,11 +1601,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1386 = fmaf(v1380, v3, v1385);
     c[v1382] = v1386;
   }
-  const unsigned int v1388 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1388 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1390 = v352 + v1388;
-  const unsigned int v1391 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1391 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1393 = v355 + v1391;
-  const bool v1394 = v1390 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1394 = v1390 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1395 = v1393 < v1;
   const bool v1396 = v1394 && v1395;
   if (v1396) {
@@ -1617,11 +1617,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1403 = fmaf(v1397, v3, v1402);
     c[v1399] = v1403;
   }
-  const unsigned int v1405 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1405 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1407 = v352 + v1405;
-  const unsigned int v1408 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1408 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1410 = v355 + v1408;
-  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1412 = v1410 < v1;
   const bool v1413 = v1411 && v1412;
   if (v1413) {
@@ -1633,11 +1633,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1420 = fmaf(v1414, v3, v1419);
     c[v1416] = v1420;
   }
-  const unsigned int v1422 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1422 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1424 = v352 + v1422;
-  const unsigned int v1425 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1425 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1427 = v355 + v1425;
-  const bool v1428 = v1424 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1428 = v1424 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1429 = v1427 < v1;
   const bool v1430 = v1428 && v1429;
   if (v1430) {
@@ -1649,11 +1649,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1437 = fmaf(v1431, v3, v1436);
     c[v1433] = v1437;
   }
-  const unsigned int v1439 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1439 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1441 = v352 + v1439;
-  const unsigned int v1442 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1442 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1444 = v355 + v1442;
-  const bool v1445 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1445 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1446 = v1444 < v1;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
@@ -1665,11 +1665,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1454 = fmaf(v1448, v3, v1453);
     c[v1450] = v1454;
   }
-  const unsigned int v1456 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1456 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1458 = v352 + v1456;
-  const unsigned int v1459 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1459 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1461 = v355 + v1459;
-  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1463 = v1461 < v1;
   const bool v1464 = v1462 && v1463;
   if (v1464) {
@@ -1681,11 +1681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1471 = fmaf(v1465, v3, v1470);
     c[v1467] = v1471;
   }
-  const unsigned int v1473 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1473 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1475 = v352 + v1473;
-  const unsigned int v1476 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1476 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1478 = v355 + v1476;
-  const bool v1479 = v1475 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1479 = v1475 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1480 = v1478 < v1;
   const bool v1481 = v1479 && v1480;
   if (v1481) {
@@ -1697,11 +1697,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1488 = fmaf(v1482, v3, v1487);
     c[v1484] = v1488;
   }
-  const unsigned int v1490 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1490 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1492 = v352 + v1490;
-  const unsigned int v1493 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1493 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1495 = v355 + v1493;
-  const bool v1496 = v1492 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1496 = v1492 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1497 = v1495 < v1;
   const bool v1498 = v1496 && v1497;
   if (v1498) {
@@ -1713,11 +1713,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1505 = fmaf(v1499, v3, v1504);
     c[v1501] = v1505;
   }
-  const unsigned int v1507 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1507 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1509 = v352 + v1507;
-  const unsigned int v1510 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1510 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1512 = v355 + v1510;
-  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1514 = v1512 < v1;
   const bool v1515 = v1513 && v1514;
   if (v1515) {
@@ -1729,11 +1729,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1522 = fmaf(v1516, v3, v1521);
     c[v1518] = v1522;
   }
-  const unsigned int v1524 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1524 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1526 = v352 + v1524;
-  const unsigned int v1527 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1527 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1529 = v355 + v1527;
-  const bool v1530 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1530 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1531 = v1529 < v1;
   const bool v1532 = v1530 && v1531;
   if (v1532) {
@@ -1745,11 +1745,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1539 = fmaf(v1533, v3, v1538);
     c[v1535] = v1539;
   }
-  const unsigned int v1541 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1541 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1543 = v352 + v1541;
-  const unsigned int v1544 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1544 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1546 = v355 + v1544;
-  const bool v1547 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1547 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1548 = v1546 < v1;
   const bool v1549 = v1547 && v1548;
   if (v1549) {
@@ -1761,11 +1761,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1556 = fmaf(v1550, v3, v1555);
     c[v1552] = v1556;
   }
-  const unsigned int v1558 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1558 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1560 = v352 + v1558;
-  const unsigned int v1561 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1561 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1563 = v355 + v1561;
-  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1565 = v1563 < v1;
   const bool v1566 = v1564 && v1565;
   if (v1566) {
@@ -1777,11 +1777,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1573 = fmaf(v1567, v3, v1572);
     c[v1569] = v1573;
   }
-  const unsigned int v1575 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1575 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1577 = v352 + v1575;
-  const unsigned int v1578 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1578 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1580 = v355 + v1578;
-  const bool v1581 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1581 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1582 = v1580 < v1;
   const bool v1583 = v1581 && v1582;
   if (v1583) {
@@ -1793,11 +1793,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1590 = fmaf(v1584, v3, v1589);
     c[v1586] = v1590;
   }
-  const unsigned int v1592 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1592 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1594 = v352 + v1592;
-  const unsigned int v1595 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1595 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1597 = v355 + v1595;
-  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1599 = v1597 < v1;
   const bool v1600 = v1598 && v1599;
   if (v1600) {
@@ -1809,11 +1809,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1607 = fmaf(v1601, v3, v1606);
     c[v1603] = v1607;
   }
-  const unsigned int v1609 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1609 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1611 = v352 + v1609;
-  const unsigned int v1612 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1612 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1614 = v355 + v1612;
-  const bool v1615 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1615 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1616 = v1614 < v1;
   const bool v1617 = v1615 && v1616;
   if (v1617) {
@@ -1825,11 +1825,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1624 = fmaf(v1618, v3, v1623);
     c[v1620] = v1624;
   }
-  const unsigned int v1626 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1626 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1628 = v352 + v1626;
-  const unsigned int v1629 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1629 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1631 = v355 + v1629;
-  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1633 = v1631 < v1;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
@@ -1841,11 +1841,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1641 = fmaf(v1635, v3, v1640);
     c[v1637] = v1641;
   }
-  const unsigned int v1643 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1643 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1645 = v352 + v1643;
-  const unsigned int v1646 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1646 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1648 = v355 + v1646;
-  const bool v1649 = v1645 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1649 = v1645 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1650 = v1648 < v1;
   const bool v1651 = v1649 && v1650;
   if (v1651) {
@@ -1857,11 +1857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1658 = fmaf(v1652, v3, v1657);
     c[v1654] = v1658;
   }
-  const unsigned int v1660 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1660 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1662 = v352 + v1660;
-  const unsigned int v1663 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1663 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1665 = v355 + v1663;
-  const bool v1666 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1666 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1667 = v1665 < v1;
   const bool v1668 = v1666 && v1667;
   if (v1668) {
@@ -1873,11 +1873,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1675 = fmaf(v1669, v3, v1674);
     c[v1671] = v1675;
   }
-  const unsigned int v1677 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1677 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1679 = v352 + v1677;
-  const unsigned int v1680 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1680 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1682 = v355 + v1680;
-  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1684 = v1682 < v1;
   const bool v1685 = v1683 && v1684;
   if (v1685) {
@@ -1889,11 +1889,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1692 = fmaf(v1686, v3, v1691);
     c[v1688] = v1692;
   }
-  const unsigned int v1694 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1694 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1696 = v352 + v1694;
-  const unsigned int v1697 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1697 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1699 = v355 + v1697;
-  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1701 = v1699 < v1;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -1905,11 +1905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1709 = fmaf(v1703, v3, v1708);
     c[v1705] = v1709;
   }
-  const unsigned int v1711 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1711 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1713 = v352 + v1711;
-  const unsigned int v1714 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1714 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1716 = v355 + v1714;
-  const bool v1717 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1717 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1718 = v1716 < v1;
   const bool v1719 = v1717 && v1718;
   if (v1719) {
@@ -1921,11 +1921,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1726 = fmaf(v1720, v3, v1725);
     c[v1722] = v1726;
   }
-  const unsigned int v1728 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1728 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1730 = v352 + v1728;
-  const unsigned int v1731 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1731 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1733 = v355 + v1731;
-  const bool v1734 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1734 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1735 = v1733 < v1;
   const bool v1736 = v1734 && v1735;
   if (v1736) {
@@ -1937,11 +1937,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1743 = fmaf(v1737, v3, v1742);
     c[v1739] = v1743;
   }
-  const unsigned int v1745 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1745 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1747 = v352 + v1745;
-  const unsigned int v1748 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1748 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1750 = v355 + v1748;
-  const bool v1751 = v1747 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1751 = v1747 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1752 = v1750 < v1;
   const bool v1753 = v1751 && v1752;
   if (v1753) {
@@ -1953,11 +1953,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1760 = fmaf(v1754, v3, v1759);
     c[v1756] = v1760;
   }
-  const unsigned int v1762 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1762 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1764 = v352 + v1762;
-  const unsigned int v1765 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1765 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1767 = v355 + v1765;
-  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1769 = v1767 < v1;
   const bool v1770 = v1768 && v1769;
   if (v1770) {
@@ -1969,11 +1969,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1777 = fmaf(v1771, v3, v1776);
     c[v1773] = v1777;
   }
-  const unsigned int v1779 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1779 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1781 = v352 + v1779;
-  const unsigned int v1782 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1782 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1784 = v355 + v1782;
-  const bool v1785 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1785 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1786 = v1784 < v1;
   const bool v1787 = v1785 && v1786;
   if (v1787) {
@@ -1985,11 +1985,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1794 = fmaf(v1788, v3, v1793);
     c[v1790] = v1794;
   }
-  const unsigned int v1796 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1796 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1798 = v352 + v1796;
-  const unsigned int v1799 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1799 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1801 = v355 + v1799;
-  const bool v1802 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1802 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1803 = v1801 < v1;
   const bool v1804 = v1802 && v1803;
   if (v1804) {
@@ -2001,11 +2001,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1811 = fmaf(v1805, v3, v1810);
     c[v1807] = v1811;
   }
-  const unsigned int v1813 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1813 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1815 = v352 + v1813;
-  const unsigned int v1816 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1816 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1818 = v355 + v1816;
-  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1820 = v1818 < v1;
   const bool v1821 = v1819 && v1820;
   if (v1821) {
@@ -2017,11 +2017,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1828 = fmaf(v1822, v3, v1827);
     c[v1824] = v1828;
   }
-  const unsigned int v1830 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1830 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1832 = v352 + v1830;
-  const unsigned int v1833 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1833 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1835 = v355 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
@@ -2033,11 +2033,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1845 = fmaf(v1839, v3, v1844);
     c[v1841] = v1845;
   }
-  const unsigned int v1847 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1847 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1849 = v352 + v1847;
-  const unsigned int v1850 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1850 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1852 = v355 + v1850;
-  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1854 = v1852 < v1;
   const bool v1855 = v1853 && v1854;
   if (v1855) {
@@ -2049,11 +2049,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1862 = fmaf(v1856, v3, v1861);
     c[v1858] = v1862;
   }
-  const unsigned int v1864 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1864 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1866 = v352 + v1864;
-  const unsigned int v1867 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1867 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1869 = v355 + v1867;
-  const bool v1870 = v1866 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1870 = v1866 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1871 = v1869 < v1;
   const bool v1872 = v1870 && v1871;
   if (v1872) {
@@ -2065,11 +2065,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1879 = fmaf(v1873, v3, v1878);
     c[v1875] = v1879;
   }
-  const unsigned int v1881 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1881 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1883 = v352 + v1881;
-  const unsigned int v1884 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1884 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1886 = v355 + v1884;
-  const bool v1887 = v1883 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1887 = v1883 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1888 = v1886 < v1;
   const bool v1889 = v1887 && v1888;
   if (v1889) {
@@ -2081,11 +2081,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1896 = fmaf(v1890, v3, v1895);
     c[v1892] = v1896;
   }
-  const unsigned int v1898 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1898 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1900 = v352 + v1898;
-  const unsigned int v1901 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1901 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1903 = v355 + v1901;
-  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1905 = v1903 < v1;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -2097,11 +2097,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1913 = fmaf(v1907, v3, v1912);
     c[v1909] = v1913;
   }
-  const unsigned int v1915 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1915 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1917 = v352 + v1915;
-  const unsigned int v1918 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1918 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1920 = v355 + v1918;
-  const bool v1921 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1921 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1922 = v1920 < v1;
   const bool v1923 = v1921 && v1922;
   if (v1923) {
@@ -2113,11 +2113,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1930 = fmaf(v1924, v3, v1929);
     c[v1926] = v1930;
   }
-  const unsigned int v1932 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1932 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1934 = v352 + v1932;
-  const unsigned int v1935 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1935 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1937 = v355 + v1935;
-  const bool v1938 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1938 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1939 = v1937 < v1;
   const bool v1940 = v1938 && v1939;
   if (v1940) {
@@ -2129,11 +2129,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1947 = fmaf(v1941, v3, v1946);
     c[v1943] = v1947;
   }
-  const unsigned int v1949 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1949 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1951 = v352 + v1949;
-  const unsigned int v1952 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1952 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1954 = v355 + v1952;
-  const bool v1955 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1955 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1956 = v1954 < v1;
   const bool v1957 = v1955 && v1956;
   if (v1957) {
@@ -2145,11 +2145,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1964 = fmaf(v1958, v3, v1963);
     c[v1960] = v1964;
   }
-  const unsigned int v1966 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1966 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1968 = v352 + v1966;
-  const unsigned int v1969 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1969 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1971 = v355 + v1969;
-  const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1973 = v1971 < v1;
   const bool v1974 = v1972 && v1973;
   if (v1974) {
@@ -2161,11 +2161,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1981 = fmaf(v1975, v3, v1980);
     c[v1977] = v1981;
   }
-  const unsigned int v1983 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1983 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1985 = v352 + v1983;
-  const unsigned int v1986 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1986 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1988 = v355 + v1986;
-  const bool v1989 = v1985 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1989 = v1985 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1990 = v1988 < v1;
   const bool v1991 = v1989 && v1990;
   if (v1991) {
@@ -2177,11 +2177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v1998 = fmaf(v1992, v3, v1997);
     c[v1994] = v1998;
   }
-  const unsigned int v2000 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2000 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2002 = v352 + v2000;
-  const unsigned int v2003 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2003 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2005 = v355 + v2003;
-  const bool v2006 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2006 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2007 = v2005 < v1;
   const bool v2008 = v2006 && v2007;
   if (v2008) {
@@ -2193,11 +2193,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2015 = fmaf(v2009, v3, v2014);
     c[v2011] = v2015;
   }
-  const unsigned int v2017 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2017 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2019 = v352 + v2017;
-  const unsigned int v2020 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2020 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2022 = v355 + v2020;
-  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2024 = v2022 < v1;
   const bool v2025 = v2023 && v2024;
   if (v2025) {
@@ -2209,11 +2209,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2032 = fmaf(v2026, v3, v2031);
     c[v2028] = v2032;
   }
-  const unsigned int v2034 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2034 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2036 = v352 + v2034;
-  const unsigned int v2037 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2037 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2039 = v355 + v2037;
-  const bool v2040 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2040 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2041 = v2039 < v1;
   const bool v2042 = v2040 && v2041;
   if (v2042) {
@@ -2225,11 +2225,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2049 = fmaf(v2043, v3, v2048);
     c[v2045] = v2049;
   }
-  const unsigned int v2051 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2051 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2053 = v352 + v2051;
-  const unsigned int v2054 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2054 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2056 = v355 + v2054;
-  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2058 = v2056 < v1;
   const bool v2059 = v2057 && v2058;
   if (v2059) {
@@ -2241,11 +2241,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2066 = fmaf(v2060, v3, v2065);
     c[v2062] = v2066;
   }
-  const unsigned int v2068 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2068 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2070 = v352 + v2068;
-  const unsigned int v2071 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2071 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2073 = v355 + v2071;
-  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
@@ -2257,11 +2257,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2083 = fmaf(v2077, v3, v2082);
     c[v2079] = v2083;
   }
-  const unsigned int v2085 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2085 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2087 = v352 + v2085;
-  const unsigned int v2088 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2088 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2090 = v355 + v2088;
-  const bool v2091 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2091 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2092 = v2090 < v1;
   const bool v2093 = v2091 && v2092;
   if (v2093) {
@@ -2273,11 +2273,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2100 = fmaf(v2094, v3, v2099);
     c[v2096] = v2100;
   }
-  const unsigned int v2102 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2102 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2104 = v352 + v2102;
-  const unsigned int v2105 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2105 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2107 = v355 + v2105;
-  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2109 = v2107 < v1;
   const bool v2110 = v2108 && v2109;
   if (v2110) {
@@ -2289,11 +2289,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2117 = fmaf(v2111, v3, v2116);
     c[v2113] = v2117;
   }
-  const unsigned int v2119 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2119 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2121 = v352 + v2119;
-  const unsigned int v2122 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2122 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2124 = v355 + v2122;
-  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2126 = v2124 < v1;
   const bool v2127 = v2125 && v2126;
   if (v2127) {
@@ -2305,11 +2305,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2134 = fmaf(v2128, v3, v2133);
     c[v2130] = v2134;
   }
-  const unsigned int v2136 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2136 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2138 = v352 + v2136;
-  const unsigned int v2139 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2139 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2141 = v355 + v2139;
-  const bool v2142 = v2138 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2142 = v2138 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2143 = v2141 < v1;
   const bool v2144 = v2142 && v2143;
   if (v2144) {
@@ -2321,11 +2321,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2151 = fmaf(v2145, v3, v2150);
     c[v2147] = v2151;
   }
-  const unsigned int v2153 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2153 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2155 = v352 + v2153;
-  const unsigned int v2156 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2156 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2158 = v355 + v2156;
-  const bool v2159 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2159 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2160 = v2158 < v1;
   const bool v2161 = v2159 && v2160;
   if (v2161) {
@@ -2337,11 +2337,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2168 = fmaf(v2162, v3, v2167);
     c[v2164] = v2168;
   }
-  const unsigned int v2170 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2170 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2172 = v352 + v2170;
-  const unsigned int v2173 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2173 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2175 = v355 + v2173;
-  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2177 = v2175 < v1;
   const bool v2178 = v2176 && v2177;
   if (v2178) {
@@ -2353,11 +2353,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2185 = fmaf(v2179, v3, v2184);
     c[v2181] = v2185;
   }
-  const unsigned int v2187 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2187 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2189 = v352 + v2187;
-  const unsigned int v2190 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2190 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2192 = v355 + v2190;
-  const bool v2193 = v2189 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2193 = v2189 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2194 = v2192 < v1;
   const bool v2195 = v2193 && v2194;
   if (v2195) {
@@ -2369,11 +2369,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2202 = fmaf(v2196, v3, v2201);
     c[v2198] = v2202;
   }
-  const unsigned int v2204 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2204 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2206 = v352 + v2204;
-  const unsigned int v2207 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2207 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2209 = v355 + v2207;
-  const bool v2210 = v2206 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2210 = v2206 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2211 = v2209 < v1;
   const bool v2212 = v2210 && v2211;
   if (v2212) {
@@ -2385,11 +2385,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2219 = fmaf(v2213, v3, v2218);
     c[v2215] = v2219;
   }
-  const unsigned int v2221 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2221 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2223 = v352 + v2221;
-  const unsigned int v2224 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2224 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2226 = v355 + v2224;
-  const bool v2227 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2227 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2228 = v2226 < v1;
   const bool v2229 = v2227 && v2228;
   if (v2229) {
@@ -2401,11 +2401,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2236 = fmaf(v2230, v3, v2235);
     c[v2232] = v2236;
   }
-  const unsigned int v2238 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2238 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2240 = v352 + v2238;
-  const unsigned int v2241 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2241 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2243 = v355 + v2241;
-  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2245 = v2243 < v1;
   const bool v2246 = v2244 && v2245;
   if (v2246) {
@@ -2417,11 +2417,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2253 = fmaf(v2247, v3, v2252);
     c[v2249] = v2253;
   }
-  const unsigned int v2255 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2255 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2257 = v352 + v2255;
-  const unsigned int v2258 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2258 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2260 = v355 + v2258;
-  const bool v2261 = v2257 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2261 = v2257 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2262 = v2260 < v1;
   const bool v2263 = v2261 && v2262;
   if (v2263) {
@@ -2433,11 +2433,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2270 = fmaf(v2264, v3, v2269);
     c[v2266] = v2270;
   }
-  const unsigned int v2272 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2272 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2274 = v352 + v2272;
-  const unsigned int v2275 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2275 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2277 = v355 + v2275;
-  const bool v2278 = v2274 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2278 = v2274 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2279 = v2277 < v1;
   const bool v2280 = v2278 && v2279;
   if (v2280) {
@@ -2449,11 +2449,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2287 = fmaf(v2281, v3, v2286);
     c[v2283] = v2287;
   }
-  const unsigned int v2289 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2289 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2291 = v352 + v2289;
-  const unsigned int v2292 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2292 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2294 = v355 + v2292;
-  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2296 = v2294 < v1;
   const bool v2297 = v2295 && v2296;
   if (v2297) {
@@ -2465,11 +2465,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2304 = fmaf(v2298, v3, v2303);
     c[v2300] = v2304;
   }
-  const unsigned int v2306 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2306 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2308 = v352 + v2306;
-  const unsigned int v2309 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2309 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2311 = v355 + v2309;
-  const bool v2312 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2312 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2313 = v2311 < v1;
   const bool v2314 = v2312 && v2313;
   if (v2314) {
@@ -2481,11 +2481,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2321 = fmaf(v2315, v3, v2320);
     c[v2317] = v2321;
   }
-  const unsigned int v2323 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2323 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2325 = v352 + v2323;
-  const unsigned int v2326 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2326 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2328 = v355 + v2326;
-  const bool v2329 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2329 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2330 = v2328 < v1;
   const bool v2331 = v2329 && v2330;
   if (v2331) {
@@ -2497,11 +2497,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2338 = fmaf(v2332, v3, v2337);
     c[v2334] = v2338;
   }
-  const unsigned int v2340 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2340 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2342 = v352 + v2340;
-  const unsigned int v2343 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2343 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2345 = v355 + v2343;
-  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2347 = v2345 < v1;
   const bool v2348 = v2346 && v2347;
   if (v2348) {
@@ -2513,11 +2513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2355 = fmaf(v2349, v3, v2354);
     c[v2351] = v2355;
   }
-  const unsigned int v2357 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2357 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2359 = v352 + v2357;
-  const unsigned int v2360 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2360 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2362 = v355 + v2360;
-  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2364 = v2362 < v1;
   const bool v2365 = v2363 && v2364;
   if (v2365) {
@@ -2529,11 +2529,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2372 = fmaf(v2366, v3, v2371);
     c[v2368] = v2372;
   }
-  const unsigned int v2374 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2374 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2376 = v352 + v2374;
-  const unsigned int v2377 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2377 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2379 = v355 + v2377;
-  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2381 = v2379 < v1;
   const bool v2382 = v2380 && v2381;
   if (v2382) {
@@ -2545,11 +2545,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2389 = fmaf(v2383, v3, v2388);
     c[v2385] = v2389;
   }
-  const unsigned int v2391 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2391 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2393 = v352 + v2391;
-  const unsigned int v2394 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2394 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2396 = v355 + v2394;
-  const bool v2397 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2397 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2398 = v2396 < v1;
   const bool v2399 = v2397 && v2398;
   if (v2399) {
@@ -2561,11 +2561,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2406 = fmaf(v2400, v3, v2405);
     c[v2402] = v2406;
   }
-  const unsigned int v2408 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2408 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2410 = v352 + v2408;
-  const unsigned int v2411 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2411 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2413 = v355 + v2411;
-  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2415 = v2413 < v1;
   const bool v2416 = v2414 && v2415;
   if (v2416) {
@@ -2577,11 +2577,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2423 = fmaf(v2417, v3, v2422);
     c[v2419] = v2423;
   }
-  const unsigned int v2425 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2425 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2427 = v352 + v2425;
-  const unsigned int v2428 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2428 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2430 = v355 + v2428;
-  const bool v2431 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2431 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2432 = v2430 < v1;
   const bool v2433 = v2431 && v2432;
   if (v2433) {
@@ -2593,11 +2593,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2440 = fmaf(v2434, v3, v2439);
     c[v2436] = v2440;
   }
-  const unsigned int v2442 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2442 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2444 = v352 + v2442;
-  const unsigned int v2445 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2445 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2447 = v355 + v2445;
-  const bool v2448 = v2444 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2448 = v2444 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2449 = v2447 < v1;
   const bool v2450 = v2448 && v2449;
   if (v2450) {
@@ -2609,11 +2609,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2457 = fmaf(v2451, v3, v2456);
     c[v2453] = v2457;
   }
-  const unsigned int v2459 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2459 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2461 = v352 + v2459;
-  const unsigned int v2462 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2462 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2464 = v355 + v2462;
-  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2466 = v2464 < v1;
   const bool v2467 = v2465 && v2466;
   if (v2467) {
@@ -2625,11 +2625,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2474 = fmaf(v2468, v3, v2473);
     c[v2470] = v2474;
   }
-  const unsigned int v2476 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2476 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2478 = v352 + v2476;
-  const unsigned int v2479 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2479 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2481 = v355 + v2479;
-  const bool v2482 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2482 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2483 = v2481 < v1;
   const bool v2484 = v2482 && v2483;
   if (v2484) {
@@ -2641,11 +2641,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2491 = fmaf(v2485, v3, v2490);
     c[v2487] = v2491;
   }
-  const unsigned int v2493 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2493 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2495 = v352 + v2493;
-  const unsigned int v2496 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2496 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2498 = v355 + v2496;
-  const bool v2499 = v2495 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2499 = v2495 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2500 = v2498 < v1;
   const bool v2501 = v2499 && v2500;
   if (v2501) {
@@ -2657,11 +2657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f32(
     const float v2508 = fmaf(v2502, v3, v2507);
     c[v2504] = v2508;
   }
-  const unsigned int v2510 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2510 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2512 = v352 + v2510;
-  const unsigned int v2513 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2513 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2515 = v355 + v2513;
-  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2517 = v2515 < v1;
   const bool v2518 = v2516 && v2517;
   if (v2518) {

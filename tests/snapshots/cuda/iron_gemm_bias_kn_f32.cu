@@ -214,354 +214,354 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
   const unsigned int v8 = blockIdx.y;
   const unsigned int v9 = v8 * v6;
   const unsigned int v10 = v9 + v7;
-  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:184
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
   const unsigned int v15 = v14 << 3u;
-  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
   const unsigned int v18 = v17 - v15;
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:186
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v15 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:187
+  const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:188
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v39, 0.0f);
-  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v41, 0.0f);
-  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v43, 0.0f);
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v47 = v46 == 0u;
-  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:208
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:215
   if (v62) {
-    for (unsigned int v2397 = 0u; v2397 < 2u; v2397 += 1u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v2397 = 0u; v2397 < 2u; v2397 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2398 = v2397 << 4u;
       const bool v2400 = v2398 < v2;
       if (v2400) {
-        const unsigned int v2402 = v2397 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v2404 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2407 = v2404 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2410 = v2404 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2402 = v2397 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2404 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2407 = v2404 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2410 = v2404 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2411 = v2410 << 2u;
-        const unsigned int v2412 = v24 + v2407;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2412 = v24 + v2407;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2413 = v2412 < v0;
         const unsigned int v2414 = v2398 + v2411;
         const bool v2415 = v2414 < v2;
         const bool v2416 = v2413 && v2415;
-        const unsigned int v2418 = v2412 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2418 = v2412 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2420 = v2418 + v2398;
         const unsigned int v2421 = v2420 + v2411;
         const unsigned int v2422 = v2416 ? v2421 : 0u;
-        const unsigned int v2424 = v2407 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2424 = v2407 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2425 = v2402 + v2424;
         const unsigned int v2426 = v2425 + v2411;
         iron_copy_async<16>(shm0 + v2426, a + v2422, v2416);
-        const unsigned int v2429 = v2404 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2431 = v2429 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2434 = v2429 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2429 = v2404 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2431 = v2429 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2434 = v2429 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2435 = v2434 << 2u;
-        const unsigned int v2436 = v24 + v2431;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2436 = v24 + v2431;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2437 = v2436 < v0;
         const unsigned int v2438 = v2398 + v2435;
         const bool v2439 = v2438 < v2;
         const bool v2440 = v2437 && v2439;
-        const unsigned int v2442 = v2436 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2442 = v2436 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2444 = v2442 + v2398;
         const unsigned int v2445 = v2444 + v2435;
         const unsigned int v2446 = v2440 ? v2445 : 0u;
-        const unsigned int v2448 = v2431 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2448 = v2431 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2449 = v2402 + v2448;
         const unsigned int v2450 = v2449 + v2435;
         iron_copy_async<16>(shm0 + v2450, a + v2446, v2440);
-        const unsigned int v2453 = v2404 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2455 = v2453 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2458 = v2453 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2453 = v2404 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2455 = v2453 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2458 = v2453 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2459 = v2458 << 2u;
-        const unsigned int v2460 = v24 + v2455;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2460 = v24 + v2455;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2461 = v2460 < v0;
         const unsigned int v2462 = v2398 + v2459;
         const bool v2463 = v2462 < v2;
         const bool v2464 = v2461 && v2463;
-        const unsigned int v2466 = v2460 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2466 = v2460 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2468 = v2466 + v2398;
         const unsigned int v2469 = v2468 + v2459;
         const unsigned int v2470 = v2464 ? v2469 : 0u;
-        const unsigned int v2472 = v2455 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2472 = v2455 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2473 = v2402 + v2472;
         const unsigned int v2474 = v2473 + v2459;
         iron_copy_async<16>(shm0 + v2474, a + v2470, v2464);
-        const unsigned int v2477 = v2404 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2479 = v2477 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2482 = v2477 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2477 = v2404 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2479 = v2477 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2482 = v2477 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2483 = v2482 << 2u;
-        const unsigned int v2484 = v24 + v2479;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2484 = v24 + v2479;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2485 = v2484 < v0;
         const unsigned int v2486 = v2398 + v2483;
         const bool v2487 = v2486 < v2;
         const bool v2488 = v2485 && v2487;
-        const unsigned int v2490 = v2484 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2490 = v2484 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2492 = v2490 + v2398;
         const unsigned int v2493 = v2492 + v2483;
         const unsigned int v2494 = v2488 ? v2493 : 0u;
-        const unsigned int v2496 = v2479 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2496 = v2479 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2497 = v2402 + v2496;
         const unsigned int v2498 = v2497 + v2483;
         iron_copy_async<16>(shm0 + v2498, a + v2494, v2488);
-        const unsigned int v2500 = v2397 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
-        const unsigned int v2505 = v2404 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2508 = v2404 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2500 = v2397 * 2112u;  // kernels/gemm/gemm_tiles.hpp:220
+        const unsigned int v2505 = v2404 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2508 = v2404 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2509 = v2508 << 2u;
-        const unsigned int v2510 = v2398 + v2505;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2510 = v2398 + v2505;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2511 = v2510 < v2;
         const unsigned int v2512 = v28 + v2509;
         const bool v2513 = v2512 < v1;
         const bool v2514 = v2511 && v2513;
-        const unsigned int v2516 = v2510 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2516 = v2510 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2518 = v2516 + v28;
         const unsigned int v2519 = v2518 + v2509;
         const unsigned int v2520 = v2514 ? v2519 : 0u;
-        const unsigned int v2522 = v2505 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2522 = v2505 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2523 = v2500 + v2522;
         const unsigned int v2524 = v2523 + v2509;
         iron_copy_async<16>(shm1 + v2524, b + v2520, v2514);
-        const unsigned int v2529 = v2429 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2532 = v2429 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2529 = v2429 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2532 = v2429 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2533 = v2532 << 2u;
-        const unsigned int v2534 = v2398 + v2529;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2534 = v2398 + v2529;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2535 = v2534 < v2;
         const unsigned int v2536 = v28 + v2533;
         const bool v2537 = v2536 < v1;
         const bool v2538 = v2535 && v2537;
-        const unsigned int v2540 = v2534 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2540 = v2534 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2542 = v2540 + v28;
         const unsigned int v2543 = v2542 + v2533;
         const unsigned int v2544 = v2538 ? v2543 : 0u;
-        const unsigned int v2546 = v2529 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2546 = v2529 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2547 = v2500 + v2546;
         const unsigned int v2548 = v2547 + v2533;
         iron_copy_async<16>(shm1 + v2548, b + v2544, v2538);
-        const unsigned int v2553 = v2453 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2556 = v2453 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2553 = v2453 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2556 = v2453 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2557 = v2556 << 2u;
-        const unsigned int v2558 = v2398 + v2553;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2558 = v2398 + v2553;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2559 = v2558 < v2;
         const unsigned int v2560 = v28 + v2557;
         const bool v2561 = v2560 < v1;
         const bool v2562 = v2559 && v2561;
-        const unsigned int v2564 = v2558 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2564 = v2558 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2566 = v2564 + v28;
         const unsigned int v2567 = v2566 + v2557;
         const unsigned int v2568 = v2562 ? v2567 : 0u;
-        const unsigned int v2570 = v2553 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2570 = v2553 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2571 = v2500 + v2570;
         const unsigned int v2572 = v2571 + v2557;
         iron_copy_async<16>(shm1 + v2572, b + v2568, v2562);
-        const unsigned int v2577 = v2477 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2580 = v2477 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2577 = v2477 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2580 = v2477 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2581 = v2580 << 2u;
-        const unsigned int v2582 = v2398 + v2577;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2582 = v2398 + v2577;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2583 = v2582 < v2;
         const unsigned int v2584 = v28 + v2581;
         const bool v2585 = v2584 < v1;
         const bool v2586 = v2583 && v2585;
-        const unsigned int v2588 = v2582 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2588 = v2582 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2590 = v2588 + v28;
         const unsigned int v2591 = v2590 + v2581;
         const unsigned int v2592 = v2586 ? v2591 : 0u;
-        const unsigned int v2594 = v2577 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2594 = v2577 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2595 = v2500 + v2594;
         const unsigned int v2596 = v2595 + v2581;
         iron_copy_async<16>(shm1 + v2596, b + v2592, v2586);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
-    const unsigned int v2609 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v2609 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (unsigned int v2597 = 0u; v2597 < v2; v2597 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v2597 = 0u; v2597 < v2; v2597 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2599 = v2597 >> 4u;
       const unsigned int v2601 = v2599 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2603 = v2601 * 2112u;  // kernels/gemm/gemm_tiles.hpp:217
+      const unsigned int v2603 = v2601 * 2112u;  // kernels/gemm/gemm_tiles.hpp:224
       const unsigned int v2605 = v2601 * 2560u;
-      const unsigned int v2610 = v2605 + v2609;  // kernels/gemm/gemm_tiles.hpp:199
+      const unsigned int v2610 = v2605 + v2609;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load_shared<false>(v41, shm0, v2610, 20u);
-      const unsigned int v2615 = v2603 + v37;  // kernels/gemm/gemm_tiles.hpp:201
+      const unsigned int v2615 = v2603 + v37;  // kernels/gemm/gemm_tiles.hpp:208
       iron_frag_load_shared<false>(v43, shm1, v2615, 132u);
-      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      const unsigned int v2618 = v2597 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      const unsigned int v2618 = v2597 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2620 = v2599 + 2u;
       const unsigned int v2621 = v2620 % 3u;
       const bool v2622 = v2618 < v2;
       if (v2622) {
-        const unsigned int v2624 = v2621 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v2626 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2629 = v2626 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2632 = v2626 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2624 = v2621 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2626 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2629 = v2626 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2632 = v2626 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2633 = v2632 << 2u;
-        const unsigned int v2634 = v24 + v2629;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2634 = v24 + v2629;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2635 = v2634 < v0;
         const unsigned int v2636 = v2618 + v2633;
         const bool v2637 = v2636 < v2;
         const bool v2638 = v2635 && v2637;
-        const unsigned int v2640 = v2634 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2640 = v2634 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2642 = v2640 + v2618;
         const unsigned int v2643 = v2642 + v2633;
         const unsigned int v2644 = v2638 ? v2643 : 0u;
-        const unsigned int v2646 = v2629 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2646 = v2629 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2647 = v2624 + v2646;
         const unsigned int v2648 = v2647 + v2633;
         iron_copy_async<16>(shm0 + v2648, a + v2644, v2638);
-        const unsigned int v2651 = v2626 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2653 = v2651 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2656 = v2651 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2651 = v2626 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2653 = v2651 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2656 = v2651 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2657 = v2656 << 2u;
-        const unsigned int v2658 = v24 + v2653;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2658 = v24 + v2653;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2659 = v2658 < v0;
         const unsigned int v2660 = v2618 + v2657;
         const bool v2661 = v2660 < v2;
         const bool v2662 = v2659 && v2661;
-        const unsigned int v2664 = v2658 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2664 = v2658 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2666 = v2664 + v2618;
         const unsigned int v2667 = v2666 + v2657;
         const unsigned int v2668 = v2662 ? v2667 : 0u;
-        const unsigned int v2670 = v2653 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2670 = v2653 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2671 = v2624 + v2670;
         const unsigned int v2672 = v2671 + v2657;
         iron_copy_async<16>(shm0 + v2672, a + v2668, v2662);
-        const unsigned int v2675 = v2626 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2677 = v2675 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2680 = v2675 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2675 = v2626 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2677 = v2675 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2680 = v2675 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2681 = v2680 << 2u;
-        const unsigned int v2682 = v24 + v2677;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2682 = v24 + v2677;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2683 = v2682 < v0;
         const unsigned int v2684 = v2618 + v2681;
         const bool v2685 = v2684 < v2;
         const bool v2686 = v2683 && v2685;
-        const unsigned int v2688 = v2682 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2688 = v2682 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2690 = v2688 + v2618;
         const unsigned int v2691 = v2690 + v2681;
         const unsigned int v2692 = v2686 ? v2691 : 0u;
-        const unsigned int v2694 = v2677 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2694 = v2677 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2695 = v2624 + v2694;
         const unsigned int v2696 = v2695 + v2681;
         iron_copy_async<16>(shm0 + v2696, a + v2692, v2686);
-        const unsigned int v2699 = v2626 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2701 = v2699 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2704 = v2699 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2699 = v2626 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2701 = v2699 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2704 = v2699 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2705 = v2704 << 2u;
-        const unsigned int v2706 = v24 + v2701;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2706 = v24 + v2701;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2707 = v2706 < v0;
         const unsigned int v2708 = v2618 + v2705;
         const bool v2709 = v2708 < v2;
         const bool v2710 = v2707 && v2709;
-        const unsigned int v2712 = v2706 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2712 = v2706 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2714 = v2712 + v2618;
         const unsigned int v2715 = v2714 + v2705;
         const unsigned int v2716 = v2710 ? v2715 : 0u;
-        const unsigned int v2718 = v2701 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2718 = v2701 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2719 = v2624 + v2718;
         const unsigned int v2720 = v2719 + v2705;
         iron_copy_async<16>(shm0 + v2720, a + v2716, v2710);
-        const unsigned int v2722 = v2621 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
-        const unsigned int v2727 = v2626 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2730 = v2626 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2722 = v2621 * 2112u;  // kernels/gemm/gemm_tiles.hpp:220
+        const unsigned int v2727 = v2626 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2730 = v2626 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2731 = v2730 << 2u;
-        const unsigned int v2732 = v2618 + v2727;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2732 = v2618 + v2727;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2733 = v2732 < v2;
         const unsigned int v2734 = v28 + v2731;
         const bool v2735 = v2734 < v1;
         const bool v2736 = v2733 && v2735;
-        const unsigned int v2738 = v2732 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2738 = v2732 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2740 = v2738 + v28;
         const unsigned int v2741 = v2740 + v2731;
         const unsigned int v2742 = v2736 ? v2741 : 0u;
-        const unsigned int v2744 = v2727 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2744 = v2727 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2745 = v2722 + v2744;
         const unsigned int v2746 = v2745 + v2731;
         iron_copy_async<16>(shm1 + v2746, b + v2742, v2736);
-        const unsigned int v2751 = v2651 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2754 = v2651 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2751 = v2651 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2754 = v2651 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2755 = v2754 << 2u;
-        const unsigned int v2756 = v2618 + v2751;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2756 = v2618 + v2751;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2757 = v2756 < v2;
         const unsigned int v2758 = v28 + v2755;
         const bool v2759 = v2758 < v1;
         const bool v2760 = v2757 && v2759;
-        const unsigned int v2762 = v2756 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2762 = v2756 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2764 = v2762 + v28;
         const unsigned int v2765 = v2764 + v2755;
         const unsigned int v2766 = v2760 ? v2765 : 0u;
-        const unsigned int v2768 = v2751 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2768 = v2751 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2769 = v2722 + v2768;
         const unsigned int v2770 = v2769 + v2755;
         iron_copy_async<16>(shm1 + v2770, b + v2766, v2760);
-        const unsigned int v2775 = v2675 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2778 = v2675 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2775 = v2675 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2778 = v2675 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2779 = v2778 << 2u;
-        const unsigned int v2780 = v2618 + v2775;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2780 = v2618 + v2775;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2781 = v2780 < v2;
         const unsigned int v2782 = v28 + v2779;
         const bool v2783 = v2782 < v1;
         const bool v2784 = v2781 && v2783;
-        const unsigned int v2786 = v2780 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2786 = v2780 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2788 = v2786 + v28;
         const unsigned int v2789 = v2788 + v2779;
         const unsigned int v2790 = v2784 ? v2789 : 0u;
-        const unsigned int v2792 = v2775 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2792 = v2775 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2793 = v2722 + v2792;
         const unsigned int v2794 = v2793 + v2779;
         iron_copy_async<16>(shm1 + v2794, b + v2790, v2784);
-        const unsigned int v2799 = v2699 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2802 = v2699 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2799 = v2699 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2802 = v2699 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2803 = v2802 << 2u;
-        const unsigned int v2804 = v2618 + v2799;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2804 = v2618 + v2799;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2805 = v2804 < v2;
         const unsigned int v2806 = v28 + v2803;
         const bool v2807 = v2806 < v1;
         const bool v2808 = v2805 && v2807;
-        const unsigned int v2810 = v2804 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2810 = v2804 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2812 = v2810 + v28;
         const unsigned int v2813 = v2812 + v2803;
         const unsigned int v2814 = v2808 ? v2813 : 0u;
-        const unsigned int v2816 = v2799 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2816 = v2799 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2817 = v2722 + v2816;
         const unsigned int v2818 = v2817 + v2803;
         iron_copy_async<16>(shm1 + v2818, b + v2814, v2808);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
     __syncthreads();
   } else {
-    const unsigned int v282 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v282 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v283 = threadIdx.x;
-    const unsigned int v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (unsigned int v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (unsigned int v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:95
+    for (unsigned int v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (unsigned int v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v291 = v290 < v0;
         const unsigned int v292 = v281 + v289;
         const bool v293 = v292 < v2;
         const bool v294 = v291 && v293;
         if (v294) {
-          const unsigned int v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v298 = v296 + v281;
           const unsigned int v299 = v298 + v289;
           const float v300 = a[v299];
@@ -569,22 +569,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
           const unsigned int v303 = v302 + v289;
           shm0[v303] = v300;
         } else {
-          const unsigned int v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v306 = v305 + v289;
           shm0[v306] = 0.0f;
         }
       }
 
-      for (unsigned int v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:95
+      for (unsigned int v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v317 = v316 < v2;
         const unsigned int v318 = v28 + v315;
         const bool v319 = v318 < v1;
         const bool v320 = v317 && v319;
         if (v320) {
-          const unsigned int v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v324 = v322 + v28;
           const unsigned int v325 = v324 + v315;
           const float v326 = b[v325];
@@ -592,25 +592,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
           const unsigned int v329 = v328 + v315;
           shm1[v329] = v326;
         } else {
-          const unsigned int v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v332 = v331 + v315;
           shm1[v332] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load_shared<false>(v41, shm0, v339, 20u);  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<false>(v43, shm1, v37, 132u);  // kernels/gemm/gemm_tiles.hpp:201
-      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load_shared<false>(v41, shm0, v339, 20u);  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load_shared<false>(v43, shm1, v37, 132u);  // kernels/gemm/gemm_tiles.hpp:208
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const unsigned int v346 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v346 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v347 = v24 + v33;
   const unsigned int v348 = v347 + v346;
-  const unsigned int v349 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v349 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v350 = v28 + v37;
   const unsigned int v351 = v350 + v349;
-  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v353 = v351 < v1;
   const bool v354 = v352 && v353;
   if (v354) {
@@ -621,11 +621,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v361 = v360 + v351;
     out[v361] = v358;
   }
-  const unsigned int v362 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v362 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v364 = v347 + v362;
-  const unsigned int v365 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v365 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v367 = v350 + v365;
-  const bool v368 = v364 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v368 = v364 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v369 = v367 < v1;
   const bool v370 = v368 && v369;
   if (v370) {
@@ -636,11 +636,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v377 = v376 + v367;
     out[v377] = v374;
   }
-  const unsigned int v378 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v378 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v380 = v347 + v378;
-  const unsigned int v381 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v381 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v383 = v350 + v381;
-  const bool v384 = v380 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v384 = v380 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v385 = v383 < v1;
   const bool v386 = v384 && v385;
   if (v386) {
@@ -651,11 +651,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v393 = v392 + v383;
     out[v393] = v390;
   }
-  const unsigned int v394 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v394 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v396 = v347 + v394;
-  const unsigned int v397 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v397 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v399 = v350 + v397;
-  const bool v400 = v396 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v400 = v396 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v401 = v399 < v1;
   const bool v402 = v400 && v401;
   if (v402) {
@@ -666,11 +666,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v409 = v408 + v399;
     out[v409] = v406;
   }
-  const unsigned int v410 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v410 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v412 = v347 + v410;
-  const unsigned int v413 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v413 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v415 = v350 + v413;
-  const bool v416 = v412 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v416 = v412 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v417 = v415 < v1;
   const bool v418 = v416 && v417;
   if (v418) {
@@ -681,11 +681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v425 = v424 + v415;
     out[v425] = v422;
   }
-  const unsigned int v426 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v426 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v428 = v347 + v426;
-  const unsigned int v429 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v429 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v431 = v350 + v429;
-  const bool v432 = v428 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v432 = v428 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v433 = v431 < v1;
   const bool v434 = v432 && v433;
   if (v434) {
@@ -696,11 +696,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v441 = v440 + v431;
     out[v441] = v438;
   }
-  const unsigned int v442 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v442 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v444 = v347 + v442;
-  const unsigned int v445 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v445 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v447 = v350 + v445;
-  const bool v448 = v444 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v448 = v444 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v449 = v447 < v1;
   const bool v450 = v448 && v449;
   if (v450) {
@@ -711,11 +711,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v457 = v456 + v447;
     out[v457] = v454;
   }
-  const unsigned int v458 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v458 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v460 = v347 + v458;
-  const unsigned int v461 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v461 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v463 = v350 + v461;
-  const bool v464 = v460 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v464 = v460 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v465 = v463 < v1;
   const bool v466 = v464 && v465;
   if (v466) {
@@ -726,11 +726,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v473 = v472 + v463;
     out[v473] = v470;
   }
-  const unsigned int v474 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v474 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v476 = v347 + v474;
-  const unsigned int v477 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v477 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v479 = v350 + v477;
-  const bool v480 = v476 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v480 = v476 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v481 = v479 < v1;
   const bool v482 = v480 && v481;
   if (v482) {
@@ -741,11 +741,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v489 = v488 + v479;
     out[v489] = v486;
   }
-  const unsigned int v490 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v490 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v492 = v347 + v490;
-  const unsigned int v493 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v493 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v495 = v350 + v493;
-  const bool v496 = v492 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v496 = v492 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v497 = v495 < v1;
   const bool v498 = v496 && v497;
   if (v498) {
@@ -756,11 +756,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v505 = v504 + v495;
     out[v505] = v502;
   }
-  const unsigned int v506 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v506 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v508 = v347 + v506;
-  const unsigned int v509 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v509 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v511 = v350 + v509;
-  const bool v512 = v508 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v512 = v508 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v513 = v511 < v1;
   const bool v514 = v512 && v513;
   if (v514) {
@@ -771,11 +771,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v521 = v520 + v511;
     out[v521] = v518;
   }
-  const unsigned int v522 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v522 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v524 = v347 + v522;
-  const unsigned int v525 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v525 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v527 = v350 + v525;
-  const bool v528 = v524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v528 = v524 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v529 = v527 < v1;
   const bool v530 = v528 && v529;
   if (v530) {
@@ -786,11 +786,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v537 = v536 + v527;
     out[v537] = v534;
   }
-  const unsigned int v538 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v538 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v540 = v347 + v538;
-  const unsigned int v541 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v541 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v543 = v350 + v541;
-  const bool v544 = v540 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v544 = v540 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v545 = v543 < v1;
   const bool v546 = v544 && v545;
   if (v546) {
@@ -801,11 +801,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v553 = v552 + v543;
     out[v553] = v550;
   }
-  const unsigned int v554 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v554 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v556 = v347 + v554;
-  const unsigned int v557 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v557 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v559 = v350 + v557;
-  const bool v560 = v556 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v560 = v556 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v561 = v559 < v1;
   const bool v562 = v560 && v561;
   if (v562) {
@@ -816,11 +816,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v569 = v568 + v559;
     out[v569] = v566;
   }
-  const unsigned int v570 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v570 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v572 = v347 + v570;
-  const unsigned int v573 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v573 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v575 = v350 + v573;
-  const bool v576 = v572 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v576 = v572 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v577 = v575 < v1;
   const bool v578 = v576 && v577;
   if (v578) {
@@ -831,11 +831,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v585 = v584 + v575;
     out[v585] = v582;
   }
-  const unsigned int v586 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v586 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v588 = v347 + v586;
-  const unsigned int v589 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v589 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v591 = v350 + v589;
-  const bool v592 = v588 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v592 = v588 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v593 = v591 < v1;
   const bool v594 = v592 && v593;
   if (v594) {
@@ -846,11 +846,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v601 = v600 + v591;
     out[v601] = v598;
   }
-  const unsigned int v602 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v602 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v604 = v347 + v602;
-  const unsigned int v605 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v605 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v607 = v350 + v605;
-  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v609 = v607 < v1;
   const bool v610 = v608 && v609;
   if (v610) {
@@ -861,11 +861,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v617 = v616 + v607;
     out[v617] = v614;
   }
-  const unsigned int v618 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v618 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v620 = v347 + v618;
-  const unsigned int v621 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v621 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v623 = v350 + v621;
-  const bool v624 = v620 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v624 = v620 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v625 = v623 < v1;
   const bool v626 = v624 && v625;
   if (v626) {
@@ -876,11 +876,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v633 = v632 + v623;
     out[v633] = v630;
   }
-  const unsigned int v634 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v634 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v636 = v347 + v634;
-  const unsigned int v637 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v637 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v639 = v350 + v637;
-  const bool v640 = v636 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v640 = v636 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v641 = v639 < v1;
   const bool v642 = v640 && v641;
   if (v642) {
@@ -891,11 +891,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v649 = v648 + v639;
     out[v649] = v646;
   }
-  const unsigned int v650 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v650 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v652 = v347 + v650;
-  const unsigned int v653 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v653 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v655 = v350 + v653;
-  const bool v656 = v652 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v656 = v652 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v657 = v655 < v1;
   const bool v658 = v656 && v657;
   if (v658) {
@@ -906,11 +906,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v665 = v664 + v655;
     out[v665] = v662;
   }
-  const unsigned int v666 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v666 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v668 = v347 + v666;
-  const unsigned int v669 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v669 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v671 = v350 + v669;
-  const bool v672 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v672 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v673 = v671 < v1;
   const bool v674 = v672 && v673;
   if (v674) {
@@ -921,11 +921,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v681 = v680 + v671;
     out[v681] = v678;
   }
-  const unsigned int v682 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v682 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v684 = v347 + v682;
-  const unsigned int v685 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v685 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v687 = v350 + v685;
-  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -936,11 +936,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v697 = v696 + v687;
     out[v697] = v694;
   }
-  const unsigned int v698 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v698 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v700 = v347 + v698;
-  const unsigned int v701 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v701 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v703 = v350 + v701;
-  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v705 = v703 < v1;
   const bool v706 = v704 && v705;
   if (v706) {
@@ -951,11 +951,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v713 = v712 + v703;
     out[v713] = v710;
   }
-  const unsigned int v714 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v714 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v716 = v347 + v714;
-  const unsigned int v717 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v717 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v719 = v350 + v717;
-  const bool v720 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v720 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v721 = v719 < v1;
   const bool v722 = v720 && v721;
   if (v722) {
@@ -966,11 +966,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v729 = v728 + v719;
     out[v729] = v726;
   }
-  const unsigned int v730 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v730 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v732 = v347 + v730;
-  const unsigned int v733 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v733 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v735 = v350 + v733;
-  const bool v736 = v732 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v736 = v732 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v737 = v735 < v1;
   const bool v738 = v736 && v737;
   if (v738) {
@@ -981,11 +981,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v745 = v744 + v735;
     out[v745] = v742;
   }
-  const unsigned int v746 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v746 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v748 = v347 + v746;
-  const unsigned int v749 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v749 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v751 = v350 + v749;
-  const bool v752 = v748 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v752 = v748 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v753 = v751 < v1;
   const bool v754 = v752 && v753;
   if (v754) {
@@ -996,11 +996,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v761 = v760 + v751;
     out[v761] = v758;
   }
-  const unsigned int v762 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v762 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v764 = v347 + v762;
-  const unsigned int v765 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v765 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v767 = v350 + v765;
-  const bool v768 = v764 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v768 = v764 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v769 = v767 < v1;
   const bool v770 = v768 && v769;
   if (v770) {
@@ -1011,11 +1011,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v777 = v776 + v767;
     out[v777] = v774;
   }
-  const unsigned int v778 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v778 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v780 = v347 + v778;
-  const unsigned int v781 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v781 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v783 = v350 + v781;
-  const bool v784 = v780 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v784 = v780 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v785 = v783 < v1;
   const bool v786 = v784 && v785;
   if (v786) {
@@ -1026,11 +1026,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v793 = v792 + v783;
     out[v793] = v790;
   }
-  const unsigned int v794 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v794 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v796 = v347 + v794;
-  const unsigned int v797 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v797 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v799 = v350 + v797;
-  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v801 = v799 < v1;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -1041,11 +1041,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v809 = v808 + v799;
     out[v809] = v806;
   }
-  const unsigned int v810 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v810 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v812 = v347 + v810;
-  const unsigned int v813 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v813 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v815 = v350 + v813;
-  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v817 = v815 < v1;
   const bool v818 = v816 && v817;
   if (v818) {
@@ -1056,11 +1056,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v825 = v824 + v815;
     out[v825] = v822;
   }
-  const unsigned int v826 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v826 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v828 = v347 + v826;
-  const unsigned int v829 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v829 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v831 = v350 + v829;
-  const bool v832 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v832 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v833 = v831 < v1;
   const bool v834 = v832 && v833;
   if (v834) {
@@ -1071,11 +1071,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v841 = v840 + v831;
     out[v841] = v838;
   }
-  const unsigned int v842 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v842 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v844 = v347 + v842;
-  const unsigned int v845 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v845 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v847 = v350 + v845;
-  const bool v848 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v848 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v849 = v847 < v1;
   const bool v850 = v848 && v849;
   if (v850) {
@@ -1086,11 +1086,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v857 = v856 + v847;
     out[v857] = v854;
   }
-  const unsigned int v858 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v858 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v860 = v347 + v858;
-  const unsigned int v861 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v861 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v863 = v350 + v861;
-  const bool v864 = v860 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v864 = v860 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v865 = v863 < v1;
   const bool v866 = v864 && v865;
   if (v866) {
@@ -1101,11 +1101,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v873 = v872 + v863;
     out[v873] = v870;
   }
-  const unsigned int v874 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v874 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v876 = v347 + v874;
-  const unsigned int v877 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v877 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v879 = v350 + v877;
-  const bool v880 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v880 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v881 = v879 < v1;
   const bool v882 = v880 && v881;
   if (v882) {
@@ -1116,11 +1116,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v889 = v888 + v879;
     out[v889] = v886;
   }
-  const unsigned int v890 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v890 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v892 = v347 + v890;
-  const unsigned int v893 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v893 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v895 = v350 + v893;
-  const bool v896 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v896 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v897 = v895 < v1;
   const bool v898 = v896 && v897;
   if (v898) {
@@ -1131,11 +1131,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v905 = v904 + v895;
     out[v905] = v902;
   }
-  const unsigned int v906 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v906 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v908 = v347 + v906;
-  const unsigned int v909 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v909 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v911 = v350 + v909;
-  const bool v912 = v908 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v912 = v908 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v913 = v911 < v1;
   const bool v914 = v912 && v913;
   if (v914) {
@@ -1146,11 +1146,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v921 = v920 + v911;
     out[v921] = v918;
   }
-  const unsigned int v922 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v922 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v924 = v347 + v922;
-  const unsigned int v925 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v925 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v927 = v350 + v925;
-  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v929 = v927 < v1;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -1161,11 +1161,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v937 = v936 + v927;
     out[v937] = v934;
   }
-  const unsigned int v938 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v938 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v940 = v347 + v938;
-  const unsigned int v941 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v941 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v943 = v350 + v941;
-  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v945 = v943 < v1;
   const bool v946 = v944 && v945;
   if (v946) {
@@ -1176,11 +1176,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v953 = v952 + v943;
     out[v953] = v950;
   }
-  const unsigned int v954 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v954 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v956 = v347 + v954;
-  const unsigned int v957 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v957 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v959 = v350 + v957;
-  const bool v960 = v956 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v960 = v956 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v961 = v959 < v1;
   const bool v962 = v960 && v961;
   if (v962) {
@@ -1191,11 +1191,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v969 = v968 + v959;
     out[v969] = v966;
   }
-  const unsigned int v970 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v970 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v972 = v347 + v970;
-  const unsigned int v973 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v973 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v975 = v350 + v973;
-  const bool v976 = v972 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v976 = v972 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v977 = v975 < v1;
   const bool v978 = v976 && v977;
   if (v978) {
@@ -1206,11 +1206,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v985 = v984 + v975;
     out[v985] = v982;
   }
-  const unsigned int v986 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v986 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v988 = v347 + v986;
-  const unsigned int v989 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v989 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v991 = v350 + v989;
-  const bool v992 = v988 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v992 = v988 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v993 = v991 < v1;
   const bool v994 = v992 && v993;
   if (v994) {
@@ -1221,11 +1221,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1001 = v1000 + v991;
     out[v1001] = v998;
   }
-  const unsigned int v1002 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1002 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1004 = v347 + v1002;
-  const unsigned int v1005 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1005 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1007 = v350 + v1005;
-  const bool v1008 = v1004 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1008 = v1004 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1009 = v1007 < v1;
   const bool v1010 = v1008 && v1009;
   if (v1010) {
@@ -1236,11 +1236,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1017 = v1016 + v1007;
     out[v1017] = v1014;
   }
-  const unsigned int v1018 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1018 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1020 = v347 + v1018;
-  const unsigned int v1021 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1021 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1023 = v350 + v1021;
-  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -1251,11 +1251,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1033 = v1032 + v1023;
     out[v1033] = v1030;
   }
-  const unsigned int v1034 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1034 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1036 = v347 + v1034;
-  const unsigned int v1037 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1037 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1039 = v350 + v1037;
-  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1041 = v1039 < v1;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -1266,11 +1266,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1049 = v1048 + v1039;
     out[v1049] = v1046;
   }
-  const unsigned int v1050 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1050 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1052 = v347 + v1050;
-  const unsigned int v1053 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1053 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1055 = v350 + v1053;
-  const bool v1056 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1056 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1057 = v1055 < v1;
   const bool v1058 = v1056 && v1057;
   if (v1058) {
@@ -1281,11 +1281,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1065 = v1064 + v1055;
     out[v1065] = v1062;
   }
-  const unsigned int v1066 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1066 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1068 = v347 + v1066;
-  const unsigned int v1069 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1069 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1071 = v350 + v1069;
-  const bool v1072 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1072 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1073 = v1071 < v1;
   const bool v1074 = v1072 && v1073;
   if (v1074) {
@@ -1296,11 +1296,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1081 = v1080 + v1071;
     out[v1081] = v1078;
   }
-  const unsigned int v1082 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1082 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1084 = v347 + v1082;
-  const unsigned int v1085 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1085 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1087 = v350 + v1085;
-  const bool v1088 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1088 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1089 = v1087 < v1;
   const bool v1090 = v1088 && v1089;
   if (v1090) {
@@ -1311,11 +1311,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1097 = v1096 + v1087;
     out[v1097] = v1094;
   }
-  const unsigned int v1098 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1098 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1100 = v347 + v1098;
-  const unsigned int v1101 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1101 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1103 = v350 + v1101;
-  const bool v1104 = v1100 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1104 = v1100 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1105 = v1103 < v1;
   const bool v1106 = v1104 && v1105;
   if (v1106) {
@@ -1326,11 +1326,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1113 = v1112 + v1103;
     out[v1113] = v1110;
   }
-  const unsigned int v1114 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1114 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1116 = v347 + v1114;
-  const unsigned int v1117 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1117 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1119 = v350 + v1117;
-  const bool v1120 = v1116 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1120 = v1116 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1121 = v1119 < v1;
   const bool v1122 = v1120 && v1121;
   if (v1122) {
@@ -1341,11 +1341,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1129 = v1128 + v1119;
     out[v1129] = v1126;
   }
-  const unsigned int v1130 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1130 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1132 = v347 + v1130;
-  const unsigned int v1133 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1133 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1135 = v350 + v1133;
-  const bool v1136 = v1132 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1136 = v1132 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1137 = v1135 < v1;
   const bool v1138 = v1136 && v1137;
   if (v1138) {
@@ -1356,11 +1356,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1145 = v1144 + v1135;
     out[v1145] = v1142;
   }
-  const unsigned int v1146 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1146 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1148 = v347 + v1146;
-  const unsigned int v1149 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1149 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1151 = v350 + v1149;
-  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1153 = v1151 < v1;
   const bool v1154 = v1152 && v1153;
   if (v1154) {
@@ -1371,11 +1371,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1161 = v1160 + v1151;
     out[v1161] = v1158;
   }
-  const unsigned int v1162 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1162 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1164 = v347 + v1162;
-  const unsigned int v1165 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1165 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1167 = v350 + v1165;
-  const bool v1168 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1168 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1169 = v1167 < v1;
   const bool v1170 = v1168 && v1169;
   if (v1170) {
@@ -1386,11 +1386,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1177 = v1176 + v1167;
     out[v1177] = v1174;
   }
-  const unsigned int v1178 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1178 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1180 = v347 + v1178;
-  const unsigned int v1181 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1181 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1183 = v350 + v1181;
-  const bool v1184 = v1180 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1184 = v1180 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1185 = v1183 < v1;
   const bool v1186 = v1184 && v1185;
   if (v1186) {
@@ -1401,11 +1401,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1193 = v1192 + v1183;
     out[v1193] = v1190;
   }
-  const unsigned int v1194 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1194 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1196 = v347 + v1194;
-  const unsigned int v1197 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1197 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1199 = v350 + v1197;
-  const bool v1200 = v1196 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1200 = v1196 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1201 = v1199 < v1;
   const bool v1202 = v1200 && v1201;
   if (v1202) {
@@ -1416,11 +1416,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1209 = v1208 + v1199;
     out[v1209] = v1206;
   }
-  const unsigned int v1210 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1210 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1212 = v347 + v1210;
-  const unsigned int v1213 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1213 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1215 = v350 + v1213;
-  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1217 = v1215 < v1;
   const bool v1218 = v1216 && v1217;
   if (v1218) {
@@ -1431,11 +1431,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1225 = v1224 + v1215;
     out[v1225] = v1222;
   }
-  const unsigned int v1226 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1226 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1228 = v347 + v1226;
-  const unsigned int v1229 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1229 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1231 = v350 + v1229;
-  const bool v1232 = v1228 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1232 = v1228 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1233 = v1231 < v1;
   const bool v1234 = v1232 && v1233;
   if (v1234) {
@@ -1446,11 +1446,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1241 = v1240 + v1231;
     out[v1241] = v1238;
   }
-  const unsigned int v1242 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1242 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1244 = v347 + v1242;
-  const unsigned int v1245 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1245 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1247 = v350 + v1245;
-  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1249 = v1247 < v1;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1461,11 +1461,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1257 = v1256 + v1247;
     out[v1257] = v1254;
   }
-  const unsigned int v1258 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1258 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1260 = v347 + v1258;
-  const unsigned int v1261 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1261 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1263 = v350 + v1261;
-  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1265 = v1263 < v1;
   const bool v1266 = v1264 && v1265;
   if (v1266) {
@@ -1476,11 +1476,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1273 = v1272 + v1263;
     out[v1273] = v1270;
   }
-  const unsigned int v1274 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1274 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1276 = v347 + v1274;
-  const unsigned int v1277 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1277 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1279 = v350 + v1277;
-  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1281 = v1279 < v1;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -1491,11 +1491,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1289 = v1288 + v1279;
     out[v1289] = v1286;
   }
-  const unsigned int v1290 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1290 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1292 = v347 + v1290;
-  const unsigned int v1293 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1293 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1295 = v350 + v1293;
-  const bool v1296 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1296 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1297 = v1295 < v1;
   const bool v1298 = v1296 && v1297;
   if (v1298) {
@@ -1506,11 +1506,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1305 = v1304 + v1295;
     out[v1305] = v1302;
   }
-  const unsigned int v1306 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1306 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1308 = v347 + v1306;
-  const unsigned int v1309 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1309 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1311 = v350 + v1309;
-  const bool v1312 = v1308 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1312 = v1308 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1313 = v1311 < v1;
   const bool v1314 = v1312 && v1313;
   if (v1314) {
@@ -1521,11 +1521,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1321 = v1320 + v1311;
     out[v1321] = v1318;
   }
-  const unsigned int v1322 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1322 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1324 = v347 + v1322;
-  const unsigned int v1325 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1325 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1327 = v350 + v1325;
-  const bool v1328 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1328 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1329 = v1327 < v1;
   const bool v1330 = v1328 && v1329;
   if (v1330) {
@@ -1536,11 +1536,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1337 = v1336 + v1327;
     out[v1337] = v1334;
   }
-  const unsigned int v1338 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1338 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1340 = v347 + v1338;
-  const unsigned int v1341 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1341 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1343 = v350 + v1341;
-  const bool v1344 = v1340 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1344 = v1340 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1345 = v1343 < v1;
   const bool v1346 = v1344 && v1345;
   if (v1346) {
@@ -1551,11 +1551,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1353 = v1352 + v1343;
     out[v1353] = v1350;
   }
-  const unsigned int v1354 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1354 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1356 = v347 + v1354;
-  const unsigned int v1357 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1357 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1359 = v350 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1566,11 +1566,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1369 = v1368 + v1359;
     out[v1369] = v1366;
   }
-  const unsigned int v1370 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1370 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1372 = v347 + v1370;
-  const unsigned int v1373 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1373 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1375 = v350 + v1373;
-  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1377 = v1375 < v1;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
@@ -1581,11 +1581,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1385 = v1384 + v1375;
     out[v1385] = v1382;
   }
-  const unsigned int v1386 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1386 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1388 = v347 + v1386;
-  const unsigned int v1389 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1389 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1391 = v350 + v1389;
-  const bool v1392 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1392 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1393 = v1391 < v1;
   const bool v1394 = v1392 && v1393;
   if (v1394) {
@@ -1596,11 +1596,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1401 = v1400 + v1391;
     out[v1401] = v1398;
   }
-  const unsigned int v1402 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1402 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1404 = v347 + v1402;
-  const unsigned int v1405 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1405 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1407 = v350 + v1405;
-  const bool v1408 = v1404 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1408 = v1404 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1409 = v1407 < v1;
   const bool v1410 = v1408 && v1409;
   if (v1410) {
@@ -1611,11 +1611,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1417 = v1416 + v1407;
     out[v1417] = v1414;
   }
-  const unsigned int v1418 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1418 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1420 = v347 + v1418;
-  const unsigned int v1421 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1421 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1423 = v350 + v1421;
-  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1425 = v1423 < v1;
   const bool v1426 = v1424 && v1425;
   if (v1426) {
@@ -1626,11 +1626,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1433 = v1432 + v1423;
     out[v1433] = v1430;
   }
-  const unsigned int v1434 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1434 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1436 = v347 + v1434;
-  const unsigned int v1437 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1437 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1439 = v350 + v1437;
-  const bool v1440 = v1436 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1440 = v1436 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1441 = v1439 < v1;
   const bool v1442 = v1440 && v1441;
   if (v1442) {
@@ -1641,11 +1641,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1449 = v1448 + v1439;
     out[v1449] = v1446;
   }
-  const unsigned int v1450 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1450 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1452 = v347 + v1450;
-  const unsigned int v1453 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1453 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1455 = v350 + v1453;
-  const bool v1456 = v1452 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1456 = v1452 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1457 = v1455 < v1;
   const bool v1458 = v1456 && v1457;
   if (v1458) {
@@ -1656,11 +1656,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1465 = v1464 + v1455;
     out[v1465] = v1462;
   }
-  const unsigned int v1466 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1466 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1468 = v347 + v1466;
-  const unsigned int v1469 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1469 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1471 = v350 + v1469;
-  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1473 = v1471 < v1;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -1671,11 +1671,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1481 = v1480 + v1471;
     out[v1481] = v1478;
   }
-  const unsigned int v1482 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1482 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1484 = v347 + v1482;
-  const unsigned int v1485 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1485 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1487 = v350 + v1485;
-  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1489 = v1487 < v1;
   const bool v1490 = v1488 && v1489;
   if (v1490) {
@@ -1686,11 +1686,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1497 = v1496 + v1487;
     out[v1497] = v1494;
   }
-  const unsigned int v1498 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1498 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1500 = v347 + v1498;
-  const unsigned int v1501 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1501 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1503 = v350 + v1501;
-  const bool v1504 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1504 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1505 = v1503 < v1;
   const bool v1506 = v1504 && v1505;
   if (v1506) {
@@ -1701,11 +1701,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1513 = v1512 + v1503;
     out[v1513] = v1510;
   }
-  const unsigned int v1514 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1514 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1516 = v347 + v1514;
-  const unsigned int v1517 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1517 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1519 = v350 + v1517;
-  const bool v1520 = v1516 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1520 = v1516 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1521 = v1519 < v1;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
@@ -1716,11 +1716,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1529 = v1528 + v1519;
     out[v1529] = v1526;
   }
-  const unsigned int v1530 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1530 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1532 = v347 + v1530;
-  const unsigned int v1533 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1533 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1535 = v350 + v1533;
-  const bool v1536 = v1532 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1536 = v1532 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1537 = v1535 < v1;
   const bool v1538 = v1536 && v1537;
   if (v1538) {
@@ -1731,11 +1731,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1545 = v1544 + v1535;
     out[v1545] = v1542;
   }
-  const unsigned int v1546 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1546 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1548 = v347 + v1546;
-  const unsigned int v1549 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1549 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1551 = v350 + v1549;
-  const bool v1552 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1552 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1553 = v1551 < v1;
   const bool v1554 = v1552 && v1553;
   if (v1554) {
@@ -1746,11 +1746,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1561 = v1560 + v1551;
     out[v1561] = v1558;
   }
-  const unsigned int v1562 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1562 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1564 = v347 + v1562;
-  const unsigned int v1565 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1565 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1567 = v350 + v1565;
-  const bool v1568 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1568 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1569 = v1567 < v1;
   const bool v1570 = v1568 && v1569;
   if (v1570) {
@@ -1761,11 +1761,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1577 = v1576 + v1567;
     out[v1577] = v1574;
   }
-  const unsigned int v1578 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1578 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1580 = v347 + v1578;
-  const unsigned int v1581 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1581 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1583 = v350 + v1581;
-  const bool v1584 = v1580 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1584 = v1580 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1585 = v1583 < v1;
   const bool v1586 = v1584 && v1585;
   if (v1586) {
@@ -1776,11 +1776,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1593 = v1592 + v1583;
     out[v1593] = v1590;
   }
-  const unsigned int v1594 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1594 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1596 = v347 + v1594;
-  const unsigned int v1597 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1597 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1599 = v350 + v1597;
-  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1601 = v1599 < v1;
   const bool v1602 = v1600 && v1601;
   if (v1602) {
@@ -1791,11 +1791,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1609 = v1608 + v1599;
     out[v1609] = v1606;
   }
-  const unsigned int v1610 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1610 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1612 = v347 + v1610;
-  const unsigned int v1613 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1613 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1615 = v350 + v1613;
-  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1617 = v1615 < v1;
   const bool v1618 = v1616 && v1617;
   if (v1618) {
@@ -1806,11 +1806,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1625 = v1624 + v1615;
     out[v1625] = v1622;
   }
-  const unsigned int v1626 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1626 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1628 = v347 + v1626;
-  const unsigned int v1629 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1629 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1631 = v350 + v1629;
-  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1633 = v1631 < v1;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
@@ -1821,11 +1821,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1641 = v1640 + v1631;
     out[v1641] = v1638;
   }
-  const unsigned int v1642 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1642 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1644 = v347 + v1642;
-  const unsigned int v1645 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1645 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1647 = v350 + v1645;
-  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1649 = v1647 < v1;
   const bool v1650 = v1648 && v1649;
   if (v1650) {
@@ -1836,11 +1836,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1657 = v1656 + v1647;
     out[v1657] = v1654;
   }
-  const unsigned int v1658 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1658 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1660 = v347 + v1658;
-  const unsigned int v1661 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1661 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1663 = v350 + v1661;
-  const bool v1664 = v1660 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1664 = v1660 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1665 = v1663 < v1;
   const bool v1666 = v1664 && v1665;
   if (v1666) {
@@ -1851,11 +1851,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1673 = v1672 + v1663;
     out[v1673] = v1670;
   }
-  const unsigned int v1674 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1674 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1676 = v347 + v1674;
-  const unsigned int v1677 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1677 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1679 = v350 + v1677;
-  const bool v1680 = v1676 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1680 = v1676 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1681 = v1679 < v1;
   const bool v1682 = v1680 && v1681;
   if (v1682) {
@@ -1866,11 +1866,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1689 = v1688 + v1679;
     out[v1689] = v1686;
   }
-  const unsigned int v1690 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1690 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1692 = v347 + v1690;
-  const unsigned int v1693 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1693 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1695 = v350 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1881,11 +1881,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1705 = v1704 + v1695;
     out[v1705] = v1702;
   }
-  const unsigned int v1706 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1706 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1708 = v347 + v1706;
-  const unsigned int v1709 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1709 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1711 = v350 + v1709;
-  const bool v1712 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1712 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1713 = v1711 < v1;
   const bool v1714 = v1712 && v1713;
   if (v1714) {
@@ -1896,11 +1896,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1721 = v1720 + v1711;
     out[v1721] = v1718;
   }
-  const unsigned int v1722 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1722 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1724 = v347 + v1722;
-  const unsigned int v1725 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1725 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1727 = v350 + v1725;
-  const bool v1728 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1728 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1729 = v1727 < v1;
   const bool v1730 = v1728 && v1729;
   if (v1730) {
@@ -1911,11 +1911,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1737 = v1736 + v1727;
     out[v1737] = v1734;
   }
-  const unsigned int v1738 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1738 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1740 = v347 + v1738;
-  const unsigned int v1741 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1741 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1743 = v350 + v1741;
-  const bool v1744 = v1740 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1744 = v1740 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1745 = v1743 < v1;
   const bool v1746 = v1744 && v1745;
   if (v1746) {
@@ -1926,11 +1926,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1753 = v1752 + v1743;
     out[v1753] = v1750;
   }
-  const unsigned int v1754 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1754 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1756 = v347 + v1754;
-  const unsigned int v1757 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1757 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1759 = v350 + v1757;
-  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1761 = v1759 < v1;
   const bool v1762 = v1760 && v1761;
   if (v1762) {
@@ -1941,11 +1941,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1769 = v1768 + v1759;
     out[v1769] = v1766;
   }
-  const unsigned int v1770 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1770 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1772 = v347 + v1770;
-  const unsigned int v1773 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1773 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1775 = v350 + v1773;
-  const bool v1776 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1776 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1777 = v1775 < v1;
   const bool v1778 = v1776 && v1777;
   if (v1778) {
@@ -1956,11 +1956,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1785 = v1784 + v1775;
     out[v1785] = v1782;
   }
-  const unsigned int v1786 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1786 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1788 = v347 + v1786;
-  const unsigned int v1789 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1789 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1791 = v350 + v1789;
-  const bool v1792 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1792 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1793 = v1791 < v1;
   const bool v1794 = v1792 && v1793;
   if (v1794) {
@@ -1971,11 +1971,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1801 = v1800 + v1791;
     out[v1801] = v1798;
   }
-  const unsigned int v1802 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1802 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1804 = v347 + v1802;
-  const unsigned int v1805 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1805 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1807 = v350 + v1805;
-  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1809 = v1807 < v1;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -1986,11 +1986,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1817 = v1816 + v1807;
     out[v1817] = v1814;
   }
-  const unsigned int v1818 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1818 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1820 = v347 + v1818;
-  const unsigned int v1821 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1821 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1823 = v350 + v1821;
-  const bool v1824 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1824 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1825 = v1823 < v1;
   const bool v1826 = v1824 && v1825;
   if (v1826) {
@@ -2001,11 +2001,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1833 = v1832 + v1823;
     out[v1833] = v1830;
   }
-  const unsigned int v1834 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1834 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1836 = v347 + v1834;
-  const unsigned int v1837 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1837 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1839 = v350 + v1837;
-  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1841 = v1839 < v1;
   const bool v1842 = v1840 && v1841;
   if (v1842) {
@@ -2016,11 +2016,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1849 = v1848 + v1839;
     out[v1849] = v1846;
   }
-  const unsigned int v1850 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1850 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1852 = v347 + v1850;
-  const unsigned int v1853 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1853 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1855 = v350 + v1853;
-  const bool v1856 = v1852 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1856 = v1852 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1857 = v1855 < v1;
   const bool v1858 = v1856 && v1857;
   if (v1858) {
@@ -2031,11 +2031,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1865 = v1864 + v1855;
     out[v1865] = v1862;
   }
-  const unsigned int v1866 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1866 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1868 = v347 + v1866;
-  const unsigned int v1869 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1869 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1871 = v350 + v1869;
-  const bool v1872 = v1868 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1872 = v1868 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1873 = v1871 < v1;
   const bool v1874 = v1872 && v1873;
   if (v1874) {
@@ -2046,11 +2046,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1881 = v1880 + v1871;
     out[v1881] = v1878;
   }
-  const unsigned int v1882 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1882 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1884 = v347 + v1882;
-  const unsigned int v1885 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1885 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1887 = v350 + v1885;
-  const bool v1888 = v1884 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1888 = v1884 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1889 = v1887 < v1;
   const bool v1890 = v1888 && v1889;
   if (v1890) {
@@ -2061,11 +2061,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1897 = v1896 + v1887;
     out[v1897] = v1894;
   }
-  const unsigned int v1898 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1898 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1900 = v347 + v1898;
-  const unsigned int v1901 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1901 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1903 = v350 + v1901;
-  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1905 = v1903 < v1;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -2076,11 +2076,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1913 = v1912 + v1903;
     out[v1913] = v1910;
   }
-  const unsigned int v1914 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1914 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1916 = v347 + v1914;
-  const unsigned int v1917 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1917 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1919 = v350 + v1917;
-  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1921 = v1919 < v1;
   const bool v1922 = v1920 && v1921;
   if (v1922) {
@@ -2091,11 +2091,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1929 = v1928 + v1919;
     out[v1929] = v1926;
   }
-  const unsigned int v1930 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1930 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1932 = v347 + v1930;
-  const unsigned int v1933 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1933 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1935 = v350 + v1933;
-  const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1937 = v1935 < v1;
   const bool v1938 = v1936 && v1937;
   if (v1938) {
@@ -2106,11 +2106,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1945 = v1944 + v1935;
     out[v1945] = v1942;
   }
-  const unsigned int v1946 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1946 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1948 = v347 + v1946;
-  const unsigned int v1949 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1949 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1951 = v350 + v1949;
-  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1953 = v1951 < v1;
   const bool v1954 = v1952 && v1953;
   if (v1954) {
@@ -2121,11 +2121,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1961 = v1960 + v1951;
     out[v1961] = v1958;
   }
-  const unsigned int v1962 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1962 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1964 = v347 + v1962;
-  const unsigned int v1965 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1965 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1967 = v350 + v1965;
-  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1969 = v1967 < v1;
   const bool v1970 = v1968 && v1969;
   if (v1970) {
@@ -2136,11 +2136,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1977 = v1976 + v1967;
     out[v1977] = v1974;
   }
-  const unsigned int v1978 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1978 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1980 = v347 + v1978;
-  const unsigned int v1981 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1981 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1983 = v350 + v1981;
-  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1985 = v1983 < v1;
   const bool v1986 = v1984 && v1985;
   if (v1986) {
@@ -2151,11 +2151,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v1993 = v1992 + v1983;
     out[v1993] = v1990;
   }
-  const unsigned int v1994 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1994 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1996 = v347 + v1994;
-  const unsigned int v1997 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1997 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1999 = v350 + v1997;
-  const bool v2000 = v1996 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2000 = v1996 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2001 = v1999 < v1;
   const bool v2002 = v2000 && v2001;
   if (v2002) {
@@ -2166,11 +2166,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2009 = v2008 + v1999;
     out[v2009] = v2006;
   }
-  const unsigned int v2010 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2010 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2012 = v347 + v2010;
-  const unsigned int v2013 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2013 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2015 = v350 + v2013;
-  const bool v2016 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2016 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2017 = v2015 < v1;
   const bool v2018 = v2016 && v2017;
   if (v2018) {
@@ -2181,11 +2181,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2025 = v2024 + v2015;
     out[v2025] = v2022;
   }
-  const unsigned int v2026 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2026 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2028 = v347 + v2026;
-  const unsigned int v2029 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2029 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2031 = v350 + v2029;
-  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2196,11 +2196,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2041 = v2040 + v2031;
     out[v2041] = v2038;
   }
-  const unsigned int v2042 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2042 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2044 = v347 + v2042;
-  const unsigned int v2045 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2045 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2047 = v350 + v2045;
-  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2049 = v2047 < v1;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
@@ -2211,11 +2211,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2057 = v2056 + v2047;
     out[v2057] = v2054;
   }
-  const unsigned int v2058 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2058 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2060 = v347 + v2058;
-  const unsigned int v2061 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2061 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2063 = v350 + v2061;
-  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2065 = v2063 < v1;
   const bool v2066 = v2064 && v2065;
   if (v2066) {
@@ -2226,11 +2226,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2073 = v2072 + v2063;
     out[v2073] = v2070;
   }
-  const unsigned int v2074 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2074 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2076 = v347 + v2074;
-  const unsigned int v2077 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2077 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2079 = v350 + v2077;
-  const bool v2080 = v2076 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2080 = v2076 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2081 = v2079 < v1;
   const bool v2082 = v2080 && v2081;
   if (v2082) {
@@ -2241,11 +2241,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2089 = v2088 + v2079;
     out[v2089] = v2086;
   }
-  const unsigned int v2090 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2090 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2092 = v347 + v2090;
-  const unsigned int v2093 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2093 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2095 = v350 + v2093;
-  const bool v2096 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2096 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2097 = v2095 < v1;
   const bool v2098 = v2096 && v2097;
   if (v2098) {
@@ -2256,11 +2256,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2105 = v2104 + v2095;
     out[v2105] = v2102;
   }
-  const unsigned int v2106 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2106 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2108 = v347 + v2106;
-  const unsigned int v2109 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2109 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2111 = v350 + v2109;
-  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2113 = v2111 < v1;
   const bool v2114 = v2112 && v2113;
   if (v2114) {
@@ -2271,11 +2271,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2121 = v2120 + v2111;
     out[v2121] = v2118;
   }
-  const unsigned int v2122 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2122 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2124 = v347 + v2122;
-  const unsigned int v2125 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2125 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2127 = v350 + v2125;
-  const bool v2128 = v2124 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2128 = v2124 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2129 = v2127 < v1;
   const bool v2130 = v2128 && v2129;
   if (v2130) {
@@ -2286,11 +2286,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2137 = v2136 + v2127;
     out[v2137] = v2134;
   }
-  const unsigned int v2138 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2138 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2140 = v347 + v2138;
-  const unsigned int v2141 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2141 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2143 = v350 + v2141;
-  const bool v2144 = v2140 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2144 = v2140 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2145 = v2143 < v1;
   const bool v2146 = v2144 && v2145;
   if (v2146) {
@@ -2301,11 +2301,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2153 = v2152 + v2143;
     out[v2153] = v2150;
   }
-  const unsigned int v2154 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2154 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2156 = v347 + v2154;
-  const unsigned int v2157 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2157 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2159 = v350 + v2157;
-  const bool v2160 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2160 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2161 = v2159 < v1;
   const bool v2162 = v2160 && v2161;
   if (v2162) {
@@ -2316,11 +2316,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2169 = v2168 + v2159;
     out[v2169] = v2166;
   }
-  const unsigned int v2170 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2170 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2172 = v347 + v2170;
-  const unsigned int v2173 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2173 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2175 = v350 + v2173;
-  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2177 = v2175 < v1;
   const bool v2178 = v2176 && v2177;
   if (v2178) {
@@ -2331,11 +2331,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2185 = v2184 + v2175;
     out[v2185] = v2182;
   }
-  const unsigned int v2186 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2186 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2188 = v347 + v2186;
-  const unsigned int v2189 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2189 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2191 = v350 + v2189;
-  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2193 = v2191 < v1;
   const bool v2194 = v2192 && v2193;
   if (v2194) {
@@ -2346,11 +2346,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2201 = v2200 + v2191;
     out[v2201] = v2198;
   }
-  const unsigned int v2202 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2202 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2204 = v347 + v2202;
-  const unsigned int v2205 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2205 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2207 = v350 + v2205;
-  const bool v2208 = v2204 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2208 = v2204 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2209 = v2207 < v1;
   const bool v2210 = v2208 && v2209;
   if (v2210) {
@@ -2361,11 +2361,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2217 = v2216 + v2207;
     out[v2217] = v2214;
   }
-  const unsigned int v2218 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2218 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2220 = v347 + v2218;
-  const unsigned int v2221 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2221 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2223 = v350 + v2221;
-  const bool v2224 = v2220 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2224 = v2220 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2225 = v2223 < v1;
   const bool v2226 = v2224 && v2225;
   if (v2226) {
@@ -2376,11 +2376,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2233 = v2232 + v2223;
     out[v2233] = v2230;
   }
-  const unsigned int v2234 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2234 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2236 = v347 + v2234;
-  const unsigned int v2237 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2237 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2239 = v350 + v2237;
-  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2241 = v2239 < v1;
   const bool v2242 = v2240 && v2241;
   if (v2242) {
@@ -2391,11 +2391,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2249 = v2248 + v2239;
     out[v2249] = v2246;
   }
-  const unsigned int v2250 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2250 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2252 = v347 + v2250;
-  const unsigned int v2253 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2253 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2255 = v350 + v2253;
-  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2257 = v2255 < v1;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -2406,11 +2406,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2265 = v2264 + v2255;
     out[v2265] = v2262;
   }
-  const unsigned int v2266 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2266 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2268 = v347 + v2266;
-  const unsigned int v2269 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2269 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2271 = v350 + v2269;
-  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2273 = v2271 < v1;
   const bool v2274 = v2272 && v2273;
   if (v2274) {
@@ -2421,11 +2421,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2281 = v2280 + v2271;
     out[v2281] = v2278;
   }
-  const unsigned int v2282 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2282 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2284 = v347 + v2282;
-  const unsigned int v2285 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2285 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2287 = v350 + v2285;
-  const bool v2288 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2288 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2289 = v2287 < v1;
   const bool v2290 = v2288 && v2289;
   if (v2290) {
@@ -2436,11 +2436,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2297 = v2296 + v2287;
     out[v2297] = v2294;
   }
-  const unsigned int v2298 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2298 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2300 = v347 + v2298;
-  const unsigned int v2301 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2301 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2303 = v350 + v2301;
-  const bool v2304 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2304 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2305 = v2303 < v1;
   const bool v2306 = v2304 && v2305;
   if (v2306) {
@@ -2451,11 +2451,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2313 = v2312 + v2303;
     out[v2313] = v2310;
   }
-  const unsigned int v2314 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2314 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2316 = v347 + v2314;
-  const unsigned int v2317 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2317 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2319 = v350 + v2317;
-  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2321 = v2319 < v1;
   const bool v2322 = v2320 && v2321;
   if (v2322) {
@@ -2466,11 +2466,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2329 = v2328 + v2319;
     out[v2329] = v2326;
   }
-  const unsigned int v2330 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2330 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2332 = v347 + v2330;
-  const unsigned int v2333 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2333 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2335 = v350 + v2333;
-  const bool v2336 = v2332 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2336 = v2332 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2337 = v2335 < v1;
   const bool v2338 = v2336 && v2337;
   if (v2338) {
@@ -2481,11 +2481,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2345 = v2344 + v2335;
     out[v2345] = v2342;
   }
-  const unsigned int v2346 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2346 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2348 = v347 + v2346;
-  const unsigned int v2349 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2349 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2351 = v350 + v2349;
-  const bool v2352 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2352 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2353 = v2351 < v1;
   const bool v2354 = v2352 && v2353;
   if (v2354) {
@@ -2496,11 +2496,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2361 = v2360 + v2351;
     out[v2361] = v2358;
   }
-  const unsigned int v2362 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2362 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2364 = v347 + v2362;
-  const unsigned int v2365 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2365 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2367 = v350 + v2365;
-  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2369 = v2367 < v1;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -2511,11 +2511,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_f32(
     const unsigned int v2377 = v2376 + v2367;
     out[v2377] = v2374;
   }
-  const unsigned int v2378 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2378 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2380 = v347 + v2378;
-  const unsigned int v2381 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2381 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2383 = v350 + v2381;
-  const bool v2384 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2384 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2385 = v2383 < v1;
   const bool v2386 = v2384 && v2385;
   if (v2386) {

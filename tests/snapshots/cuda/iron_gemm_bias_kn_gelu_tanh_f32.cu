@@ -214,354 +214,354 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
   const unsigned int v8 = blockIdx.y;
   const unsigned int v9 = v8 * v6;
   const unsigned int v10 = v9 + v7;
-  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:184
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
   const unsigned int v15 = v14 << 3u;
-  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
   const unsigned int v18 = v17 - v15;
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:186
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v15 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:187
+  const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:188
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v39, 0.0f);
-  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v41, 0.0f);
-  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v43, 0.0f);
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v47 = v46 == 0u;
-  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:208
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:215
   if (v62) {
-    for (unsigned int v3805 = 0u; v3805 < 2u; v3805 += 1u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v3805 = 0u; v3805 < 2u; v3805 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v3806 = v3805 << 4u;
       const bool v3808 = v3806 < v2;
       if (v3808) {
-        const unsigned int v3810 = v3805 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v3812 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3815 = v3812 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3818 = v3812 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3810 = v3805 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v3812 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3815 = v3812 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3818 = v3812 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3819 = v3818 << 2u;
-        const unsigned int v3820 = v24 + v3815;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3820 = v24 + v3815;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3821 = v3820 < v0;
         const unsigned int v3822 = v3806 + v3819;
         const bool v3823 = v3822 < v2;
         const bool v3824 = v3821 && v3823;
-        const unsigned int v3826 = v3820 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3826 = v3820 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3828 = v3826 + v3806;
         const unsigned int v3829 = v3828 + v3819;
         const unsigned int v3830 = v3824 ? v3829 : 0u;
-        const unsigned int v3832 = v3815 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3832 = v3815 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3833 = v3810 + v3832;
         const unsigned int v3834 = v3833 + v3819;
         iron_copy_async<16>(shm0 + v3834, a + v3830, v3824);
-        const unsigned int v3837 = v3812 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3839 = v3837 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3842 = v3837 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3837 = v3812 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3839 = v3837 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3842 = v3837 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3843 = v3842 << 2u;
-        const unsigned int v3844 = v24 + v3839;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3844 = v24 + v3839;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3845 = v3844 < v0;
         const unsigned int v3846 = v3806 + v3843;
         const bool v3847 = v3846 < v2;
         const bool v3848 = v3845 && v3847;
-        const unsigned int v3850 = v3844 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3850 = v3844 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3852 = v3850 + v3806;
         const unsigned int v3853 = v3852 + v3843;
         const unsigned int v3854 = v3848 ? v3853 : 0u;
-        const unsigned int v3856 = v3839 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3856 = v3839 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3857 = v3810 + v3856;
         const unsigned int v3858 = v3857 + v3843;
         iron_copy_async<16>(shm0 + v3858, a + v3854, v3848);
-        const unsigned int v3861 = v3812 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3863 = v3861 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3866 = v3861 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3861 = v3812 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3863 = v3861 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3866 = v3861 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3867 = v3866 << 2u;
-        const unsigned int v3868 = v24 + v3863;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3868 = v24 + v3863;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3869 = v3868 < v0;
         const unsigned int v3870 = v3806 + v3867;
         const bool v3871 = v3870 < v2;
         const bool v3872 = v3869 && v3871;
-        const unsigned int v3874 = v3868 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3874 = v3868 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3876 = v3874 + v3806;
         const unsigned int v3877 = v3876 + v3867;
         const unsigned int v3878 = v3872 ? v3877 : 0u;
-        const unsigned int v3880 = v3863 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3880 = v3863 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3881 = v3810 + v3880;
         const unsigned int v3882 = v3881 + v3867;
         iron_copy_async<16>(shm0 + v3882, a + v3878, v3872);
-        const unsigned int v3885 = v3812 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3887 = v3885 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3890 = v3885 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3885 = v3812 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3887 = v3885 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3890 = v3885 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3891 = v3890 << 2u;
-        const unsigned int v3892 = v24 + v3887;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3892 = v24 + v3887;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3893 = v3892 < v0;
         const unsigned int v3894 = v3806 + v3891;
         const bool v3895 = v3894 < v2;
         const bool v3896 = v3893 && v3895;
-        const unsigned int v3898 = v3892 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3898 = v3892 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3900 = v3898 + v3806;
         const unsigned int v3901 = v3900 + v3891;
         const unsigned int v3902 = v3896 ? v3901 : 0u;
-        const unsigned int v3904 = v3887 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3904 = v3887 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3905 = v3810 + v3904;
         const unsigned int v3906 = v3905 + v3891;
         iron_copy_async<16>(shm0 + v3906, a + v3902, v3896);
-        const unsigned int v3908 = v3805 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
-        const unsigned int v3913 = v3812 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3916 = v3812 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3908 = v3805 * 2112u;  // kernels/gemm/gemm_tiles.hpp:220
+        const unsigned int v3913 = v3812 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3916 = v3812 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3917 = v3916 << 2u;
-        const unsigned int v3918 = v3806 + v3913;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3918 = v3806 + v3913;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3919 = v3918 < v2;
         const unsigned int v3920 = v28 + v3917;
         const bool v3921 = v3920 < v1;
         const bool v3922 = v3919 && v3921;
-        const unsigned int v3924 = v3918 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3924 = v3918 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3926 = v3924 + v28;
         const unsigned int v3927 = v3926 + v3917;
         const unsigned int v3928 = v3922 ? v3927 : 0u;
-        const unsigned int v3930 = v3913 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3930 = v3913 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3931 = v3908 + v3930;
         const unsigned int v3932 = v3931 + v3917;
         iron_copy_async<16>(shm1 + v3932, b + v3928, v3922);
-        const unsigned int v3937 = v3837 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3940 = v3837 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3937 = v3837 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3940 = v3837 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3941 = v3940 << 2u;
-        const unsigned int v3942 = v3806 + v3937;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3942 = v3806 + v3937;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3943 = v3942 < v2;
         const unsigned int v3944 = v28 + v3941;
         const bool v3945 = v3944 < v1;
         const bool v3946 = v3943 && v3945;
-        const unsigned int v3948 = v3942 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3948 = v3942 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3950 = v3948 + v28;
         const unsigned int v3951 = v3950 + v3941;
         const unsigned int v3952 = v3946 ? v3951 : 0u;
-        const unsigned int v3954 = v3937 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3954 = v3937 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3955 = v3908 + v3954;
         const unsigned int v3956 = v3955 + v3941;
         iron_copy_async<16>(shm1 + v3956, b + v3952, v3946);
-        const unsigned int v3961 = v3861 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3964 = v3861 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3961 = v3861 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3964 = v3861 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3965 = v3964 << 2u;
-        const unsigned int v3966 = v3806 + v3961;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3966 = v3806 + v3961;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3967 = v3966 < v2;
         const unsigned int v3968 = v28 + v3965;
         const bool v3969 = v3968 < v1;
         const bool v3970 = v3967 && v3969;
-        const unsigned int v3972 = v3966 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3972 = v3966 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3974 = v3972 + v28;
         const unsigned int v3975 = v3974 + v3965;
         const unsigned int v3976 = v3970 ? v3975 : 0u;
-        const unsigned int v3978 = v3961 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3978 = v3961 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3979 = v3908 + v3978;
         const unsigned int v3980 = v3979 + v3965;
         iron_copy_async<16>(shm1 + v3980, b + v3976, v3970);
-        const unsigned int v3985 = v3885 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3988 = v3885 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3985 = v3885 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3988 = v3885 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3989 = v3988 << 2u;
-        const unsigned int v3990 = v3806 + v3985;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3990 = v3806 + v3985;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3991 = v3990 < v2;
         const unsigned int v3992 = v28 + v3989;
         const bool v3993 = v3992 < v1;
         const bool v3994 = v3991 && v3993;
-        const unsigned int v3996 = v3990 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3996 = v3990 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3998 = v3996 + v28;
         const unsigned int v3999 = v3998 + v3989;
         const unsigned int v4000 = v3994 ? v3999 : 0u;
-        const unsigned int v4002 = v3985 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4002 = v3985 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4003 = v3908 + v4002;
         const unsigned int v4004 = v4003 + v3989;
         iron_copy_async<16>(shm1 + v4004, b + v4000, v3994);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
-    const unsigned int v4017 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v4017 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (unsigned int v4005 = 0u; v4005 < v2; v4005 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v4005 = 0u; v4005 < v2; v4005 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v4007 = v4005 >> 4u;
       const unsigned int v4009 = v4007 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v4011 = v4009 * 2112u;  // kernels/gemm/gemm_tiles.hpp:217
+      const unsigned int v4011 = v4009 * 2112u;  // kernels/gemm/gemm_tiles.hpp:224
       const unsigned int v4013 = v4009 * 2560u;
-      const unsigned int v4018 = v4013 + v4017;  // kernels/gemm/gemm_tiles.hpp:199
+      const unsigned int v4018 = v4013 + v4017;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load_shared<false>(v41, shm0, v4018, 20u);
-      const unsigned int v4023 = v4011 + v37;  // kernels/gemm/gemm_tiles.hpp:201
+      const unsigned int v4023 = v4011 + v37;  // kernels/gemm/gemm_tiles.hpp:208
       iron_frag_load_shared<false>(v43, shm1, v4023, 132u);
-      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      const unsigned int v4026 = v4005 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      const unsigned int v4026 = v4005 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v4028 = v4007 + 2u;
       const unsigned int v4029 = v4028 % 3u;
       const bool v4030 = v4026 < v2;
       if (v4030) {
-        const unsigned int v4032 = v4029 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v4034 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v4037 = v4034 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4040 = v4034 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4032 = v4029 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v4034 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v4037 = v4034 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4040 = v4034 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v4041 = v4040 << 2u;
-        const unsigned int v4042 = v24 + v4037;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4042 = v24 + v4037;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v4043 = v4042 < v0;
         const unsigned int v4044 = v4026 + v4041;
         const bool v4045 = v4044 < v2;
         const bool v4046 = v4043 && v4045;
-        const unsigned int v4048 = v4042 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4048 = v4042 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4050 = v4048 + v4026;
         const unsigned int v4051 = v4050 + v4041;
         const unsigned int v4052 = v4046 ? v4051 : 0u;
-        const unsigned int v4054 = v4037 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4054 = v4037 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4055 = v4032 + v4054;
         const unsigned int v4056 = v4055 + v4041;
         iron_copy_async<16>(shm0 + v4056, a + v4052, v4046);
-        const unsigned int v4059 = v4034 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v4061 = v4059 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4064 = v4059 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4059 = v4034 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v4061 = v4059 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4064 = v4059 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v4065 = v4064 << 2u;
-        const unsigned int v4066 = v24 + v4061;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4066 = v24 + v4061;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v4067 = v4066 < v0;
         const unsigned int v4068 = v4026 + v4065;
         const bool v4069 = v4068 < v2;
         const bool v4070 = v4067 && v4069;
-        const unsigned int v4072 = v4066 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4072 = v4066 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4074 = v4072 + v4026;
         const unsigned int v4075 = v4074 + v4065;
         const unsigned int v4076 = v4070 ? v4075 : 0u;
-        const unsigned int v4078 = v4061 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4078 = v4061 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4079 = v4032 + v4078;
         const unsigned int v4080 = v4079 + v4065;
         iron_copy_async<16>(shm0 + v4080, a + v4076, v4070);
-        const unsigned int v4083 = v4034 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v4085 = v4083 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4088 = v4083 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4083 = v4034 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v4085 = v4083 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4088 = v4083 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v4089 = v4088 << 2u;
-        const unsigned int v4090 = v24 + v4085;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4090 = v24 + v4085;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v4091 = v4090 < v0;
         const unsigned int v4092 = v4026 + v4089;
         const bool v4093 = v4092 < v2;
         const bool v4094 = v4091 && v4093;
-        const unsigned int v4096 = v4090 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4096 = v4090 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4098 = v4096 + v4026;
         const unsigned int v4099 = v4098 + v4089;
         const unsigned int v4100 = v4094 ? v4099 : 0u;
-        const unsigned int v4102 = v4085 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4102 = v4085 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4103 = v4032 + v4102;
         const unsigned int v4104 = v4103 + v4089;
         iron_copy_async<16>(shm0 + v4104, a + v4100, v4094);
-        const unsigned int v4107 = v4034 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v4109 = v4107 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4112 = v4107 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4107 = v4034 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v4109 = v4107 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4112 = v4107 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v4113 = v4112 << 2u;
-        const unsigned int v4114 = v24 + v4109;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4114 = v24 + v4109;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v4115 = v4114 < v0;
         const unsigned int v4116 = v4026 + v4113;
         const bool v4117 = v4116 < v2;
         const bool v4118 = v4115 && v4117;
-        const unsigned int v4120 = v4114 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4120 = v4114 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4122 = v4120 + v4026;
         const unsigned int v4123 = v4122 + v4113;
         const unsigned int v4124 = v4118 ? v4123 : 0u;
-        const unsigned int v4126 = v4109 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4126 = v4109 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4127 = v4032 + v4126;
         const unsigned int v4128 = v4127 + v4113;
         iron_copy_async<16>(shm0 + v4128, a + v4124, v4118);
-        const unsigned int v4130 = v4029 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
-        const unsigned int v4135 = v4034 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4138 = v4034 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4130 = v4029 * 2112u;  // kernels/gemm/gemm_tiles.hpp:220
+        const unsigned int v4135 = v4034 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4138 = v4034 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v4139 = v4138 << 2u;
-        const unsigned int v4140 = v4026 + v4135;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4140 = v4026 + v4135;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v4141 = v4140 < v2;
         const unsigned int v4142 = v28 + v4139;
         const bool v4143 = v4142 < v1;
         const bool v4144 = v4141 && v4143;
-        const unsigned int v4146 = v4140 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4146 = v4140 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4148 = v4146 + v28;
         const unsigned int v4149 = v4148 + v4139;
         const unsigned int v4150 = v4144 ? v4149 : 0u;
-        const unsigned int v4152 = v4135 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4152 = v4135 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4153 = v4130 + v4152;
         const unsigned int v4154 = v4153 + v4139;
         iron_copy_async<16>(shm1 + v4154, b + v4150, v4144);
-        const unsigned int v4159 = v4059 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4162 = v4059 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4159 = v4059 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4162 = v4059 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v4163 = v4162 << 2u;
-        const unsigned int v4164 = v4026 + v4159;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4164 = v4026 + v4159;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v4165 = v4164 < v2;
         const unsigned int v4166 = v28 + v4163;
         const bool v4167 = v4166 < v1;
         const bool v4168 = v4165 && v4167;
-        const unsigned int v4170 = v4164 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4170 = v4164 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4172 = v4170 + v28;
         const unsigned int v4173 = v4172 + v4163;
         const unsigned int v4174 = v4168 ? v4173 : 0u;
-        const unsigned int v4176 = v4159 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4176 = v4159 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4177 = v4130 + v4176;
         const unsigned int v4178 = v4177 + v4163;
         iron_copy_async<16>(shm1 + v4178, b + v4174, v4168);
-        const unsigned int v4183 = v4083 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4186 = v4083 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4183 = v4083 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4186 = v4083 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v4187 = v4186 << 2u;
-        const unsigned int v4188 = v4026 + v4183;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4188 = v4026 + v4183;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v4189 = v4188 < v2;
         const unsigned int v4190 = v28 + v4187;
         const bool v4191 = v4190 < v1;
         const bool v4192 = v4189 && v4191;
-        const unsigned int v4194 = v4188 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4194 = v4188 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4196 = v4194 + v28;
         const unsigned int v4197 = v4196 + v4187;
         const unsigned int v4198 = v4192 ? v4197 : 0u;
-        const unsigned int v4200 = v4183 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4200 = v4183 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4201 = v4130 + v4200;
         const unsigned int v4202 = v4201 + v4187;
         iron_copy_async<16>(shm1 + v4202, b + v4198, v4192);
-        const unsigned int v4207 = v4107 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4210 = v4107 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4207 = v4107 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4210 = v4107 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v4211 = v4210 << 2u;
-        const unsigned int v4212 = v4026 + v4207;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4212 = v4026 + v4207;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v4213 = v4212 < v2;
         const unsigned int v4214 = v28 + v4211;
         const bool v4215 = v4214 < v1;
         const bool v4216 = v4213 && v4215;
-        const unsigned int v4218 = v4212 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4218 = v4212 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4220 = v4218 + v28;
         const unsigned int v4221 = v4220 + v4211;
         const unsigned int v4222 = v4216 ? v4221 : 0u;
-        const unsigned int v4224 = v4207 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4224 = v4207 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4225 = v4130 + v4224;
         const unsigned int v4226 = v4225 + v4211;
         iron_copy_async<16>(shm1 + v4226, b + v4222, v4216);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
     __syncthreads();
   } else {
-    const unsigned int v282 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v282 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v283 = threadIdx.x;
-    const unsigned int v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (unsigned int v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (unsigned int v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:95
+    for (unsigned int v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (unsigned int v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v291 = v290 < v0;
         const unsigned int v292 = v281 + v289;
         const bool v293 = v292 < v2;
         const bool v294 = v291 && v293;
         if (v294) {
-          const unsigned int v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v298 = v296 + v281;
           const unsigned int v299 = v298 + v289;
           const float v300 = a[v299];
@@ -569,22 +569,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
           const unsigned int v303 = v302 + v289;
           shm0[v303] = v300;
         } else {
-          const unsigned int v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v306 = v305 + v289;
           shm0[v306] = 0.0f;
         }
       }
 
-      for (unsigned int v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:95
+      for (unsigned int v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v317 = v316 < v2;
         const unsigned int v318 = v28 + v315;
         const bool v319 = v318 < v1;
         const bool v320 = v317 && v319;
         if (v320) {
-          const unsigned int v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v324 = v322 + v28;
           const unsigned int v325 = v324 + v315;
           const float v326 = b[v325];
@@ -592,25 +592,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
           const unsigned int v329 = v328 + v315;
           shm1[v329] = v326;
         } else {
-          const unsigned int v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v332 = v331 + v315;
           shm1[v332] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load_shared<false>(v41, shm0, v339, 20u);  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<false>(v43, shm1, v37, 132u);  // kernels/gemm/gemm_tiles.hpp:201
-      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load_shared<false>(v41, shm0, v339, 20u);  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load_shared<false>(v43, shm1, v37, 132u);  // kernels/gemm/gemm_tiles.hpp:208
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const unsigned int v346 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v346 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v347 = v24 + v33;
   const unsigned int v348 = v347 + v346;
-  const unsigned int v349 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v349 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v350 = v28 + v37;
   const unsigned int v351 = v350 + v349;
-  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v353 = v351 < v1;
   const bool v354 = v352 && v353;
   if (v354) {
@@ -629,11 +629,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v372 = v371 + v351;
     out[v372] = v369;
   }
-  const unsigned int v373 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v373 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v375 = v347 + v373;
-  const unsigned int v376 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v376 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v378 = v350 + v376;
-  const bool v379 = v375 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v379 = v375 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v380 = v378 < v1;
   const bool v381 = v379 && v380;
   if (v381) {
@@ -652,11 +652,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v399 = v398 + v378;
     out[v399] = v396;
   }
-  const unsigned int v400 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v400 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v402 = v347 + v400;
-  const unsigned int v403 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v403 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v405 = v350 + v403;
-  const bool v406 = v402 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v406 = v402 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v407 = v405 < v1;
   const bool v408 = v406 && v407;
   if (v408) {
@@ -675,11 +675,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v426 = v425 + v405;
     out[v426] = v423;
   }
-  const unsigned int v427 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v427 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v429 = v347 + v427;
-  const unsigned int v430 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v430 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v432 = v350 + v430;
-  const bool v433 = v429 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v433 = v429 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v434 = v432 < v1;
   const bool v435 = v433 && v434;
   if (v435) {
@@ -698,11 +698,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v453 = v452 + v432;
     out[v453] = v450;
   }
-  const unsigned int v454 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v454 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v456 = v347 + v454;
-  const unsigned int v457 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v457 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v459 = v350 + v457;
-  const bool v460 = v456 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v460 = v456 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v461 = v459 < v1;
   const bool v462 = v460 && v461;
   if (v462) {
@@ -721,11 +721,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v480 = v479 + v459;
     out[v480] = v477;
   }
-  const unsigned int v481 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v481 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v483 = v347 + v481;
-  const unsigned int v484 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v484 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v486 = v350 + v484;
-  const bool v487 = v483 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v487 = v483 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v488 = v486 < v1;
   const bool v489 = v487 && v488;
   if (v489) {
@@ -744,11 +744,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v507 = v506 + v486;
     out[v507] = v504;
   }
-  const unsigned int v508 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v508 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v510 = v347 + v508;
-  const unsigned int v511 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v511 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v513 = v350 + v511;
-  const bool v514 = v510 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v514 = v510 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v515 = v513 < v1;
   const bool v516 = v514 && v515;
   if (v516) {
@@ -767,11 +767,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v534 = v533 + v513;
     out[v534] = v531;
   }
-  const unsigned int v535 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v535 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v537 = v347 + v535;
-  const unsigned int v538 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v538 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v540 = v350 + v538;
-  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v542 = v540 < v1;
   const bool v543 = v541 && v542;
   if (v543) {
@@ -790,11 +790,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v561 = v560 + v540;
     out[v561] = v558;
   }
-  const unsigned int v562 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v562 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v564 = v347 + v562;
-  const unsigned int v565 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v565 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v567 = v350 + v565;
-  const bool v568 = v564 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v568 = v564 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v569 = v567 < v1;
   const bool v570 = v568 && v569;
   if (v570) {
@@ -813,11 +813,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v588 = v587 + v567;
     out[v588] = v585;
   }
-  const unsigned int v589 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v589 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v591 = v347 + v589;
-  const unsigned int v592 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v592 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v594 = v350 + v592;
-  const bool v595 = v591 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v595 = v591 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v596 = v594 < v1;
   const bool v597 = v595 && v596;
   if (v597) {
@@ -836,11 +836,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v615 = v614 + v594;
     out[v615] = v612;
   }
-  const unsigned int v616 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v616 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v618 = v347 + v616;
-  const unsigned int v619 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v619 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v621 = v350 + v619;
-  const bool v622 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v622 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v623 = v621 < v1;
   const bool v624 = v622 && v623;
   if (v624) {
@@ -859,11 +859,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v642 = v641 + v621;
     out[v642] = v639;
   }
-  const unsigned int v643 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v643 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v645 = v347 + v643;
-  const unsigned int v646 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v646 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v648 = v350 + v646;
-  const bool v649 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v649 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v650 = v648 < v1;
   const bool v651 = v649 && v650;
   if (v651) {
@@ -882,11 +882,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v669 = v668 + v648;
     out[v669] = v666;
   }
-  const unsigned int v670 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v670 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v672 = v347 + v670;
-  const unsigned int v673 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v673 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v675 = v350 + v673;
-  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v677 = v675 < v1;
   const bool v678 = v676 && v677;
   if (v678) {
@@ -905,11 +905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v696 = v695 + v675;
     out[v696] = v693;
   }
-  const unsigned int v697 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v697 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v699 = v347 + v697;
-  const unsigned int v700 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v700 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v702 = v350 + v700;
-  const bool v703 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v703 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v704 = v702 < v1;
   const bool v705 = v703 && v704;
   if (v705) {
@@ -928,11 +928,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v723 = v722 + v702;
     out[v723] = v720;
   }
-  const unsigned int v724 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v724 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v726 = v347 + v724;
-  const unsigned int v727 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v727 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v729 = v350 + v727;
-  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v731 = v729 < v1;
   const bool v732 = v730 && v731;
   if (v732) {
@@ -951,11 +951,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v750 = v749 + v729;
     out[v750] = v747;
   }
-  const unsigned int v751 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v751 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v753 = v347 + v751;
-  const unsigned int v754 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v754 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v756 = v350 + v754;
-  const bool v757 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v757 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v758 = v756 < v1;
   const bool v759 = v757 && v758;
   if (v759) {
@@ -974,11 +974,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v777 = v776 + v756;
     out[v777] = v774;
   }
-  const unsigned int v778 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v778 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v780 = v347 + v778;
-  const unsigned int v781 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v781 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v783 = v350 + v781;
-  const bool v784 = v780 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v784 = v780 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v785 = v783 < v1;
   const bool v786 = v784 && v785;
   if (v786) {
@@ -997,11 +997,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v804 = v803 + v783;
     out[v804] = v801;
   }
-  const unsigned int v805 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v805 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v807 = v347 + v805;
-  const unsigned int v808 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v808 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v810 = v350 + v808;
-  const bool v811 = v807 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v811 = v807 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v812 = v810 < v1;
   const bool v813 = v811 && v812;
   if (v813) {
@@ -1020,11 +1020,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v831 = v830 + v810;
     out[v831] = v828;
   }
-  const unsigned int v832 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v832 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v834 = v347 + v832;
-  const unsigned int v835 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v835 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v837 = v350 + v835;
-  const bool v838 = v834 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v838 = v834 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v839 = v837 < v1;
   const bool v840 = v838 && v839;
   if (v840) {
@@ -1043,11 +1043,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v858 = v857 + v837;
     out[v858] = v855;
   }
-  const unsigned int v859 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v859 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v861 = v347 + v859;
-  const unsigned int v862 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v862 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v864 = v350 + v862;
-  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v866 = v864 < v1;
   const bool v867 = v865 && v866;
   if (v867) {
@@ -1066,11 +1066,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v885 = v884 + v864;
     out[v885] = v882;
   }
-  const unsigned int v886 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v886 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v888 = v347 + v886;
-  const unsigned int v889 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v889 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v891 = v350 + v889;
-  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v893 = v891 < v1;
   const bool v894 = v892 && v893;
   if (v894) {
@@ -1089,11 +1089,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v912 = v911 + v891;
     out[v912] = v909;
   }
-  const unsigned int v913 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v913 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v915 = v347 + v913;
-  const unsigned int v916 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v916 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v918 = v350 + v916;
-  const bool v919 = v915 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v919 = v915 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v920 = v918 < v1;
   const bool v921 = v919 && v920;
   if (v921) {
@@ -1112,11 +1112,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v939 = v938 + v918;
     out[v939] = v936;
   }
-  const unsigned int v940 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v940 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v942 = v347 + v940;
-  const unsigned int v943 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v943 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v945 = v350 + v943;
-  const bool v946 = v942 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v946 = v942 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v947 = v945 < v1;
   const bool v948 = v946 && v947;
   if (v948) {
@@ -1135,11 +1135,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v966 = v965 + v945;
     out[v966] = v963;
   }
-  const unsigned int v967 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v967 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v969 = v347 + v967;
-  const unsigned int v970 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v970 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v972 = v350 + v970;
-  const bool v973 = v969 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v973 = v969 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v974 = v972 < v1;
   const bool v975 = v973 && v974;
   if (v975) {
@@ -1158,11 +1158,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v993 = v992 + v972;
     out[v993] = v990;
   }
-  const unsigned int v994 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v994 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v996 = v347 + v994;
-  const unsigned int v997 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v997 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v999 = v350 + v997;
-  const bool v1000 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1000 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1001 = v999 < v1;
   const bool v1002 = v1000 && v1001;
   if (v1002) {
@@ -1181,11 +1181,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1020 = v1019 + v999;
     out[v1020] = v1017;
   }
-  const unsigned int v1021 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1021 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1023 = v347 + v1021;
-  const unsigned int v1024 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1024 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1026 = v350 + v1024;
-  const bool v1027 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1027 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1028 = v1026 < v1;
   const bool v1029 = v1027 && v1028;
   if (v1029) {
@@ -1204,11 +1204,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1047 = v1046 + v1026;
     out[v1047] = v1044;
   }
-  const unsigned int v1048 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1048 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1050 = v347 + v1048;
-  const unsigned int v1051 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1051 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1053 = v350 + v1051;
-  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1055 = v1053 < v1;
   const bool v1056 = v1054 && v1055;
   if (v1056) {
@@ -1227,11 +1227,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1074 = v1073 + v1053;
     out[v1074] = v1071;
   }
-  const unsigned int v1075 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1075 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1077 = v347 + v1075;
-  const unsigned int v1078 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1078 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1080 = v350 + v1078;
-  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1082 = v1080 < v1;
   const bool v1083 = v1081 && v1082;
   if (v1083) {
@@ -1250,11 +1250,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1101 = v1100 + v1080;
     out[v1101] = v1098;
   }
-  const unsigned int v1102 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1102 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1104 = v347 + v1102;
-  const unsigned int v1105 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1105 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1107 = v350 + v1105;
-  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1273,11 +1273,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1128 = v1127 + v1107;
     out[v1128] = v1125;
   }
-  const unsigned int v1129 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1129 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1131 = v347 + v1129;
-  const unsigned int v1132 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1132 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1134 = v350 + v1132;
-  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1136 = v1134 < v1;
   const bool v1137 = v1135 && v1136;
   if (v1137) {
@@ -1296,11 +1296,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1155 = v1154 + v1134;
     out[v1155] = v1152;
   }
-  const unsigned int v1156 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1156 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1158 = v347 + v1156;
-  const unsigned int v1159 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1159 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1161 = v350 + v1159;
-  const bool v1162 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1162 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1163 = v1161 < v1;
   const bool v1164 = v1162 && v1163;
   if (v1164) {
@@ -1319,11 +1319,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1182 = v1181 + v1161;
     out[v1182] = v1179;
   }
-  const unsigned int v1183 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1183 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1185 = v347 + v1183;
-  const unsigned int v1186 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1186 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1188 = v350 + v1186;
-  const bool v1189 = v1185 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1189 = v1185 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1190 = v1188 < v1;
   const bool v1191 = v1189 && v1190;
   if (v1191) {
@@ -1342,11 +1342,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1209 = v1208 + v1188;
     out[v1209] = v1206;
   }
-  const unsigned int v1210 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1210 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1212 = v347 + v1210;
-  const unsigned int v1213 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1213 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1215 = v350 + v1213;
-  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1217 = v1215 < v1;
   const bool v1218 = v1216 && v1217;
   if (v1218) {
@@ -1365,11 +1365,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1236 = v1235 + v1215;
     out[v1236] = v1233;
   }
-  const unsigned int v1237 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1237 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1239 = v347 + v1237;
-  const unsigned int v1240 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1240 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1242 = v350 + v1240;
-  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1244 = v1242 < v1;
   const bool v1245 = v1243 && v1244;
   if (v1245) {
@@ -1388,11 +1388,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1263 = v1262 + v1242;
     out[v1263] = v1260;
   }
-  const unsigned int v1264 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1264 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1266 = v347 + v1264;
-  const unsigned int v1267 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1267 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1269 = v350 + v1267;
-  const bool v1270 = v1266 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1270 = v1266 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1271 = v1269 < v1;
   const bool v1272 = v1270 && v1271;
   if (v1272) {
@@ -1411,11 +1411,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1290 = v1289 + v1269;
     out[v1290] = v1287;
   }
-  const unsigned int v1291 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1291 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1293 = v347 + v1291;
-  const unsigned int v1294 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1294 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1296 = v350 + v1294;
-  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1298 = v1296 < v1;
   const bool v1299 = v1297 && v1298;
   if (v1299) {
@@ -1434,11 +1434,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1317 = v1316 + v1296;
     out[v1317] = v1314;
   }
-  const unsigned int v1318 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1318 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1320 = v347 + v1318;
-  const unsigned int v1321 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1321 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1323 = v350 + v1321;
-  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1325 = v1323 < v1;
   const bool v1326 = v1324 && v1325;
   if (v1326) {
@@ -1457,11 +1457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1344 = v1343 + v1323;
     out[v1344] = v1341;
   }
-  const unsigned int v1345 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1345 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1347 = v347 + v1345;
-  const unsigned int v1348 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1348 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1350 = v350 + v1348;
-  const bool v1351 = v1347 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1351 = v1347 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1352 = v1350 < v1;
   const bool v1353 = v1351 && v1352;
   if (v1353) {
@@ -1480,11 +1480,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1371 = v1370 + v1350;
     out[v1371] = v1368;
   }
-  const unsigned int v1372 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1372 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1374 = v347 + v1372;
-  const unsigned int v1375 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1375 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1377 = v350 + v1375;
-  const bool v1378 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1378 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1379 = v1377 < v1;
   const bool v1380 = v1378 && v1379;
   if (v1380) {
@@ -1503,11 +1503,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1398 = v1397 + v1377;
     out[v1398] = v1395;
   }
-  const unsigned int v1399 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1399 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1401 = v347 + v1399;
-  const unsigned int v1402 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1402 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1404 = v350 + v1402;
-  const bool v1405 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1405 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1406 = v1404 < v1;
   const bool v1407 = v1405 && v1406;
   if (v1407) {
@@ -1526,11 +1526,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1425 = v1424 + v1404;
     out[v1425] = v1422;
   }
-  const unsigned int v1426 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1426 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1428 = v347 + v1426;
-  const unsigned int v1429 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1429 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1431 = v350 + v1429;
-  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1433 = v1431 < v1;
   const bool v1434 = v1432 && v1433;
   if (v1434) {
@@ -1549,11 +1549,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1452 = v1451 + v1431;
     out[v1452] = v1449;
   }
-  const unsigned int v1453 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1453 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1455 = v347 + v1453;
-  const unsigned int v1456 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1456 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1458 = v350 + v1456;
-  const bool v1459 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1459 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1460 = v1458 < v1;
   const bool v1461 = v1459 && v1460;
   if (v1461) {
@@ -1572,11 +1572,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1479 = v1478 + v1458;
     out[v1479] = v1476;
   }
-  const unsigned int v1480 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1480 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1482 = v347 + v1480;
-  const unsigned int v1483 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1483 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1485 = v350 + v1483;
-  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1487 = v1485 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
@@ -1595,11 +1595,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1506 = v1505 + v1485;
     out[v1506] = v1503;
   }
-  const unsigned int v1507 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1507 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1509 = v347 + v1507;
-  const unsigned int v1510 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1510 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1512 = v350 + v1510;
-  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1514 = v1512 < v1;
   const bool v1515 = v1513 && v1514;
   if (v1515) {
@@ -1618,11 +1618,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1533 = v1532 + v1512;
     out[v1533] = v1530;
   }
-  const unsigned int v1534 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1534 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1536 = v347 + v1534;
-  const unsigned int v1537 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1537 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1539 = v350 + v1537;
-  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1541 = v1539 < v1;
   const bool v1542 = v1540 && v1541;
   if (v1542) {
@@ -1641,11 +1641,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1560 = v1559 + v1539;
     out[v1560] = v1557;
   }
-  const unsigned int v1561 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1561 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1563 = v347 + v1561;
-  const unsigned int v1564 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1564 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1566 = v350 + v1564;
-  const bool v1567 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1567 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1568 = v1566 < v1;
   const bool v1569 = v1567 && v1568;
   if (v1569) {
@@ -1664,11 +1664,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1587 = v1586 + v1566;
     out[v1587] = v1584;
   }
-  const unsigned int v1588 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1588 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1590 = v347 + v1588;
-  const unsigned int v1591 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1591 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1593 = v350 + v1591;
-  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1595 = v1593 < v1;
   const bool v1596 = v1594 && v1595;
   if (v1596) {
@@ -1687,11 +1687,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1614 = v1613 + v1593;
     out[v1614] = v1611;
   }
-  const unsigned int v1615 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1615 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1617 = v347 + v1615;
-  const unsigned int v1618 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1618 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1620 = v350 + v1618;
-  const bool v1621 = v1617 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1621 = v1617 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1622 = v1620 < v1;
   const bool v1623 = v1621 && v1622;
   if (v1623) {
@@ -1710,11 +1710,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1641 = v1640 + v1620;
     out[v1641] = v1638;
   }
-  const unsigned int v1642 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1642 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1644 = v347 + v1642;
-  const unsigned int v1645 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1645 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1647 = v350 + v1645;
-  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1649 = v1647 < v1;
   const bool v1650 = v1648 && v1649;
   if (v1650) {
@@ -1733,11 +1733,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1668 = v1667 + v1647;
     out[v1668] = v1665;
   }
-  const unsigned int v1669 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1669 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1671 = v347 + v1669;
-  const unsigned int v1672 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1672 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1674 = v350 + v1672;
-  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1676 = v1674 < v1;
   const bool v1677 = v1675 && v1676;
   if (v1677) {
@@ -1756,11 +1756,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1695 = v1694 + v1674;
     out[v1695] = v1692;
   }
-  const unsigned int v1696 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1696 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1698 = v347 + v1696;
-  const unsigned int v1699 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1699 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1701 = v350 + v1699;
-  const bool v1702 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1702 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1703 = v1701 < v1;
   const bool v1704 = v1702 && v1703;
   if (v1704) {
@@ -1779,11 +1779,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1722 = v1721 + v1701;
     out[v1722] = v1719;
   }
-  const unsigned int v1723 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1723 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1725 = v347 + v1723;
-  const unsigned int v1726 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1726 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1728 = v350 + v1726;
-  const bool v1729 = v1725 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1729 = v1725 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1730 = v1728 < v1;
   const bool v1731 = v1729 && v1730;
   if (v1731) {
@@ -1802,11 +1802,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1749 = v1748 + v1728;
     out[v1749] = v1746;
   }
-  const unsigned int v1750 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1750 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1752 = v347 + v1750;
-  const unsigned int v1753 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1753 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1755 = v350 + v1753;
-  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1757 = v1755 < v1;
   const bool v1758 = v1756 && v1757;
   if (v1758) {
@@ -1825,11 +1825,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1776 = v1775 + v1755;
     out[v1776] = v1773;
   }
-  const unsigned int v1777 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1777 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1779 = v347 + v1777;
-  const unsigned int v1780 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1780 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1782 = v350 + v1780;
-  const bool v1783 = v1779 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1783 = v1779 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1784 = v1782 < v1;
   const bool v1785 = v1783 && v1784;
   if (v1785) {
@@ -1848,11 +1848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1803 = v1802 + v1782;
     out[v1803] = v1800;
   }
-  const unsigned int v1804 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1804 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1806 = v347 + v1804;
-  const unsigned int v1807 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1807 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1809 = v350 + v1807;
-  const bool v1810 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1810 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1811 = v1809 < v1;
   const bool v1812 = v1810 && v1811;
   if (v1812) {
@@ -1871,11 +1871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1830 = v1829 + v1809;
     out[v1830] = v1827;
   }
-  const unsigned int v1831 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1831 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1833 = v347 + v1831;
-  const unsigned int v1834 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1834 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1836 = v350 + v1834;
-  const bool v1837 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1837 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1838 = v1836 < v1;
   const bool v1839 = v1837 && v1838;
   if (v1839) {
@@ -1894,11 +1894,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1857 = v1856 + v1836;
     out[v1857] = v1854;
   }
-  const unsigned int v1858 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1858 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1860 = v347 + v1858;
-  const unsigned int v1861 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1861 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1863 = v350 + v1861;
-  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -1917,11 +1917,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1884 = v1883 + v1863;
     out[v1884] = v1881;
   }
-  const unsigned int v1885 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1885 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1887 = v347 + v1885;
-  const unsigned int v1888 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1888 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1890 = v350 + v1888;
-  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1892 = v1890 < v1;
   const bool v1893 = v1891 && v1892;
   if (v1893) {
@@ -1940,11 +1940,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1911 = v1910 + v1890;
     out[v1911] = v1908;
   }
-  const unsigned int v1912 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1912 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1914 = v347 + v1912;
-  const unsigned int v1915 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1915 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1917 = v350 + v1915;
-  const bool v1918 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1918 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1919 = v1917 < v1;
   const bool v1920 = v1918 && v1919;
   if (v1920) {
@@ -1963,11 +1963,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1938 = v1937 + v1917;
     out[v1938] = v1935;
   }
-  const unsigned int v1939 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1939 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1941 = v347 + v1939;
-  const unsigned int v1942 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1942 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1944 = v350 + v1942;
-  const bool v1945 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1945 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1946 = v1944 < v1;
   const bool v1947 = v1945 && v1946;
   if (v1947) {
@@ -1986,11 +1986,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1965 = v1964 + v1944;
     out[v1965] = v1962;
   }
-  const unsigned int v1966 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1966 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1968 = v347 + v1966;
-  const unsigned int v1969 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1969 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1971 = v350 + v1969;
-  const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1973 = v1971 < v1;
   const bool v1974 = v1972 && v1973;
   if (v1974) {
@@ -2009,11 +2009,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v1992 = v1991 + v1971;
     out[v1992] = v1989;
   }
-  const unsigned int v1993 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1993 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1995 = v347 + v1993;
-  const unsigned int v1996 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1996 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1998 = v350 + v1996;
-  const bool v1999 = v1995 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1999 = v1995 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2000 = v1998 < v1;
   const bool v2001 = v1999 && v2000;
   if (v2001) {
@@ -2032,11 +2032,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2019 = v2018 + v1998;
     out[v2019] = v2016;
   }
-  const unsigned int v2020 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2020 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2022 = v347 + v2020;
-  const unsigned int v2023 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2023 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2025 = v350 + v2023;
-  const bool v2026 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2026 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2027 = v2025 < v1;
   const bool v2028 = v2026 && v2027;
   if (v2028) {
@@ -2055,11 +2055,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2046 = v2045 + v2025;
     out[v2046] = v2043;
   }
-  const unsigned int v2047 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2047 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2049 = v347 + v2047;
-  const unsigned int v2050 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2050 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2052 = v350 + v2050;
-  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2054 = v2052 < v1;
   const bool v2055 = v2053 && v2054;
   if (v2055) {
@@ -2078,11 +2078,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2073 = v2072 + v2052;
     out[v2073] = v2070;
   }
-  const unsigned int v2074 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2074 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2076 = v347 + v2074;
-  const unsigned int v2077 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2077 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2079 = v350 + v2077;
-  const bool v2080 = v2076 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2080 = v2076 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2081 = v2079 < v1;
   const bool v2082 = v2080 && v2081;
   if (v2082) {
@@ -2101,11 +2101,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2100 = v2099 + v2079;
     out[v2100] = v2097;
   }
-  const unsigned int v2101 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2101 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2103 = v347 + v2101;
-  const unsigned int v2104 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2104 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2106 = v350 + v2104;
-  const bool v2107 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2107 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2108 = v2106 < v1;
   const bool v2109 = v2107 && v2108;
   if (v2109) {
@@ -2124,11 +2124,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2127 = v2126 + v2106;
     out[v2127] = v2124;
   }
-  const unsigned int v2128 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2128 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2130 = v347 + v2128;
-  const unsigned int v2131 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2131 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2133 = v350 + v2131;
-  const bool v2134 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2134 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2135 = v2133 < v1;
   const bool v2136 = v2134 && v2135;
   if (v2136) {
@@ -2147,11 +2147,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2154 = v2153 + v2133;
     out[v2154] = v2151;
   }
-  const unsigned int v2155 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2155 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2157 = v347 + v2155;
-  const unsigned int v2158 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2158 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2160 = v350 + v2158;
-  const bool v2161 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2161 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2162 = v2160 < v1;
   const bool v2163 = v2161 && v2162;
   if (v2163) {
@@ -2170,11 +2170,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2181 = v2180 + v2160;
     out[v2181] = v2178;
   }
-  const unsigned int v2182 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2182 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2184 = v347 + v2182;
-  const unsigned int v2185 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2185 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2187 = v350 + v2185;
-  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2189 = v2187 < v1;
   const bool v2190 = v2188 && v2189;
   if (v2190) {
@@ -2193,11 +2193,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2208 = v2207 + v2187;
     out[v2208] = v2205;
   }
-  const unsigned int v2209 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2209 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2211 = v347 + v2209;
-  const unsigned int v2212 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2212 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2214 = v350 + v2212;
-  const bool v2215 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2215 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2216 = v2214 < v1;
   const bool v2217 = v2215 && v2216;
   if (v2217) {
@@ -2216,11 +2216,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2235 = v2234 + v2214;
     out[v2235] = v2232;
   }
-  const unsigned int v2236 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2236 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2238 = v347 + v2236;
-  const unsigned int v2239 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2239 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2241 = v350 + v2239;
-  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -2239,11 +2239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2262 = v2261 + v2241;
     out[v2262] = v2259;
   }
-  const unsigned int v2263 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2263 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2265 = v347 + v2263;
-  const unsigned int v2266 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2266 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2268 = v350 + v2266;
-  const bool v2269 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2269 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2270 = v2268 < v1;
   const bool v2271 = v2269 && v2270;
   if (v2271) {
@@ -2262,11 +2262,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2289 = v2288 + v2268;
     out[v2289] = v2286;
   }
-  const unsigned int v2290 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2290 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2292 = v347 + v2290;
-  const unsigned int v2293 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2293 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2295 = v350 + v2293;
-  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2297 = v2295 < v1;
   const bool v2298 = v2296 && v2297;
   if (v2298) {
@@ -2285,11 +2285,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2316 = v2315 + v2295;
     out[v2316] = v2313;
   }
-  const unsigned int v2317 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2317 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2319 = v347 + v2317;
-  const unsigned int v2320 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2320 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2322 = v350 + v2320;
-  const bool v2323 = v2319 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2323 = v2319 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2324 = v2322 < v1;
   const bool v2325 = v2323 && v2324;
   if (v2325) {
@@ -2308,11 +2308,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2343 = v2342 + v2322;
     out[v2343] = v2340;
   }
-  const unsigned int v2344 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2344 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2346 = v347 + v2344;
-  const unsigned int v2347 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2347 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2349 = v350 + v2347;
-  const bool v2350 = v2346 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2350 = v2346 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2351 = v2349 < v1;
   const bool v2352 = v2350 && v2351;
   if (v2352) {
@@ -2331,11 +2331,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2370 = v2369 + v2349;
     out[v2370] = v2367;
   }
-  const unsigned int v2371 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2371 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2373 = v347 + v2371;
-  const unsigned int v2374 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2374 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2376 = v350 + v2374;
-  const bool v2377 = v2373 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2377 = v2373 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2378 = v2376 < v1;
   const bool v2379 = v2377 && v2378;
   if (v2379) {
@@ -2354,11 +2354,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2397 = v2396 + v2376;
     out[v2397] = v2394;
   }
-  const unsigned int v2398 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2398 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2400 = v347 + v2398;
-  const unsigned int v2401 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2401 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2403 = v350 + v2401;
-  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2405 = v2403 < v1;
   const bool v2406 = v2404 && v2405;
   if (v2406) {
@@ -2377,11 +2377,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2424 = v2423 + v2403;
     out[v2424] = v2421;
   }
-  const unsigned int v2425 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2425 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2427 = v347 + v2425;
-  const unsigned int v2428 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2428 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2430 = v350 + v2428;
-  const bool v2431 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2431 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2432 = v2430 < v1;
   const bool v2433 = v2431 && v2432;
   if (v2433) {
@@ -2400,11 +2400,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2451 = v2450 + v2430;
     out[v2451] = v2448;
   }
-  const unsigned int v2452 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2452 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2454 = v347 + v2452;
-  const unsigned int v2455 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2455 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2457 = v350 + v2455;
-  const bool v2458 = v2454 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2458 = v2454 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2459 = v2457 < v1;
   const bool v2460 = v2458 && v2459;
   if (v2460) {
@@ -2423,11 +2423,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2478 = v2477 + v2457;
     out[v2478] = v2475;
   }
-  const unsigned int v2479 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2479 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2481 = v347 + v2479;
-  const unsigned int v2482 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2482 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2484 = v350 + v2482;
-  const bool v2485 = v2481 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2485 = v2481 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2486 = v2484 < v1;
   const bool v2487 = v2485 && v2486;
   if (v2487) {
@@ -2446,11 +2446,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2505 = v2504 + v2484;
     out[v2505] = v2502;
   }
-  const unsigned int v2506 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2506 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2508 = v347 + v2506;
-  const unsigned int v2509 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2509 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2511 = v350 + v2509;
-  const bool v2512 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2512 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2513 = v2511 < v1;
   const bool v2514 = v2512 && v2513;
   if (v2514) {
@@ -2469,11 +2469,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2532 = v2531 + v2511;
     out[v2532] = v2529;
   }
-  const unsigned int v2533 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2533 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2535 = v347 + v2533;
-  const unsigned int v2536 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2536 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2538 = v350 + v2536;
-  const bool v2539 = v2535 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2539 = v2535 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2540 = v2538 < v1;
   const bool v2541 = v2539 && v2540;
   if (v2541) {
@@ -2492,11 +2492,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2559 = v2558 + v2538;
     out[v2559] = v2556;
   }
-  const unsigned int v2560 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2560 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2562 = v347 + v2560;
-  const unsigned int v2563 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2563 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2565 = v350 + v2563;
-  const bool v2566 = v2562 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2566 = v2562 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2567 = v2565 < v1;
   const bool v2568 = v2566 && v2567;
   if (v2568) {
@@ -2515,11 +2515,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2586 = v2585 + v2565;
     out[v2586] = v2583;
   }
-  const unsigned int v2587 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2587 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2589 = v347 + v2587;
-  const unsigned int v2590 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2590 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2592 = v350 + v2590;
-  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2594 = v2592 < v1;
   const bool v2595 = v2593 && v2594;
   if (v2595) {
@@ -2538,11 +2538,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2613 = v2612 + v2592;
     out[v2613] = v2610;
   }
-  const unsigned int v2614 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2614 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2616 = v347 + v2614;
-  const unsigned int v2617 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2617 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2619 = v350 + v2617;
-  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2621 = v2619 < v1;
   const bool v2622 = v2620 && v2621;
   if (v2622) {
@@ -2561,11 +2561,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2640 = v2639 + v2619;
     out[v2640] = v2637;
   }
-  const unsigned int v2641 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2641 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2643 = v347 + v2641;
-  const unsigned int v2644 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2644 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2646 = v350 + v2644;
-  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2648 = v2646 < v1;
   const bool v2649 = v2647 && v2648;
   if (v2649) {
@@ -2584,11 +2584,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2667 = v2666 + v2646;
     out[v2667] = v2664;
   }
-  const unsigned int v2668 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2668 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2670 = v347 + v2668;
-  const unsigned int v2671 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2671 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2673 = v350 + v2671;
-  const bool v2674 = v2670 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2674 = v2670 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2675 = v2673 < v1;
   const bool v2676 = v2674 && v2675;
   if (v2676) {
@@ -2607,11 +2607,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2694 = v2693 + v2673;
     out[v2694] = v2691;
   }
-  const unsigned int v2695 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2695 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2697 = v347 + v2695;
-  const unsigned int v2698 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2698 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2700 = v350 + v2698;
-  const bool v2701 = v2697 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2701 = v2697 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2702 = v2700 < v1;
   const bool v2703 = v2701 && v2702;
   if (v2703) {
@@ -2630,11 +2630,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2721 = v2720 + v2700;
     out[v2721] = v2718;
   }
-  const unsigned int v2722 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2722 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2724 = v347 + v2722;
-  const unsigned int v2725 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2725 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2727 = v350 + v2725;
-  const bool v2728 = v2724 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2728 = v2724 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2729 = v2727 < v1;
   const bool v2730 = v2728 && v2729;
   if (v2730) {
@@ -2653,11 +2653,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2748 = v2747 + v2727;
     out[v2748] = v2745;
   }
-  const unsigned int v2749 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2749 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2751 = v347 + v2749;
-  const unsigned int v2752 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2752 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2754 = v350 + v2752;
-  const bool v2755 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2755 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2756 = v2754 < v1;
   const bool v2757 = v2755 && v2756;
   if (v2757) {
@@ -2676,11 +2676,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2775 = v2774 + v2754;
     out[v2775] = v2772;
   }
-  const unsigned int v2776 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2776 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2778 = v347 + v2776;
-  const unsigned int v2779 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2779 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2781 = v350 + v2779;
-  const bool v2782 = v2778 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2782 = v2778 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2783 = v2781 < v1;
   const bool v2784 = v2782 && v2783;
   if (v2784) {
@@ -2699,11 +2699,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2802 = v2801 + v2781;
     out[v2802] = v2799;
   }
-  const unsigned int v2803 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2803 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2805 = v347 + v2803;
-  const unsigned int v2806 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2806 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2808 = v350 + v2806;
-  const bool v2809 = v2805 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2809 = v2805 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2810 = v2808 < v1;
   const bool v2811 = v2809 && v2810;
   if (v2811) {
@@ -2722,11 +2722,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2829 = v2828 + v2808;
     out[v2829] = v2826;
   }
-  const unsigned int v2830 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2830 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2832 = v347 + v2830;
-  const unsigned int v2833 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2833 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2835 = v350 + v2833;
-  const bool v2836 = v2832 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2836 = v2832 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2837 = v2835 < v1;
   const bool v2838 = v2836 && v2837;
   if (v2838) {
@@ -2745,11 +2745,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2856 = v2855 + v2835;
     out[v2856] = v2853;
   }
-  const unsigned int v2857 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2857 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2859 = v347 + v2857;
-  const unsigned int v2860 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2860 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2862 = v350 + v2860;
-  const bool v2863 = v2859 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2863 = v2859 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2864 = v2862 < v1;
   const bool v2865 = v2863 && v2864;
   if (v2865) {
@@ -2768,11 +2768,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2883 = v2882 + v2862;
     out[v2883] = v2880;
   }
-  const unsigned int v2884 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2884 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2886 = v347 + v2884;
-  const unsigned int v2887 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2887 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2889 = v350 + v2887;
-  const bool v2890 = v2886 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2890 = v2886 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2891 = v2889 < v1;
   const bool v2892 = v2890 && v2891;
   if (v2892) {
@@ -2791,11 +2791,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2910 = v2909 + v2889;
     out[v2910] = v2907;
   }
-  const unsigned int v2911 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2911 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2913 = v347 + v2911;
-  const unsigned int v2914 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2914 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2916 = v350 + v2914;
-  const bool v2917 = v2913 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2917 = v2913 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2918 = v2916 < v1;
   const bool v2919 = v2917 && v2918;
   if (v2919) {
@@ -2814,11 +2814,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2937 = v2936 + v2916;
     out[v2937] = v2934;
   }
-  const unsigned int v2938 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2938 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2940 = v347 + v2938;
-  const unsigned int v2941 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2941 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2943 = v350 + v2941;
-  const bool v2944 = v2940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2944 = v2940 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2945 = v2943 < v1;
   const bool v2946 = v2944 && v2945;
   if (v2946) {
@@ -2837,11 +2837,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2964 = v2963 + v2943;
     out[v2964] = v2961;
   }
-  const unsigned int v2965 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2965 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2967 = v347 + v2965;
-  const unsigned int v2968 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2968 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2970 = v350 + v2968;
-  const bool v2971 = v2967 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2971 = v2967 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2972 = v2970 < v1;
   const bool v2973 = v2971 && v2972;
   if (v2973) {
@@ -2860,11 +2860,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v2991 = v2990 + v2970;
     out[v2991] = v2988;
   }
-  const unsigned int v2992 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2992 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2994 = v347 + v2992;
-  const unsigned int v2995 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2995 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2997 = v350 + v2995;
-  const bool v2998 = v2994 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2998 = v2994 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2999 = v2997 < v1;
   const bool v3000 = v2998 && v2999;
   if (v3000) {
@@ -2883,11 +2883,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3018 = v3017 + v2997;
     out[v3018] = v3015;
   }
-  const unsigned int v3019 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3019 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3021 = v347 + v3019;
-  const unsigned int v3022 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3022 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3024 = v350 + v3022;
-  const bool v3025 = v3021 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3025 = v3021 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3026 = v3024 < v1;
   const bool v3027 = v3025 && v3026;
   if (v3027) {
@@ -2906,11 +2906,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3045 = v3044 + v3024;
     out[v3045] = v3042;
   }
-  const unsigned int v3046 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3046 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3048 = v347 + v3046;
-  const unsigned int v3049 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3049 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3051 = v350 + v3049;
-  const bool v3052 = v3048 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3052 = v3048 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3053 = v3051 < v1;
   const bool v3054 = v3052 && v3053;
   if (v3054) {
@@ -2929,11 +2929,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3072 = v3071 + v3051;
     out[v3072] = v3069;
   }
-  const unsigned int v3073 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3073 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3075 = v347 + v3073;
-  const unsigned int v3076 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3076 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3078 = v350 + v3076;
-  const bool v3079 = v3075 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3079 = v3075 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3080 = v3078 < v1;
   const bool v3081 = v3079 && v3080;
   if (v3081) {
@@ -2952,11 +2952,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3099 = v3098 + v3078;
     out[v3099] = v3096;
   }
-  const unsigned int v3100 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3100 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3102 = v347 + v3100;
-  const unsigned int v3103 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3103 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3105 = v350 + v3103;
-  const bool v3106 = v3102 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3106 = v3102 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3107 = v3105 < v1;
   const bool v3108 = v3106 && v3107;
   if (v3108) {
@@ -2975,11 +2975,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3126 = v3125 + v3105;
     out[v3126] = v3123;
   }
-  const unsigned int v3127 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3127 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3129 = v347 + v3127;
-  const unsigned int v3130 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3130 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3132 = v350 + v3130;
-  const bool v3133 = v3129 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3133 = v3129 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3134 = v3132 < v1;
   const bool v3135 = v3133 && v3134;
   if (v3135) {
@@ -2998,11 +2998,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3153 = v3152 + v3132;
     out[v3153] = v3150;
   }
-  const unsigned int v3154 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3154 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3156 = v347 + v3154;
-  const unsigned int v3157 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3157 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3159 = v350 + v3157;
-  const bool v3160 = v3156 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3160 = v3156 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3161 = v3159 < v1;
   const bool v3162 = v3160 && v3161;
   if (v3162) {
@@ -3021,11 +3021,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3180 = v3179 + v3159;
     out[v3180] = v3177;
   }
-  const unsigned int v3181 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3181 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3183 = v347 + v3181;
-  const unsigned int v3184 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3184 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3186 = v350 + v3184;
-  const bool v3187 = v3183 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3187 = v3183 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3188 = v3186 < v1;
   const bool v3189 = v3187 && v3188;
   if (v3189) {
@@ -3044,11 +3044,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3207 = v3206 + v3186;
     out[v3207] = v3204;
   }
-  const unsigned int v3208 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3208 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3210 = v347 + v3208;
-  const unsigned int v3211 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3211 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3213 = v350 + v3211;
-  const bool v3214 = v3210 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3214 = v3210 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3215 = v3213 < v1;
   const bool v3216 = v3214 && v3215;
   if (v3216) {
@@ -3067,11 +3067,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3234 = v3233 + v3213;
     out[v3234] = v3231;
   }
-  const unsigned int v3235 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3235 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3237 = v347 + v3235;
-  const unsigned int v3238 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3238 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3240 = v350 + v3238;
-  const bool v3241 = v3237 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3241 = v3237 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3242 = v3240 < v1;
   const bool v3243 = v3241 && v3242;
   if (v3243) {
@@ -3090,11 +3090,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3261 = v3260 + v3240;
     out[v3261] = v3258;
   }
-  const unsigned int v3262 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3262 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3264 = v347 + v3262;
-  const unsigned int v3265 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3265 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3267 = v350 + v3265;
-  const bool v3268 = v3264 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3268 = v3264 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3269 = v3267 < v1;
   const bool v3270 = v3268 && v3269;
   if (v3270) {
@@ -3113,11 +3113,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3288 = v3287 + v3267;
     out[v3288] = v3285;
   }
-  const unsigned int v3289 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3289 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3291 = v347 + v3289;
-  const unsigned int v3292 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3292 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3294 = v350 + v3292;
-  const bool v3295 = v3291 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3295 = v3291 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3296 = v3294 < v1;
   const bool v3297 = v3295 && v3296;
   if (v3297) {
@@ -3136,11 +3136,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3315 = v3314 + v3294;
     out[v3315] = v3312;
   }
-  const unsigned int v3316 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3316 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3318 = v347 + v3316;
-  const unsigned int v3319 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3319 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3321 = v350 + v3319;
-  const bool v3322 = v3318 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3322 = v3318 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3323 = v3321 < v1;
   const bool v3324 = v3322 && v3323;
   if (v3324) {
@@ -3159,11 +3159,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3342 = v3341 + v3321;
     out[v3342] = v3339;
   }
-  const unsigned int v3343 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3343 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3345 = v347 + v3343;
-  const unsigned int v3346 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3346 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3348 = v350 + v3346;
-  const bool v3349 = v3345 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3349 = v3345 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3350 = v3348 < v1;
   const bool v3351 = v3349 && v3350;
   if (v3351) {
@@ -3182,11 +3182,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3369 = v3368 + v3348;
     out[v3369] = v3366;
   }
-  const unsigned int v3370 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3370 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3372 = v347 + v3370;
-  const unsigned int v3373 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3373 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3375 = v350 + v3373;
-  const bool v3376 = v3372 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3376 = v3372 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3377 = v3375 < v1;
   const bool v3378 = v3376 && v3377;
   if (v3378) {
@@ -3205,11 +3205,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3396 = v3395 + v3375;
     out[v3396] = v3393;
   }
-  const unsigned int v3397 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3397 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3399 = v347 + v3397;
-  const unsigned int v3400 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3400 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3402 = v350 + v3400;
-  const bool v3403 = v3399 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3403 = v3399 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3404 = v3402 < v1;
   const bool v3405 = v3403 && v3404;
   if (v3405) {
@@ -3228,11 +3228,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3423 = v3422 + v3402;
     out[v3423] = v3420;
   }
-  const unsigned int v3424 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3424 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3426 = v347 + v3424;
-  const unsigned int v3427 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3427 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3429 = v350 + v3427;
-  const bool v3430 = v3426 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3430 = v3426 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3431 = v3429 < v1;
   const bool v3432 = v3430 && v3431;
   if (v3432) {
@@ -3251,11 +3251,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3450 = v3449 + v3429;
     out[v3450] = v3447;
   }
-  const unsigned int v3451 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3451 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3453 = v347 + v3451;
-  const unsigned int v3454 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3454 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3456 = v350 + v3454;
-  const bool v3457 = v3453 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3457 = v3453 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3458 = v3456 < v1;
   const bool v3459 = v3457 && v3458;
   if (v3459) {
@@ -3274,11 +3274,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3477 = v3476 + v3456;
     out[v3477] = v3474;
   }
-  const unsigned int v3478 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3478 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3480 = v347 + v3478;
-  const unsigned int v3481 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3481 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3483 = v350 + v3481;
-  const bool v3484 = v3480 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3484 = v3480 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3485 = v3483 < v1;
   const bool v3486 = v3484 && v3485;
   if (v3486) {
@@ -3297,11 +3297,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3504 = v3503 + v3483;
     out[v3504] = v3501;
   }
-  const unsigned int v3505 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3505 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3507 = v347 + v3505;
-  const unsigned int v3508 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3508 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3510 = v350 + v3508;
-  const bool v3511 = v3507 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3511 = v3507 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3512 = v3510 < v1;
   const bool v3513 = v3511 && v3512;
   if (v3513) {
@@ -3320,11 +3320,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3531 = v3530 + v3510;
     out[v3531] = v3528;
   }
-  const unsigned int v3532 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3532 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3534 = v347 + v3532;
-  const unsigned int v3535 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3535 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3537 = v350 + v3535;
-  const bool v3538 = v3534 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3538 = v3534 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3539 = v3537 < v1;
   const bool v3540 = v3538 && v3539;
   if (v3540) {
@@ -3343,11 +3343,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3558 = v3557 + v3537;
     out[v3558] = v3555;
   }
-  const unsigned int v3559 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3559 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3561 = v347 + v3559;
-  const unsigned int v3562 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3562 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3564 = v350 + v3562;
-  const bool v3565 = v3561 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3565 = v3561 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3566 = v3564 < v1;
   const bool v3567 = v3565 && v3566;
   if (v3567) {
@@ -3366,11 +3366,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3585 = v3584 + v3564;
     out[v3585] = v3582;
   }
-  const unsigned int v3586 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3586 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3588 = v347 + v3586;
-  const unsigned int v3589 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3589 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3591 = v350 + v3589;
-  const bool v3592 = v3588 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3592 = v3588 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3593 = v3591 < v1;
   const bool v3594 = v3592 && v3593;
   if (v3594) {
@@ -3389,11 +3389,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3612 = v3611 + v3591;
     out[v3612] = v3609;
   }
-  const unsigned int v3613 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3613 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3615 = v347 + v3613;
-  const unsigned int v3616 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3616 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3618 = v350 + v3616;
-  const bool v3619 = v3615 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3619 = v3615 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3620 = v3618 < v1;
   const bool v3621 = v3619 && v3620;
   if (v3621) {
@@ -3412,11 +3412,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3639 = v3638 + v3618;
     out[v3639] = v3636;
   }
-  const unsigned int v3640 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3640 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3642 = v347 + v3640;
-  const unsigned int v3643 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3643 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3645 = v350 + v3643;
-  const bool v3646 = v3642 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3646 = v3642 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3647 = v3645 < v1;
   const bool v3648 = v3646 && v3647;
   if (v3648) {
@@ -3435,11 +3435,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3666 = v3665 + v3645;
     out[v3666] = v3663;
   }
-  const unsigned int v3667 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3667 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3669 = v347 + v3667;
-  const unsigned int v3670 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3670 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3672 = v350 + v3670;
-  const bool v3673 = v3669 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3673 = v3669 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3674 = v3672 < v1;
   const bool v3675 = v3673 && v3674;
   if (v3675) {
@@ -3458,11 +3458,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3693 = v3692 + v3672;
     out[v3693] = v3690;
   }
-  const unsigned int v3694 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3694 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3696 = v347 + v3694;
-  const unsigned int v3697 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3697 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3699 = v350 + v3697;
-  const bool v3700 = v3696 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3700 = v3696 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3701 = v3699 < v1;
   const bool v3702 = v3700 && v3701;
   if (v3702) {
@@ -3481,11 +3481,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3720 = v3719 + v3699;
     out[v3720] = v3717;
   }
-  const unsigned int v3721 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3721 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3723 = v347 + v3721;
-  const unsigned int v3724 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3724 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3726 = v350 + v3724;
-  const bool v3727 = v3723 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3727 = v3723 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3728 = v3726 < v1;
   const bool v3729 = v3727 && v3728;
   if (v3729) {
@@ -3504,11 +3504,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3747 = v3746 + v3726;
     out[v3747] = v3744;
   }
-  const unsigned int v3748 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3748 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3750 = v347 + v3748;
-  const unsigned int v3751 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3751 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3753 = v350 + v3751;
-  const bool v3754 = v3750 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3754 = v3750 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3755 = v3753 < v1;
   const bool v3756 = v3754 && v3755;
   if (v3756) {
@@ -3527,11 +3527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f3
     const unsigned int v3774 = v3773 + v3753;
     out[v3774] = v3771;
   }
-  const unsigned int v3775 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3775 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3777 = v347 + v3775;
-  const unsigned int v3778 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3778 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3780 = v350 + v3778;
-  const bool v3781 = v3777 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3781 = v3777 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3782 = v3780 < v1;
   const bool v3783 = v3781 && v3782;
   if (v3783) {

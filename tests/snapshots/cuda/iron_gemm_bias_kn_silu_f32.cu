@@ -214,354 +214,354 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
   const unsigned int v8 = blockIdx.y;
   const unsigned int v9 = v8 * v6;
   const unsigned int v10 = v9 + v7;
-  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:184
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
   const unsigned int v15 = v14 << 3u;
-  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
   const unsigned int v18 = v17 - v15;
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:186
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v15 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:187
+  const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:188
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v39, 0.0f);
-  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v41, 0.0f);
-  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v43, 0.0f);
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v47 = v46 == 0u;
-  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:208
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:215
   if (v62) {
-    for (unsigned int v3037 = 0u; v3037 < 2u; v3037 += 1u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v3037 = 0u; v3037 < 2u; v3037 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v3038 = v3037 << 4u;
       const bool v3040 = v3038 < v2;
       if (v3040) {
-        const unsigned int v3042 = v3037 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v3044 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3047 = v3044 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3050 = v3044 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3042 = v3037 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v3044 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3047 = v3044 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3050 = v3044 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3051 = v3050 << 2u;
-        const unsigned int v3052 = v24 + v3047;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3052 = v24 + v3047;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3053 = v3052 < v0;
         const unsigned int v3054 = v3038 + v3051;
         const bool v3055 = v3054 < v2;
         const bool v3056 = v3053 && v3055;
-        const unsigned int v3058 = v3052 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3058 = v3052 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3060 = v3058 + v3038;
         const unsigned int v3061 = v3060 + v3051;
         const unsigned int v3062 = v3056 ? v3061 : 0u;
-        const unsigned int v3064 = v3047 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3064 = v3047 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3065 = v3042 + v3064;
         const unsigned int v3066 = v3065 + v3051;
         iron_copy_async<16>(shm0 + v3066, a + v3062, v3056);
-        const unsigned int v3069 = v3044 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3071 = v3069 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3074 = v3069 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3069 = v3044 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3071 = v3069 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3074 = v3069 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3075 = v3074 << 2u;
-        const unsigned int v3076 = v24 + v3071;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3076 = v24 + v3071;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3077 = v3076 < v0;
         const unsigned int v3078 = v3038 + v3075;
         const bool v3079 = v3078 < v2;
         const bool v3080 = v3077 && v3079;
-        const unsigned int v3082 = v3076 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3082 = v3076 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3084 = v3082 + v3038;
         const unsigned int v3085 = v3084 + v3075;
         const unsigned int v3086 = v3080 ? v3085 : 0u;
-        const unsigned int v3088 = v3071 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3088 = v3071 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3089 = v3042 + v3088;
         const unsigned int v3090 = v3089 + v3075;
         iron_copy_async<16>(shm0 + v3090, a + v3086, v3080);
-        const unsigned int v3093 = v3044 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3095 = v3093 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3098 = v3093 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3093 = v3044 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3095 = v3093 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3098 = v3093 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3099 = v3098 << 2u;
-        const unsigned int v3100 = v24 + v3095;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3100 = v24 + v3095;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3101 = v3100 < v0;
         const unsigned int v3102 = v3038 + v3099;
         const bool v3103 = v3102 < v2;
         const bool v3104 = v3101 && v3103;
-        const unsigned int v3106 = v3100 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3106 = v3100 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3108 = v3106 + v3038;
         const unsigned int v3109 = v3108 + v3099;
         const unsigned int v3110 = v3104 ? v3109 : 0u;
-        const unsigned int v3112 = v3095 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3112 = v3095 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3113 = v3042 + v3112;
         const unsigned int v3114 = v3113 + v3099;
         iron_copy_async<16>(shm0 + v3114, a + v3110, v3104);
-        const unsigned int v3117 = v3044 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3119 = v3117 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3122 = v3117 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3117 = v3044 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3119 = v3117 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3122 = v3117 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3123 = v3122 << 2u;
-        const unsigned int v3124 = v24 + v3119;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3124 = v24 + v3119;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3125 = v3124 < v0;
         const unsigned int v3126 = v3038 + v3123;
         const bool v3127 = v3126 < v2;
         const bool v3128 = v3125 && v3127;
-        const unsigned int v3130 = v3124 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3130 = v3124 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3132 = v3130 + v3038;
         const unsigned int v3133 = v3132 + v3123;
         const unsigned int v3134 = v3128 ? v3133 : 0u;
-        const unsigned int v3136 = v3119 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3136 = v3119 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3137 = v3042 + v3136;
         const unsigned int v3138 = v3137 + v3123;
         iron_copy_async<16>(shm0 + v3138, a + v3134, v3128);
-        const unsigned int v3140 = v3037 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
-        const unsigned int v3145 = v3044 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3148 = v3044 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3140 = v3037 * 2112u;  // kernels/gemm/gemm_tiles.hpp:220
+        const unsigned int v3145 = v3044 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3148 = v3044 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3149 = v3148 << 2u;
-        const unsigned int v3150 = v3038 + v3145;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3150 = v3038 + v3145;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3151 = v3150 < v2;
         const unsigned int v3152 = v28 + v3149;
         const bool v3153 = v3152 < v1;
         const bool v3154 = v3151 && v3153;
-        const unsigned int v3156 = v3150 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3156 = v3150 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3158 = v3156 + v28;
         const unsigned int v3159 = v3158 + v3149;
         const unsigned int v3160 = v3154 ? v3159 : 0u;
-        const unsigned int v3162 = v3145 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3162 = v3145 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3163 = v3140 + v3162;
         const unsigned int v3164 = v3163 + v3149;
         iron_copy_async<16>(shm1 + v3164, b + v3160, v3154);
-        const unsigned int v3169 = v3069 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3172 = v3069 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3169 = v3069 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3172 = v3069 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3173 = v3172 << 2u;
-        const unsigned int v3174 = v3038 + v3169;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3174 = v3038 + v3169;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3175 = v3174 < v2;
         const unsigned int v3176 = v28 + v3173;
         const bool v3177 = v3176 < v1;
         const bool v3178 = v3175 && v3177;
-        const unsigned int v3180 = v3174 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3180 = v3174 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3182 = v3180 + v28;
         const unsigned int v3183 = v3182 + v3173;
         const unsigned int v3184 = v3178 ? v3183 : 0u;
-        const unsigned int v3186 = v3169 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3186 = v3169 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3187 = v3140 + v3186;
         const unsigned int v3188 = v3187 + v3173;
         iron_copy_async<16>(shm1 + v3188, b + v3184, v3178);
-        const unsigned int v3193 = v3093 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3196 = v3093 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3193 = v3093 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3196 = v3093 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3197 = v3196 << 2u;
-        const unsigned int v3198 = v3038 + v3193;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3198 = v3038 + v3193;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3199 = v3198 < v2;
         const unsigned int v3200 = v28 + v3197;
         const bool v3201 = v3200 < v1;
         const bool v3202 = v3199 && v3201;
-        const unsigned int v3204 = v3198 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3204 = v3198 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3206 = v3204 + v28;
         const unsigned int v3207 = v3206 + v3197;
         const unsigned int v3208 = v3202 ? v3207 : 0u;
-        const unsigned int v3210 = v3193 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3210 = v3193 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3211 = v3140 + v3210;
         const unsigned int v3212 = v3211 + v3197;
         iron_copy_async<16>(shm1 + v3212, b + v3208, v3202);
-        const unsigned int v3217 = v3117 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3220 = v3117 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3217 = v3117 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3220 = v3117 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3221 = v3220 << 2u;
-        const unsigned int v3222 = v3038 + v3217;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3222 = v3038 + v3217;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3223 = v3222 < v2;
         const unsigned int v3224 = v28 + v3221;
         const bool v3225 = v3224 < v1;
         const bool v3226 = v3223 && v3225;
-        const unsigned int v3228 = v3222 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3228 = v3222 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3230 = v3228 + v28;
         const unsigned int v3231 = v3230 + v3221;
         const unsigned int v3232 = v3226 ? v3231 : 0u;
-        const unsigned int v3234 = v3217 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3234 = v3217 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3235 = v3140 + v3234;
         const unsigned int v3236 = v3235 + v3221;
         iron_copy_async<16>(shm1 + v3236, b + v3232, v3226);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
-    const unsigned int v3249 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v3249 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (unsigned int v3237 = 0u; v3237 < v2; v3237 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v3237 = 0u; v3237 < v2; v3237 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v3239 = v3237 >> 4u;
       const unsigned int v3241 = v3239 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3243 = v3241 * 2112u;  // kernels/gemm/gemm_tiles.hpp:217
+      const unsigned int v3243 = v3241 * 2112u;  // kernels/gemm/gemm_tiles.hpp:224
       const unsigned int v3245 = v3241 * 2560u;
-      const unsigned int v3250 = v3245 + v3249;  // kernels/gemm/gemm_tiles.hpp:199
+      const unsigned int v3250 = v3245 + v3249;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load_shared<false>(v41, shm0, v3250, 20u);
-      const unsigned int v3255 = v3243 + v37;  // kernels/gemm/gemm_tiles.hpp:201
+      const unsigned int v3255 = v3243 + v37;  // kernels/gemm/gemm_tiles.hpp:208
       iron_frag_load_shared<false>(v43, shm1, v3255, 132u);
-      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      const unsigned int v3258 = v3237 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      const unsigned int v3258 = v3237 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v3260 = v3239 + 2u;
       const unsigned int v3261 = v3260 % 3u;
       const bool v3262 = v3258 < v2;
       if (v3262) {
-        const unsigned int v3264 = v3261 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v3266 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3269 = v3266 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3272 = v3266 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3264 = v3261 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v3266 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3269 = v3266 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3272 = v3266 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3273 = v3272 << 2u;
-        const unsigned int v3274 = v24 + v3269;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3274 = v24 + v3269;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3275 = v3274 < v0;
         const unsigned int v3276 = v3258 + v3273;
         const bool v3277 = v3276 < v2;
         const bool v3278 = v3275 && v3277;
-        const unsigned int v3280 = v3274 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3280 = v3274 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3282 = v3280 + v3258;
         const unsigned int v3283 = v3282 + v3273;
         const unsigned int v3284 = v3278 ? v3283 : 0u;
-        const unsigned int v3286 = v3269 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3286 = v3269 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3287 = v3264 + v3286;
         const unsigned int v3288 = v3287 + v3273;
         iron_copy_async<16>(shm0 + v3288, a + v3284, v3278);
-        const unsigned int v3291 = v3266 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3293 = v3291 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3296 = v3291 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3291 = v3266 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3293 = v3291 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3296 = v3291 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3297 = v3296 << 2u;
-        const unsigned int v3298 = v24 + v3293;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3298 = v24 + v3293;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3299 = v3298 < v0;
         const unsigned int v3300 = v3258 + v3297;
         const bool v3301 = v3300 < v2;
         const bool v3302 = v3299 && v3301;
-        const unsigned int v3304 = v3298 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3304 = v3298 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3306 = v3304 + v3258;
         const unsigned int v3307 = v3306 + v3297;
         const unsigned int v3308 = v3302 ? v3307 : 0u;
-        const unsigned int v3310 = v3293 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3310 = v3293 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3311 = v3264 + v3310;
         const unsigned int v3312 = v3311 + v3297;
         iron_copy_async<16>(shm0 + v3312, a + v3308, v3302);
-        const unsigned int v3315 = v3266 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3317 = v3315 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3320 = v3315 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3315 = v3266 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3317 = v3315 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3320 = v3315 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3321 = v3320 << 2u;
-        const unsigned int v3322 = v24 + v3317;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3322 = v24 + v3317;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3323 = v3322 < v0;
         const unsigned int v3324 = v3258 + v3321;
         const bool v3325 = v3324 < v2;
         const bool v3326 = v3323 && v3325;
-        const unsigned int v3328 = v3322 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3328 = v3322 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3330 = v3328 + v3258;
         const unsigned int v3331 = v3330 + v3321;
         const unsigned int v3332 = v3326 ? v3331 : 0u;
-        const unsigned int v3334 = v3317 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3334 = v3317 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3335 = v3264 + v3334;
         const unsigned int v3336 = v3335 + v3321;
         iron_copy_async<16>(shm0 + v3336, a + v3332, v3326);
-        const unsigned int v3339 = v3266 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3341 = v3339 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3344 = v3339 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3339 = v3266 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3341 = v3339 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3344 = v3339 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3345 = v3344 << 2u;
-        const unsigned int v3346 = v24 + v3341;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3346 = v24 + v3341;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3347 = v3346 < v0;
         const unsigned int v3348 = v3258 + v3345;
         const bool v3349 = v3348 < v2;
         const bool v3350 = v3347 && v3349;
-        const unsigned int v3352 = v3346 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3352 = v3346 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3354 = v3352 + v3258;
         const unsigned int v3355 = v3354 + v3345;
         const unsigned int v3356 = v3350 ? v3355 : 0u;
-        const unsigned int v3358 = v3341 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3358 = v3341 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3359 = v3264 + v3358;
         const unsigned int v3360 = v3359 + v3345;
         iron_copy_async<16>(shm0 + v3360, a + v3356, v3350);
-        const unsigned int v3362 = v3261 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
-        const unsigned int v3367 = v3266 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3370 = v3266 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3362 = v3261 * 2112u;  // kernels/gemm/gemm_tiles.hpp:220
+        const unsigned int v3367 = v3266 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3370 = v3266 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3371 = v3370 << 2u;
-        const unsigned int v3372 = v3258 + v3367;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3372 = v3258 + v3367;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3373 = v3372 < v2;
         const unsigned int v3374 = v28 + v3371;
         const bool v3375 = v3374 < v1;
         const bool v3376 = v3373 && v3375;
-        const unsigned int v3378 = v3372 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3378 = v3372 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3380 = v3378 + v28;
         const unsigned int v3381 = v3380 + v3371;
         const unsigned int v3382 = v3376 ? v3381 : 0u;
-        const unsigned int v3384 = v3367 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3384 = v3367 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3385 = v3362 + v3384;
         const unsigned int v3386 = v3385 + v3371;
         iron_copy_async<16>(shm1 + v3386, b + v3382, v3376);
-        const unsigned int v3391 = v3291 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3394 = v3291 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3391 = v3291 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3394 = v3291 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3395 = v3394 << 2u;
-        const unsigned int v3396 = v3258 + v3391;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3396 = v3258 + v3391;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3397 = v3396 < v2;
         const unsigned int v3398 = v28 + v3395;
         const bool v3399 = v3398 < v1;
         const bool v3400 = v3397 && v3399;
-        const unsigned int v3402 = v3396 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3402 = v3396 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3404 = v3402 + v28;
         const unsigned int v3405 = v3404 + v3395;
         const unsigned int v3406 = v3400 ? v3405 : 0u;
-        const unsigned int v3408 = v3391 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3408 = v3391 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3409 = v3362 + v3408;
         const unsigned int v3410 = v3409 + v3395;
         iron_copy_async<16>(shm1 + v3410, b + v3406, v3400);
-        const unsigned int v3415 = v3315 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3418 = v3315 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3415 = v3315 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3418 = v3315 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3419 = v3418 << 2u;
-        const unsigned int v3420 = v3258 + v3415;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3420 = v3258 + v3415;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3421 = v3420 < v2;
         const unsigned int v3422 = v28 + v3419;
         const bool v3423 = v3422 < v1;
         const bool v3424 = v3421 && v3423;
-        const unsigned int v3426 = v3420 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3426 = v3420 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3428 = v3426 + v28;
         const unsigned int v3429 = v3428 + v3419;
         const unsigned int v3430 = v3424 ? v3429 : 0u;
-        const unsigned int v3432 = v3415 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3432 = v3415 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3433 = v3362 + v3432;
         const unsigned int v3434 = v3433 + v3419;
         iron_copy_async<16>(shm1 + v3434, b + v3430, v3424);
-        const unsigned int v3439 = v3339 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3442 = v3339 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3439 = v3339 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3442 = v3339 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3443 = v3442 << 2u;
-        const unsigned int v3444 = v3258 + v3439;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3444 = v3258 + v3439;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3445 = v3444 < v2;
         const unsigned int v3446 = v28 + v3443;
         const bool v3447 = v3446 < v1;
         const bool v3448 = v3445 && v3447;
-        const unsigned int v3450 = v3444 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3450 = v3444 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3452 = v3450 + v28;
         const unsigned int v3453 = v3452 + v3443;
         const unsigned int v3454 = v3448 ? v3453 : 0u;
-        const unsigned int v3456 = v3439 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3456 = v3439 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3457 = v3362 + v3456;
         const unsigned int v3458 = v3457 + v3443;
         iron_copy_async<16>(shm1 + v3458, b + v3454, v3448);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
     __syncthreads();
   } else {
-    const unsigned int v282 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v282 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v283 = threadIdx.x;
-    const unsigned int v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (unsigned int v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (unsigned int v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:95
+    for (unsigned int v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (unsigned int v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v291 = v290 < v0;
         const unsigned int v292 = v281 + v289;
         const bool v293 = v292 < v2;
         const bool v294 = v291 && v293;
         if (v294) {
-          const unsigned int v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v298 = v296 + v281;
           const unsigned int v299 = v298 + v289;
           const float v300 = a[v299];
@@ -569,22 +569,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
           const unsigned int v303 = v302 + v289;
           shm0[v303] = v300;
         } else {
-          const unsigned int v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v306 = v305 + v289;
           shm0[v306] = 0.0f;
         }
       }
 
-      for (unsigned int v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:95
+      for (unsigned int v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v317 = v316 < v2;
         const unsigned int v318 = v28 + v315;
         const bool v319 = v318 < v1;
         const bool v320 = v317 && v319;
         if (v320) {
-          const unsigned int v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v324 = v322 + v28;
           const unsigned int v325 = v324 + v315;
           const float v326 = b[v325];
@@ -592,25 +592,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
           const unsigned int v329 = v328 + v315;
           shm1[v329] = v326;
         } else {
-          const unsigned int v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v332 = v331 + v315;
           shm1[v332] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load_shared<false>(v41, shm0, v339, 20u);  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<false>(v43, shm1, v37, 132u);  // kernels/gemm/gemm_tiles.hpp:201
-      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load_shared<false>(v41, shm0, v339, 20u);  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load_shared<false>(v43, shm1, v37, 132u);  // kernels/gemm/gemm_tiles.hpp:208
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const unsigned int v346 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v346 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v347 = v24 + v33;
   const unsigned int v348 = v347 + v346;
-  const unsigned int v349 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v349 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v350 = v28 + v37;
   const unsigned int v351 = v350 + v349;
-  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v353 = v351 < v1;
   const bool v354 = v352 && v353;
   if (v354) {
@@ -625,11 +625,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v366 = v365 + v351;
     out[v366] = v363;
   }
-  const unsigned int v367 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v367 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v369 = v347 + v367;
-  const unsigned int v370 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v370 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v372 = v350 + v370;
-  const bool v373 = v369 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v373 = v369 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v374 = v372 < v1;
   const bool v375 = v373 && v374;
   if (v375) {
@@ -644,11 +644,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v387 = v386 + v372;
     out[v387] = v384;
   }
-  const unsigned int v388 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v388 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v390 = v347 + v388;
-  const unsigned int v391 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v391 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v393 = v350 + v391;
-  const bool v394 = v390 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v394 = v390 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v395 = v393 < v1;
   const bool v396 = v394 && v395;
   if (v396) {
@@ -663,11 +663,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v408 = v407 + v393;
     out[v408] = v405;
   }
-  const unsigned int v409 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v409 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v411 = v347 + v409;
-  const unsigned int v412 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v412 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v414 = v350 + v412;
-  const bool v415 = v411 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v415 = v411 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v416 = v414 < v1;
   const bool v417 = v415 && v416;
   if (v417) {
@@ -682,11 +682,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v429 = v428 + v414;
     out[v429] = v426;
   }
-  const unsigned int v430 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v430 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v432 = v347 + v430;
-  const unsigned int v433 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v433 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v435 = v350 + v433;
-  const bool v436 = v432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v436 = v432 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v437 = v435 < v1;
   const bool v438 = v436 && v437;
   if (v438) {
@@ -701,11 +701,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v450 = v449 + v435;
     out[v450] = v447;
   }
-  const unsigned int v451 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v451 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v453 = v347 + v451;
-  const unsigned int v454 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v454 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v456 = v350 + v454;
-  const bool v457 = v453 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v457 = v453 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v458 = v456 < v1;
   const bool v459 = v457 && v458;
   if (v459) {
@@ -720,11 +720,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v471 = v470 + v456;
     out[v471] = v468;
   }
-  const unsigned int v472 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v472 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v474 = v347 + v472;
-  const unsigned int v475 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v475 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v477 = v350 + v475;
-  const bool v478 = v474 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v478 = v474 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v479 = v477 < v1;
   const bool v480 = v478 && v479;
   if (v480) {
@@ -739,11 +739,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v492 = v491 + v477;
     out[v492] = v489;
   }
-  const unsigned int v493 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v493 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v495 = v347 + v493;
-  const unsigned int v496 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v496 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v498 = v350 + v496;
-  const bool v499 = v495 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v499 = v495 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v500 = v498 < v1;
   const bool v501 = v499 && v500;
   if (v501) {
@@ -758,11 +758,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v513 = v512 + v498;
     out[v513] = v510;
   }
-  const unsigned int v514 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v514 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v516 = v347 + v514;
-  const unsigned int v517 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v517 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v519 = v350 + v517;
-  const bool v520 = v516 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v520 = v516 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v521 = v519 < v1;
   const bool v522 = v520 && v521;
   if (v522) {
@@ -777,11 +777,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v534 = v533 + v519;
     out[v534] = v531;
   }
-  const unsigned int v535 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v535 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v537 = v347 + v535;
-  const unsigned int v538 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v538 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v540 = v350 + v538;
-  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v542 = v540 < v1;
   const bool v543 = v541 && v542;
   if (v543) {
@@ -796,11 +796,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v555 = v554 + v540;
     out[v555] = v552;
   }
-  const unsigned int v556 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v556 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v558 = v347 + v556;
-  const unsigned int v559 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v559 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v561 = v350 + v559;
-  const bool v562 = v558 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v562 = v558 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v563 = v561 < v1;
   const bool v564 = v562 && v563;
   if (v564) {
@@ -815,11 +815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v576 = v575 + v561;
     out[v576] = v573;
   }
-  const unsigned int v577 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v577 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v579 = v347 + v577;
-  const unsigned int v580 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v580 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v582 = v350 + v580;
-  const bool v583 = v579 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v583 = v579 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v584 = v582 < v1;
   const bool v585 = v583 && v584;
   if (v585) {
@@ -834,11 +834,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v597 = v596 + v582;
     out[v597] = v594;
   }
-  const unsigned int v598 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v598 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v600 = v347 + v598;
-  const unsigned int v601 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v601 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v603 = v350 + v601;
-  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -853,11 +853,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v618 = v617 + v603;
     out[v618] = v615;
   }
-  const unsigned int v619 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v619 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v621 = v347 + v619;
-  const unsigned int v622 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v622 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v624 = v350 + v622;
-  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v626 = v624 < v1;
   const bool v627 = v625 && v626;
   if (v627) {
@@ -872,11 +872,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v639 = v638 + v624;
     out[v639] = v636;
   }
-  const unsigned int v640 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v640 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v642 = v347 + v640;
-  const unsigned int v643 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v643 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v645 = v350 + v643;
-  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v647 = v645 < v1;
   const bool v648 = v646 && v647;
   if (v648) {
@@ -891,11 +891,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v660 = v659 + v645;
     out[v660] = v657;
   }
-  const unsigned int v661 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v661 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v663 = v347 + v661;
-  const unsigned int v664 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v664 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v666 = v350 + v664;
-  const bool v667 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v667 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v668 = v666 < v1;
   const bool v669 = v667 && v668;
   if (v669) {
@@ -910,11 +910,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v681 = v680 + v666;
     out[v681] = v678;
   }
-  const unsigned int v682 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v682 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v684 = v347 + v682;
-  const unsigned int v685 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v685 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v687 = v350 + v685;
-  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -929,11 +929,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v702 = v701 + v687;
     out[v702] = v699;
   }
-  const unsigned int v703 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v703 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v705 = v347 + v703;
-  const unsigned int v706 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v706 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v708 = v350 + v706;
-  const bool v709 = v705 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v709 = v705 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v710 = v708 < v1;
   const bool v711 = v709 && v710;
   if (v711) {
@@ -948,11 +948,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v723 = v722 + v708;
     out[v723] = v720;
   }
-  const unsigned int v724 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v724 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v726 = v347 + v724;
-  const unsigned int v727 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v727 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v729 = v350 + v727;
-  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v731 = v729 < v1;
   const bool v732 = v730 && v731;
   if (v732) {
@@ -967,11 +967,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v744 = v743 + v729;
     out[v744] = v741;
   }
-  const unsigned int v745 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v745 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v747 = v347 + v745;
-  const unsigned int v748 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v748 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v750 = v350 + v748;
-  const bool v751 = v747 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v751 = v747 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v752 = v750 < v1;
   const bool v753 = v751 && v752;
   if (v753) {
@@ -986,11 +986,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v765 = v764 + v750;
     out[v765] = v762;
   }
-  const unsigned int v766 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v766 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v768 = v347 + v766;
-  const unsigned int v769 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v769 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v771 = v350 + v769;
-  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -1005,11 +1005,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v786 = v785 + v771;
     out[v786] = v783;
   }
-  const unsigned int v787 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v787 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v789 = v347 + v787;
-  const unsigned int v790 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v790 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v792 = v350 + v790;
-  const bool v793 = v789 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v793 = v789 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v794 = v792 < v1;
   const bool v795 = v793 && v794;
   if (v795) {
@@ -1024,11 +1024,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v807 = v806 + v792;
     out[v807] = v804;
   }
-  const unsigned int v808 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v808 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v810 = v347 + v808;
-  const unsigned int v811 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v811 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v813 = v350 + v811;
-  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v815 = v813 < v1;
   const bool v816 = v814 && v815;
   if (v816) {
@@ -1043,11 +1043,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v828 = v827 + v813;
     out[v828] = v825;
   }
-  const unsigned int v829 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v829 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v831 = v347 + v829;
-  const unsigned int v832 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v832 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v834 = v350 + v832;
-  const bool v835 = v831 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v835 = v831 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v836 = v834 < v1;
   const bool v837 = v835 && v836;
   if (v837) {
@@ -1062,11 +1062,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v849 = v848 + v834;
     out[v849] = v846;
   }
-  const unsigned int v850 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v850 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v852 = v347 + v850;
-  const unsigned int v853 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v853 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v855 = v350 + v853;
-  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -1081,11 +1081,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v870 = v869 + v855;
     out[v870] = v867;
   }
-  const unsigned int v871 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v871 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v873 = v347 + v871;
-  const unsigned int v874 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v874 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v876 = v350 + v874;
-  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v878 = v876 < v1;
   const bool v879 = v877 && v878;
   if (v879) {
@@ -1100,11 +1100,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v891 = v890 + v876;
     out[v891] = v888;
   }
-  const unsigned int v892 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v892 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v894 = v347 + v892;
-  const unsigned int v895 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v895 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v897 = v350 + v895;
-  const bool v898 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v898 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v899 = v897 < v1;
   const bool v900 = v898 && v899;
   if (v900) {
@@ -1119,11 +1119,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v912 = v911 + v897;
     out[v912] = v909;
   }
-  const unsigned int v913 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v913 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v915 = v347 + v913;
-  const unsigned int v916 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v916 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v918 = v350 + v916;
-  const bool v919 = v915 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v919 = v915 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v920 = v918 < v1;
   const bool v921 = v919 && v920;
   if (v921) {
@@ -1138,11 +1138,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v933 = v932 + v918;
     out[v933] = v930;
   }
-  const unsigned int v934 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v934 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v936 = v347 + v934;
-  const unsigned int v937 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v937 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v939 = v350 + v937;
-  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
@@ -1157,11 +1157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v954 = v953 + v939;
     out[v954] = v951;
   }
-  const unsigned int v955 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v955 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v957 = v347 + v955;
-  const unsigned int v958 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v958 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v960 = v350 + v958;
-  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v962 = v960 < v1;
   const bool v963 = v961 && v962;
   if (v963) {
@@ -1176,11 +1176,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v975 = v974 + v960;
     out[v975] = v972;
   }
-  const unsigned int v976 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v976 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v978 = v347 + v976;
-  const unsigned int v979 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v979 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v981 = v350 + v979;
-  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -1195,11 +1195,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v996 = v995 + v981;
     out[v996] = v993;
   }
-  const unsigned int v997 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v997 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v999 = v347 + v997;
-  const unsigned int v1000 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1000 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1002 = v350 + v1000;
-  const bool v1003 = v999 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1003 = v999 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1004 = v1002 < v1;
   const bool v1005 = v1003 && v1004;
   if (v1005) {
@@ -1214,11 +1214,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1017 = v1016 + v1002;
     out[v1017] = v1014;
   }
-  const unsigned int v1018 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1018 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1020 = v347 + v1018;
-  const unsigned int v1021 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1021 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1023 = v350 + v1021;
-  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -1233,11 +1233,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1038 = v1037 + v1023;
     out[v1038] = v1035;
   }
-  const unsigned int v1039 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1039 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1041 = v347 + v1039;
-  const unsigned int v1042 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1042 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1044 = v350 + v1042;
-  const bool v1045 = v1041 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1045 = v1041 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1046 = v1044 < v1;
   const bool v1047 = v1045 && v1046;
   if (v1047) {
@@ -1252,11 +1252,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1059 = v1058 + v1044;
     out[v1059] = v1056;
   }
-  const unsigned int v1060 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1060 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1062 = v347 + v1060;
-  const unsigned int v1063 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1063 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1065 = v350 + v1063;
-  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1067 = v1065 < v1;
   const bool v1068 = v1066 && v1067;
   if (v1068) {
@@ -1271,11 +1271,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1080 = v1079 + v1065;
     out[v1080] = v1077;
   }
-  const unsigned int v1081 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1081 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1083 = v347 + v1081;
-  const unsigned int v1084 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1084 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1086 = v350 + v1084;
-  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1088 = v1086 < v1;
   const bool v1089 = v1087 && v1088;
   if (v1089) {
@@ -1290,11 +1290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1101 = v1100 + v1086;
     out[v1101] = v1098;
   }
-  const unsigned int v1102 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1102 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1104 = v347 + v1102;
-  const unsigned int v1105 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1105 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1107 = v350 + v1105;
-  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1309,11 +1309,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1122 = v1121 + v1107;
     out[v1122] = v1119;
   }
-  const unsigned int v1123 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1123 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1125 = v347 + v1123;
-  const unsigned int v1126 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1126 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1128 = v350 + v1126;
-  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1130 = v1128 < v1;
   const bool v1131 = v1129 && v1130;
   if (v1131) {
@@ -1328,11 +1328,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1143 = v1142 + v1128;
     out[v1143] = v1140;
   }
-  const unsigned int v1144 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1144 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1146 = v347 + v1144;
-  const unsigned int v1147 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1147 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1149 = v350 + v1147;
-  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1151 = v1149 < v1;
   const bool v1152 = v1150 && v1151;
   if (v1152) {
@@ -1347,11 +1347,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1164 = v1163 + v1149;
     out[v1164] = v1161;
   }
-  const unsigned int v1165 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1165 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1167 = v347 + v1165;
-  const unsigned int v1168 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1168 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1170 = v350 + v1168;
-  const bool v1171 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1171 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1172 = v1170 < v1;
   const bool v1173 = v1171 && v1172;
   if (v1173) {
@@ -1366,11 +1366,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1185 = v1184 + v1170;
     out[v1185] = v1182;
   }
-  const unsigned int v1186 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1186 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1188 = v347 + v1186;
-  const unsigned int v1189 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1189 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1191 = v350 + v1189;
-  const bool v1192 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1192 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1193 = v1191 < v1;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
@@ -1385,11 +1385,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1206 = v1205 + v1191;
     out[v1206] = v1203;
   }
-  const unsigned int v1207 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1207 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1209 = v347 + v1207;
-  const unsigned int v1210 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1210 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1212 = v350 + v1210;
-  const bool v1213 = v1209 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1213 = v1209 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1214 = v1212 < v1;
   const bool v1215 = v1213 && v1214;
   if (v1215) {
@@ -1404,11 +1404,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1227 = v1226 + v1212;
     out[v1227] = v1224;
   }
-  const unsigned int v1228 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1228 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1230 = v347 + v1228;
-  const unsigned int v1231 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1231 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1233 = v350 + v1231;
-  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1235 = v1233 < v1;
   const bool v1236 = v1234 && v1235;
   if (v1236) {
@@ -1423,11 +1423,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1248 = v1247 + v1233;
     out[v1248] = v1245;
   }
-  const unsigned int v1249 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1249 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1251 = v347 + v1249;
-  const unsigned int v1252 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1252 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1254 = v350 + v1252;
-  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1256 = v1254 < v1;
   const bool v1257 = v1255 && v1256;
   if (v1257) {
@@ -1442,11 +1442,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1269 = v1268 + v1254;
     out[v1269] = v1266;
   }
-  const unsigned int v1270 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1270 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1272 = v347 + v1270;
-  const unsigned int v1273 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1273 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1275 = v350 + v1273;
-  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
@@ -1461,11 +1461,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1290 = v1289 + v1275;
     out[v1290] = v1287;
   }
-  const unsigned int v1291 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1291 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1293 = v347 + v1291;
-  const unsigned int v1294 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1294 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1296 = v350 + v1294;
-  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1298 = v1296 < v1;
   const bool v1299 = v1297 && v1298;
   if (v1299) {
@@ -1480,11 +1480,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1311 = v1310 + v1296;
     out[v1311] = v1308;
   }
-  const unsigned int v1312 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1312 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1314 = v347 + v1312;
-  const unsigned int v1315 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1315 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1317 = v350 + v1315;
-  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1319 = v1317 < v1;
   const bool v1320 = v1318 && v1319;
   if (v1320) {
@@ -1499,11 +1499,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1332 = v1331 + v1317;
     out[v1332] = v1329;
   }
-  const unsigned int v1333 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1333 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1335 = v347 + v1333;
-  const unsigned int v1336 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1336 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1338 = v350 + v1336;
-  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1340 = v1338 < v1;
   const bool v1341 = v1339 && v1340;
   if (v1341) {
@@ -1518,11 +1518,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1353 = v1352 + v1338;
     out[v1353] = v1350;
   }
-  const unsigned int v1354 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1354 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1356 = v347 + v1354;
-  const unsigned int v1357 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1357 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1359 = v350 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1537,11 +1537,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1374 = v1373 + v1359;
     out[v1374] = v1371;
   }
-  const unsigned int v1375 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1375 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1377 = v347 + v1375;
-  const unsigned int v1378 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1378 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1380 = v350 + v1378;
-  const bool v1381 = v1377 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1381 = v1377 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1382 = v1380 < v1;
   const bool v1383 = v1381 && v1382;
   if (v1383) {
@@ -1556,11 +1556,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1395 = v1394 + v1380;
     out[v1395] = v1392;
   }
-  const unsigned int v1396 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1396 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1398 = v347 + v1396;
-  const unsigned int v1399 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1399 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1401 = v350 + v1399;
-  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1403 = v1401 < v1;
   const bool v1404 = v1402 && v1403;
   if (v1404) {
@@ -1575,11 +1575,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1416 = v1415 + v1401;
     out[v1416] = v1413;
   }
-  const unsigned int v1417 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1417 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1419 = v347 + v1417;
-  const unsigned int v1420 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1420 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1422 = v350 + v1420;
-  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1424 = v1422 < v1;
   const bool v1425 = v1423 && v1424;
   if (v1425) {
@@ -1594,11 +1594,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1437 = v1436 + v1422;
     out[v1437] = v1434;
   }
-  const unsigned int v1438 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1438 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1440 = v347 + v1438;
-  const unsigned int v1441 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1441 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1443 = v350 + v1441;
-  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -1613,11 +1613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1458 = v1457 + v1443;
     out[v1458] = v1455;
   }
-  const unsigned int v1459 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1459 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1461 = v347 + v1459;
-  const unsigned int v1462 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1462 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1464 = v350 + v1462;
-  const bool v1465 = v1461 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1465 = v1461 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1466 = v1464 < v1;
   const bool v1467 = v1465 && v1466;
   if (v1467) {
@@ -1632,11 +1632,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1479 = v1478 + v1464;
     out[v1479] = v1476;
   }
-  const unsigned int v1480 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1480 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1482 = v347 + v1480;
-  const unsigned int v1483 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1483 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1485 = v350 + v1483;
-  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1487 = v1485 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
@@ -1651,11 +1651,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1500 = v1499 + v1485;
     out[v1500] = v1497;
   }
-  const unsigned int v1501 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1501 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1503 = v347 + v1501;
-  const unsigned int v1504 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1504 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1506 = v350 + v1504;
-  const bool v1507 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1507 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1508 = v1506 < v1;
   const bool v1509 = v1507 && v1508;
   if (v1509) {
@@ -1670,11 +1670,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1521 = v1520 + v1506;
     out[v1521] = v1518;
   }
-  const unsigned int v1522 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1522 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1524 = v347 + v1522;
-  const unsigned int v1525 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1525 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1527 = v350 + v1525;
-  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -1689,11 +1689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1542 = v1541 + v1527;
     out[v1542] = v1539;
   }
-  const unsigned int v1543 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1543 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1545 = v347 + v1543;
-  const unsigned int v1546 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1546 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1548 = v350 + v1546;
-  const bool v1549 = v1545 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1549 = v1545 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1550 = v1548 < v1;
   const bool v1551 = v1549 && v1550;
   if (v1551) {
@@ -1708,11 +1708,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1563 = v1562 + v1548;
     out[v1563] = v1560;
   }
-  const unsigned int v1564 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1564 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1566 = v347 + v1564;
-  const unsigned int v1567 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1567 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1569 = v350 + v1567;
-  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1571 = v1569 < v1;
   const bool v1572 = v1570 && v1571;
   if (v1572) {
@@ -1727,11 +1727,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1584 = v1583 + v1569;
     out[v1584] = v1581;
   }
-  const unsigned int v1585 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1585 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1587 = v347 + v1585;
-  const unsigned int v1588 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1588 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1590 = v350 + v1588;
-  const bool v1591 = v1587 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1591 = v1587 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1592 = v1590 < v1;
   const bool v1593 = v1591 && v1592;
   if (v1593) {
@@ -1746,11 +1746,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1605 = v1604 + v1590;
     out[v1605] = v1602;
   }
-  const unsigned int v1606 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1606 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1608 = v347 + v1606;
-  const unsigned int v1609 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1609 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1611 = v350 + v1609;
-  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
@@ -1765,11 +1765,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1626 = v1625 + v1611;
     out[v1626] = v1623;
   }
-  const unsigned int v1627 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1627 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1629 = v347 + v1627;
-  const unsigned int v1630 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1630 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1632 = v350 + v1630;
-  const bool v1633 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1633 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1634 = v1632 < v1;
   const bool v1635 = v1633 && v1634;
   if (v1635) {
@@ -1784,11 +1784,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1647 = v1646 + v1632;
     out[v1647] = v1644;
   }
-  const unsigned int v1648 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1648 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1650 = v347 + v1648;
-  const unsigned int v1651 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1651 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1653 = v350 + v1651;
-  const bool v1654 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1654 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1655 = v1653 < v1;
   const bool v1656 = v1654 && v1655;
   if (v1656) {
@@ -1803,11 +1803,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1668 = v1667 + v1653;
     out[v1668] = v1665;
   }
-  const unsigned int v1669 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1669 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1671 = v347 + v1669;
-  const unsigned int v1672 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1672 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1674 = v350 + v1672;
-  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1676 = v1674 < v1;
   const bool v1677 = v1675 && v1676;
   if (v1677) {
@@ -1822,11 +1822,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1689 = v1688 + v1674;
     out[v1689] = v1686;
   }
-  const unsigned int v1690 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1690 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1692 = v347 + v1690;
-  const unsigned int v1693 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1693 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1695 = v350 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1841,11 +1841,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1710 = v1709 + v1695;
     out[v1710] = v1707;
   }
-  const unsigned int v1711 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1711 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1713 = v347 + v1711;
-  const unsigned int v1714 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1714 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1716 = v350 + v1714;
-  const bool v1717 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1717 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1718 = v1716 < v1;
   const bool v1719 = v1717 && v1718;
   if (v1719) {
@@ -1860,11 +1860,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1731 = v1730 + v1716;
     out[v1731] = v1728;
   }
-  const unsigned int v1732 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1732 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1734 = v347 + v1732;
-  const unsigned int v1735 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1735 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1737 = v350 + v1735;
-  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1739 = v1737 < v1;
   const bool v1740 = v1738 && v1739;
   if (v1740) {
@@ -1879,11 +1879,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1752 = v1751 + v1737;
     out[v1752] = v1749;
   }
-  const unsigned int v1753 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1753 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1755 = v347 + v1753;
-  const unsigned int v1756 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1756 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1758 = v350 + v1756;
-  const bool v1759 = v1755 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1759 = v1755 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1760 = v1758 < v1;
   const bool v1761 = v1759 && v1760;
   if (v1761) {
@@ -1898,11 +1898,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1773 = v1772 + v1758;
     out[v1773] = v1770;
   }
-  const unsigned int v1774 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1774 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1776 = v347 + v1774;
-  const unsigned int v1777 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1777 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1779 = v350 + v1777;
-  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -1917,11 +1917,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1794 = v1793 + v1779;
     out[v1794] = v1791;
   }
-  const unsigned int v1795 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1795 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1797 = v347 + v1795;
-  const unsigned int v1798 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1798 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1800 = v350 + v1798;
-  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1802 = v1800 < v1;
   const bool v1803 = v1801 && v1802;
   if (v1803) {
@@ -1936,11 +1936,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1815 = v1814 + v1800;
     out[v1815] = v1812;
   }
-  const unsigned int v1816 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1816 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1818 = v347 + v1816;
-  const unsigned int v1819 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1819 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1821 = v350 + v1819;
-  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1823 = v1821 < v1;
   const bool v1824 = v1822 && v1823;
   if (v1824) {
@@ -1955,11 +1955,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1836 = v1835 + v1821;
     out[v1836] = v1833;
   }
-  const unsigned int v1837 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1837 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1839 = v347 + v1837;
-  const unsigned int v1840 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1840 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1842 = v350 + v1840;
-  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1844 = v1842 < v1;
   const bool v1845 = v1843 && v1844;
   if (v1845) {
@@ -1974,11 +1974,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1857 = v1856 + v1842;
     out[v1857] = v1854;
   }
-  const unsigned int v1858 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1858 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1860 = v347 + v1858;
-  const unsigned int v1861 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1861 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1863 = v350 + v1861;
-  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -1993,11 +1993,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1878 = v1877 + v1863;
     out[v1878] = v1875;
   }
-  const unsigned int v1879 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1879 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1881 = v347 + v1879;
-  const unsigned int v1882 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1882 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1884 = v350 + v1882;
-  const bool v1885 = v1881 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1885 = v1881 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1886 = v1884 < v1;
   const bool v1887 = v1885 && v1886;
   if (v1887) {
@@ -2012,11 +2012,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1899 = v1898 + v1884;
     out[v1899] = v1896;
   }
-  const unsigned int v1900 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1900 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1902 = v347 + v1900;
-  const unsigned int v1903 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1903 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1905 = v350 + v1903;
-  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1907 = v1905 < v1;
   const bool v1908 = v1906 && v1907;
   if (v1908) {
@@ -2031,11 +2031,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1920 = v1919 + v1905;
     out[v1920] = v1917;
   }
-  const unsigned int v1921 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1921 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1923 = v347 + v1921;
-  const unsigned int v1924 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1924 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1926 = v350 + v1924;
-  const bool v1927 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1927 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1928 = v1926 < v1;
   const bool v1929 = v1927 && v1928;
   if (v1929) {
@@ -2050,11 +2050,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1941 = v1940 + v1926;
     out[v1941] = v1938;
   }
-  const unsigned int v1942 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1942 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1944 = v347 + v1942;
-  const unsigned int v1945 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1945 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1947 = v350 + v1945;
-  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -2069,11 +2069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1962 = v1961 + v1947;
     out[v1962] = v1959;
   }
-  const unsigned int v1963 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1963 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1965 = v347 + v1963;
-  const unsigned int v1966 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1966 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1968 = v350 + v1966;
-  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1970 = v1968 < v1;
   const bool v1971 = v1969 && v1970;
   if (v1971) {
@@ -2088,11 +2088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v1983 = v1982 + v1968;
     out[v1983] = v1980;
   }
-  const unsigned int v1984 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1984 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1986 = v347 + v1984;
-  const unsigned int v1987 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1987 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1989 = v350 + v1987;
-  const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1991 = v1989 < v1;
   const bool v1992 = v1990 && v1991;
   if (v1992) {
@@ -2107,11 +2107,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2004 = v2003 + v1989;
     out[v2004] = v2001;
   }
-  const unsigned int v2005 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2005 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2007 = v347 + v2005;
-  const unsigned int v2008 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2008 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2010 = v350 + v2008;
-  const bool v2011 = v2007 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2011 = v2007 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2012 = v2010 < v1;
   const bool v2013 = v2011 && v2012;
   if (v2013) {
@@ -2126,11 +2126,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2025 = v2024 + v2010;
     out[v2025] = v2022;
   }
-  const unsigned int v2026 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2026 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2028 = v347 + v2026;
-  const unsigned int v2029 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2029 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2031 = v350 + v2029;
-  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2145,11 +2145,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2046 = v2045 + v2031;
     out[v2046] = v2043;
   }
-  const unsigned int v2047 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2047 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2049 = v347 + v2047;
-  const unsigned int v2050 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2050 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2052 = v350 + v2050;
-  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2054 = v2052 < v1;
   const bool v2055 = v2053 && v2054;
   if (v2055) {
@@ -2164,11 +2164,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2067 = v2066 + v2052;
     out[v2067] = v2064;
   }
-  const unsigned int v2068 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2068 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2070 = v347 + v2068;
-  const unsigned int v2071 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2071 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2073 = v350 + v2071;
-  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
@@ -2183,11 +2183,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2088 = v2087 + v2073;
     out[v2088] = v2085;
   }
-  const unsigned int v2089 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2089 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2091 = v347 + v2089;
-  const unsigned int v2092 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2092 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2094 = v350 + v2092;
-  const bool v2095 = v2091 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2095 = v2091 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2096 = v2094 < v1;
   const bool v2097 = v2095 && v2096;
   if (v2097) {
@@ -2202,11 +2202,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2109 = v2108 + v2094;
     out[v2109] = v2106;
   }
-  const unsigned int v2110 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2110 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2112 = v347 + v2110;
-  const unsigned int v2113 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2113 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2115 = v350 + v2113;
-  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2221,11 +2221,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2130 = v2129 + v2115;
     out[v2130] = v2127;
   }
-  const unsigned int v2131 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2131 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2133 = v347 + v2131;
-  const unsigned int v2134 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2134 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2136 = v350 + v2134;
-  const bool v2137 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2137 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2138 = v2136 < v1;
   const bool v2139 = v2137 && v2138;
   if (v2139) {
@@ -2240,11 +2240,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2151 = v2150 + v2136;
     out[v2151] = v2148;
   }
-  const unsigned int v2152 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2152 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2154 = v347 + v2152;
-  const unsigned int v2155 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2155 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2157 = v350 + v2155;
-  const bool v2158 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2158 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2159 = v2157 < v1;
   const bool v2160 = v2158 && v2159;
   if (v2160) {
@@ -2259,11 +2259,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2172 = v2171 + v2157;
     out[v2172] = v2169;
   }
-  const unsigned int v2173 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2173 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2175 = v347 + v2173;
-  const unsigned int v2176 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2176 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2178 = v350 + v2176;
-  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2180 = v2178 < v1;
   const bool v2181 = v2179 && v2180;
   if (v2181) {
@@ -2278,11 +2278,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2193 = v2192 + v2178;
     out[v2193] = v2190;
   }
-  const unsigned int v2194 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2194 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2196 = v347 + v2194;
-  const unsigned int v2197 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2197 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2199 = v350 + v2197;
-  const bool v2200 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2200 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2201 = v2199 < v1;
   const bool v2202 = v2200 && v2201;
   if (v2202) {
@@ -2297,11 +2297,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2214 = v2213 + v2199;
     out[v2214] = v2211;
   }
-  const unsigned int v2215 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2215 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2217 = v347 + v2215;
-  const unsigned int v2218 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2218 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2220 = v350 + v2218;
-  const bool v2221 = v2217 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2221 = v2217 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2222 = v2220 < v1;
   const bool v2223 = v2221 && v2222;
   if (v2223) {
@@ -2316,11 +2316,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2235 = v2234 + v2220;
     out[v2235] = v2232;
   }
-  const unsigned int v2236 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2236 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2238 = v347 + v2236;
-  const unsigned int v2239 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2239 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2241 = v350 + v2239;
-  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -2335,11 +2335,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2256 = v2255 + v2241;
     out[v2256] = v2253;
   }
-  const unsigned int v2257 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2257 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2259 = v347 + v2257;
-  const unsigned int v2260 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2260 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2262 = v350 + v2260;
-  const bool v2263 = v2259 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2263 = v2259 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2264 = v2262 < v1;
   const bool v2265 = v2263 && v2264;
   if (v2265) {
@@ -2354,11 +2354,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2277 = v2276 + v2262;
     out[v2277] = v2274;
   }
-  const unsigned int v2278 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2278 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2280 = v347 + v2278;
-  const unsigned int v2281 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2281 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2283 = v350 + v2281;
-  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2285 = v2283 < v1;
   const bool v2286 = v2284 && v2285;
   if (v2286) {
@@ -2373,11 +2373,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2298 = v2297 + v2283;
     out[v2298] = v2295;
   }
-  const unsigned int v2299 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2299 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2301 = v347 + v2299;
-  const unsigned int v2302 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2302 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2304 = v350 + v2302;
-  const bool v2305 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2305 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2306 = v2304 < v1;
   const bool v2307 = v2305 && v2306;
   if (v2307) {
@@ -2392,11 +2392,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2319 = v2318 + v2304;
     out[v2319] = v2316;
   }
-  const unsigned int v2320 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2320 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2322 = v347 + v2320;
-  const unsigned int v2323 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2323 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2325 = v350 + v2323;
-  const bool v2326 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2326 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2327 = v2325 < v1;
   const bool v2328 = v2326 && v2327;
   if (v2328) {
@@ -2411,11 +2411,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2340 = v2339 + v2325;
     out[v2340] = v2337;
   }
-  const unsigned int v2341 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2341 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2343 = v347 + v2341;
-  const unsigned int v2344 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2344 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2346 = v350 + v2344;
-  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2348 = v2346 < v1;
   const bool v2349 = v2347 && v2348;
   if (v2349) {
@@ -2430,11 +2430,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2361 = v2360 + v2346;
     out[v2361] = v2358;
   }
-  const unsigned int v2362 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2362 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2364 = v347 + v2362;
-  const unsigned int v2365 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2365 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2367 = v350 + v2365;
-  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2369 = v2367 < v1;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -2449,11 +2449,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2382 = v2381 + v2367;
     out[v2382] = v2379;
   }
-  const unsigned int v2383 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2383 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2385 = v347 + v2383;
-  const unsigned int v2386 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2386 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2388 = v350 + v2386;
-  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2390 = v2388 < v1;
   const bool v2391 = v2389 && v2390;
   if (v2391) {
@@ -2468,11 +2468,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2403 = v2402 + v2388;
     out[v2403] = v2400;
   }
-  const unsigned int v2404 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2404 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2406 = v347 + v2404;
-  const unsigned int v2407 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2407 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2409 = v350 + v2407;
-  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2411 = v2409 < v1;
   const bool v2412 = v2410 && v2411;
   if (v2412) {
@@ -2487,11 +2487,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2424 = v2423 + v2409;
     out[v2424] = v2421;
   }
-  const unsigned int v2425 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2425 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2427 = v347 + v2425;
-  const unsigned int v2428 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2428 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2430 = v350 + v2428;
-  const bool v2431 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2431 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2432 = v2430 < v1;
   const bool v2433 = v2431 && v2432;
   if (v2433) {
@@ -2506,11 +2506,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2445 = v2444 + v2430;
     out[v2445] = v2442;
   }
-  const unsigned int v2446 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2446 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2448 = v347 + v2446;
-  const unsigned int v2449 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2449 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2451 = v350 + v2449;
-  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2453 = v2451 < v1;
   const bool v2454 = v2452 && v2453;
   if (v2454) {
@@ -2525,11 +2525,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2466 = v2465 + v2451;
     out[v2466] = v2463;
   }
-  const unsigned int v2467 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2467 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2469 = v347 + v2467;
-  const unsigned int v2470 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2470 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2472 = v350 + v2470;
-  const bool v2473 = v2469 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2473 = v2469 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2474 = v2472 < v1;
   const bool v2475 = v2473 && v2474;
   if (v2475) {
@@ -2544,11 +2544,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2487 = v2486 + v2472;
     out[v2487] = v2484;
   }
-  const unsigned int v2488 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2488 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2490 = v347 + v2488;
-  const unsigned int v2491 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2491 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2493 = v350 + v2491;
-  const bool v2494 = v2490 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2494 = v2490 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2495 = v2493 < v1;
   const bool v2496 = v2494 && v2495;
   if (v2496) {
@@ -2563,11 +2563,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2508 = v2507 + v2493;
     out[v2508] = v2505;
   }
-  const unsigned int v2509 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2509 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2511 = v347 + v2509;
-  const unsigned int v2512 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2512 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2514 = v350 + v2512;
-  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2516 = v2514 < v1;
   const bool v2517 = v2515 && v2516;
   if (v2517) {
@@ -2582,11 +2582,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2529 = v2528 + v2514;
     out[v2529] = v2526;
   }
-  const unsigned int v2530 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2530 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2532 = v347 + v2530;
-  const unsigned int v2533 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2533 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2535 = v350 + v2533;
-  const bool v2536 = v2532 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2536 = v2532 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2537 = v2535 < v1;
   const bool v2538 = v2536 && v2537;
   if (v2538) {
@@ -2601,11 +2601,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2550 = v2549 + v2535;
     out[v2550] = v2547;
   }
-  const unsigned int v2551 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2551 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2553 = v347 + v2551;
-  const unsigned int v2554 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2554 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2556 = v350 + v2554;
-  const bool v2557 = v2553 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2557 = v2553 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2558 = v2556 < v1;
   const bool v2559 = v2557 && v2558;
   if (v2559) {
@@ -2620,11 +2620,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2571 = v2570 + v2556;
     out[v2571] = v2568;
   }
-  const unsigned int v2572 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2572 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2574 = v347 + v2572;
-  const unsigned int v2575 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2575 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2577 = v350 + v2575;
-  const bool v2578 = v2574 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2578 = v2574 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2579 = v2577 < v1;
   const bool v2580 = v2578 && v2579;
   if (v2580) {
@@ -2639,11 +2639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2592 = v2591 + v2577;
     out[v2592] = v2589;
   }
-  const unsigned int v2593 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2593 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2595 = v347 + v2593;
-  const unsigned int v2596 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2596 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2598 = v350 + v2596;
-  const bool v2599 = v2595 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2599 = v2595 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2600 = v2598 < v1;
   const bool v2601 = v2599 && v2600;
   if (v2601) {
@@ -2658,11 +2658,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2613 = v2612 + v2598;
     out[v2613] = v2610;
   }
-  const unsigned int v2614 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2614 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2616 = v347 + v2614;
-  const unsigned int v2617 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2617 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2619 = v350 + v2617;
-  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2621 = v2619 < v1;
   const bool v2622 = v2620 && v2621;
   if (v2622) {
@@ -2677,11 +2677,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2634 = v2633 + v2619;
     out[v2634] = v2631;
   }
-  const unsigned int v2635 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2635 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2637 = v347 + v2635;
-  const unsigned int v2638 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2638 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2640 = v350 + v2638;
-  const bool v2641 = v2637 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2641 = v2637 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2642 = v2640 < v1;
   const bool v2643 = v2641 && v2642;
   if (v2643) {
@@ -2696,11 +2696,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2655 = v2654 + v2640;
     out[v2655] = v2652;
   }
-  const unsigned int v2656 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2656 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2658 = v347 + v2656;
-  const unsigned int v2659 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2659 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2661 = v350 + v2659;
-  const bool v2662 = v2658 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2662 = v2658 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2663 = v2661 < v1;
   const bool v2664 = v2662 && v2663;
   if (v2664) {
@@ -2715,11 +2715,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2676 = v2675 + v2661;
     out[v2676] = v2673;
   }
-  const unsigned int v2677 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2677 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2679 = v347 + v2677;
-  const unsigned int v2680 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2680 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2682 = v350 + v2680;
-  const bool v2683 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2683 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2684 = v2682 < v1;
   const bool v2685 = v2683 && v2684;
   if (v2685) {
@@ -2734,11 +2734,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2697 = v2696 + v2682;
     out[v2697] = v2694;
   }
-  const unsigned int v2698 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2698 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2700 = v347 + v2698;
-  const unsigned int v2701 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2701 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2703 = v350 + v2701;
-  const bool v2704 = v2700 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2704 = v2700 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2705 = v2703 < v1;
   const bool v2706 = v2704 && v2705;
   if (v2706) {
@@ -2753,11 +2753,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2718 = v2717 + v2703;
     out[v2718] = v2715;
   }
-  const unsigned int v2719 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2719 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2721 = v347 + v2719;
-  const unsigned int v2722 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2722 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2724 = v350 + v2722;
-  const bool v2725 = v2721 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2725 = v2721 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2726 = v2724 < v1;
   const bool v2727 = v2725 && v2726;
   if (v2727) {
@@ -2772,11 +2772,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2739 = v2738 + v2724;
     out[v2739] = v2736;
   }
-  const unsigned int v2740 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2740 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2742 = v347 + v2740;
-  const unsigned int v2743 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2743 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2745 = v350 + v2743;
-  const bool v2746 = v2742 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2746 = v2742 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2747 = v2745 < v1;
   const bool v2748 = v2746 && v2747;
   if (v2748) {
@@ -2791,11 +2791,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2760 = v2759 + v2745;
     out[v2760] = v2757;
   }
-  const unsigned int v2761 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2761 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2763 = v347 + v2761;
-  const unsigned int v2764 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2764 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2766 = v350 + v2764;
-  const bool v2767 = v2763 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2767 = v2763 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2768 = v2766 < v1;
   const bool v2769 = v2767 && v2768;
   if (v2769) {
@@ -2810,11 +2810,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2781 = v2780 + v2766;
     out[v2781] = v2778;
   }
-  const unsigned int v2782 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2782 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2784 = v347 + v2782;
-  const unsigned int v2785 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2785 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2787 = v350 + v2785;
-  const bool v2788 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2788 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2789 = v2787 < v1;
   const bool v2790 = v2788 && v2789;
   if (v2790) {
@@ -2829,11 +2829,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2802 = v2801 + v2787;
     out[v2802] = v2799;
   }
-  const unsigned int v2803 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2803 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2805 = v347 + v2803;
-  const unsigned int v2806 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2806 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2808 = v350 + v2806;
-  const bool v2809 = v2805 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2809 = v2805 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2810 = v2808 < v1;
   const bool v2811 = v2809 && v2810;
   if (v2811) {
@@ -2848,11 +2848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2823 = v2822 + v2808;
     out[v2823] = v2820;
   }
-  const unsigned int v2824 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2824 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2826 = v347 + v2824;
-  const unsigned int v2827 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2827 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2829 = v350 + v2827;
-  const bool v2830 = v2826 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2830 = v2826 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2831 = v2829 < v1;
   const bool v2832 = v2830 && v2831;
   if (v2832) {
@@ -2867,11 +2867,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2844 = v2843 + v2829;
     out[v2844] = v2841;
   }
-  const unsigned int v2845 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2845 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2847 = v347 + v2845;
-  const unsigned int v2848 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2848 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2850 = v350 + v2848;
-  const bool v2851 = v2847 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2851 = v2847 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2852 = v2850 < v1;
   const bool v2853 = v2851 && v2852;
   if (v2853) {
@@ -2886,11 +2886,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2865 = v2864 + v2850;
     out[v2865] = v2862;
   }
-  const unsigned int v2866 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2866 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2868 = v347 + v2866;
-  const unsigned int v2869 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2869 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2871 = v350 + v2869;
-  const bool v2872 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2872 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2873 = v2871 < v1;
   const bool v2874 = v2872 && v2873;
   if (v2874) {
@@ -2905,11 +2905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2886 = v2885 + v2871;
     out[v2886] = v2883;
   }
-  const unsigned int v2887 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2887 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2889 = v347 + v2887;
-  const unsigned int v2890 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2890 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2892 = v350 + v2890;
-  const bool v2893 = v2889 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2893 = v2889 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2894 = v2892 < v1;
   const bool v2895 = v2893 && v2894;
   if (v2895) {
@@ -2924,11 +2924,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2907 = v2906 + v2892;
     out[v2907] = v2904;
   }
-  const unsigned int v2908 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2908 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2910 = v347 + v2908;
-  const unsigned int v2911 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2911 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2913 = v350 + v2911;
-  const bool v2914 = v2910 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2914 = v2910 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2915 = v2913 < v1;
   const bool v2916 = v2914 && v2915;
   if (v2916) {
@@ -2943,11 +2943,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2928 = v2927 + v2913;
     out[v2928] = v2925;
   }
-  const unsigned int v2929 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2929 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2931 = v347 + v2929;
-  const unsigned int v2932 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2932 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2934 = v350 + v2932;
-  const bool v2935 = v2931 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2935 = v2931 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2936 = v2934 < v1;
   const bool v2937 = v2935 && v2936;
   if (v2937) {
@@ -2962,11 +2962,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2949 = v2948 + v2934;
     out[v2949] = v2946;
   }
-  const unsigned int v2950 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2950 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2952 = v347 + v2950;
-  const unsigned int v2953 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2953 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2955 = v350 + v2953;
-  const bool v2956 = v2952 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2956 = v2952 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2957 = v2955 < v1;
   const bool v2958 = v2956 && v2957;
   if (v2958) {
@@ -2981,11 +2981,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2970 = v2969 + v2955;
     out[v2970] = v2967;
   }
-  const unsigned int v2971 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2971 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2973 = v347 + v2971;
-  const unsigned int v2974 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2974 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2976 = v350 + v2974;
-  const bool v2977 = v2973 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2977 = v2973 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2978 = v2976 < v1;
   const bool v2979 = v2977 && v2978;
   if (v2979) {
@@ -3000,11 +3000,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v2991 = v2990 + v2976;
     out[v2991] = v2988;
   }
-  const unsigned int v2992 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2992 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2994 = v347 + v2992;
-  const unsigned int v2995 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2995 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2997 = v350 + v2995;
-  const bool v2998 = v2994 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2998 = v2994 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2999 = v2997 < v1;
   const bool v3000 = v2998 && v2999;
   if (v3000) {
@@ -3019,11 +3019,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f32(
     const unsigned int v3012 = v3011 + v2997;
     out[v3012] = v3009;
   }
-  const unsigned int v3013 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3013 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3015 = v347 + v3013;
-  const unsigned int v3016 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3016 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3018 = v350 + v3016;
-  const bool v3019 = v3015 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3019 = v3015 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3020 = v3018 < v1;
   const bool v3021 = v3019 && v3020;
   if (v3021) {

@@ -215,371 +215,371 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
   const unsigned int v2 = k;
   const float v3 = alpha;
   unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:64
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
   const unsigned int v8 = blockIdx.y;
   const unsigned int v9 = v8 * v6;
   const unsigned int v10 = v9 + v7;
-  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:184
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
   const unsigned int v15 = v14 << 3u;
-  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
   const unsigned int v18 = v17 - v15;
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:186
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v15 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:187
+  const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:188
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v39, 0.0f);
-  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v41, 0.0f);
-  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v43, 0.0f);
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v47 = v46 == v4;
   const bool v62 = v47 && v47;
   if (v62) {
-    const bool v4299 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:215
+    const bool v4299 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:222
     if (v4299) {
-      const unsigned int v4302 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v4303 = v4302 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v4304 = v4302 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v4302 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v4303 = v4302 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v4304 = v4302 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v4305 = v4304 << 2u;
-      const unsigned int v4306 = v24 + v4303;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v4306 = v24 + v4303;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v4307 = v4306 < v0;
       const bool v4309 = v4305 < v2;
       const bool v4310 = v4307 && v4309;
-      const unsigned int v4311 = v4306 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v4311 = v4306 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4313 = v4311 + v4305;
       const unsigned int v4314 = v4310 ? v4313 : v4;
-      const unsigned int v4316 = v4303 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v4316 = v4303 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v4318 = v4316 + v4305;
       iron_copy_async<16>(shm0 + v4318, a + v4314, v4310);
-      const unsigned int v4319 = v4302 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v4320 = v4319 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v4321 = v4319 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v4319 = v4302 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v4320 = v4319 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v4321 = v4319 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v4322 = v4321 << 2u;
-      const unsigned int v4323 = v24 + v4320;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v4323 = v24 + v4320;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v4324 = v4323 < v0;
       const bool v4326 = v4322 < v2;
       const bool v4327 = v4324 && v4326;
-      const unsigned int v4328 = v4323 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v4328 = v4323 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4330 = v4328 + v4322;
       const unsigned int v4331 = v4327 ? v4330 : v4;
-      const unsigned int v4332 = v4320 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v4332 = v4320 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v4334 = v4332 + v4322;
       iron_copy_async<16>(shm0 + v4334, a + v4331, v4327);
-      const unsigned int v4336 = v4302 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v4337 = v4336 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v4338 = v4336 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v4336 = v4302 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v4337 = v4336 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v4338 = v4336 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v4339 = v4338 << 2u;
-      const unsigned int v4340 = v24 + v4337;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v4340 = v24 + v4337;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v4341 = v4340 < v0;
       const bool v4343 = v4339 < v2;
       const bool v4344 = v4341 && v4343;
-      const unsigned int v4345 = v4340 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v4345 = v4340 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4347 = v4345 + v4339;
       const unsigned int v4348 = v4344 ? v4347 : v4;
-      const unsigned int v4349 = v4337 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v4349 = v4337 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v4351 = v4349 + v4339;
       iron_copy_async<16>(shm0 + v4351, a + v4348, v4344);
-      const unsigned int v4353 = v4302 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v4354 = v4353 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v4355 = v4353 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v4353 = v4302 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v4354 = v4353 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v4355 = v4353 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v4356 = v4355 << 2u;
-      const unsigned int v4357 = v24 + v4354;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v4357 = v24 + v4354;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v4358 = v4357 < v0;
       const bool v4360 = v4356 < v2;
       const bool v4361 = v4358 && v4360;
-      const unsigned int v4362 = v4357 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v4362 = v4357 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4364 = v4362 + v4356;
       const unsigned int v4365 = v4361 ? v4364 : v4;
-      const unsigned int v4366 = v4354 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v4366 = v4354 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v4368 = v4366 + v4356;
       iron_copy_async<16>(shm0 + v4368, a + v4365, v4361);
-      const unsigned int v4369 = v28 + v4303;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v4369 = v28 + v4303;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v4370 = v4369 < v1;
       const bool v4371 = v4370 && v4309;
-      const unsigned int v4372 = v4369 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v4372 = v4369 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4374 = v4372 + v4305;
       const unsigned int v4375 = v4371 ? v4374 : v4;
-      iron_copy_async<16>(shm1 + v4318, b + v4375, v4371);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v4376 = v28 + v4320;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v4318, b + v4375, v4371);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v4376 = v28 + v4320;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v4377 = v4376 < v1;
       const bool v4378 = v4377 && v4326;
-      const unsigned int v4379 = v4376 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v4379 = v4376 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4381 = v4379 + v4322;
       const unsigned int v4382 = v4378 ? v4381 : v4;
-      iron_copy_async<16>(shm1 + v4334, b + v4382, v4378);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v4383 = v28 + v4337;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v4334, b + v4382, v4378);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v4383 = v28 + v4337;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v4384 = v4383 < v1;
       const bool v4385 = v4384 && v4343;
-      const unsigned int v4386 = v4383 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v4386 = v4383 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4388 = v4386 + v4339;
       const unsigned int v4389 = v4385 ? v4388 : v4;
-      iron_copy_async<16>(shm1 + v4351, b + v4389, v4385);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v4390 = v28 + v4354;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v4351, b + v4389, v4385);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v4390 = v28 + v4354;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v4391 = v4390 < v1;
       const bool v4392 = v4391 && v4360;
-      const unsigned int v4393 = v4390 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v4393 = v4390 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4395 = v4393 + v4356;
       const unsigned int v4396 = v4392 ? v4395 : v4;
-      iron_copy_async<16>(shm1 + v4368, b + v4396, v4392);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v4368, b + v4396, v4392);  // kernels/gemm/gemm_tiles.hpp:82
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     const bool v4399 = 16u < v2;
     if (v4399) {
-      const unsigned int v4402 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v4403 = v4402 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v4404 = v4402 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v4402 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v4403 = v4402 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v4404 = v4402 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v4405 = v4404 << 2u;
-      const unsigned int v4406 = v24 + v4403;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v4406 = v24 + v4403;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v4407 = v4406 < v0;
       const unsigned int v4408 = 16u + v4405;
       const bool v4409 = v4408 < v2;
       const bool v4410 = v4407 && v4409;
-      const unsigned int v4411 = v4406 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v4411 = v4406 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4412 = v4411 + 16u;
       const unsigned int v4413 = v4412 + v4405;
       const unsigned int v4414 = v4410 ? v4413 : v4;
-      const unsigned int v4416 = v4403 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v4416 = v4403 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v4417 = 2560u + v4416;
       const unsigned int v4418 = v4417 + v4405;
       iron_copy_async<16>(shm0 + v4418, a + v4414, v4410);
-      const unsigned int v4419 = v4402 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v4420 = v4419 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v4421 = v4419 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v4419 = v4402 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v4420 = v4419 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v4421 = v4419 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v4422 = v4421 << 2u;
-      const unsigned int v4423 = v24 + v4420;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v4423 = v24 + v4420;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v4424 = v4423 < v0;
       const unsigned int v4425 = 16u + v4422;
       const bool v4426 = v4425 < v2;
       const bool v4427 = v4424 && v4426;
-      const unsigned int v4428 = v4423 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v4428 = v4423 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4429 = v4428 + 16u;
       const unsigned int v4430 = v4429 + v4422;
       const unsigned int v4431 = v4427 ? v4430 : v4;
-      const unsigned int v4432 = v4420 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v4432 = v4420 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v4433 = 2560u + v4432;
       const unsigned int v4434 = v4433 + v4422;
       iron_copy_async<16>(shm0 + v4434, a + v4431, v4427);
-      const unsigned int v4436 = v4402 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v4437 = v4436 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v4438 = v4436 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v4436 = v4402 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v4437 = v4436 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v4438 = v4436 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v4439 = v4438 << 2u;
-      const unsigned int v4440 = v24 + v4437;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v4440 = v24 + v4437;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v4441 = v4440 < v0;
       const unsigned int v4442 = 16u + v4439;
       const bool v4443 = v4442 < v2;
       const bool v4444 = v4441 && v4443;
-      const unsigned int v4445 = v4440 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v4445 = v4440 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4446 = v4445 + 16u;
       const unsigned int v4447 = v4446 + v4439;
       const unsigned int v4448 = v4444 ? v4447 : v4;
-      const unsigned int v4449 = v4437 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v4449 = v4437 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v4450 = 2560u + v4449;
       const unsigned int v4451 = v4450 + v4439;
       iron_copy_async<16>(shm0 + v4451, a + v4448, v4444);
-      const unsigned int v4453 = v4402 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v4454 = v4453 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v4455 = v4453 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v4453 = v4402 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v4454 = v4453 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v4455 = v4453 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v4456 = v4455 << 2u;
-      const unsigned int v4457 = v24 + v4454;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v4457 = v24 + v4454;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v4458 = v4457 < v0;
       const unsigned int v4459 = 16u + v4456;
       const bool v4460 = v4459 < v2;
       const bool v4461 = v4458 && v4460;
-      const unsigned int v4462 = v4457 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v4462 = v4457 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4463 = v4462 + 16u;
       const unsigned int v4464 = v4463 + v4456;
       const unsigned int v4465 = v4461 ? v4464 : v4;
-      const unsigned int v4466 = v4454 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v4466 = v4454 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v4467 = 2560u + v4466;
       const unsigned int v4468 = v4467 + v4456;
       iron_copy_async<16>(shm0 + v4468, a + v4465, v4461);
-      const unsigned int v4469 = v28 + v4403;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v4469 = v28 + v4403;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v4470 = v4469 < v1;
       const bool v4471 = v4470 && v4409;
-      const unsigned int v4472 = v4469 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v4472 = v4469 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4473 = v4472 + 16u;
       const unsigned int v4474 = v4473 + v4405;
       const unsigned int v4475 = v4471 ? v4474 : v4;
-      iron_copy_async<16>(shm1 + v4418, b + v4475, v4471);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v4476 = v28 + v4420;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v4418, b + v4475, v4471);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v4476 = v28 + v4420;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v4477 = v4476 < v1;
       const bool v4478 = v4477 && v4426;
-      const unsigned int v4479 = v4476 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v4479 = v4476 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4480 = v4479 + 16u;
       const unsigned int v4481 = v4480 + v4422;
       const unsigned int v4482 = v4478 ? v4481 : v4;
-      iron_copy_async<16>(shm1 + v4434, b + v4482, v4478);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v4483 = v28 + v4437;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v4434, b + v4482, v4478);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v4483 = v28 + v4437;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v4484 = v4483 < v1;
       const bool v4485 = v4484 && v4443;
-      const unsigned int v4486 = v4483 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v4486 = v4483 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4487 = v4486 + 16u;
       const unsigned int v4488 = v4487 + v4439;
       const unsigned int v4489 = v4485 ? v4488 : v4;
-      iron_copy_async<16>(shm1 + v4451, b + v4489, v4485);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v4490 = v28 + v4454;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v4451, b + v4489, v4485);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v4490 = v28 + v4454;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v4491 = v4490 < v1;
       const bool v4492 = v4491 && v4460;
-      const unsigned int v4493 = v4490 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v4493 = v4490 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v4494 = v4493 + 16u;
       const unsigned int v4495 = v4494 + v4456;
       const unsigned int v4496 = v4492 ? v4495 : v4;
-      iron_copy_async<16>(shm1 + v4468, b + v4496, v4492);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v4468, b + v4496, v4492);  // kernels/gemm/gemm_tiles.hpp:82
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
-    const unsigned int v4021 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v4027 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+    const unsigned int v4021 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v4027 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (unsigned int v4009 = v4; v4009 < v2; v4009 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v4009 = v4; v4009 < v2; v4009 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v4011 = v4009 >> 4u;
       const unsigned int v4013 = v4011 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v4015 = v4013 * 2560u;  // kernels/gemm/gemm_tiles.hpp:217
-      const unsigned int v4022 = v4015 + v4021;  // kernels/gemm/gemm_tiles.hpp:199
+      const unsigned int v4015 = v4013 * 2560u;  // kernels/gemm/gemm_tiles.hpp:224
+      const unsigned int v4022 = v4015 + v4021;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load_shared<false>(v41, shm0, v4022, 20u);
-      const unsigned int v4028 = v4015 + v4027;  // kernels/gemm/gemm_tiles.hpp:203
+      const unsigned int v4028 = v4015 + v4027;  // kernels/gemm/gemm_tiles.hpp:210
       iron_frag_load_shared<true>(v43, shm1, v4028, 20u);
-      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      const unsigned int v4032 = v4009 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      const unsigned int v4032 = v4009 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v4034 = v4011 + 2u;
       const unsigned int v4035 = v4034 % 3u;
       const bool v4036 = v4032 < v2;
       if (v4036) {
-        const unsigned int v4038 = v4035 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v4040 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v4043 = v4040 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4046 = v4040 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4038 = v4035 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v4040 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v4043 = v4040 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4046 = v4040 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v4047 = v4046 << 2u;
-        const unsigned int v4048 = v24 + v4043;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4048 = v24 + v4043;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v4049 = v4048 < v0;
         const unsigned int v4050 = v4032 + v4047;
         const bool v4051 = v4050 < v2;
         const bool v4052 = v4049 && v4051;
-        const unsigned int v4054 = v4048 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4054 = v4048 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4056 = v4054 + v4032;
         const unsigned int v4057 = v4056 + v4047;
         const unsigned int v4058 = v4052 ? v4057 : v4;
-        const unsigned int v4060 = v4043 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4060 = v4043 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4061 = v4038 + v4060;
         const unsigned int v4062 = v4061 + v4047;
         iron_copy_async<16>(shm0 + v4062, a + v4058, v4052);
-        const unsigned int v4065 = v4040 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v4067 = v4065 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4070 = v4065 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4065 = v4040 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v4067 = v4065 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4070 = v4065 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v4071 = v4070 << 2u;
-        const unsigned int v4072 = v24 + v4067;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4072 = v24 + v4067;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v4073 = v4072 < v0;
         const unsigned int v4074 = v4032 + v4071;
         const bool v4075 = v4074 < v2;
         const bool v4076 = v4073 && v4075;
-        const unsigned int v4078 = v4072 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4078 = v4072 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4080 = v4078 + v4032;
         const unsigned int v4081 = v4080 + v4071;
         const unsigned int v4082 = v4076 ? v4081 : v4;
-        const unsigned int v4084 = v4067 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4084 = v4067 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4085 = v4038 + v4084;
         const unsigned int v4086 = v4085 + v4071;
         iron_copy_async<16>(shm0 + v4086, a + v4082, v4076);
-        const unsigned int v4089 = v4040 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v4091 = v4089 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4094 = v4089 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4089 = v4040 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v4091 = v4089 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4094 = v4089 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v4095 = v4094 << 2u;
-        const unsigned int v4096 = v24 + v4091;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4096 = v24 + v4091;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v4097 = v4096 < v0;
         const unsigned int v4098 = v4032 + v4095;
         const bool v4099 = v4098 < v2;
         const bool v4100 = v4097 && v4099;
-        const unsigned int v4102 = v4096 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4102 = v4096 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4104 = v4102 + v4032;
         const unsigned int v4105 = v4104 + v4095;
         const unsigned int v4106 = v4100 ? v4105 : v4;
-        const unsigned int v4108 = v4091 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4108 = v4091 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4109 = v4038 + v4108;
         const unsigned int v4110 = v4109 + v4095;
         iron_copy_async<16>(shm0 + v4110, a + v4106, v4100);
-        const unsigned int v4113 = v4040 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v4115 = v4113 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4118 = v4113 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4113 = v4040 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v4115 = v4113 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v4118 = v4113 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v4119 = v4118 << 2u;
-        const unsigned int v4120 = v24 + v4115;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4120 = v24 + v4115;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v4121 = v4120 < v0;
         const unsigned int v4122 = v4032 + v4119;
         const bool v4123 = v4122 < v2;
         const bool v4124 = v4121 && v4123;
-        const unsigned int v4126 = v4120 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4126 = v4120 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4128 = v4126 + v4032;
         const unsigned int v4129 = v4128 + v4119;
         const unsigned int v4130 = v4124 ? v4129 : v4;
-        const unsigned int v4132 = v4115 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v4132 = v4115 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v4133 = v4038 + v4132;
         const unsigned int v4134 = v4133 + v4119;
         iron_copy_async<16>(shm0 + v4134, a + v4130, v4124);
-        const unsigned int v4146 = v28 + v4043;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v4146 = v28 + v4043;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v4147 = v4146 < v1;
         const bool v4150 = v4147 && v4051;
-        const unsigned int v4152 = v4146 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4152 = v4146 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4154 = v4152 + v4032;
         const unsigned int v4155 = v4154 + v4047;
         const unsigned int v4156 = v4150 ? v4155 : v4;
-        iron_copy_async<16>(shm1 + v4062, b + v4156, v4150);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4170 = v28 + v4067;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + v4062, b + v4156, v4150);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4170 = v28 + v4067;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v4171 = v4170 < v1;
         const bool v4174 = v4171 && v4075;
-        const unsigned int v4176 = v4170 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4176 = v4170 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4178 = v4176 + v4032;
         const unsigned int v4179 = v4178 + v4071;
         const unsigned int v4180 = v4174 ? v4179 : v4;
-        iron_copy_async<16>(shm1 + v4086, b + v4180, v4174);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4194 = v28 + v4091;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + v4086, b + v4180, v4174);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4194 = v28 + v4091;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v4195 = v4194 < v1;
         const bool v4198 = v4195 && v4099;
-        const unsigned int v4200 = v4194 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4200 = v4194 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4202 = v4200 + v4032;
         const unsigned int v4203 = v4202 + v4095;
         const unsigned int v4204 = v4198 ? v4203 : v4;
-        iron_copy_async<16>(shm1 + v4110, b + v4204, v4198);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4218 = v28 + v4115;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + v4110, b + v4204, v4198);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v4218 = v28 + v4115;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v4219 = v4218 < v1;
         const bool v4222 = v4219 && v4123;
-        const unsigned int v4224 = v4218 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v4224 = v4218 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v4226 = v4224 + v4032;
         const unsigned int v4227 = v4226 + v4119;
         const unsigned int v4228 = v4222 ? v4227 : v4;
-        iron_copy_async<16>(shm1 + v4134, b + v4228, v4222);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v4134, b + v4228, v4222);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
     __syncthreads();
   } else {
-    const unsigned int v284 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v284 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v285 = threadIdx.x;
-    const unsigned int v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const unsigned int v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (unsigned int v283 = v4; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (unsigned int v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v292 = v24 + v289;  // kernels/gemm/gemm_tiles.hpp:95
+    for (unsigned int v283 = v4; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (unsigned int v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v292 = v24 + v289;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v293 = v292 < v0;
         const unsigned int v294 = v283 + v291;
         const bool v295 = v294 < v2;
         const bool v296 = v293 && v295;
         if (v296) {
-          const unsigned int v298 = v292 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v298 = v292 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v300 = v298 + v283;
           const unsigned int v301 = v300 + v291;
           const float v302 = a[v301];
@@ -587,22 +587,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
           const unsigned int v305 = v304 + v291;
           shm0[v305] = v302;
         } else {
-          const unsigned int v307 = v289 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v307 = v289 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v308 = v307 + v291;
           shm0[v308] = 0.0f;
         }
       }
 
-      for (unsigned int v313 = v285; v313 < 2048u; v313 += v284) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v315 = v313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v317 = v313 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v318 = v28 + v315;  // kernels/gemm/gemm_tiles.hpp:95
+      for (unsigned int v313 = v285; v313 < 2048u; v313 += v284) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v315 = v313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v317 = v313 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v318 = v28 + v315;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v319 = v318 < v1;
         const unsigned int v320 = v283 + v317;
         const bool v321 = v320 < v2;
         const bool v322 = v319 && v321;
         if (v322) {
-          const unsigned int v324 = v318 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v324 = v318 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v326 = v324 + v283;
           const unsigned int v327 = v326 + v317;
           const float v328 = b[v327];
@@ -610,25 +610,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
           const unsigned int v331 = v330 + v317;
           shm1[v331] = v328;
         } else {
-          const unsigned int v333 = v315 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v333 = v315 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v334 = v333 + v317;
           shm1[v334] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load_shared<false>(v41, shm0, v341, 20u);  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<true>(v43, shm1, v347, 20u);  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load_shared<false>(v41, shm0, v341, 20u);  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load_shared<true>(v43, shm1, v347, 20u);  // kernels/gemm/gemm_tiles.hpp:210
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const unsigned int v350 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v350 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v351 = v24 + v33;
   const unsigned int v352 = v351 + v350;
-  const unsigned int v353 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v353 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v354 = v28 + v37;
   const unsigned int v355 = v354 + v353;
-  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v357 = v355 < v1;
   const bool v358 = v356 && v357;
   if (v358) {
@@ -647,11 +647,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v376 = v375 + v355;
     out[v376] = v373;
   }
-  const unsigned int v377 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v377 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v379 = v351 + v377;
-  const unsigned int v380 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v380 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v382 = v354 + v380;
-  const bool v383 = v379 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v383 = v379 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v384 = v382 < v1;
   const bool v385 = v383 && v384;
   if (v385) {
@@ -670,11 +670,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v403 = v402 + v382;
     out[v403] = v400;
   }
-  const unsigned int v404 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v404 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v406 = v351 + v404;
-  const unsigned int v407 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v407 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v409 = v354 + v407;
-  const bool v410 = v406 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v410 = v406 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v411 = v409 < v1;
   const bool v412 = v410 && v411;
   if (v412) {
@@ -693,11 +693,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v430 = v429 + v409;
     out[v430] = v427;
   }
-  const unsigned int v431 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v431 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v433 = v351 + v431;
-  const unsigned int v434 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v434 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v436 = v354 + v434;
-  const bool v437 = v433 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v437 = v433 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v438 = v436 < v1;
   const bool v439 = v437 && v438;
   if (v439) {
@@ -716,11 +716,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v457 = v456 + v436;
     out[v457] = v454;
   }
-  const unsigned int v458 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v458 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v460 = v351 + v458;
-  const unsigned int v461 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v461 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v463 = v354 + v461;
-  const bool v464 = v460 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v464 = v460 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v465 = v463 < v1;
   const bool v466 = v464 && v465;
   if (v466) {
@@ -739,11 +739,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v484 = v483 + v463;
     out[v484] = v481;
   }
-  const unsigned int v485 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v485 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v487 = v351 + v485;
-  const unsigned int v488 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v488 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v490 = v354 + v488;
-  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v492 = v490 < v1;
   const bool v493 = v491 && v492;
   if (v493) {
@@ -762,11 +762,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v511 = v510 + v490;
     out[v511] = v508;
   }
-  const unsigned int v512 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v512 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v514 = v351 + v512;
-  const unsigned int v515 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v515 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v517 = v354 + v515;
-  const bool v518 = v514 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v518 = v514 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v519 = v517 < v1;
   const bool v520 = v518 && v519;
   if (v520) {
@@ -785,11 +785,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v538 = v537 + v517;
     out[v538] = v535;
   }
-  const unsigned int v539 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v539 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v541 = v351 + v539;
-  const unsigned int v542 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v542 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v544 = v354 + v542;
-  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v546 = v544 < v1;
   const bool v547 = v545 && v546;
   if (v547) {
@@ -808,11 +808,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v565 = v564 + v544;
     out[v565] = v562;
   }
-  const unsigned int v566 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v566 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v568 = v351 + v566;
-  const unsigned int v569 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v569 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v571 = v354 + v569;
-  const bool v572 = v568 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v572 = v568 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v573 = v571 < v1;
   const bool v574 = v572 && v573;
   if (v574) {
@@ -831,11 +831,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v592 = v591 + v571;
     out[v592] = v589;
   }
-  const unsigned int v593 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v593 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v595 = v351 + v593;
-  const unsigned int v596 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v596 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v598 = v354 + v596;
-  const bool v599 = v595 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v599 = v595 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v600 = v598 < v1;
   const bool v601 = v599 && v600;
   if (v601) {
@@ -854,11 +854,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v619 = v618 + v598;
     out[v619] = v616;
   }
-  const unsigned int v620 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v620 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v622 = v351 + v620;
-  const unsigned int v623 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v623 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v625 = v354 + v623;
-  const bool v626 = v622 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v626 = v622 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v627 = v625 < v1;
   const bool v628 = v626 && v627;
   if (v628) {
@@ -877,11 +877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v646 = v645 + v625;
     out[v646] = v643;
   }
-  const unsigned int v647 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v647 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v649 = v351 + v647;
-  const unsigned int v650 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v650 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v652 = v354 + v650;
-  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v654 = v652 < v1;
   const bool v655 = v653 && v654;
   if (v655) {
@@ -900,11 +900,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v673 = v672 + v652;
     out[v673] = v670;
   }
-  const unsigned int v674 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v674 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v676 = v351 + v674;
-  const unsigned int v677 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v677 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v679 = v354 + v677;
-  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v681 = v679 < v1;
   const bool v682 = v680 && v681;
   if (v682) {
@@ -923,11 +923,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v700 = v699 + v679;
     out[v700] = v697;
   }
-  const unsigned int v701 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v701 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v703 = v351 + v701;
-  const unsigned int v704 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v704 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v706 = v354 + v704;
-  const bool v707 = v703 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v707 = v703 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v708 = v706 < v1;
   const bool v709 = v707 && v708;
   if (v709) {
@@ -946,11 +946,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v727 = v726 + v706;
     out[v727] = v724;
   }
-  const unsigned int v728 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v728 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v730 = v351 + v728;
-  const unsigned int v731 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v731 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v733 = v354 + v731;
-  const bool v734 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v734 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v735 = v733 < v1;
   const bool v736 = v734 && v735;
   if (v736) {
@@ -969,11 +969,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v754 = v753 + v733;
     out[v754] = v751;
   }
-  const unsigned int v755 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v755 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v757 = v351 + v755;
-  const unsigned int v758 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v758 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v760 = v354 + v758;
-  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v762 = v760 < v1;
   const bool v763 = v761 && v762;
   if (v763) {
@@ -992,11 +992,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v781 = v780 + v760;
     out[v781] = v778;
   }
-  const unsigned int v782 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v782 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v784 = v351 + v782;
-  const unsigned int v785 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v785 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v787 = v354 + v785;
-  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v789 = v787 < v1;
   const bool v790 = v788 && v789;
   if (v790) {
@@ -1015,11 +1015,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v808 = v807 + v787;
     out[v808] = v805;
   }
-  const unsigned int v809 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v809 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v811 = v351 + v809;
-  const unsigned int v812 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v812 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v814 = v354 + v812;
-  const bool v815 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v815 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v816 = v814 < v1;
   const bool v817 = v815 && v816;
   if (v817) {
@@ -1038,11 +1038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v835 = v834 + v814;
     out[v835] = v832;
   }
-  const unsigned int v836 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v836 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v838 = v351 + v836;
-  const unsigned int v839 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v839 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v841 = v354 + v839;
-  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v843 = v841 < v1;
   const bool v844 = v842 && v843;
   if (v844) {
@@ -1061,11 +1061,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v862 = v861 + v841;
     out[v862] = v859;
   }
-  const unsigned int v863 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v863 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v865 = v351 + v863;
-  const unsigned int v866 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v866 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v868 = v354 + v866;
-  const bool v869 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v869 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v870 = v868 < v1;
   const bool v871 = v869 && v870;
   if (v871) {
@@ -1084,11 +1084,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v889 = v888 + v868;
     out[v889] = v886;
   }
-  const unsigned int v890 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v890 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v892 = v351 + v890;
-  const unsigned int v893 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v893 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v895 = v354 + v893;
-  const bool v896 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v896 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v897 = v895 < v1;
   const bool v898 = v896 && v897;
   if (v898) {
@@ -1107,11 +1107,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v916 = v915 + v895;
     out[v916] = v913;
   }
-  const unsigned int v917 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v917 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v919 = v351 + v917;
-  const unsigned int v920 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v920 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v922 = v354 + v920;
-  const bool v923 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v923 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v924 = v922 < v1;
   const bool v925 = v923 && v924;
   if (v925) {
@@ -1130,11 +1130,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v943 = v942 + v922;
     out[v943] = v940;
   }
-  const unsigned int v944 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v944 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v946 = v351 + v944;
-  const unsigned int v947 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v947 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v949 = v354 + v947;
-  const bool v950 = v946 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v950 = v946 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v951 = v949 < v1;
   const bool v952 = v950 && v951;
   if (v952) {
@@ -1153,11 +1153,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v970 = v969 + v949;
     out[v970] = v967;
   }
-  const unsigned int v971 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v971 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v973 = v351 + v971;
-  const unsigned int v974 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v974 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v976 = v354 + v974;
-  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v978 = v976 < v1;
   const bool v979 = v977 && v978;
   if (v979) {
@@ -1176,11 +1176,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v997 = v996 + v976;
     out[v997] = v994;
   }
-  const unsigned int v998 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v998 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1000 = v351 + v998;
-  const unsigned int v1001 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1001 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1003 = v354 + v1001;
-  const bool v1004 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1004 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1005 = v1003 < v1;
   const bool v1006 = v1004 && v1005;
   if (v1006) {
@@ -1199,11 +1199,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1024 = v1023 + v1003;
     out[v1024] = v1021;
   }
-  const unsigned int v1025 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1025 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1027 = v351 + v1025;
-  const unsigned int v1028 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1028 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1030 = v354 + v1028;
-  const bool v1031 = v1027 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1031 = v1027 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1032 = v1030 < v1;
   const bool v1033 = v1031 && v1032;
   if (v1033) {
@@ -1222,11 +1222,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1051 = v1050 + v1030;
     out[v1051] = v1048;
   }
-  const unsigned int v1052 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1052 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1054 = v351 + v1052;
-  const unsigned int v1055 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1055 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1057 = v354 + v1055;
-  const bool v1058 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1058 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1059 = v1057 < v1;
   const bool v1060 = v1058 && v1059;
   if (v1060) {
@@ -1245,11 +1245,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1078 = v1077 + v1057;
     out[v1078] = v1075;
   }
-  const unsigned int v1079 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1079 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1081 = v351 + v1079;
-  const unsigned int v1082 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1082 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1084 = v354 + v1082;
-  const bool v1085 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1085 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1086 = v1084 < v1;
   const bool v1087 = v1085 && v1086;
   if (v1087) {
@@ -1268,11 +1268,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1105 = v1104 + v1084;
     out[v1105] = v1102;
   }
-  const unsigned int v1106 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1106 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1108 = v351 + v1106;
-  const unsigned int v1109 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1109 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1111 = v354 + v1109;
-  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1113 = v1111 < v1;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
@@ -1291,11 +1291,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1132 = v1131 + v1111;
     out[v1132] = v1129;
   }
-  const unsigned int v1133 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1133 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1135 = v351 + v1133;
-  const unsigned int v1136 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1136 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1138 = v354 + v1136;
-  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1140 = v1138 < v1;
   const bool v1141 = v1139 && v1140;
   if (v1141) {
@@ -1314,11 +1314,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1159 = v1158 + v1138;
     out[v1159] = v1156;
   }
-  const unsigned int v1160 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1160 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1162 = v351 + v1160;
-  const unsigned int v1163 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1163 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1165 = v354 + v1163;
-  const bool v1166 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1166 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1167 = v1165 < v1;
   const bool v1168 = v1166 && v1167;
   if (v1168) {
@@ -1337,11 +1337,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1186 = v1185 + v1165;
     out[v1186] = v1183;
   }
-  const unsigned int v1187 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1187 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1189 = v351 + v1187;
-  const unsigned int v1190 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1190 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1192 = v354 + v1190;
-  const bool v1193 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1193 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1194 = v1192 < v1;
   const bool v1195 = v1193 && v1194;
   if (v1195) {
@@ -1360,11 +1360,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1213 = v1212 + v1192;
     out[v1213] = v1210;
   }
-  const unsigned int v1214 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1214 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1216 = v351 + v1214;
-  const unsigned int v1217 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1217 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1219 = v354 + v1217;
-  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1383,11 +1383,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1240 = v1239 + v1219;
     out[v1240] = v1237;
   }
-  const unsigned int v1241 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1241 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1243 = v351 + v1241;
-  const unsigned int v1244 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1244 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1246 = v354 + v1244;
-  const bool v1247 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1247 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1248 = v1246 < v1;
   const bool v1249 = v1247 && v1248;
   if (v1249) {
@@ -1406,11 +1406,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1267 = v1266 + v1246;
     out[v1267] = v1264;
   }
-  const unsigned int v1268 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1268 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1270 = v351 + v1268;
-  const unsigned int v1271 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1271 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1273 = v354 + v1271;
-  const bool v1274 = v1270 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1274 = v1270 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1275 = v1273 < v1;
   const bool v1276 = v1274 && v1275;
   if (v1276) {
@@ -1429,11 +1429,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1294 = v1293 + v1273;
     out[v1294] = v1291;
   }
-  const unsigned int v1295 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1295 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1297 = v351 + v1295;
-  const unsigned int v1298 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1298 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1300 = v354 + v1298;
-  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1302 = v1300 < v1;
   const bool v1303 = v1301 && v1302;
   if (v1303) {
@@ -1452,11 +1452,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1321 = v1320 + v1300;
     out[v1321] = v1318;
   }
-  const unsigned int v1322 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1322 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1324 = v351 + v1322;
-  const unsigned int v1325 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1325 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1327 = v354 + v1325;
-  const bool v1328 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1328 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1329 = v1327 < v1;
   const bool v1330 = v1328 && v1329;
   if (v1330) {
@@ -1475,11 +1475,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1348 = v1347 + v1327;
     out[v1348] = v1345;
   }
-  const unsigned int v1349 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1349 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1351 = v351 + v1349;
-  const unsigned int v1352 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1352 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1354 = v354 + v1352;
-  const bool v1355 = v1351 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1355 = v1351 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1356 = v1354 < v1;
   const bool v1357 = v1355 && v1356;
   if (v1357) {
@@ -1498,11 +1498,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1375 = v1374 + v1354;
     out[v1375] = v1372;
   }
-  const unsigned int v1376 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1376 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1378 = v351 + v1376;
-  const unsigned int v1379 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1379 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1381 = v354 + v1379;
-  const bool v1382 = v1378 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1382 = v1378 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1383 = v1381 < v1;
   const bool v1384 = v1382 && v1383;
   if (v1384) {
@@ -1521,11 +1521,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1402 = v1401 + v1381;
     out[v1402] = v1399;
   }
-  const unsigned int v1403 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1403 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1405 = v351 + v1403;
-  const unsigned int v1406 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1406 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1408 = v354 + v1406;
-  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1410 = v1408 < v1;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
@@ -1544,11 +1544,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1429 = v1428 + v1408;
     out[v1429] = v1426;
   }
-  const unsigned int v1430 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1430 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1432 = v351 + v1430;
-  const unsigned int v1433 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1433 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1435 = v354 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1437 = v1435 < v1;
   const bool v1438 = v1436 && v1437;
   if (v1438) {
@@ -1567,11 +1567,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1456 = v1455 + v1435;
     out[v1456] = v1453;
   }
-  const unsigned int v1457 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1457 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1459 = v351 + v1457;
-  const unsigned int v1460 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1460 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1462 = v354 + v1460;
-  const bool v1463 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1463 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1464 = v1462 < v1;
   const bool v1465 = v1463 && v1464;
   if (v1465) {
@@ -1590,11 +1590,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1483 = v1482 + v1462;
     out[v1483] = v1480;
   }
-  const unsigned int v1484 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1484 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1486 = v351 + v1484;
-  const unsigned int v1487 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1487 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1489 = v354 + v1487;
-  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1491 = v1489 < v1;
   const bool v1492 = v1490 && v1491;
   if (v1492) {
@@ -1613,11 +1613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1510 = v1509 + v1489;
     out[v1510] = v1507;
   }
-  const unsigned int v1511 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1511 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1513 = v351 + v1511;
-  const unsigned int v1514 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1514 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1516 = v354 + v1514;
-  const bool v1517 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1517 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1518 = v1516 < v1;
   const bool v1519 = v1517 && v1518;
   if (v1519) {
@@ -1636,11 +1636,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1537 = v1536 + v1516;
     out[v1537] = v1534;
   }
-  const unsigned int v1538 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1538 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1540 = v351 + v1538;
-  const unsigned int v1541 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1541 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1543 = v354 + v1541;
-  const bool v1544 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1544 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1545 = v1543 < v1;
   const bool v1546 = v1544 && v1545;
   if (v1546) {
@@ -1659,11 +1659,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1564 = v1563 + v1543;
     out[v1564] = v1561;
   }
-  const unsigned int v1565 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1565 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1567 = v351 + v1565;
-  const unsigned int v1568 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1568 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1570 = v354 + v1568;
-  const bool v1571 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1571 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1572 = v1570 < v1;
   const bool v1573 = v1571 && v1572;
   if (v1573) {
@@ -1682,11 +1682,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1591 = v1590 + v1570;
     out[v1591] = v1588;
   }
-  const unsigned int v1592 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1592 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1594 = v351 + v1592;
-  const unsigned int v1595 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1595 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1597 = v354 + v1595;
-  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1599 = v1597 < v1;
   const bool v1600 = v1598 && v1599;
   if (v1600) {
@@ -1705,11 +1705,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1618 = v1617 + v1597;
     out[v1618] = v1615;
   }
-  const unsigned int v1619 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1619 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1621 = v351 + v1619;
-  const unsigned int v1622 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1622 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1624 = v354 + v1622;
-  const bool v1625 = v1621 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1625 = v1621 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1626 = v1624 < v1;
   const bool v1627 = v1625 && v1626;
   if (v1627) {
@@ -1728,11 +1728,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1645 = v1644 + v1624;
     out[v1645] = v1642;
   }
-  const unsigned int v1646 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1646 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1648 = v351 + v1646;
-  const unsigned int v1649 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1649 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1651 = v354 + v1649;
-  const bool v1652 = v1648 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1652 = v1648 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1653 = v1651 < v1;
   const bool v1654 = v1652 && v1653;
   if (v1654) {
@@ -1751,11 +1751,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1672 = v1671 + v1651;
     out[v1672] = v1669;
   }
-  const unsigned int v1673 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1673 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1675 = v351 + v1673;
-  const unsigned int v1676 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1676 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1678 = v354 + v1676;
-  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1680 = v1678 < v1;
   const bool v1681 = v1679 && v1680;
   if (v1681) {
@@ -1774,11 +1774,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1699 = v1698 + v1678;
     out[v1699] = v1696;
   }
-  const unsigned int v1700 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1700 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1702 = v351 + v1700;
-  const unsigned int v1703 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1703 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1705 = v354 + v1703;
-  const bool v1706 = v1702 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1706 = v1702 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1707 = v1705 < v1;
   const bool v1708 = v1706 && v1707;
   if (v1708) {
@@ -1797,11 +1797,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1726 = v1725 + v1705;
     out[v1726] = v1723;
   }
-  const unsigned int v1727 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1727 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1729 = v351 + v1727;
-  const unsigned int v1730 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1730 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1732 = v354 + v1730;
-  const bool v1733 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1733 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1734 = v1732 < v1;
   const bool v1735 = v1733 && v1734;
   if (v1735) {
@@ -1820,11 +1820,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1753 = v1752 + v1732;
     out[v1753] = v1750;
   }
-  const unsigned int v1754 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1754 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1756 = v351 + v1754;
-  const unsigned int v1757 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1757 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1759 = v354 + v1757;
-  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1761 = v1759 < v1;
   const bool v1762 = v1760 && v1761;
   if (v1762) {
@@ -1843,11 +1843,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1780 = v1779 + v1759;
     out[v1780] = v1777;
   }
-  const unsigned int v1781 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1781 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1783 = v351 + v1781;
-  const unsigned int v1784 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1784 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1786 = v354 + v1784;
-  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1788 = v1786 < v1;
   const bool v1789 = v1787 && v1788;
   if (v1789) {
@@ -1866,11 +1866,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1807 = v1806 + v1786;
     out[v1807] = v1804;
   }
-  const unsigned int v1808 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1808 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1810 = v351 + v1808;
-  const unsigned int v1811 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1811 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1813 = v354 + v1811;
-  const bool v1814 = v1810 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1814 = v1810 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1815 = v1813 < v1;
   const bool v1816 = v1814 && v1815;
   if (v1816) {
@@ -1889,11 +1889,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1834 = v1833 + v1813;
     out[v1834] = v1831;
   }
-  const unsigned int v1835 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1835 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1837 = v351 + v1835;
-  const unsigned int v1838 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1838 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1840 = v354 + v1838;
-  const bool v1841 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1841 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1842 = v1840 < v1;
   const bool v1843 = v1841 && v1842;
   if (v1843) {
@@ -1912,11 +1912,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1861 = v1860 + v1840;
     out[v1861] = v1858;
   }
-  const unsigned int v1862 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1862 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1864 = v351 + v1862;
-  const unsigned int v1865 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1865 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1867 = v354 + v1865;
-  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1869 = v1867 < v1;
   const bool v1870 = v1868 && v1869;
   if (v1870) {
@@ -1935,11 +1935,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1888 = v1887 + v1867;
     out[v1888] = v1885;
   }
-  const unsigned int v1889 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1889 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1891 = v351 + v1889;
-  const unsigned int v1892 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1892 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1894 = v354 + v1892;
-  const bool v1895 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1895 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1896 = v1894 < v1;
   const bool v1897 = v1895 && v1896;
   if (v1897) {
@@ -1958,11 +1958,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1915 = v1914 + v1894;
     out[v1915] = v1912;
   }
-  const unsigned int v1916 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1916 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1918 = v351 + v1916;
-  const unsigned int v1919 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1919 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1921 = v354 + v1919;
-  const bool v1922 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1922 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1923 = v1921 < v1;
   const bool v1924 = v1922 && v1923;
   if (v1924) {
@@ -1981,11 +1981,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1942 = v1941 + v1921;
     out[v1942] = v1939;
   }
-  const unsigned int v1943 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1943 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1945 = v351 + v1943;
-  const unsigned int v1946 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1946 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1948 = v354 + v1946;
-  const bool v1949 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1949 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1950 = v1948 < v1;
   const bool v1951 = v1949 && v1950;
   if (v1951) {
@@ -2004,11 +2004,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1969 = v1968 + v1948;
     out[v1969] = v1966;
   }
-  const unsigned int v1970 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1970 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1972 = v351 + v1970;
-  const unsigned int v1973 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1973 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1975 = v354 + v1973;
-  const bool v1976 = v1972 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1976 = v1972 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1977 = v1975 < v1;
   const bool v1978 = v1976 && v1977;
   if (v1978) {
@@ -2027,11 +2027,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v1996 = v1995 + v1975;
     out[v1996] = v1993;
   }
-  const unsigned int v1997 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1997 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1999 = v351 + v1997;
-  const unsigned int v2000 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2000 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2002 = v354 + v2000;
-  const bool v2003 = v1999 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2003 = v1999 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2004 = v2002 < v1;
   const bool v2005 = v2003 && v2004;
   if (v2005) {
@@ -2050,11 +2050,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2023 = v2022 + v2002;
     out[v2023] = v2020;
   }
-  const unsigned int v2024 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2024 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2026 = v351 + v2024;
-  const unsigned int v2027 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2027 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2029 = v354 + v2027;
-  const bool v2030 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2030 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2031 = v2029 < v1;
   const bool v2032 = v2030 && v2031;
   if (v2032) {
@@ -2073,11 +2073,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2050 = v2049 + v2029;
     out[v2050] = v2047;
   }
-  const unsigned int v2051 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2051 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2053 = v351 + v2051;
-  const unsigned int v2054 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2054 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2056 = v354 + v2054;
-  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2058 = v2056 < v1;
   const bool v2059 = v2057 && v2058;
   if (v2059) {
@@ -2096,11 +2096,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2077 = v2076 + v2056;
     out[v2077] = v2074;
   }
-  const unsigned int v2078 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2078 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2080 = v351 + v2078;
-  const unsigned int v2081 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2081 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2083 = v354 + v2081;
-  const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2085 = v2083 < v1;
   const bool v2086 = v2084 && v2085;
   if (v2086) {
@@ -2119,11 +2119,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2104 = v2103 + v2083;
     out[v2104] = v2101;
   }
-  const unsigned int v2105 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2105 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2107 = v351 + v2105;
-  const unsigned int v2108 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2108 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2110 = v354 + v2108;
-  const bool v2111 = v2107 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2111 = v2107 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2112 = v2110 < v1;
   const bool v2113 = v2111 && v2112;
   if (v2113) {
@@ -2142,11 +2142,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2131 = v2130 + v2110;
     out[v2131] = v2128;
   }
-  const unsigned int v2132 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2132 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2134 = v351 + v2132;
-  const unsigned int v2135 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2135 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2137 = v354 + v2135;
-  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2139 = v2137 < v1;
   const bool v2140 = v2138 && v2139;
   if (v2140) {
@@ -2165,11 +2165,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2158 = v2157 + v2137;
     out[v2158] = v2155;
   }
-  const unsigned int v2159 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2159 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2161 = v351 + v2159;
-  const unsigned int v2162 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2162 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2164 = v354 + v2162;
-  const bool v2165 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2165 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2166 = v2164 < v1;
   const bool v2167 = v2165 && v2166;
   if (v2167) {
@@ -2188,11 +2188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2185 = v2184 + v2164;
     out[v2185] = v2182;
   }
-  const unsigned int v2186 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2186 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2188 = v351 + v2186;
-  const unsigned int v2189 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2189 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2191 = v354 + v2189;
-  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2193 = v2191 < v1;
   const bool v2194 = v2192 && v2193;
   if (v2194) {
@@ -2211,11 +2211,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2212 = v2211 + v2191;
     out[v2212] = v2209;
   }
-  const unsigned int v2213 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2213 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2215 = v351 + v2213;
-  const unsigned int v2216 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2216 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2218 = v354 + v2216;
-  const bool v2219 = v2215 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2219 = v2215 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2220 = v2218 < v1;
   const bool v2221 = v2219 && v2220;
   if (v2221) {
@@ -2234,11 +2234,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2239 = v2238 + v2218;
     out[v2239] = v2236;
   }
-  const unsigned int v2240 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2240 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2242 = v351 + v2240;
-  const unsigned int v2243 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2243 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2245 = v354 + v2243;
-  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2247 = v2245 < v1;
   const bool v2248 = v2246 && v2247;
   if (v2248) {
@@ -2257,11 +2257,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2266 = v2265 + v2245;
     out[v2266] = v2263;
   }
-  const unsigned int v2267 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2267 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2269 = v351 + v2267;
-  const unsigned int v2270 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2270 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2272 = v354 + v2270;
-  const bool v2273 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2273 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2274 = v2272 < v1;
   const bool v2275 = v2273 && v2274;
   if (v2275) {
@@ -2280,11 +2280,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2293 = v2292 + v2272;
     out[v2293] = v2290;
   }
-  const unsigned int v2294 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2294 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2296 = v351 + v2294;
-  const unsigned int v2297 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2297 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2299 = v354 + v2297;
-  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
@@ -2303,11 +2303,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2320 = v2319 + v2299;
     out[v2320] = v2317;
   }
-  const unsigned int v2321 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2321 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2323 = v351 + v2321;
-  const unsigned int v2324 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2324 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2326 = v354 + v2324;
-  const bool v2327 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2327 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2328 = v2326 < v1;
   const bool v2329 = v2327 && v2328;
   if (v2329) {
@@ -2326,11 +2326,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2347 = v2346 + v2326;
     out[v2347] = v2344;
   }
-  const unsigned int v2348 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2348 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2350 = v351 + v2348;
-  const unsigned int v2351 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2351 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2353 = v354 + v2351;
-  const bool v2354 = v2350 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2354 = v2350 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2355 = v2353 < v1;
   const bool v2356 = v2354 && v2355;
   if (v2356) {
@@ -2349,11 +2349,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2374 = v2373 + v2353;
     out[v2374] = v2371;
   }
-  const unsigned int v2375 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2375 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2377 = v351 + v2375;
-  const unsigned int v2378 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2378 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2380 = v354 + v2378;
-  const bool v2381 = v2377 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2381 = v2377 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2382 = v2380 < v1;
   const bool v2383 = v2381 && v2382;
   if (v2383) {
@@ -2372,11 +2372,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2401 = v2400 + v2380;
     out[v2401] = v2398;
   }
-  const unsigned int v2402 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2402 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2404 = v351 + v2402;
-  const unsigned int v2405 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2405 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2407 = v354 + v2405;
-  const bool v2408 = v2404 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2408 = v2404 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2409 = v2407 < v1;
   const bool v2410 = v2408 && v2409;
   if (v2410) {
@@ -2395,11 +2395,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2428 = v2427 + v2407;
     out[v2428] = v2425;
   }
-  const unsigned int v2429 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2429 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2431 = v351 + v2429;
-  const unsigned int v2432 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2432 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2434 = v354 + v2432;
-  const bool v2435 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2435 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2436 = v2434 < v1;
   const bool v2437 = v2435 && v2436;
   if (v2437) {
@@ -2418,11 +2418,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2455 = v2454 + v2434;
     out[v2455] = v2452;
   }
-  const unsigned int v2456 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2456 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2458 = v351 + v2456;
-  const unsigned int v2459 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2459 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2461 = v354 + v2459;
-  const bool v2462 = v2458 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2462 = v2458 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2463 = v2461 < v1;
   const bool v2464 = v2462 && v2463;
   if (v2464) {
@@ -2441,11 +2441,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2482 = v2481 + v2461;
     out[v2482] = v2479;
   }
-  const unsigned int v2483 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2483 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2485 = v351 + v2483;
-  const unsigned int v2486 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2486 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2488 = v354 + v2486;
-  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2490 = v2488 < v1;
   const bool v2491 = v2489 && v2490;
   if (v2491) {
@@ -2464,11 +2464,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2509 = v2508 + v2488;
     out[v2509] = v2506;
   }
-  const unsigned int v2510 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2510 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2512 = v351 + v2510;
-  const unsigned int v2513 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2513 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2515 = v354 + v2513;
-  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2517 = v2515 < v1;
   const bool v2518 = v2516 && v2517;
   if (v2518) {
@@ -2487,11 +2487,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2536 = v2535 + v2515;
     out[v2536] = v2533;
   }
-  const unsigned int v2537 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2537 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2539 = v351 + v2537;
-  const unsigned int v2540 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2540 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2542 = v354 + v2540;
-  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2544 = v2542 < v1;
   const bool v2545 = v2543 && v2544;
   if (v2545) {
@@ -2510,11 +2510,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2563 = v2562 + v2542;
     out[v2563] = v2560;
   }
-  const unsigned int v2564 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2564 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2566 = v351 + v2564;
-  const unsigned int v2567 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2567 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2569 = v354 + v2567;
-  const bool v2570 = v2566 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2570 = v2566 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2571 = v2569 < v1;
   const bool v2572 = v2570 && v2571;
   if (v2572) {
@@ -2533,11 +2533,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2590 = v2589 + v2569;
     out[v2590] = v2587;
   }
-  const unsigned int v2591 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2591 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2593 = v351 + v2591;
-  const unsigned int v2594 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2594 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2596 = v354 + v2594;
-  const bool v2597 = v2593 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2597 = v2593 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2598 = v2596 < v1;
   const bool v2599 = v2597 && v2598;
   if (v2599) {
@@ -2556,11 +2556,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2617 = v2616 + v2596;
     out[v2617] = v2614;
   }
-  const unsigned int v2618 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2618 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2620 = v351 + v2618;
-  const unsigned int v2621 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2621 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2623 = v354 + v2621;
-  const bool v2624 = v2620 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2624 = v2620 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2625 = v2623 < v1;
   const bool v2626 = v2624 && v2625;
   if (v2626) {
@@ -2579,11 +2579,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2644 = v2643 + v2623;
     out[v2644] = v2641;
   }
-  const unsigned int v2645 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2645 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2647 = v351 + v2645;
-  const unsigned int v2648 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2648 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2650 = v354 + v2648;
-  const bool v2651 = v2647 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2651 = v2647 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2652 = v2650 < v1;
   const bool v2653 = v2651 && v2652;
   if (v2653) {
@@ -2602,11 +2602,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2671 = v2670 + v2650;
     out[v2671] = v2668;
   }
-  const unsigned int v2672 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2672 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2674 = v351 + v2672;
-  const unsigned int v2675 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2675 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2677 = v354 + v2675;
-  const bool v2678 = v2674 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2678 = v2674 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2679 = v2677 < v1;
   const bool v2680 = v2678 && v2679;
   if (v2680) {
@@ -2625,11 +2625,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2698 = v2697 + v2677;
     out[v2698] = v2695;
   }
-  const unsigned int v2699 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2699 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2701 = v351 + v2699;
-  const unsigned int v2702 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2702 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2704 = v354 + v2702;
-  const bool v2705 = v2701 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2705 = v2701 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2706 = v2704 < v1;
   const bool v2707 = v2705 && v2706;
   if (v2707) {
@@ -2648,11 +2648,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2725 = v2724 + v2704;
     out[v2725] = v2722;
   }
-  const unsigned int v2726 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2726 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2728 = v351 + v2726;
-  const unsigned int v2729 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2729 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2731 = v354 + v2729;
-  const bool v2732 = v2728 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2732 = v2728 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2733 = v2731 < v1;
   const bool v2734 = v2732 && v2733;
   if (v2734) {
@@ -2671,11 +2671,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2752 = v2751 + v2731;
     out[v2752] = v2749;
   }
-  const unsigned int v2753 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2753 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2755 = v351 + v2753;
-  const unsigned int v2756 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2756 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2758 = v354 + v2756;
-  const bool v2759 = v2755 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2759 = v2755 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2760 = v2758 < v1;
   const bool v2761 = v2759 && v2760;
   if (v2761) {
@@ -2694,11 +2694,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2779 = v2778 + v2758;
     out[v2779] = v2776;
   }
-  const unsigned int v2780 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2780 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2782 = v351 + v2780;
-  const unsigned int v2783 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2783 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2785 = v354 + v2783;
-  const bool v2786 = v2782 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2786 = v2782 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2787 = v2785 < v1;
   const bool v2788 = v2786 && v2787;
   if (v2788) {
@@ -2717,11 +2717,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2806 = v2805 + v2785;
     out[v2806] = v2803;
   }
-  const unsigned int v2807 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2807 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2809 = v351 + v2807;
-  const unsigned int v2810 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2810 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2812 = v354 + v2810;
-  const bool v2813 = v2809 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2813 = v2809 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2814 = v2812 < v1;
   const bool v2815 = v2813 && v2814;
   if (v2815) {
@@ -2740,11 +2740,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2833 = v2832 + v2812;
     out[v2833] = v2830;
   }
-  const unsigned int v2834 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2834 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2836 = v351 + v2834;
-  const unsigned int v2837 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2837 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2839 = v354 + v2837;
-  const bool v2840 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2840 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2841 = v2839 < v1;
   const bool v2842 = v2840 && v2841;
   if (v2842) {
@@ -2763,11 +2763,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2860 = v2859 + v2839;
     out[v2860] = v2857;
   }
-  const unsigned int v2861 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2861 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2863 = v351 + v2861;
-  const unsigned int v2864 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2864 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2866 = v354 + v2864;
-  const bool v2867 = v2863 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2867 = v2863 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2868 = v2866 < v1;
   const bool v2869 = v2867 && v2868;
   if (v2869) {
@@ -2786,11 +2786,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2887 = v2886 + v2866;
     out[v2887] = v2884;
   }
-  const unsigned int v2888 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2888 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2890 = v351 + v2888;
-  const unsigned int v2891 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2891 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2893 = v354 + v2891;
-  const bool v2894 = v2890 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2894 = v2890 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2895 = v2893 < v1;
   const bool v2896 = v2894 && v2895;
   if (v2896) {
@@ -2809,11 +2809,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2914 = v2913 + v2893;
     out[v2914] = v2911;
   }
-  const unsigned int v2915 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2915 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2917 = v351 + v2915;
-  const unsigned int v2918 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2918 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2920 = v354 + v2918;
-  const bool v2921 = v2917 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2921 = v2917 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2922 = v2920 < v1;
   const bool v2923 = v2921 && v2922;
   if (v2923) {
@@ -2832,11 +2832,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2941 = v2940 + v2920;
     out[v2941] = v2938;
   }
-  const unsigned int v2942 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2942 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2944 = v351 + v2942;
-  const unsigned int v2945 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2945 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2947 = v354 + v2945;
-  const bool v2948 = v2944 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2948 = v2944 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2949 = v2947 < v1;
   const bool v2950 = v2948 && v2949;
   if (v2950) {
@@ -2855,11 +2855,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2968 = v2967 + v2947;
     out[v2968] = v2965;
   }
-  const unsigned int v2969 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2969 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2971 = v351 + v2969;
-  const unsigned int v2972 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2972 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2974 = v354 + v2972;
-  const bool v2975 = v2971 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2975 = v2971 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2976 = v2974 < v1;
   const bool v2977 = v2975 && v2976;
   if (v2977) {
@@ -2878,11 +2878,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v2995 = v2994 + v2974;
     out[v2995] = v2992;
   }
-  const unsigned int v2996 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2996 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2998 = v351 + v2996;
-  const unsigned int v2999 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2999 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3001 = v354 + v2999;
-  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3003 = v3001 < v1;
   const bool v3004 = v3002 && v3003;
   if (v3004) {
@@ -2901,11 +2901,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3022 = v3021 + v3001;
     out[v3022] = v3019;
   }
-  const unsigned int v3023 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3023 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3025 = v351 + v3023;
-  const unsigned int v3026 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3026 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3028 = v354 + v3026;
-  const bool v3029 = v3025 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3029 = v3025 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3030 = v3028 < v1;
   const bool v3031 = v3029 && v3030;
   if (v3031) {
@@ -2924,11 +2924,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3049 = v3048 + v3028;
     out[v3049] = v3046;
   }
-  const unsigned int v3050 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3050 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3052 = v351 + v3050;
-  const unsigned int v3053 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3053 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3055 = v354 + v3053;
-  const bool v3056 = v3052 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3056 = v3052 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3057 = v3055 < v1;
   const bool v3058 = v3056 && v3057;
   if (v3058) {
@@ -2947,11 +2947,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3076 = v3075 + v3055;
     out[v3076] = v3073;
   }
-  const unsigned int v3077 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3077 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3079 = v351 + v3077;
-  const unsigned int v3080 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3080 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3082 = v354 + v3080;
-  const bool v3083 = v3079 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3083 = v3079 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3084 = v3082 < v1;
   const bool v3085 = v3083 && v3084;
   if (v3085) {
@@ -2970,11 +2970,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3103 = v3102 + v3082;
     out[v3103] = v3100;
   }
-  const unsigned int v3104 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3104 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3106 = v351 + v3104;
-  const unsigned int v3107 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3107 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3109 = v354 + v3107;
-  const bool v3110 = v3106 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3110 = v3106 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3111 = v3109 < v1;
   const bool v3112 = v3110 && v3111;
   if (v3112) {
@@ -2993,11 +2993,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3130 = v3129 + v3109;
     out[v3130] = v3127;
   }
-  const unsigned int v3131 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3131 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3133 = v351 + v3131;
-  const unsigned int v3134 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3134 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3136 = v354 + v3134;
-  const bool v3137 = v3133 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3137 = v3133 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3138 = v3136 < v1;
   const bool v3139 = v3137 && v3138;
   if (v3139) {
@@ -3016,11 +3016,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3157 = v3156 + v3136;
     out[v3157] = v3154;
   }
-  const unsigned int v3158 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3158 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3160 = v351 + v3158;
-  const unsigned int v3161 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3161 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3163 = v354 + v3161;
-  const bool v3164 = v3160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3164 = v3160 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3165 = v3163 < v1;
   const bool v3166 = v3164 && v3165;
   if (v3166) {
@@ -3039,11 +3039,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3184 = v3183 + v3163;
     out[v3184] = v3181;
   }
-  const unsigned int v3185 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3185 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3187 = v351 + v3185;
-  const unsigned int v3188 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3188 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3190 = v354 + v3188;
-  const bool v3191 = v3187 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3191 = v3187 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3192 = v3190 < v1;
   const bool v3193 = v3191 && v3192;
   if (v3193) {
@@ -3062,11 +3062,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3211 = v3210 + v3190;
     out[v3211] = v3208;
   }
-  const unsigned int v3212 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3212 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3214 = v351 + v3212;
-  const unsigned int v3215 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3215 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3217 = v354 + v3215;
-  const bool v3218 = v3214 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3218 = v3214 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3219 = v3217 < v1;
   const bool v3220 = v3218 && v3219;
   if (v3220) {
@@ -3085,11 +3085,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3238 = v3237 + v3217;
     out[v3238] = v3235;
   }
-  const unsigned int v3239 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3239 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3241 = v351 + v3239;
-  const unsigned int v3242 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3242 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3244 = v354 + v3242;
-  const bool v3245 = v3241 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3245 = v3241 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3246 = v3244 < v1;
   const bool v3247 = v3245 && v3246;
   if (v3247) {
@@ -3108,11 +3108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3265 = v3264 + v3244;
     out[v3265] = v3262;
   }
-  const unsigned int v3266 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3266 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3268 = v351 + v3266;
-  const unsigned int v3269 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3269 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3271 = v354 + v3269;
-  const bool v3272 = v3268 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3272 = v3268 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3273 = v3271 < v1;
   const bool v3274 = v3272 && v3273;
   if (v3274) {
@@ -3131,11 +3131,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3292 = v3291 + v3271;
     out[v3292] = v3289;
   }
-  const unsigned int v3293 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3293 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3295 = v351 + v3293;
-  const unsigned int v3296 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3296 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3298 = v354 + v3296;
-  const bool v3299 = v3295 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3299 = v3295 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3300 = v3298 < v1;
   const bool v3301 = v3299 && v3300;
   if (v3301) {
@@ -3154,11 +3154,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3319 = v3318 + v3298;
     out[v3319] = v3316;
   }
-  const unsigned int v3320 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3320 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3322 = v351 + v3320;
-  const unsigned int v3323 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3323 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3325 = v354 + v3323;
-  const bool v3326 = v3322 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3326 = v3322 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3327 = v3325 < v1;
   const bool v3328 = v3326 && v3327;
   if (v3328) {
@@ -3177,11 +3177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3346 = v3345 + v3325;
     out[v3346] = v3343;
   }
-  const unsigned int v3347 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3347 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3349 = v351 + v3347;
-  const unsigned int v3350 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3350 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3352 = v354 + v3350;
-  const bool v3353 = v3349 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3353 = v3349 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3354 = v3352 < v1;
   const bool v3355 = v3353 && v3354;
   if (v3355) {
@@ -3200,11 +3200,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3373 = v3372 + v3352;
     out[v3373] = v3370;
   }
-  const unsigned int v3374 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3374 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3376 = v351 + v3374;
-  const unsigned int v3377 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3377 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3379 = v354 + v3377;
-  const bool v3380 = v3376 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3380 = v3376 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3381 = v3379 < v1;
   const bool v3382 = v3380 && v3381;
   if (v3382) {
@@ -3223,11 +3223,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3400 = v3399 + v3379;
     out[v3400] = v3397;
   }
-  const unsigned int v3401 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3401 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3403 = v351 + v3401;
-  const unsigned int v3404 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3404 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3406 = v354 + v3404;
-  const bool v3407 = v3403 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3407 = v3403 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3408 = v3406 < v1;
   const bool v3409 = v3407 && v3408;
   if (v3409) {
@@ -3246,11 +3246,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3427 = v3426 + v3406;
     out[v3427] = v3424;
   }
-  const unsigned int v3428 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3428 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3430 = v351 + v3428;
-  const unsigned int v3431 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3431 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3433 = v354 + v3431;
-  const bool v3434 = v3430 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3434 = v3430 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3435 = v3433 < v1;
   const bool v3436 = v3434 && v3435;
   if (v3436) {
@@ -3269,11 +3269,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3454 = v3453 + v3433;
     out[v3454] = v3451;
   }
-  const unsigned int v3455 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3455 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3457 = v351 + v3455;
-  const unsigned int v3458 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3458 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3460 = v354 + v3458;
-  const bool v3461 = v3457 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3461 = v3457 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3462 = v3460 < v1;
   const bool v3463 = v3461 && v3462;
   if (v3463) {
@@ -3292,11 +3292,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3481 = v3480 + v3460;
     out[v3481] = v3478;
   }
-  const unsigned int v3482 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3482 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3484 = v351 + v3482;
-  const unsigned int v3485 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3485 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3487 = v354 + v3485;
-  const bool v3488 = v3484 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3488 = v3484 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3489 = v3487 < v1;
   const bool v3490 = v3488 && v3489;
   if (v3490) {
@@ -3315,11 +3315,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3508 = v3507 + v3487;
     out[v3508] = v3505;
   }
-  const unsigned int v3509 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3509 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3511 = v351 + v3509;
-  const unsigned int v3512 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3512 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3514 = v354 + v3512;
-  const bool v3515 = v3511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3515 = v3511 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3516 = v3514 < v1;
   const bool v3517 = v3515 && v3516;
   if (v3517) {
@@ -3338,11 +3338,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3535 = v3534 + v3514;
     out[v3535] = v3532;
   }
-  const unsigned int v3536 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3536 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3538 = v351 + v3536;
-  const unsigned int v3539 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3539 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3541 = v354 + v3539;
-  const bool v3542 = v3538 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3542 = v3538 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3543 = v3541 < v1;
   const bool v3544 = v3542 && v3543;
   if (v3544) {
@@ -3361,11 +3361,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3562 = v3561 + v3541;
     out[v3562] = v3559;
   }
-  const unsigned int v3563 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3563 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3565 = v351 + v3563;
-  const unsigned int v3566 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3566 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3568 = v354 + v3566;
-  const bool v3569 = v3565 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3569 = v3565 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3570 = v3568 < v1;
   const bool v3571 = v3569 && v3570;
   if (v3571) {
@@ -3384,11 +3384,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3589 = v3588 + v3568;
     out[v3589] = v3586;
   }
-  const unsigned int v3590 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3590 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3592 = v351 + v3590;
-  const unsigned int v3593 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3593 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3595 = v354 + v3593;
-  const bool v3596 = v3592 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3596 = v3592 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3597 = v3595 < v1;
   const bool v3598 = v3596 && v3597;
   if (v3598) {
@@ -3407,11 +3407,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3616 = v3615 + v3595;
     out[v3616] = v3613;
   }
-  const unsigned int v3617 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3617 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3619 = v351 + v3617;
-  const unsigned int v3620 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3620 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3622 = v354 + v3620;
-  const bool v3623 = v3619 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3623 = v3619 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3624 = v3622 < v1;
   const bool v3625 = v3623 && v3624;
   if (v3625) {
@@ -3430,11 +3430,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3643 = v3642 + v3622;
     out[v3643] = v3640;
   }
-  const unsigned int v3644 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3644 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3646 = v351 + v3644;
-  const unsigned int v3647 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3647 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3649 = v354 + v3647;
-  const bool v3650 = v3646 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3650 = v3646 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3651 = v3649 < v1;
   const bool v3652 = v3650 && v3651;
   if (v3652) {
@@ -3453,11 +3453,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3670 = v3669 + v3649;
     out[v3670] = v3667;
   }
-  const unsigned int v3671 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3671 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3673 = v351 + v3671;
-  const unsigned int v3674 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3674 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3676 = v354 + v3674;
-  const bool v3677 = v3673 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3677 = v3673 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3678 = v3676 < v1;
   const bool v3679 = v3677 && v3678;
   if (v3679) {
@@ -3476,11 +3476,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3697 = v3696 + v3676;
     out[v3697] = v3694;
   }
-  const unsigned int v3698 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3698 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3700 = v351 + v3698;
-  const unsigned int v3701 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3701 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3703 = v354 + v3701;
-  const bool v3704 = v3700 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3704 = v3700 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3705 = v3703 < v1;
   const bool v3706 = v3704 && v3705;
   if (v3706) {
@@ -3499,11 +3499,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3724 = v3723 + v3703;
     out[v3724] = v3721;
   }
-  const unsigned int v3725 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3725 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3727 = v351 + v3725;
-  const unsigned int v3728 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3728 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3730 = v354 + v3728;
-  const bool v3731 = v3727 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3731 = v3727 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3732 = v3730 < v1;
   const bool v3733 = v3731 && v3732;
   if (v3733) {
@@ -3522,11 +3522,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3751 = v3750 + v3730;
     out[v3751] = v3748;
   }
-  const unsigned int v3752 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3752 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3754 = v351 + v3752;
-  const unsigned int v3755 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3755 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3757 = v354 + v3755;
-  const bool v3758 = v3754 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3758 = v3754 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3759 = v3757 < v1;
   const bool v3760 = v3758 && v3759;
   if (v3760) {
@@ -3545,11 +3545,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f3
     const unsigned int v3778 = v3777 + v3757;
     out[v3778] = v3775;
   }
-  const unsigned int v3779 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3779 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3781 = v351 + v3779;
-  const unsigned int v3782 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3782 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3784 = v354 + v3782;
-  const bool v3785 = v3781 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3785 = v3781 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3786 = v3784 < v1;
   const bool v3787 = v3785 && v3786;
   if (v3787) {

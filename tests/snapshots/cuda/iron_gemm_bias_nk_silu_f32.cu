@@ -215,371 +215,371 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
   const unsigned int v2 = k;
   const float v3 = alpha;
   unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:64
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
   const unsigned int v8 = blockIdx.y;
   const unsigned int v9 = v8 * v6;
   const unsigned int v10 = v9 + v7;
-  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:184
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
   const unsigned int v15 = v14 << 3u;
-  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
   const unsigned int v18 = v17 - v15;
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:186
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v15 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:187
+  const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:188
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v39, 0.0f);
-  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v41, 0.0f);
-  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v43, 0.0f);
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v47 = v46 == v4;
   const bool v62 = v47 && v47;
   if (v62) {
-    const bool v3531 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:215
+    const bool v3531 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:222
     if (v3531) {
-      const unsigned int v3534 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3535 = v3534 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3536 = v3534 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3534 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3535 = v3534 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3536 = v3534 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3537 = v3536 << 2u;
-      const unsigned int v3538 = v24 + v3535;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3538 = v24 + v3535;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3539 = v3538 < v0;
       const bool v3541 = v3537 < v2;
       const bool v3542 = v3539 && v3541;
-      const unsigned int v3543 = v3538 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3543 = v3538 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3545 = v3543 + v3537;
       const unsigned int v3546 = v3542 ? v3545 : v4;
-      const unsigned int v3548 = v3535 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3548 = v3535 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3550 = v3548 + v3537;
       iron_copy_async<16>(shm0 + v3550, a + v3546, v3542);
-      const unsigned int v3551 = v3534 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3552 = v3551 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3553 = v3551 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3551 = v3534 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3552 = v3551 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3553 = v3551 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3554 = v3553 << 2u;
-      const unsigned int v3555 = v24 + v3552;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3555 = v24 + v3552;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3556 = v3555 < v0;
       const bool v3558 = v3554 < v2;
       const bool v3559 = v3556 && v3558;
-      const unsigned int v3560 = v3555 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3560 = v3555 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3562 = v3560 + v3554;
       const unsigned int v3563 = v3559 ? v3562 : v4;
-      const unsigned int v3564 = v3552 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3564 = v3552 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3566 = v3564 + v3554;
       iron_copy_async<16>(shm0 + v3566, a + v3563, v3559);
-      const unsigned int v3568 = v3534 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3569 = v3568 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3570 = v3568 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3568 = v3534 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3569 = v3568 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3570 = v3568 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3571 = v3570 << 2u;
-      const unsigned int v3572 = v24 + v3569;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3572 = v24 + v3569;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3573 = v3572 < v0;
       const bool v3575 = v3571 < v2;
       const bool v3576 = v3573 && v3575;
-      const unsigned int v3577 = v3572 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3577 = v3572 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3579 = v3577 + v3571;
       const unsigned int v3580 = v3576 ? v3579 : v4;
-      const unsigned int v3581 = v3569 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3581 = v3569 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3583 = v3581 + v3571;
       iron_copy_async<16>(shm0 + v3583, a + v3580, v3576);
-      const unsigned int v3585 = v3534 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3586 = v3585 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3587 = v3585 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3585 = v3534 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3586 = v3585 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3587 = v3585 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3588 = v3587 << 2u;
-      const unsigned int v3589 = v24 + v3586;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3589 = v24 + v3586;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3590 = v3589 < v0;
       const bool v3592 = v3588 < v2;
       const bool v3593 = v3590 && v3592;
-      const unsigned int v3594 = v3589 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3594 = v3589 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3596 = v3594 + v3588;
       const unsigned int v3597 = v3593 ? v3596 : v4;
-      const unsigned int v3598 = v3586 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3598 = v3586 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3600 = v3598 + v3588;
       iron_copy_async<16>(shm0 + v3600, a + v3597, v3593);
-      const unsigned int v3601 = v28 + v3535;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3601 = v28 + v3535;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3602 = v3601 < v1;
       const bool v3603 = v3602 && v3541;
-      const unsigned int v3604 = v3601 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3604 = v3601 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3606 = v3604 + v3537;
       const unsigned int v3607 = v3603 ? v3606 : v4;
-      iron_copy_async<16>(shm1 + v3550, b + v3607, v3603);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v3608 = v28 + v3552;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v3550, b + v3607, v3603);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3608 = v28 + v3552;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3609 = v3608 < v1;
       const bool v3610 = v3609 && v3558;
-      const unsigned int v3611 = v3608 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3611 = v3608 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3613 = v3611 + v3554;
       const unsigned int v3614 = v3610 ? v3613 : v4;
-      iron_copy_async<16>(shm1 + v3566, b + v3614, v3610);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v3615 = v28 + v3569;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v3566, b + v3614, v3610);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3615 = v28 + v3569;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3616 = v3615 < v1;
       const bool v3617 = v3616 && v3575;
-      const unsigned int v3618 = v3615 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3618 = v3615 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3620 = v3618 + v3571;
       const unsigned int v3621 = v3617 ? v3620 : v4;
-      iron_copy_async<16>(shm1 + v3583, b + v3621, v3617);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v3622 = v28 + v3586;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v3583, b + v3621, v3617);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3622 = v28 + v3586;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3623 = v3622 < v1;
       const bool v3624 = v3623 && v3592;
-      const unsigned int v3625 = v3622 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3625 = v3622 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3627 = v3625 + v3588;
       const unsigned int v3628 = v3624 ? v3627 : v4;
-      iron_copy_async<16>(shm1 + v3600, b + v3628, v3624);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3600, b + v3628, v3624);  // kernels/gemm/gemm_tiles.hpp:82
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     const bool v3631 = 16u < v2;
     if (v3631) {
-      const unsigned int v3634 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3635 = v3634 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3636 = v3634 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3634 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3635 = v3634 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3636 = v3634 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3637 = v3636 << 2u;
-      const unsigned int v3638 = v24 + v3635;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3638 = v24 + v3635;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3639 = v3638 < v0;
       const unsigned int v3640 = 16u + v3637;
       const bool v3641 = v3640 < v2;
       const bool v3642 = v3639 && v3641;
-      const unsigned int v3643 = v3638 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3643 = v3638 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3644 = v3643 + 16u;
       const unsigned int v3645 = v3644 + v3637;
       const unsigned int v3646 = v3642 ? v3645 : v4;
-      const unsigned int v3648 = v3635 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3648 = v3635 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3649 = 2560u + v3648;
       const unsigned int v3650 = v3649 + v3637;
       iron_copy_async<16>(shm0 + v3650, a + v3646, v3642);
-      const unsigned int v3651 = v3634 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3652 = v3651 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3653 = v3651 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3651 = v3634 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3652 = v3651 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3653 = v3651 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3654 = v3653 << 2u;
-      const unsigned int v3655 = v24 + v3652;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3655 = v24 + v3652;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3656 = v3655 < v0;
       const unsigned int v3657 = 16u + v3654;
       const bool v3658 = v3657 < v2;
       const bool v3659 = v3656 && v3658;
-      const unsigned int v3660 = v3655 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3660 = v3655 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3661 = v3660 + 16u;
       const unsigned int v3662 = v3661 + v3654;
       const unsigned int v3663 = v3659 ? v3662 : v4;
-      const unsigned int v3664 = v3652 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3664 = v3652 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3665 = 2560u + v3664;
       const unsigned int v3666 = v3665 + v3654;
       iron_copy_async<16>(shm0 + v3666, a + v3663, v3659);
-      const unsigned int v3668 = v3634 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3669 = v3668 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3670 = v3668 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3668 = v3634 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3669 = v3668 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3670 = v3668 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3671 = v3670 << 2u;
-      const unsigned int v3672 = v24 + v3669;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3672 = v24 + v3669;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3673 = v3672 < v0;
       const unsigned int v3674 = 16u + v3671;
       const bool v3675 = v3674 < v2;
       const bool v3676 = v3673 && v3675;
-      const unsigned int v3677 = v3672 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3677 = v3672 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3678 = v3677 + 16u;
       const unsigned int v3679 = v3678 + v3671;
       const unsigned int v3680 = v3676 ? v3679 : v4;
-      const unsigned int v3681 = v3669 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3681 = v3669 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3682 = 2560u + v3681;
       const unsigned int v3683 = v3682 + v3671;
       iron_copy_async<16>(shm0 + v3683, a + v3680, v3676);
-      const unsigned int v3685 = v3634 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3686 = v3685 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3687 = v3685 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3685 = v3634 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3686 = v3685 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3687 = v3685 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3688 = v3687 << 2u;
-      const unsigned int v3689 = v24 + v3686;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3689 = v24 + v3686;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3690 = v3689 < v0;
       const unsigned int v3691 = 16u + v3688;
       const bool v3692 = v3691 < v2;
       const bool v3693 = v3690 && v3692;
-      const unsigned int v3694 = v3689 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3694 = v3689 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3695 = v3694 + 16u;
       const unsigned int v3696 = v3695 + v3688;
       const unsigned int v3697 = v3693 ? v3696 : v4;
-      const unsigned int v3698 = v3686 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3698 = v3686 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3699 = 2560u + v3698;
       const unsigned int v3700 = v3699 + v3688;
       iron_copy_async<16>(shm0 + v3700, a + v3697, v3693);
-      const unsigned int v3701 = v28 + v3635;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3701 = v28 + v3635;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3702 = v3701 < v1;
       const bool v3703 = v3702 && v3641;
-      const unsigned int v3704 = v3701 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3704 = v3701 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3705 = v3704 + 16u;
       const unsigned int v3706 = v3705 + v3637;
       const unsigned int v3707 = v3703 ? v3706 : v4;
-      iron_copy_async<16>(shm1 + v3650, b + v3707, v3703);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v3708 = v28 + v3652;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v3650, b + v3707, v3703);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3708 = v28 + v3652;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3709 = v3708 < v1;
       const bool v3710 = v3709 && v3658;
-      const unsigned int v3711 = v3708 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3711 = v3708 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3712 = v3711 + 16u;
       const unsigned int v3713 = v3712 + v3654;
       const unsigned int v3714 = v3710 ? v3713 : v4;
-      iron_copy_async<16>(shm1 + v3666, b + v3714, v3710);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v3715 = v28 + v3669;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v3666, b + v3714, v3710);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3715 = v28 + v3669;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3716 = v3715 < v1;
       const bool v3717 = v3716 && v3675;
-      const unsigned int v3718 = v3715 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3718 = v3715 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3719 = v3718 + 16u;
       const unsigned int v3720 = v3719 + v3671;
       const unsigned int v3721 = v3717 ? v3720 : v4;
-      iron_copy_async<16>(shm1 + v3683, b + v3721, v3717);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v3722 = v28 + v3686;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v3683, b + v3721, v3717);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3722 = v28 + v3686;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3723 = v3722 < v1;
       const bool v3724 = v3723 && v3692;
-      const unsigned int v3725 = v3722 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3725 = v3722 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3726 = v3725 + 16u;
       const unsigned int v3727 = v3726 + v3688;
       const unsigned int v3728 = v3724 ? v3727 : v4;
-      iron_copy_async<16>(shm1 + v3700, b + v3728, v3724);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3700, b + v3728, v3724);  // kernels/gemm/gemm_tiles.hpp:82
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
-    const unsigned int v3253 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v3259 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+    const unsigned int v3253 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v3259 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (unsigned int v3241 = v4; v3241 < v2; v3241 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v3241 = v4; v3241 < v2; v3241 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v3243 = v3241 >> 4u;
       const unsigned int v3245 = v3243 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3247 = v3245 * 2560u;  // kernels/gemm/gemm_tiles.hpp:217
-      const unsigned int v3254 = v3247 + v3253;  // kernels/gemm/gemm_tiles.hpp:199
+      const unsigned int v3247 = v3245 * 2560u;  // kernels/gemm/gemm_tiles.hpp:224
+      const unsigned int v3254 = v3247 + v3253;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load_shared<false>(v41, shm0, v3254, 20u);
-      const unsigned int v3260 = v3247 + v3259;  // kernels/gemm/gemm_tiles.hpp:203
+      const unsigned int v3260 = v3247 + v3259;  // kernels/gemm/gemm_tiles.hpp:210
       iron_frag_load_shared<true>(v43, shm1, v3260, 20u);
-      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      const unsigned int v3264 = v3241 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      const unsigned int v3264 = v3241 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v3266 = v3243 + 2u;
       const unsigned int v3267 = v3266 % 3u;
       const bool v3268 = v3264 < v2;
       if (v3268) {
-        const unsigned int v3270 = v3267 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v3272 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3275 = v3272 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3278 = v3272 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3270 = v3267 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v3272 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3275 = v3272 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3278 = v3272 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3279 = v3278 << 2u;
-        const unsigned int v3280 = v24 + v3275;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3280 = v24 + v3275;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3281 = v3280 < v0;
         const unsigned int v3282 = v3264 + v3279;
         const bool v3283 = v3282 < v2;
         const bool v3284 = v3281 && v3283;
-        const unsigned int v3286 = v3280 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3286 = v3280 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3288 = v3286 + v3264;
         const unsigned int v3289 = v3288 + v3279;
         const unsigned int v3290 = v3284 ? v3289 : v4;
-        const unsigned int v3292 = v3275 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3292 = v3275 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3293 = v3270 + v3292;
         const unsigned int v3294 = v3293 + v3279;
         iron_copy_async<16>(shm0 + v3294, a + v3290, v3284);
-        const unsigned int v3297 = v3272 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3299 = v3297 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3302 = v3297 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3297 = v3272 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3299 = v3297 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3302 = v3297 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3303 = v3302 << 2u;
-        const unsigned int v3304 = v24 + v3299;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3304 = v24 + v3299;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3305 = v3304 < v0;
         const unsigned int v3306 = v3264 + v3303;
         const bool v3307 = v3306 < v2;
         const bool v3308 = v3305 && v3307;
-        const unsigned int v3310 = v3304 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3310 = v3304 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3312 = v3310 + v3264;
         const unsigned int v3313 = v3312 + v3303;
         const unsigned int v3314 = v3308 ? v3313 : v4;
-        const unsigned int v3316 = v3299 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3316 = v3299 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3317 = v3270 + v3316;
         const unsigned int v3318 = v3317 + v3303;
         iron_copy_async<16>(shm0 + v3318, a + v3314, v3308);
-        const unsigned int v3321 = v3272 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3323 = v3321 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3326 = v3321 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3321 = v3272 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3323 = v3321 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3326 = v3321 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3327 = v3326 << 2u;
-        const unsigned int v3328 = v24 + v3323;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3328 = v24 + v3323;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3329 = v3328 < v0;
         const unsigned int v3330 = v3264 + v3327;
         const bool v3331 = v3330 < v2;
         const bool v3332 = v3329 && v3331;
-        const unsigned int v3334 = v3328 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3334 = v3328 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3336 = v3334 + v3264;
         const unsigned int v3337 = v3336 + v3327;
         const unsigned int v3338 = v3332 ? v3337 : v4;
-        const unsigned int v3340 = v3323 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3340 = v3323 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3341 = v3270 + v3340;
         const unsigned int v3342 = v3341 + v3327;
         iron_copy_async<16>(shm0 + v3342, a + v3338, v3332);
-        const unsigned int v3345 = v3272 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3347 = v3345 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3350 = v3345 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3345 = v3272 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3347 = v3345 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3350 = v3345 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3351 = v3350 << 2u;
-        const unsigned int v3352 = v24 + v3347;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3352 = v24 + v3347;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3353 = v3352 < v0;
         const unsigned int v3354 = v3264 + v3351;
         const bool v3355 = v3354 < v2;
         const bool v3356 = v3353 && v3355;
-        const unsigned int v3358 = v3352 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3358 = v3352 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3360 = v3358 + v3264;
         const unsigned int v3361 = v3360 + v3351;
         const unsigned int v3362 = v3356 ? v3361 : v4;
-        const unsigned int v3364 = v3347 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3364 = v3347 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3365 = v3270 + v3364;
         const unsigned int v3366 = v3365 + v3351;
         iron_copy_async<16>(shm0 + v3366, a + v3362, v3356);
-        const unsigned int v3378 = v28 + v3275;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3378 = v28 + v3275;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3379 = v3378 < v1;
         const bool v3382 = v3379 && v3283;
-        const unsigned int v3384 = v3378 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3384 = v3378 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3386 = v3384 + v3264;
         const unsigned int v3387 = v3386 + v3279;
         const unsigned int v3388 = v3382 ? v3387 : v4;
-        iron_copy_async<16>(shm1 + v3294, b + v3388, v3382);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3402 = v28 + v3299;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + v3294, b + v3388, v3382);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3402 = v28 + v3299;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3403 = v3402 < v1;
         const bool v3406 = v3403 && v3307;
-        const unsigned int v3408 = v3402 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3408 = v3402 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3410 = v3408 + v3264;
         const unsigned int v3411 = v3410 + v3303;
         const unsigned int v3412 = v3406 ? v3411 : v4;
-        iron_copy_async<16>(shm1 + v3318, b + v3412, v3406);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3426 = v28 + v3323;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + v3318, b + v3412, v3406);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3426 = v28 + v3323;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3427 = v3426 < v1;
         const bool v3430 = v3427 && v3331;
-        const unsigned int v3432 = v3426 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3432 = v3426 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3434 = v3432 + v3264;
         const unsigned int v3435 = v3434 + v3327;
         const unsigned int v3436 = v3430 ? v3435 : v4;
-        iron_copy_async<16>(shm1 + v3342, b + v3436, v3430);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3450 = v28 + v3347;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + v3342, b + v3436, v3430);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3450 = v28 + v3347;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3451 = v3450 < v1;
         const bool v3454 = v3451 && v3355;
-        const unsigned int v3456 = v3450 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3456 = v3450 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3458 = v3456 + v3264;
         const unsigned int v3459 = v3458 + v3351;
         const unsigned int v3460 = v3454 ? v3459 : v4;
-        iron_copy_async<16>(shm1 + v3366, b + v3460, v3454);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v3366, b + v3460, v3454);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
     __syncthreads();
   } else {
-    const unsigned int v284 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v284 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v285 = threadIdx.x;
-    const unsigned int v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const unsigned int v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (unsigned int v283 = v4; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (unsigned int v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v292 = v24 + v289;  // kernels/gemm/gemm_tiles.hpp:95
+    for (unsigned int v283 = v4; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (unsigned int v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v292 = v24 + v289;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v293 = v292 < v0;
         const unsigned int v294 = v283 + v291;
         const bool v295 = v294 < v2;
         const bool v296 = v293 && v295;
         if (v296) {
-          const unsigned int v298 = v292 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v298 = v292 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v300 = v298 + v283;
           const unsigned int v301 = v300 + v291;
           const float v302 = a[v301];
@@ -587,22 +587,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
           const unsigned int v305 = v304 + v291;
           shm0[v305] = v302;
         } else {
-          const unsigned int v307 = v289 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v307 = v289 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v308 = v307 + v291;
           shm0[v308] = 0.0f;
         }
       }
 
-      for (unsigned int v313 = v285; v313 < 2048u; v313 += v284) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v315 = v313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v317 = v313 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v318 = v28 + v315;  // kernels/gemm/gemm_tiles.hpp:95
+      for (unsigned int v313 = v285; v313 < 2048u; v313 += v284) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v315 = v313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v317 = v313 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v318 = v28 + v315;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v319 = v318 < v1;
         const unsigned int v320 = v283 + v317;
         const bool v321 = v320 < v2;
         const bool v322 = v319 && v321;
         if (v322) {
-          const unsigned int v324 = v318 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v324 = v318 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v326 = v324 + v283;
           const unsigned int v327 = v326 + v317;
           const float v328 = b[v327];
@@ -610,25 +610,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
           const unsigned int v331 = v330 + v317;
           shm1[v331] = v328;
         } else {
-          const unsigned int v333 = v315 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v333 = v315 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v334 = v333 + v317;
           shm1[v334] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load_shared<false>(v41, shm0, v341, 20u);  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<true>(v43, shm1, v347, 20u);  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load_shared<false>(v41, shm0, v341, 20u);  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load_shared<true>(v43, shm1, v347, 20u);  // kernels/gemm/gemm_tiles.hpp:210
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const unsigned int v350 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v350 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v351 = v24 + v33;
   const unsigned int v352 = v351 + v350;
-  const unsigned int v353 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v353 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v354 = v28 + v37;
   const unsigned int v355 = v354 + v353;
-  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v357 = v355 < v1;
   const bool v358 = v356 && v357;
   if (v358) {
@@ -643,11 +643,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v370 = v369 + v355;
     out[v370] = v367;
   }
-  const unsigned int v371 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v371 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v373 = v351 + v371;
-  const unsigned int v374 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v374 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v376 = v354 + v374;
-  const bool v377 = v373 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v377 = v373 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v378 = v376 < v1;
   const bool v379 = v377 && v378;
   if (v379) {
@@ -662,11 +662,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v391 = v390 + v376;
     out[v391] = v388;
   }
-  const unsigned int v392 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v392 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v394 = v351 + v392;
-  const unsigned int v395 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v395 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v397 = v354 + v395;
-  const bool v398 = v394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v398 = v394 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v399 = v397 < v1;
   const bool v400 = v398 && v399;
   if (v400) {
@@ -681,11 +681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v412 = v411 + v397;
     out[v412] = v409;
   }
-  const unsigned int v413 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v413 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v415 = v351 + v413;
-  const unsigned int v416 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v416 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v418 = v354 + v416;
-  const bool v419 = v415 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v419 = v415 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v420 = v418 < v1;
   const bool v421 = v419 && v420;
   if (v421) {
@@ -700,11 +700,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v433 = v432 + v418;
     out[v433] = v430;
   }
-  const unsigned int v434 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v434 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v436 = v351 + v434;
-  const unsigned int v437 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v437 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v439 = v354 + v437;
-  const bool v440 = v436 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v440 = v436 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v441 = v439 < v1;
   const bool v442 = v440 && v441;
   if (v442) {
@@ -719,11 +719,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v454 = v453 + v439;
     out[v454] = v451;
   }
-  const unsigned int v455 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v455 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v457 = v351 + v455;
-  const unsigned int v458 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v458 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v460 = v354 + v458;
-  const bool v461 = v457 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v461 = v457 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v462 = v460 < v1;
   const bool v463 = v461 && v462;
   if (v463) {
@@ -738,11 +738,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v475 = v474 + v460;
     out[v475] = v472;
   }
-  const unsigned int v476 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v476 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v478 = v351 + v476;
-  const unsigned int v479 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v479 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v481 = v354 + v479;
-  const bool v482 = v478 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v482 = v478 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v483 = v481 < v1;
   const bool v484 = v482 && v483;
   if (v484) {
@@ -757,11 +757,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v496 = v495 + v481;
     out[v496] = v493;
   }
-  const unsigned int v497 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v497 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v499 = v351 + v497;
-  const unsigned int v500 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v500 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v502 = v354 + v500;
-  const bool v503 = v499 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v503 = v499 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v504 = v502 < v1;
   const bool v505 = v503 && v504;
   if (v505) {
@@ -776,11 +776,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v517 = v516 + v502;
     out[v517] = v514;
   }
-  const unsigned int v518 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v518 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v520 = v351 + v518;
-  const unsigned int v521 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v521 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v523 = v354 + v521;
-  const bool v524 = v520 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v524 = v520 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v525 = v523 < v1;
   const bool v526 = v524 && v525;
   if (v526) {
@@ -795,11 +795,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v538 = v537 + v523;
     out[v538] = v535;
   }
-  const unsigned int v539 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v539 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v541 = v351 + v539;
-  const unsigned int v542 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v542 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v544 = v354 + v542;
-  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v546 = v544 < v1;
   const bool v547 = v545 && v546;
   if (v547) {
@@ -814,11 +814,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v559 = v558 + v544;
     out[v559] = v556;
   }
-  const unsigned int v560 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v560 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v562 = v351 + v560;
-  const unsigned int v563 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v563 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v565 = v354 + v563;
-  const bool v566 = v562 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v566 = v562 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v567 = v565 < v1;
   const bool v568 = v566 && v567;
   if (v568) {
@@ -833,11 +833,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v580 = v579 + v565;
     out[v580] = v577;
   }
-  const unsigned int v581 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v581 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v583 = v351 + v581;
-  const unsigned int v584 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v584 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v586 = v354 + v584;
-  const bool v587 = v583 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v587 = v583 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v588 = v586 < v1;
   const bool v589 = v587 && v588;
   if (v589) {
@@ -852,11 +852,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v601 = v600 + v586;
     out[v601] = v598;
   }
-  const unsigned int v602 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v602 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v604 = v351 + v602;
-  const unsigned int v605 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v605 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v607 = v354 + v605;
-  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v609 = v607 < v1;
   const bool v610 = v608 && v609;
   if (v610) {
@@ -871,11 +871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v622 = v621 + v607;
     out[v622] = v619;
   }
-  const unsigned int v623 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v623 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v625 = v351 + v623;
-  const unsigned int v626 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v626 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v628 = v354 + v626;
-  const bool v629 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v629 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v630 = v628 < v1;
   const bool v631 = v629 && v630;
   if (v631) {
@@ -890,11 +890,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v643 = v642 + v628;
     out[v643] = v640;
   }
-  const unsigned int v644 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v644 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v646 = v351 + v644;
-  const unsigned int v647 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v647 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v649 = v354 + v647;
-  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v651 = v649 < v1;
   const bool v652 = v650 && v651;
   if (v652) {
@@ -909,11 +909,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v664 = v663 + v649;
     out[v664] = v661;
   }
-  const unsigned int v665 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v665 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v667 = v351 + v665;
-  const unsigned int v668 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v668 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v670 = v354 + v668;
-  const bool v671 = v667 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v671 = v667 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v672 = v670 < v1;
   const bool v673 = v671 && v672;
   if (v673) {
@@ -928,11 +928,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v685 = v684 + v670;
     out[v685] = v682;
   }
-  const unsigned int v686 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v686 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v688 = v351 + v686;
-  const unsigned int v689 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v689 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v691 = v354 + v689;
-  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v693 = v691 < v1;
   const bool v694 = v692 && v693;
   if (v694) {
@@ -947,11 +947,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v706 = v705 + v691;
     out[v706] = v703;
   }
-  const unsigned int v707 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v707 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v709 = v351 + v707;
-  const unsigned int v710 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v710 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v712 = v354 + v710;
-  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v714 = v712 < v1;
   const bool v715 = v713 && v714;
   if (v715) {
@@ -966,11 +966,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v727 = v726 + v712;
     out[v727] = v724;
   }
-  const unsigned int v728 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v728 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v730 = v351 + v728;
-  const unsigned int v731 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v731 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v733 = v354 + v731;
-  const bool v734 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v734 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v735 = v733 < v1;
   const bool v736 = v734 && v735;
   if (v736) {
@@ -985,11 +985,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v748 = v747 + v733;
     out[v748] = v745;
   }
-  const unsigned int v749 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v749 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v751 = v351 + v749;
-  const unsigned int v752 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v752 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v754 = v354 + v752;
-  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v756 = v754 < v1;
   const bool v757 = v755 && v756;
   if (v757) {
@@ -1004,11 +1004,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v769 = v768 + v754;
     out[v769] = v766;
   }
-  const unsigned int v770 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v770 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v772 = v351 + v770;
-  const unsigned int v773 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v773 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v775 = v354 + v773;
-  const bool v776 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v776 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v777 = v775 < v1;
   const bool v778 = v776 && v777;
   if (v778) {
@@ -1023,11 +1023,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v790 = v789 + v775;
     out[v790] = v787;
   }
-  const unsigned int v791 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v791 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v793 = v351 + v791;
-  const unsigned int v794 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v794 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v796 = v354 + v794;
-  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v798 = v796 < v1;
   const bool v799 = v797 && v798;
   if (v799) {
@@ -1042,11 +1042,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v811 = v810 + v796;
     out[v811] = v808;
   }
-  const unsigned int v812 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v812 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v814 = v351 + v812;
-  const unsigned int v815 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v815 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v817 = v354 + v815;
-  const bool v818 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v818 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v819 = v817 < v1;
   const bool v820 = v818 && v819;
   if (v820) {
@@ -1061,11 +1061,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v832 = v831 + v817;
     out[v832] = v829;
   }
-  const unsigned int v833 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v833 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v835 = v351 + v833;
-  const unsigned int v836 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v836 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v838 = v354 + v836;
-  const bool v839 = v835 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v839 = v835 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v840 = v838 < v1;
   const bool v841 = v839 && v840;
   if (v841) {
@@ -1080,11 +1080,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v853 = v852 + v838;
     out[v853] = v850;
   }
-  const unsigned int v854 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v854 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v856 = v351 + v854;
-  const unsigned int v857 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v857 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v859 = v354 + v857;
-  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v861 = v859 < v1;
   const bool v862 = v860 && v861;
   if (v862) {
@@ -1099,11 +1099,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v874 = v873 + v859;
     out[v874] = v871;
   }
-  const unsigned int v875 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v875 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v877 = v351 + v875;
-  const unsigned int v878 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v878 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v880 = v354 + v878;
-  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v882 = v880 < v1;
   const bool v883 = v881 && v882;
   if (v883) {
@@ -1118,11 +1118,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v895 = v894 + v880;
     out[v895] = v892;
   }
-  const unsigned int v896 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v896 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v898 = v351 + v896;
-  const unsigned int v899 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v899 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v901 = v354 + v899;
-  const bool v902 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v902 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v903 = v901 < v1;
   const bool v904 = v902 && v903;
   if (v904) {
@@ -1137,11 +1137,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v916 = v915 + v901;
     out[v916] = v913;
   }
-  const unsigned int v917 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v917 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v919 = v351 + v917;
-  const unsigned int v920 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v920 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v922 = v354 + v920;
-  const bool v923 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v923 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v924 = v922 < v1;
   const bool v925 = v923 && v924;
   if (v925) {
@@ -1156,11 +1156,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v937 = v936 + v922;
     out[v937] = v934;
   }
-  const unsigned int v938 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v938 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v940 = v351 + v938;
-  const unsigned int v941 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v941 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v943 = v354 + v941;
-  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v945 = v943 < v1;
   const bool v946 = v944 && v945;
   if (v946) {
@@ -1175,11 +1175,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v958 = v957 + v943;
     out[v958] = v955;
   }
-  const unsigned int v959 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v959 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v961 = v351 + v959;
-  const unsigned int v962 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v962 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v964 = v354 + v962;
-  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v966 = v964 < v1;
   const bool v967 = v965 && v966;
   if (v967) {
@@ -1194,11 +1194,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v979 = v978 + v964;
     out[v979] = v976;
   }
-  const unsigned int v980 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v980 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v982 = v351 + v980;
-  const unsigned int v983 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v983 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v985 = v354 + v983;
-  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v987 = v985 < v1;
   const bool v988 = v986 && v987;
   if (v988) {
@@ -1213,11 +1213,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1000 = v999 + v985;
     out[v1000] = v997;
   }
-  const unsigned int v1001 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1001 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1003 = v351 + v1001;
-  const unsigned int v1004 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1004 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1006 = v354 + v1004;
-  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1008 = v1006 < v1;
   const bool v1009 = v1007 && v1008;
   if (v1009) {
@@ -1232,11 +1232,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1021 = v1020 + v1006;
     out[v1021] = v1018;
   }
-  const unsigned int v1022 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1022 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1024 = v351 + v1022;
-  const unsigned int v1025 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1025 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1027 = v354 + v1025;
-  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1029 = v1027 < v1;
   const bool v1030 = v1028 && v1029;
   if (v1030) {
@@ -1251,11 +1251,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1042 = v1041 + v1027;
     out[v1042] = v1039;
   }
-  const unsigned int v1043 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1043 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1045 = v351 + v1043;
-  const unsigned int v1046 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1046 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1048 = v354 + v1046;
-  const bool v1049 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1049 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1050 = v1048 < v1;
   const bool v1051 = v1049 && v1050;
   if (v1051) {
@@ -1270,11 +1270,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1063 = v1062 + v1048;
     out[v1063] = v1060;
   }
-  const unsigned int v1064 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1064 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1066 = v351 + v1064;
-  const unsigned int v1067 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1067 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1069 = v354 + v1067;
-  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1071 = v1069 < v1;
   const bool v1072 = v1070 && v1071;
   if (v1072) {
@@ -1289,11 +1289,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1084 = v1083 + v1069;
     out[v1084] = v1081;
   }
-  const unsigned int v1085 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1085 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1087 = v351 + v1085;
-  const unsigned int v1088 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1088 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1090 = v354 + v1088;
-  const bool v1091 = v1087 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1091 = v1087 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1092 = v1090 < v1;
   const bool v1093 = v1091 && v1092;
   if (v1093) {
@@ -1308,11 +1308,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1105 = v1104 + v1090;
     out[v1105] = v1102;
   }
-  const unsigned int v1106 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1106 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1108 = v351 + v1106;
-  const unsigned int v1109 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1109 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1111 = v354 + v1109;
-  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1113 = v1111 < v1;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
@@ -1327,11 +1327,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1126 = v1125 + v1111;
     out[v1126] = v1123;
   }
-  const unsigned int v1127 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1127 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1129 = v351 + v1127;
-  const unsigned int v1130 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1130 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1132 = v354 + v1130;
-  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1134 = v1132 < v1;
   const bool v1135 = v1133 && v1134;
   if (v1135) {
@@ -1346,11 +1346,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1147 = v1146 + v1132;
     out[v1147] = v1144;
   }
-  const unsigned int v1148 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1148 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1150 = v351 + v1148;
-  const unsigned int v1151 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1151 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1153 = v354 + v1151;
-  const bool v1154 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1154 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1155 = v1153 < v1;
   const bool v1156 = v1154 && v1155;
   if (v1156) {
@@ -1365,11 +1365,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1168 = v1167 + v1153;
     out[v1168] = v1165;
   }
-  const unsigned int v1169 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1169 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1171 = v351 + v1169;
-  const unsigned int v1172 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1172 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1174 = v354 + v1172;
-  const bool v1175 = v1171 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1175 = v1171 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1176 = v1174 < v1;
   const bool v1177 = v1175 && v1176;
   if (v1177) {
@@ -1384,11 +1384,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1189 = v1188 + v1174;
     out[v1189] = v1186;
   }
-  const unsigned int v1190 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1190 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1192 = v351 + v1190;
-  const unsigned int v1193 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1193 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1195 = v354 + v1193;
-  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1197 = v1195 < v1;
   const bool v1198 = v1196 && v1197;
   if (v1198) {
@@ -1403,11 +1403,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1210 = v1209 + v1195;
     out[v1210] = v1207;
   }
-  const unsigned int v1211 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1211 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1213 = v351 + v1211;
-  const unsigned int v1214 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1214 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1216 = v354 + v1214;
-  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1218 = v1216 < v1;
   const bool v1219 = v1217 && v1218;
   if (v1219) {
@@ -1422,11 +1422,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1231 = v1230 + v1216;
     out[v1231] = v1228;
   }
-  const unsigned int v1232 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1232 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1234 = v351 + v1232;
-  const unsigned int v1235 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1235 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1237 = v354 + v1235;
-  const bool v1238 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1238 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1239 = v1237 < v1;
   const bool v1240 = v1238 && v1239;
   if (v1240) {
@@ -1441,11 +1441,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1252 = v1251 + v1237;
     out[v1252] = v1249;
   }
-  const unsigned int v1253 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1253 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1255 = v351 + v1253;
-  const unsigned int v1256 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1256 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1258 = v354 + v1256;
-  const bool v1259 = v1255 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1259 = v1255 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1260 = v1258 < v1;
   const bool v1261 = v1259 && v1260;
   if (v1261) {
@@ -1460,11 +1460,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1273 = v1272 + v1258;
     out[v1273] = v1270;
   }
-  const unsigned int v1274 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1274 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1276 = v351 + v1274;
-  const unsigned int v1277 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1277 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1279 = v354 + v1277;
-  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1281 = v1279 < v1;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -1479,11 +1479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1294 = v1293 + v1279;
     out[v1294] = v1291;
   }
-  const unsigned int v1295 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1295 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1297 = v351 + v1295;
-  const unsigned int v1298 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1298 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1300 = v354 + v1298;
-  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1302 = v1300 < v1;
   const bool v1303 = v1301 && v1302;
   if (v1303) {
@@ -1498,11 +1498,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1315 = v1314 + v1300;
     out[v1315] = v1312;
   }
-  const unsigned int v1316 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1316 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1318 = v351 + v1316;
-  const unsigned int v1319 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1319 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1321 = v354 + v1319;
-  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1323 = v1321 < v1;
   const bool v1324 = v1322 && v1323;
   if (v1324) {
@@ -1517,11 +1517,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1336 = v1335 + v1321;
     out[v1336] = v1333;
   }
-  const unsigned int v1337 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1337 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1339 = v351 + v1337;
-  const unsigned int v1340 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1340 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1342 = v354 + v1340;
-  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1344 = v1342 < v1;
   const bool v1345 = v1343 && v1344;
   if (v1345) {
@@ -1536,11 +1536,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1357 = v1356 + v1342;
     out[v1357] = v1354;
   }
-  const unsigned int v1358 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1358 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1360 = v351 + v1358;
-  const unsigned int v1361 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1361 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1363 = v354 + v1361;
-  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1365 = v1363 < v1;
   const bool v1366 = v1364 && v1365;
   if (v1366) {
@@ -1555,11 +1555,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1378 = v1377 + v1363;
     out[v1378] = v1375;
   }
-  const unsigned int v1379 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1379 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1381 = v351 + v1379;
-  const unsigned int v1382 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1382 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1384 = v354 + v1382;
-  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1386 = v1384 < v1;
   const bool v1387 = v1385 && v1386;
   if (v1387) {
@@ -1574,11 +1574,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1399 = v1398 + v1384;
     out[v1399] = v1396;
   }
-  const unsigned int v1400 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1400 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1402 = v351 + v1400;
-  const unsigned int v1403 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1403 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1405 = v354 + v1403;
-  const bool v1406 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1406 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1407 = v1405 < v1;
   const bool v1408 = v1406 && v1407;
   if (v1408) {
@@ -1593,11 +1593,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1420 = v1419 + v1405;
     out[v1420] = v1417;
   }
-  const unsigned int v1421 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1421 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1423 = v351 + v1421;
-  const unsigned int v1424 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1424 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1426 = v354 + v1424;
-  const bool v1427 = v1423 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1427 = v1423 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1428 = v1426 < v1;
   const bool v1429 = v1427 && v1428;
   if (v1429) {
@@ -1612,11 +1612,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1441 = v1440 + v1426;
     out[v1441] = v1438;
   }
-  const unsigned int v1442 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1442 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1444 = v351 + v1442;
-  const unsigned int v1445 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1445 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1447 = v354 + v1445;
-  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1449 = v1447 < v1;
   const bool v1450 = v1448 && v1449;
   if (v1450) {
@@ -1631,11 +1631,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1462 = v1461 + v1447;
     out[v1462] = v1459;
   }
-  const unsigned int v1463 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1463 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1465 = v351 + v1463;
-  const unsigned int v1466 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1466 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1468 = v354 + v1466;
-  const bool v1469 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1469 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1470 = v1468 < v1;
   const bool v1471 = v1469 && v1470;
   if (v1471) {
@@ -1650,11 +1650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1483 = v1482 + v1468;
     out[v1483] = v1480;
   }
-  const unsigned int v1484 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1484 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1486 = v351 + v1484;
-  const unsigned int v1487 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1487 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1489 = v354 + v1487;
-  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1491 = v1489 < v1;
   const bool v1492 = v1490 && v1491;
   if (v1492) {
@@ -1669,11 +1669,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1504 = v1503 + v1489;
     out[v1504] = v1501;
   }
-  const unsigned int v1505 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1505 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1507 = v351 + v1505;
-  const unsigned int v1508 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1508 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1510 = v354 + v1508;
-  const bool v1511 = v1507 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1511 = v1507 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1512 = v1510 < v1;
   const bool v1513 = v1511 && v1512;
   if (v1513) {
@@ -1688,11 +1688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1525 = v1524 + v1510;
     out[v1525] = v1522;
   }
-  const unsigned int v1526 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1526 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1528 = v351 + v1526;
-  const unsigned int v1529 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1529 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1531 = v354 + v1529;
-  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1533 = v1531 < v1;
   const bool v1534 = v1532 && v1533;
   if (v1534) {
@@ -1707,11 +1707,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1546 = v1545 + v1531;
     out[v1546] = v1543;
   }
-  const unsigned int v1547 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1547 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1549 = v351 + v1547;
-  const unsigned int v1550 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1550 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1552 = v354 + v1550;
-  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1554 = v1552 < v1;
   const bool v1555 = v1553 && v1554;
   if (v1555) {
@@ -1726,11 +1726,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1567 = v1566 + v1552;
     out[v1567] = v1564;
   }
-  const unsigned int v1568 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1568 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1570 = v351 + v1568;
-  const unsigned int v1571 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1571 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1573 = v354 + v1571;
-  const bool v1574 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1574 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1575 = v1573 < v1;
   const bool v1576 = v1574 && v1575;
   if (v1576) {
@@ -1745,11 +1745,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1588 = v1587 + v1573;
     out[v1588] = v1585;
   }
-  const unsigned int v1589 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1589 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1591 = v351 + v1589;
-  const unsigned int v1592 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1592 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1594 = v354 + v1592;
-  const bool v1595 = v1591 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1595 = v1591 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1596 = v1594 < v1;
   const bool v1597 = v1595 && v1596;
   if (v1597) {
@@ -1764,11 +1764,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1609 = v1608 + v1594;
     out[v1609] = v1606;
   }
-  const unsigned int v1610 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1610 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1612 = v351 + v1610;
-  const unsigned int v1613 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1613 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1615 = v354 + v1613;
-  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1617 = v1615 < v1;
   const bool v1618 = v1616 && v1617;
   if (v1618) {
@@ -1783,11 +1783,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1630 = v1629 + v1615;
     out[v1630] = v1627;
   }
-  const unsigned int v1631 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1631 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1633 = v351 + v1631;
-  const unsigned int v1634 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1634 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1636 = v354 + v1634;
-  const bool v1637 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1637 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1638 = v1636 < v1;
   const bool v1639 = v1637 && v1638;
   if (v1639) {
@@ -1802,11 +1802,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1651 = v1650 + v1636;
     out[v1651] = v1648;
   }
-  const unsigned int v1652 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1652 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1654 = v351 + v1652;
-  const unsigned int v1655 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1655 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1657 = v354 + v1655;
-  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1659 = v1657 < v1;
   const bool v1660 = v1658 && v1659;
   if (v1660) {
@@ -1821,11 +1821,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1672 = v1671 + v1657;
     out[v1672] = v1669;
   }
-  const unsigned int v1673 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1673 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1675 = v351 + v1673;
-  const unsigned int v1676 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1676 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1678 = v354 + v1676;
-  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1680 = v1678 < v1;
   const bool v1681 = v1679 && v1680;
   if (v1681) {
@@ -1840,11 +1840,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1693 = v1692 + v1678;
     out[v1693] = v1690;
   }
-  const unsigned int v1694 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1694 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1696 = v351 + v1694;
-  const unsigned int v1697 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1697 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1699 = v354 + v1697;
-  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1701 = v1699 < v1;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -1859,11 +1859,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1714 = v1713 + v1699;
     out[v1714] = v1711;
   }
-  const unsigned int v1715 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1715 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1717 = v351 + v1715;
-  const unsigned int v1718 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1718 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1720 = v354 + v1718;
-  const bool v1721 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1721 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1722 = v1720 < v1;
   const bool v1723 = v1721 && v1722;
   if (v1723) {
@@ -1878,11 +1878,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1735 = v1734 + v1720;
     out[v1735] = v1732;
   }
-  const unsigned int v1736 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1736 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1738 = v351 + v1736;
-  const unsigned int v1739 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1739 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1741 = v354 + v1739;
-  const bool v1742 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1742 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1743 = v1741 < v1;
   const bool v1744 = v1742 && v1743;
   if (v1744) {
@@ -1897,11 +1897,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1756 = v1755 + v1741;
     out[v1756] = v1753;
   }
-  const unsigned int v1757 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1757 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1759 = v351 + v1757;
-  const unsigned int v1760 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1760 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1762 = v354 + v1760;
-  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1764 = v1762 < v1;
   const bool v1765 = v1763 && v1764;
   if (v1765) {
@@ -1916,11 +1916,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1777 = v1776 + v1762;
     out[v1777] = v1774;
   }
-  const unsigned int v1778 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1778 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1780 = v351 + v1778;
-  const unsigned int v1781 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1781 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1783 = v354 + v1781;
-  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1785 = v1783 < v1;
   const bool v1786 = v1784 && v1785;
   if (v1786) {
@@ -1935,11 +1935,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1798 = v1797 + v1783;
     out[v1798] = v1795;
   }
-  const unsigned int v1799 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1799 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1801 = v351 + v1799;
-  const unsigned int v1802 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1802 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1804 = v354 + v1802;
-  const bool v1805 = v1801 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1805 = v1801 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1806 = v1804 < v1;
   const bool v1807 = v1805 && v1806;
   if (v1807) {
@@ -1954,11 +1954,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1819 = v1818 + v1804;
     out[v1819] = v1816;
   }
-  const unsigned int v1820 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1820 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1822 = v351 + v1820;
-  const unsigned int v1823 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1823 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1825 = v354 + v1823;
-  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1827 = v1825 < v1;
   const bool v1828 = v1826 && v1827;
   if (v1828) {
@@ -1973,11 +1973,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1840 = v1839 + v1825;
     out[v1840] = v1837;
   }
-  const unsigned int v1841 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1841 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1843 = v351 + v1841;
-  const unsigned int v1844 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1844 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1846 = v354 + v1844;
-  const bool v1847 = v1843 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1847 = v1843 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1848 = v1846 < v1;
   const bool v1849 = v1847 && v1848;
   if (v1849) {
@@ -1992,11 +1992,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1861 = v1860 + v1846;
     out[v1861] = v1858;
   }
-  const unsigned int v1862 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1862 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1864 = v351 + v1862;
-  const unsigned int v1865 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1865 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1867 = v354 + v1865;
-  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1869 = v1867 < v1;
   const bool v1870 = v1868 && v1869;
   if (v1870) {
@@ -2011,11 +2011,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1882 = v1881 + v1867;
     out[v1882] = v1879;
   }
-  const unsigned int v1883 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1883 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1885 = v351 + v1883;
-  const unsigned int v1886 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1886 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1888 = v354 + v1886;
-  const bool v1889 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1889 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1890 = v1888 < v1;
   const bool v1891 = v1889 && v1890;
   if (v1891) {
@@ -2030,11 +2030,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1903 = v1902 + v1888;
     out[v1903] = v1900;
   }
-  const unsigned int v1904 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1904 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1906 = v351 + v1904;
-  const unsigned int v1907 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1907 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1909 = v354 + v1907;
-  const bool v1910 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1910 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1911 = v1909 < v1;
   const bool v1912 = v1910 && v1911;
   if (v1912) {
@@ -2049,11 +2049,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1924 = v1923 + v1909;
     out[v1924] = v1921;
   }
-  const unsigned int v1925 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1925 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1927 = v351 + v1925;
-  const unsigned int v1928 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1928 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1930 = v354 + v1928;
-  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1932 = v1930 < v1;
   const bool v1933 = v1931 && v1932;
   if (v1933) {
@@ -2068,11 +2068,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1945 = v1944 + v1930;
     out[v1945] = v1942;
   }
-  const unsigned int v1946 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1946 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1948 = v351 + v1946;
-  const unsigned int v1949 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1949 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1951 = v354 + v1949;
-  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1953 = v1951 < v1;
   const bool v1954 = v1952 && v1953;
   if (v1954) {
@@ -2087,11 +2087,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1966 = v1965 + v1951;
     out[v1966] = v1963;
   }
-  const unsigned int v1967 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1967 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1969 = v351 + v1967;
-  const unsigned int v1970 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1970 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1972 = v354 + v1970;
-  const bool v1973 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1973 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1974 = v1972 < v1;
   const bool v1975 = v1973 && v1974;
   if (v1975) {
@@ -2106,11 +2106,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v1987 = v1986 + v1972;
     out[v1987] = v1984;
   }
-  const unsigned int v1988 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1988 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1990 = v351 + v1988;
-  const unsigned int v1991 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1991 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1993 = v354 + v1991;
-  const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1995 = v1993 < v1;
   const bool v1996 = v1994 && v1995;
   if (v1996) {
@@ -2125,11 +2125,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2008 = v2007 + v1993;
     out[v2008] = v2005;
   }
-  const unsigned int v2009 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2009 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2011 = v351 + v2009;
-  const unsigned int v2012 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2012 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2014 = v354 + v2012;
-  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2016 = v2014 < v1;
   const bool v2017 = v2015 && v2016;
   if (v2017) {
@@ -2144,11 +2144,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2029 = v2028 + v2014;
     out[v2029] = v2026;
   }
-  const unsigned int v2030 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2030 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2032 = v351 + v2030;
-  const unsigned int v2033 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2033 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2035 = v354 + v2033;
-  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2037 = v2035 < v1;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
@@ -2163,11 +2163,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2050 = v2049 + v2035;
     out[v2050] = v2047;
   }
-  const unsigned int v2051 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2051 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2053 = v351 + v2051;
-  const unsigned int v2054 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2054 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2056 = v354 + v2054;
-  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2058 = v2056 < v1;
   const bool v2059 = v2057 && v2058;
   if (v2059) {
@@ -2182,11 +2182,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2071 = v2070 + v2056;
     out[v2071] = v2068;
   }
-  const unsigned int v2072 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2072 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2074 = v351 + v2072;
-  const unsigned int v2075 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2075 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2077 = v354 + v2075;
-  const bool v2078 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2078 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2079 = v2077 < v1;
   const bool v2080 = v2078 && v2079;
   if (v2080) {
@@ -2201,11 +2201,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2092 = v2091 + v2077;
     out[v2092] = v2089;
   }
-  const unsigned int v2093 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2093 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2095 = v351 + v2093;
-  const unsigned int v2096 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2096 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2098 = v354 + v2096;
-  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2100 = v2098 < v1;
   const bool v2101 = v2099 && v2100;
   if (v2101) {
@@ -2220,11 +2220,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2113 = v2112 + v2098;
     out[v2113] = v2110;
   }
-  const unsigned int v2114 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2114 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2116 = v351 + v2114;
-  const unsigned int v2117 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2117 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2119 = v354 + v2117;
-  const bool v2120 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2120 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2121 = v2119 < v1;
   const bool v2122 = v2120 && v2121;
   if (v2122) {
@@ -2239,11 +2239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2134 = v2133 + v2119;
     out[v2134] = v2131;
   }
-  const unsigned int v2135 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2135 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2137 = v351 + v2135;
-  const unsigned int v2138 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2138 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2140 = v354 + v2138;
-  const bool v2141 = v2137 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2141 = v2137 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2142 = v2140 < v1;
   const bool v2143 = v2141 && v2142;
   if (v2143) {
@@ -2258,11 +2258,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2155 = v2154 + v2140;
     out[v2155] = v2152;
   }
-  const unsigned int v2156 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2156 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2158 = v351 + v2156;
-  const unsigned int v2159 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2159 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2161 = v354 + v2159;
-  const bool v2162 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2162 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2163 = v2161 < v1;
   const bool v2164 = v2162 && v2163;
   if (v2164) {
@@ -2277,11 +2277,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2176 = v2175 + v2161;
     out[v2176] = v2173;
   }
-  const unsigned int v2177 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2177 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2179 = v351 + v2177;
-  const unsigned int v2180 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2180 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2182 = v354 + v2180;
-  const bool v2183 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2183 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2184 = v2182 < v1;
   const bool v2185 = v2183 && v2184;
   if (v2185) {
@@ -2296,11 +2296,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2197 = v2196 + v2182;
     out[v2197] = v2194;
   }
-  const unsigned int v2198 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2198 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2200 = v351 + v2198;
-  const unsigned int v2201 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2201 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2203 = v354 + v2201;
-  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2205 = v2203 < v1;
   const bool v2206 = v2204 && v2205;
   if (v2206) {
@@ -2315,11 +2315,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2218 = v2217 + v2203;
     out[v2218] = v2215;
   }
-  const unsigned int v2219 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2219 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2221 = v351 + v2219;
-  const unsigned int v2222 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2222 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2224 = v354 + v2222;
-  const bool v2225 = v2221 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2225 = v2221 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2226 = v2224 < v1;
   const bool v2227 = v2225 && v2226;
   if (v2227) {
@@ -2334,11 +2334,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2239 = v2238 + v2224;
     out[v2239] = v2236;
   }
-  const unsigned int v2240 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2240 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2242 = v351 + v2240;
-  const unsigned int v2243 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2243 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2245 = v354 + v2243;
-  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2247 = v2245 < v1;
   const bool v2248 = v2246 && v2247;
   if (v2248) {
@@ -2353,11 +2353,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2260 = v2259 + v2245;
     out[v2260] = v2257;
   }
-  const unsigned int v2261 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2261 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2263 = v351 + v2261;
-  const unsigned int v2264 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2264 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2266 = v354 + v2264;
-  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2268 = v2266 < v1;
   const bool v2269 = v2267 && v2268;
   if (v2269) {
@@ -2372,11 +2372,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2281 = v2280 + v2266;
     out[v2281] = v2278;
   }
-  const unsigned int v2282 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2282 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2284 = v351 + v2282;
-  const unsigned int v2285 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2285 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2287 = v354 + v2285;
-  const bool v2288 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2288 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2289 = v2287 < v1;
   const bool v2290 = v2288 && v2289;
   if (v2290) {
@@ -2391,11 +2391,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2302 = v2301 + v2287;
     out[v2302] = v2299;
   }
-  const unsigned int v2303 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2303 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2305 = v351 + v2303;
-  const unsigned int v2306 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2306 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2308 = v354 + v2306;
-  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2310 = v2308 < v1;
   const bool v2311 = v2309 && v2310;
   if (v2311) {
@@ -2410,11 +2410,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2323 = v2322 + v2308;
     out[v2323] = v2320;
   }
-  const unsigned int v2324 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2324 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2326 = v351 + v2324;
-  const unsigned int v2327 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2327 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2329 = v354 + v2327;
-  const bool v2330 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2330 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2331 = v2329 < v1;
   const bool v2332 = v2330 && v2331;
   if (v2332) {
@@ -2429,11 +2429,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2344 = v2343 + v2329;
     out[v2344] = v2341;
   }
-  const unsigned int v2345 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2345 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2347 = v351 + v2345;
-  const unsigned int v2348 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2348 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2350 = v354 + v2348;
-  const bool v2351 = v2347 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2351 = v2347 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2352 = v2350 < v1;
   const bool v2353 = v2351 && v2352;
   if (v2353) {
@@ -2448,11 +2448,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2365 = v2364 + v2350;
     out[v2365] = v2362;
   }
-  const unsigned int v2366 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2366 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2368 = v351 + v2366;
-  const unsigned int v2369 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2369 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2371 = v354 + v2369;
-  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2373 = v2371 < v1;
   const bool v2374 = v2372 && v2373;
   if (v2374) {
@@ -2467,11 +2467,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2386 = v2385 + v2371;
     out[v2386] = v2383;
   }
-  const unsigned int v2387 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2387 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2389 = v351 + v2387;
-  const unsigned int v2390 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2390 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2392 = v354 + v2390;
-  const bool v2393 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2393 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2394 = v2392 < v1;
   const bool v2395 = v2393 && v2394;
   if (v2395) {
@@ -2486,11 +2486,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2407 = v2406 + v2392;
     out[v2407] = v2404;
   }
-  const unsigned int v2408 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2408 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2410 = v351 + v2408;
-  const unsigned int v2411 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2411 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2413 = v354 + v2411;
-  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2415 = v2413 < v1;
   const bool v2416 = v2414 && v2415;
   if (v2416) {
@@ -2505,11 +2505,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2428 = v2427 + v2413;
     out[v2428] = v2425;
   }
-  const unsigned int v2429 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2429 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2431 = v351 + v2429;
-  const unsigned int v2432 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2432 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2434 = v354 + v2432;
-  const bool v2435 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2435 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2436 = v2434 < v1;
   const bool v2437 = v2435 && v2436;
   if (v2437) {
@@ -2524,11 +2524,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2449 = v2448 + v2434;
     out[v2449] = v2446;
   }
-  const unsigned int v2450 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2450 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2452 = v351 + v2450;
-  const unsigned int v2453 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2453 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2455 = v354 + v2453;
-  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2457 = v2455 < v1;
   const bool v2458 = v2456 && v2457;
   if (v2458) {
@@ -2543,11 +2543,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2470 = v2469 + v2455;
     out[v2470] = v2467;
   }
-  const unsigned int v2471 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2471 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2473 = v351 + v2471;
-  const unsigned int v2474 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2474 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2476 = v354 + v2474;
-  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2478 = v2476 < v1;
   const bool v2479 = v2477 && v2478;
   if (v2479) {
@@ -2562,11 +2562,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2491 = v2490 + v2476;
     out[v2491] = v2488;
   }
-  const unsigned int v2492 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2492 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2494 = v351 + v2492;
-  const unsigned int v2495 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2495 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2497 = v354 + v2495;
-  const bool v2498 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2498 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2499 = v2497 < v1;
   const bool v2500 = v2498 && v2499;
   if (v2500) {
@@ -2581,11 +2581,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2512 = v2511 + v2497;
     out[v2512] = v2509;
   }
-  const unsigned int v2513 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2513 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2515 = v351 + v2513;
-  const unsigned int v2516 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2516 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2518 = v354 + v2516;
-  const bool v2519 = v2515 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2519 = v2515 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2520 = v2518 < v1;
   const bool v2521 = v2519 && v2520;
   if (v2521) {
@@ -2600,11 +2600,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2533 = v2532 + v2518;
     out[v2533] = v2530;
   }
-  const unsigned int v2534 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2534 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2536 = v351 + v2534;
-  const unsigned int v2537 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2537 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2539 = v354 + v2537;
-  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2541 = v2539 < v1;
   const bool v2542 = v2540 && v2541;
   if (v2542) {
@@ -2619,11 +2619,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2554 = v2553 + v2539;
     out[v2554] = v2551;
   }
-  const unsigned int v2555 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2555 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2557 = v351 + v2555;
-  const unsigned int v2558 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2558 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2560 = v354 + v2558;
-  const bool v2561 = v2557 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2561 = v2557 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2562 = v2560 < v1;
   const bool v2563 = v2561 && v2562;
   if (v2563) {
@@ -2638,11 +2638,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2575 = v2574 + v2560;
     out[v2575] = v2572;
   }
-  const unsigned int v2576 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2576 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2578 = v351 + v2576;
-  const unsigned int v2579 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2579 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2581 = v354 + v2579;
-  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2583 = v2581 < v1;
   const bool v2584 = v2582 && v2583;
   if (v2584) {
@@ -2657,11 +2657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2596 = v2595 + v2581;
     out[v2596] = v2593;
   }
-  const unsigned int v2597 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2597 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2599 = v351 + v2597;
-  const unsigned int v2600 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2600 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2602 = v354 + v2600;
-  const bool v2603 = v2599 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2603 = v2599 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2604 = v2602 < v1;
   const bool v2605 = v2603 && v2604;
   if (v2605) {
@@ -2676,11 +2676,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2617 = v2616 + v2602;
     out[v2617] = v2614;
   }
-  const unsigned int v2618 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2618 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2620 = v351 + v2618;
-  const unsigned int v2621 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2621 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2623 = v354 + v2621;
-  const bool v2624 = v2620 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2624 = v2620 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2625 = v2623 < v1;
   const bool v2626 = v2624 && v2625;
   if (v2626) {
@@ -2695,11 +2695,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2638 = v2637 + v2623;
     out[v2638] = v2635;
   }
-  const unsigned int v2639 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2639 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2641 = v351 + v2639;
-  const unsigned int v2642 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2642 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2644 = v354 + v2642;
-  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2646 = v2644 < v1;
   const bool v2647 = v2645 && v2646;
   if (v2647) {
@@ -2714,11 +2714,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2659 = v2658 + v2644;
     out[v2659] = v2656;
   }
-  const unsigned int v2660 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2660 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2662 = v351 + v2660;
-  const unsigned int v2663 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2663 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2665 = v354 + v2663;
-  const bool v2666 = v2662 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2666 = v2662 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2667 = v2665 < v1;
   const bool v2668 = v2666 && v2667;
   if (v2668) {
@@ -2733,11 +2733,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2680 = v2679 + v2665;
     out[v2680] = v2677;
   }
-  const unsigned int v2681 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2681 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2683 = v351 + v2681;
-  const unsigned int v2684 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2684 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2686 = v354 + v2684;
-  const bool v2687 = v2683 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2687 = v2683 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2688 = v2686 < v1;
   const bool v2689 = v2687 && v2688;
   if (v2689) {
@@ -2752,11 +2752,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2701 = v2700 + v2686;
     out[v2701] = v2698;
   }
-  const unsigned int v2702 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2702 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2704 = v351 + v2702;
-  const unsigned int v2705 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2705 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2707 = v354 + v2705;
-  const bool v2708 = v2704 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2708 = v2704 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2709 = v2707 < v1;
   const bool v2710 = v2708 && v2709;
   if (v2710) {
@@ -2771,11 +2771,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2722 = v2721 + v2707;
     out[v2722] = v2719;
   }
-  const unsigned int v2723 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2723 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2725 = v351 + v2723;
-  const unsigned int v2726 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2726 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2728 = v354 + v2726;
-  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2730 = v2728 < v1;
   const bool v2731 = v2729 && v2730;
   if (v2731) {
@@ -2790,11 +2790,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2743 = v2742 + v2728;
     out[v2743] = v2740;
   }
-  const unsigned int v2744 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2744 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2746 = v351 + v2744;
-  const unsigned int v2747 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2747 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2749 = v354 + v2747;
-  const bool v2750 = v2746 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2750 = v2746 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2751 = v2749 < v1;
   const bool v2752 = v2750 && v2751;
   if (v2752) {
@@ -2809,11 +2809,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2764 = v2763 + v2749;
     out[v2764] = v2761;
   }
-  const unsigned int v2765 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2765 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2767 = v351 + v2765;
-  const unsigned int v2768 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2768 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2770 = v354 + v2768;
-  const bool v2771 = v2767 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2771 = v2767 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2772 = v2770 < v1;
   const bool v2773 = v2771 && v2772;
   if (v2773) {
@@ -2828,11 +2828,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2785 = v2784 + v2770;
     out[v2785] = v2782;
   }
-  const unsigned int v2786 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2786 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2788 = v351 + v2786;
-  const unsigned int v2789 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2789 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2791 = v354 + v2789;
-  const bool v2792 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2792 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2793 = v2791 < v1;
   const bool v2794 = v2792 && v2793;
   if (v2794) {
@@ -2847,11 +2847,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2806 = v2805 + v2791;
     out[v2806] = v2803;
   }
-  const unsigned int v2807 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2807 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2809 = v351 + v2807;
-  const unsigned int v2810 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2810 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2812 = v354 + v2810;
-  const bool v2813 = v2809 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2813 = v2809 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2814 = v2812 < v1;
   const bool v2815 = v2813 && v2814;
   if (v2815) {
@@ -2866,11 +2866,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2827 = v2826 + v2812;
     out[v2827] = v2824;
   }
-  const unsigned int v2828 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2828 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2830 = v351 + v2828;
-  const unsigned int v2831 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2831 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2833 = v354 + v2831;
-  const bool v2834 = v2830 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2834 = v2830 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2835 = v2833 < v1;
   const bool v2836 = v2834 && v2835;
   if (v2836) {
@@ -2885,11 +2885,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2848 = v2847 + v2833;
     out[v2848] = v2845;
   }
-  const unsigned int v2849 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2849 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2851 = v351 + v2849;
-  const unsigned int v2852 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2852 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2854 = v354 + v2852;
-  const bool v2855 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2855 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2856 = v2854 < v1;
   const bool v2857 = v2855 && v2856;
   if (v2857) {
@@ -2904,11 +2904,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2869 = v2868 + v2854;
     out[v2869] = v2866;
   }
-  const unsigned int v2870 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2870 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2872 = v351 + v2870;
-  const unsigned int v2873 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2873 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2875 = v354 + v2873;
-  const bool v2876 = v2872 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2876 = v2872 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2877 = v2875 < v1;
   const bool v2878 = v2876 && v2877;
   if (v2878) {
@@ -2923,11 +2923,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2890 = v2889 + v2875;
     out[v2890] = v2887;
   }
-  const unsigned int v2891 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2891 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2893 = v351 + v2891;
-  const unsigned int v2894 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2894 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2896 = v354 + v2894;
-  const bool v2897 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2897 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2898 = v2896 < v1;
   const bool v2899 = v2897 && v2898;
   if (v2899) {
@@ -2942,11 +2942,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2911 = v2910 + v2896;
     out[v2911] = v2908;
   }
-  const unsigned int v2912 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2912 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2914 = v351 + v2912;
-  const unsigned int v2915 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2915 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2917 = v354 + v2915;
-  const bool v2918 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2918 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2919 = v2917 < v1;
   const bool v2920 = v2918 && v2919;
   if (v2920) {
@@ -2961,11 +2961,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2932 = v2931 + v2917;
     out[v2932] = v2929;
   }
-  const unsigned int v2933 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2933 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2935 = v351 + v2933;
-  const unsigned int v2936 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2936 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2938 = v354 + v2936;
-  const bool v2939 = v2935 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2939 = v2935 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2940 = v2938 < v1;
   const bool v2941 = v2939 && v2940;
   if (v2941) {
@@ -2980,11 +2980,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2953 = v2952 + v2938;
     out[v2953] = v2950;
   }
-  const unsigned int v2954 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2954 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2956 = v351 + v2954;
-  const unsigned int v2957 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2957 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2959 = v354 + v2957;
-  const bool v2960 = v2956 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2960 = v2956 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2961 = v2959 < v1;
   const bool v2962 = v2960 && v2961;
   if (v2962) {
@@ -2999,11 +2999,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2974 = v2973 + v2959;
     out[v2974] = v2971;
   }
-  const unsigned int v2975 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2975 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2977 = v351 + v2975;
-  const unsigned int v2978 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2978 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2980 = v354 + v2978;
-  const bool v2981 = v2977 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2981 = v2977 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2982 = v2980 < v1;
   const bool v2983 = v2981 && v2982;
   if (v2983) {
@@ -3018,11 +3018,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v2995 = v2994 + v2980;
     out[v2995] = v2992;
   }
-  const unsigned int v2996 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2996 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2998 = v351 + v2996;
-  const unsigned int v2999 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2999 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3001 = v354 + v2999;
-  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3003 = v3001 < v1;
   const bool v3004 = v3002 && v3003;
   if (v3004) {
@@ -3037,11 +3037,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f32(
     const unsigned int v3016 = v3015 + v3001;
     out[v3016] = v3013;
   }
-  const unsigned int v3017 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v3017 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v3019 = v351 + v3017;
-  const unsigned int v3020 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v3020 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v3022 = v354 + v3020;
-  const bool v3023 = v3019 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3023 = v3019 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3024 = v3022 < v1;
   const bool v3025 = v3023 && v3024;
   if (v3025) {

@@ -212,354 +212,354 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
   const unsigned int v8 = blockIdx.y;
   const unsigned int v9 = v8 * v6;
   const unsigned int v10 = v9 + v7;
-  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:184
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
   const unsigned int v15 = v14 << 3u;
-  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
   const unsigned int v18 = v17 - v15;
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:186
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v15 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:187
+  const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:188
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v39, 0.0f);
-  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v41, 0.0f);
-  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v43, 0.0f);
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v47 = v46 == 0u;
-  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:134
+  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:208
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:215
   if (v62) {
-    for (unsigned int v2141 = 0u; v2141 < 2u; v2141 += 1u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v2141 = 0u; v2141 < 2u; v2141 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2142 = v2141 << 4u;
       const bool v2144 = v2142 < v2;
       if (v2144) {
-        const unsigned int v2146 = v2141 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v2148 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2151 = v2148 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2154 = v2148 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2146 = v2141 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2148 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2151 = v2148 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2154 = v2148 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2155 = v2154 << 2u;
-        const unsigned int v2156 = v24 + v2151;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2156 = v24 + v2151;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2157 = v2156 < v0;
         const unsigned int v2158 = v2142 + v2155;
         const bool v2159 = v2158 < v2;
         const bool v2160 = v2157 && v2159;
-        const unsigned int v2162 = v2156 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2162 = v2156 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2164 = v2162 + v2142;
         const unsigned int v2165 = v2164 + v2155;
         const unsigned int v2166 = v2160 ? v2165 : 0u;
-        const unsigned int v2168 = v2151 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2168 = v2151 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2169 = v2146 + v2168;
         const unsigned int v2170 = v2169 + v2155;
         iron_copy_async<16>(shm0 + v2170, a + v2166, v2160);
-        const unsigned int v2173 = v2148 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2175 = v2173 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2178 = v2173 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2173 = v2148 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2175 = v2173 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2178 = v2173 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2179 = v2178 << 2u;
-        const unsigned int v2180 = v24 + v2175;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2180 = v24 + v2175;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2181 = v2180 < v0;
         const unsigned int v2182 = v2142 + v2179;
         const bool v2183 = v2182 < v2;
         const bool v2184 = v2181 && v2183;
-        const unsigned int v2186 = v2180 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2186 = v2180 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2188 = v2186 + v2142;
         const unsigned int v2189 = v2188 + v2179;
         const unsigned int v2190 = v2184 ? v2189 : 0u;
-        const unsigned int v2192 = v2175 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2192 = v2175 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2193 = v2146 + v2192;
         const unsigned int v2194 = v2193 + v2179;
         iron_copy_async<16>(shm0 + v2194, a + v2190, v2184);
-        const unsigned int v2197 = v2148 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2199 = v2197 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2202 = v2197 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2197 = v2148 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2199 = v2197 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2202 = v2197 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2203 = v2202 << 2u;
-        const unsigned int v2204 = v24 + v2199;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2204 = v24 + v2199;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2205 = v2204 < v0;
         const unsigned int v2206 = v2142 + v2203;
         const bool v2207 = v2206 < v2;
         const bool v2208 = v2205 && v2207;
-        const unsigned int v2210 = v2204 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2210 = v2204 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2212 = v2210 + v2142;
         const unsigned int v2213 = v2212 + v2203;
         const unsigned int v2214 = v2208 ? v2213 : 0u;
-        const unsigned int v2216 = v2199 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2216 = v2199 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2217 = v2146 + v2216;
         const unsigned int v2218 = v2217 + v2203;
         iron_copy_async<16>(shm0 + v2218, a + v2214, v2208);
-        const unsigned int v2221 = v2148 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2223 = v2221 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2226 = v2221 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2221 = v2148 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2223 = v2221 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2226 = v2221 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2227 = v2226 << 2u;
-        const unsigned int v2228 = v24 + v2223;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2228 = v24 + v2223;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2229 = v2228 < v0;
         const unsigned int v2230 = v2142 + v2227;
         const bool v2231 = v2230 < v2;
         const bool v2232 = v2229 && v2231;
-        const unsigned int v2234 = v2228 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2234 = v2228 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2236 = v2234 + v2142;
         const unsigned int v2237 = v2236 + v2227;
         const unsigned int v2238 = v2232 ? v2237 : 0u;
-        const unsigned int v2240 = v2223 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2240 = v2223 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2241 = v2146 + v2240;
         const unsigned int v2242 = v2241 + v2227;
         iron_copy_async<16>(shm0 + v2242, a + v2238, v2232);
-        const unsigned int v2244 = v2141 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
-        const unsigned int v2249 = v2148 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2252 = v2148 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2244 = v2141 * 2112u;  // kernels/gemm/gemm_tiles.hpp:220
+        const unsigned int v2249 = v2148 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2252 = v2148 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2253 = v2252 << 2u;
-        const unsigned int v2254 = v2142 + v2249;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2254 = v2142 + v2249;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2255 = v2254 < v2;
         const unsigned int v2256 = v28 + v2253;
         const bool v2257 = v2256 < v1;
         const bool v2258 = v2255 && v2257;
-        const unsigned int v2260 = v2254 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2260 = v2254 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2262 = v2260 + v28;
         const unsigned int v2263 = v2262 + v2253;
         const unsigned int v2264 = v2258 ? v2263 : 0u;
-        const unsigned int v2266 = v2249 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2266 = v2249 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2267 = v2244 + v2266;
         const unsigned int v2268 = v2267 + v2253;
         iron_copy_async<16>(shm1 + v2268, b + v2264, v2258);
-        const unsigned int v2273 = v2173 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2276 = v2173 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2273 = v2173 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2276 = v2173 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2277 = v2276 << 2u;
-        const unsigned int v2278 = v2142 + v2273;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2278 = v2142 + v2273;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2279 = v2278 < v2;
         const unsigned int v2280 = v28 + v2277;
         const bool v2281 = v2280 < v1;
         const bool v2282 = v2279 && v2281;
-        const unsigned int v2284 = v2278 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2284 = v2278 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2286 = v2284 + v28;
         const unsigned int v2287 = v2286 + v2277;
         const unsigned int v2288 = v2282 ? v2287 : 0u;
-        const unsigned int v2290 = v2273 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2290 = v2273 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2291 = v2244 + v2290;
         const unsigned int v2292 = v2291 + v2277;
         iron_copy_async<16>(shm1 + v2292, b + v2288, v2282);
-        const unsigned int v2297 = v2197 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2300 = v2197 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2297 = v2197 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2300 = v2197 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2301 = v2300 << 2u;
-        const unsigned int v2302 = v2142 + v2297;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2302 = v2142 + v2297;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2303 = v2302 < v2;
         const unsigned int v2304 = v28 + v2301;
         const bool v2305 = v2304 < v1;
         const bool v2306 = v2303 && v2305;
-        const unsigned int v2308 = v2302 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2308 = v2302 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2310 = v2308 + v28;
         const unsigned int v2311 = v2310 + v2301;
         const unsigned int v2312 = v2306 ? v2311 : 0u;
-        const unsigned int v2314 = v2297 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2314 = v2297 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2315 = v2244 + v2314;
         const unsigned int v2316 = v2315 + v2301;
         iron_copy_async<16>(shm1 + v2316, b + v2312, v2306);
-        const unsigned int v2321 = v2221 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2324 = v2221 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2321 = v2221 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2324 = v2221 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2325 = v2324 << 2u;
-        const unsigned int v2326 = v2142 + v2321;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2326 = v2142 + v2321;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2327 = v2326 < v2;
         const unsigned int v2328 = v28 + v2325;
         const bool v2329 = v2328 < v1;
         const bool v2330 = v2327 && v2329;
-        const unsigned int v2332 = v2326 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2332 = v2326 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2334 = v2332 + v28;
         const unsigned int v2335 = v2334 + v2325;
         const unsigned int v2336 = v2330 ? v2335 : 0u;
-        const unsigned int v2338 = v2321 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2338 = v2321 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2339 = v2244 + v2338;
         const unsigned int v2340 = v2339 + v2325;
         iron_copy_async<16>(shm1 + v2340, b + v2336, v2330);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
-    const unsigned int v2353 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v2353 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (unsigned int v2341 = 0u; v2341 < v2; v2341 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v2341 = 0u; v2341 < v2; v2341 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2343 = v2341 >> 4u;
       const unsigned int v2345 = v2343 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2347 = v2345 * 2112u;  // kernels/gemm/gemm_tiles.hpp:217
+      const unsigned int v2347 = v2345 * 2112u;  // kernels/gemm/gemm_tiles.hpp:224
       const unsigned int v2349 = v2345 * 2560u;
-      const unsigned int v2354 = v2349 + v2353;  // kernels/gemm/gemm_tiles.hpp:199
+      const unsigned int v2354 = v2349 + v2353;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load_shared<false>(v41, shm0, v2354, 20u);
-      const unsigned int v2359 = v2347 + v37;  // kernels/gemm/gemm_tiles.hpp:201
+      const unsigned int v2359 = v2347 + v37;  // kernels/gemm/gemm_tiles.hpp:208
       iron_frag_load_shared<false>(v43, shm1, v2359, 132u);
-      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      const unsigned int v2362 = v2341 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      const unsigned int v2362 = v2341 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2364 = v2343 + 2u;
       const unsigned int v2365 = v2364 % 3u;
       const bool v2366 = v2362 < v2;
       if (v2366) {
-        const unsigned int v2368 = v2365 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v2370 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2373 = v2370 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2376 = v2370 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2368 = v2365 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2370 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2373 = v2370 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2376 = v2370 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2377 = v2376 << 2u;
-        const unsigned int v2378 = v24 + v2373;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2378 = v24 + v2373;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2379 = v2378 < v0;
         const unsigned int v2380 = v2362 + v2377;
         const bool v2381 = v2380 < v2;
         const bool v2382 = v2379 && v2381;
-        const unsigned int v2384 = v2378 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2384 = v2378 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2386 = v2384 + v2362;
         const unsigned int v2387 = v2386 + v2377;
         const unsigned int v2388 = v2382 ? v2387 : 0u;
-        const unsigned int v2390 = v2373 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2390 = v2373 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2391 = v2368 + v2390;
         const unsigned int v2392 = v2391 + v2377;
         iron_copy_async<16>(shm0 + v2392, a + v2388, v2382);
-        const unsigned int v2395 = v2370 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2397 = v2395 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2400 = v2395 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2395 = v2370 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2397 = v2395 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2400 = v2395 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2401 = v2400 << 2u;
-        const unsigned int v2402 = v24 + v2397;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2402 = v24 + v2397;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2403 = v2402 < v0;
         const unsigned int v2404 = v2362 + v2401;
         const bool v2405 = v2404 < v2;
         const bool v2406 = v2403 && v2405;
-        const unsigned int v2408 = v2402 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2408 = v2402 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2410 = v2408 + v2362;
         const unsigned int v2411 = v2410 + v2401;
         const unsigned int v2412 = v2406 ? v2411 : 0u;
-        const unsigned int v2414 = v2397 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2414 = v2397 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2415 = v2368 + v2414;
         const unsigned int v2416 = v2415 + v2401;
         iron_copy_async<16>(shm0 + v2416, a + v2412, v2406);
-        const unsigned int v2419 = v2370 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2421 = v2419 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2424 = v2419 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2419 = v2370 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2421 = v2419 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2424 = v2419 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2425 = v2424 << 2u;
-        const unsigned int v2426 = v24 + v2421;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2426 = v24 + v2421;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2427 = v2426 < v0;
         const unsigned int v2428 = v2362 + v2425;
         const bool v2429 = v2428 < v2;
         const bool v2430 = v2427 && v2429;
-        const unsigned int v2432 = v2426 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2432 = v2426 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2434 = v2432 + v2362;
         const unsigned int v2435 = v2434 + v2425;
         const unsigned int v2436 = v2430 ? v2435 : 0u;
-        const unsigned int v2438 = v2421 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2438 = v2421 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2439 = v2368 + v2438;
         const unsigned int v2440 = v2439 + v2425;
         iron_copy_async<16>(shm0 + v2440, a + v2436, v2430);
-        const unsigned int v2443 = v2370 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2445 = v2443 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2448 = v2443 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2443 = v2370 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2445 = v2443 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2448 = v2443 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2449 = v2448 << 2u;
-        const unsigned int v2450 = v24 + v2445;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2450 = v24 + v2445;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2451 = v2450 < v0;
         const unsigned int v2452 = v2362 + v2449;
         const bool v2453 = v2452 < v2;
         const bool v2454 = v2451 && v2453;
-        const unsigned int v2456 = v2450 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2456 = v2450 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2458 = v2456 + v2362;
         const unsigned int v2459 = v2458 + v2449;
         const unsigned int v2460 = v2454 ? v2459 : 0u;
-        const unsigned int v2462 = v2445 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2462 = v2445 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2463 = v2368 + v2462;
         const unsigned int v2464 = v2463 + v2449;
         iron_copy_async<16>(shm0 + v2464, a + v2460, v2454);
-        const unsigned int v2466 = v2365 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
-        const unsigned int v2471 = v2370 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2474 = v2370 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2466 = v2365 * 2112u;  // kernels/gemm/gemm_tiles.hpp:220
+        const unsigned int v2471 = v2370 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2474 = v2370 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2475 = v2474 << 2u;
-        const unsigned int v2476 = v2362 + v2471;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2476 = v2362 + v2471;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2477 = v2476 < v2;
         const unsigned int v2478 = v28 + v2475;
         const bool v2479 = v2478 < v1;
         const bool v2480 = v2477 && v2479;
-        const unsigned int v2482 = v2476 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2482 = v2476 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2484 = v2482 + v28;
         const unsigned int v2485 = v2484 + v2475;
         const unsigned int v2486 = v2480 ? v2485 : 0u;
-        const unsigned int v2488 = v2471 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2488 = v2471 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2489 = v2466 + v2488;
         const unsigned int v2490 = v2489 + v2475;
         iron_copy_async<16>(shm1 + v2490, b + v2486, v2480);
-        const unsigned int v2495 = v2395 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2498 = v2395 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2495 = v2395 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2498 = v2395 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2499 = v2498 << 2u;
-        const unsigned int v2500 = v2362 + v2495;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2500 = v2362 + v2495;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2501 = v2500 < v2;
         const unsigned int v2502 = v28 + v2499;
         const bool v2503 = v2502 < v1;
         const bool v2504 = v2501 && v2503;
-        const unsigned int v2506 = v2500 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2506 = v2500 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2508 = v2506 + v28;
         const unsigned int v2509 = v2508 + v2499;
         const unsigned int v2510 = v2504 ? v2509 : 0u;
-        const unsigned int v2512 = v2495 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2512 = v2495 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2513 = v2466 + v2512;
         const unsigned int v2514 = v2513 + v2499;
         iron_copy_async<16>(shm1 + v2514, b + v2510, v2504);
-        const unsigned int v2519 = v2419 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2522 = v2419 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2519 = v2419 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2522 = v2419 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2523 = v2522 << 2u;
-        const unsigned int v2524 = v2362 + v2519;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2524 = v2362 + v2519;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2525 = v2524 < v2;
         const unsigned int v2526 = v28 + v2523;
         const bool v2527 = v2526 < v1;
         const bool v2528 = v2525 && v2527;
-        const unsigned int v2530 = v2524 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2530 = v2524 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2532 = v2530 + v28;
         const unsigned int v2533 = v2532 + v2523;
         const unsigned int v2534 = v2528 ? v2533 : 0u;
-        const unsigned int v2536 = v2519 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2536 = v2519 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2537 = v2466 + v2536;
         const unsigned int v2538 = v2537 + v2523;
         iron_copy_async<16>(shm1 + v2538, b + v2534, v2528);
-        const unsigned int v2543 = v2443 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2546 = v2443 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2543 = v2443 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2546 = v2443 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2547 = v2546 << 2u;
-        const unsigned int v2548 = v2362 + v2543;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2548 = v2362 + v2543;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2549 = v2548 < v2;
         const unsigned int v2550 = v28 + v2547;
         const bool v2551 = v2550 < v1;
         const bool v2552 = v2549 && v2551;
-        const unsigned int v2554 = v2548 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2554 = v2548 * v1;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2556 = v2554 + v28;
         const unsigned int v2557 = v2556 + v2547;
         const unsigned int v2558 = v2552 ? v2557 : 0u;
-        const unsigned int v2560 = v2543 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2560 = v2543 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2561 = v2466 + v2560;
         const unsigned int v2562 = v2561 + v2547;
         iron_copy_async<16>(shm1 + v2562, b + v2558, v2552);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
     __syncthreads();
   } else {
-    const unsigned int v282 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v282 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v283 = threadIdx.x;
-    const unsigned int v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (unsigned int v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (unsigned int v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:95
+    for (unsigned int v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (unsigned int v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v291 = v290 < v0;
         const unsigned int v292 = v281 + v289;
         const bool v293 = v292 < v2;
         const bool v294 = v291 && v293;
         if (v294) {
-          const unsigned int v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v298 = v296 + v281;
           const unsigned int v299 = v298 + v289;
           const float v300 = a[v299];
@@ -567,22 +567,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
           const unsigned int v303 = v302 + v289;
           shm0[v303] = v300;
         } else {
-          const unsigned int v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v306 = v305 + v289;
           shm0[v306] = 0.0f;
         }
       }
 
-      for (unsigned int v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:95
+      for (unsigned int v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v317 = v316 < v2;
         const unsigned int v318 = v28 + v315;
         const bool v319 = v318 < v1;
         const bool v320 = v317 && v319;
         if (v320) {
-          const unsigned int v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v324 = v322 + v28;
           const unsigned int v325 = v324 + v315;
           const float v326 = b[v325];
@@ -590,25 +590,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
           const unsigned int v329 = v328 + v315;
           shm1[v329] = v326;
         } else {
-          const unsigned int v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v332 = v331 + v315;
           shm1[v332] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load_shared<false>(v41, shm0, v339, 20u);  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<false>(v43, shm1, v37, 132u);  // kernels/gemm/gemm_tiles.hpp:201
-      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load_shared<false>(v41, shm0, v339, 20u);  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load_shared<false>(v43, shm1, v37, 132u);  // kernels/gemm/gemm_tiles.hpp:208
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const unsigned int v346 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v346 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v347 = v24 + v33;
   const unsigned int v348 = v347 + v346;
-  const unsigned int v349 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v349 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v350 = v28 + v37;
   const unsigned int v351 = v350 + v349;
-  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v353 = v351 < v1;
   const bool v354 = v352 && v353;
   if (v354) {
@@ -618,11 +618,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v359 = v358 + v351;
     out[v359] = v356;
   }
-  const unsigned int v360 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v360 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v362 = v347 + v360;
-  const unsigned int v363 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v363 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v365 = v350 + v363;
-  const bool v366 = v362 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v366 = v362 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v367 = v365 < v1;
   const bool v368 = v366 && v367;
   if (v368) {
@@ -632,11 +632,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v373 = v372 + v365;
     out[v373] = v370;
   }
-  const unsigned int v374 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v374 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v376 = v347 + v374;
-  const unsigned int v377 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v377 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v379 = v350 + v377;
-  const bool v380 = v376 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v380 = v376 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v381 = v379 < v1;
   const bool v382 = v380 && v381;
   if (v382) {
@@ -646,11 +646,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v387 = v386 + v379;
     out[v387] = v384;
   }
-  const unsigned int v388 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v388 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v390 = v347 + v388;
-  const unsigned int v391 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v391 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v393 = v350 + v391;
-  const bool v394 = v390 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v394 = v390 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v395 = v393 < v1;
   const bool v396 = v394 && v395;
   if (v396) {
@@ -660,11 +660,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v401 = v400 + v393;
     out[v401] = v398;
   }
-  const unsigned int v402 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v402 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v404 = v347 + v402;
-  const unsigned int v405 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v405 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v407 = v350 + v405;
-  const bool v408 = v404 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v408 = v404 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v409 = v407 < v1;
   const bool v410 = v408 && v409;
   if (v410) {
@@ -674,11 +674,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v415 = v414 + v407;
     out[v415] = v412;
   }
-  const unsigned int v416 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v416 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v418 = v347 + v416;
-  const unsigned int v419 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v419 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v421 = v350 + v419;
-  const bool v422 = v418 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v422 = v418 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v423 = v421 < v1;
   const bool v424 = v422 && v423;
   if (v424) {
@@ -688,11 +688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v429 = v428 + v421;
     out[v429] = v426;
   }
-  const unsigned int v430 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v430 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v432 = v347 + v430;
-  const unsigned int v433 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v433 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v435 = v350 + v433;
-  const bool v436 = v432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v436 = v432 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v437 = v435 < v1;
   const bool v438 = v436 && v437;
   if (v438) {
@@ -702,11 +702,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v443 = v442 + v435;
     out[v443] = v440;
   }
-  const unsigned int v444 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v444 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v446 = v347 + v444;
-  const unsigned int v447 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v447 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v449 = v350 + v447;
-  const bool v450 = v446 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v450 = v446 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v451 = v449 < v1;
   const bool v452 = v450 && v451;
   if (v452) {
@@ -716,11 +716,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v457 = v456 + v449;
     out[v457] = v454;
   }
-  const unsigned int v458 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v458 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v460 = v347 + v458;
-  const unsigned int v461 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v461 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v463 = v350 + v461;
-  const bool v464 = v460 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v464 = v460 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v465 = v463 < v1;
   const bool v466 = v464 && v465;
   if (v466) {
@@ -730,11 +730,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v471 = v470 + v463;
     out[v471] = v468;
   }
-  const unsigned int v472 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v472 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v474 = v347 + v472;
-  const unsigned int v475 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v475 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v477 = v350 + v475;
-  const bool v478 = v474 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v478 = v474 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v479 = v477 < v1;
   const bool v480 = v478 && v479;
   if (v480) {
@@ -744,11 +744,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v485 = v484 + v477;
     out[v485] = v482;
   }
-  const unsigned int v486 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v486 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v488 = v347 + v486;
-  const unsigned int v489 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v489 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v491 = v350 + v489;
-  const bool v492 = v488 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v492 = v488 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v493 = v491 < v1;
   const bool v494 = v492 && v493;
   if (v494) {
@@ -758,11 +758,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v499 = v498 + v491;
     out[v499] = v496;
   }
-  const unsigned int v500 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v500 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v502 = v347 + v500;
-  const unsigned int v503 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v503 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v505 = v350 + v503;
-  const bool v506 = v502 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v506 = v502 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v507 = v505 < v1;
   const bool v508 = v506 && v507;
   if (v508) {
@@ -772,11 +772,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v513 = v512 + v505;
     out[v513] = v510;
   }
-  const unsigned int v514 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v514 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v516 = v347 + v514;
-  const unsigned int v517 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v517 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v519 = v350 + v517;
-  const bool v520 = v516 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v520 = v516 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v521 = v519 < v1;
   const bool v522 = v520 && v521;
   if (v522) {
@@ -786,11 +786,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v527 = v526 + v519;
     out[v527] = v524;
   }
-  const unsigned int v528 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v528 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v530 = v347 + v528;
-  const unsigned int v531 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v531 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v533 = v350 + v531;
-  const bool v534 = v530 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v534 = v530 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v535 = v533 < v1;
   const bool v536 = v534 && v535;
   if (v536) {
@@ -800,11 +800,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v541 = v540 + v533;
     out[v541] = v538;
   }
-  const unsigned int v542 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v542 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v544 = v347 + v542;
-  const unsigned int v545 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v545 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v547 = v350 + v545;
-  const bool v548 = v544 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v548 = v544 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v549 = v547 < v1;
   const bool v550 = v548 && v549;
   if (v550) {
@@ -814,11 +814,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v555 = v554 + v547;
     out[v555] = v552;
   }
-  const unsigned int v556 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v556 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v558 = v347 + v556;
-  const unsigned int v559 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v559 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v561 = v350 + v559;
-  const bool v562 = v558 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v562 = v558 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v563 = v561 < v1;
   const bool v564 = v562 && v563;
   if (v564) {
@@ -828,11 +828,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v569 = v568 + v561;
     out[v569] = v566;
   }
-  const unsigned int v570 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v570 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v572 = v347 + v570;
-  const unsigned int v573 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v573 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v575 = v350 + v573;
-  const bool v576 = v572 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v576 = v572 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v577 = v575 < v1;
   const bool v578 = v576 && v577;
   if (v578) {
@@ -842,11 +842,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v583 = v582 + v575;
     out[v583] = v580;
   }
-  const unsigned int v584 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v584 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v586 = v347 + v584;
-  const unsigned int v587 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v587 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v589 = v350 + v587;
-  const bool v590 = v586 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v590 = v586 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v591 = v589 < v1;
   const bool v592 = v590 && v591;
   if (v592) {
@@ -856,11 +856,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v597 = v596 + v589;
     out[v597] = v594;
   }
-  const unsigned int v598 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v598 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v600 = v347 + v598;
-  const unsigned int v601 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v601 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v603 = v350 + v601;
-  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -870,11 +870,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v611 = v610 + v603;
     out[v611] = v608;
   }
-  const unsigned int v612 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v612 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v614 = v347 + v612;
-  const unsigned int v615 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v615 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v617 = v350 + v615;
-  const bool v618 = v614 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v618 = v614 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v619 = v617 < v1;
   const bool v620 = v618 && v619;
   if (v620) {
@@ -884,11 +884,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v625 = v624 + v617;
     out[v625] = v622;
   }
-  const unsigned int v626 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v626 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v628 = v347 + v626;
-  const unsigned int v629 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v629 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v631 = v350 + v629;
-  const bool v632 = v628 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v632 = v628 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v633 = v631 < v1;
   const bool v634 = v632 && v633;
   if (v634) {
@@ -898,11 +898,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v639 = v638 + v631;
     out[v639] = v636;
   }
-  const unsigned int v640 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v640 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v642 = v347 + v640;
-  const unsigned int v643 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v643 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v645 = v350 + v643;
-  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v647 = v645 < v1;
   const bool v648 = v646 && v647;
   if (v648) {
@@ -912,11 +912,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v653 = v652 + v645;
     out[v653] = v650;
   }
-  const unsigned int v654 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v654 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v656 = v347 + v654;
-  const unsigned int v657 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v657 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v659 = v350 + v657;
-  const bool v660 = v656 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v660 = v656 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v661 = v659 < v1;
   const bool v662 = v660 && v661;
   if (v662) {
@@ -926,11 +926,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v667 = v666 + v659;
     out[v667] = v664;
   }
-  const unsigned int v668 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v668 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v670 = v347 + v668;
-  const unsigned int v671 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v671 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v673 = v350 + v671;
-  const bool v674 = v670 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v674 = v670 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v675 = v673 < v1;
   const bool v676 = v674 && v675;
   if (v676) {
@@ -940,11 +940,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v681 = v680 + v673;
     out[v681] = v678;
   }
-  const unsigned int v682 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v682 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v684 = v347 + v682;
-  const unsigned int v685 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v685 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v687 = v350 + v685;
-  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -954,11 +954,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v695 = v694 + v687;
     out[v695] = v692;
   }
-  const unsigned int v696 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v696 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v698 = v347 + v696;
-  const unsigned int v699 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v699 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v701 = v350 + v699;
-  const bool v702 = v698 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v702 = v698 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v703 = v701 < v1;
   const bool v704 = v702 && v703;
   if (v704) {
@@ -968,11 +968,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v709 = v708 + v701;
     out[v709] = v706;
   }
-  const unsigned int v710 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v710 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v712 = v347 + v710;
-  const unsigned int v713 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v713 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v715 = v350 + v713;
-  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v717 = v715 < v1;
   const bool v718 = v716 && v717;
   if (v718) {
@@ -982,11 +982,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v723 = v722 + v715;
     out[v723] = v720;
   }
-  const unsigned int v724 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v724 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v726 = v347 + v724;
-  const unsigned int v727 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v727 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v729 = v350 + v727;
-  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v731 = v729 < v1;
   const bool v732 = v730 && v731;
   if (v732) {
@@ -996,11 +996,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v737 = v736 + v729;
     out[v737] = v734;
   }
-  const unsigned int v738 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v738 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v740 = v347 + v738;
-  const unsigned int v741 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v741 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v743 = v350 + v741;
-  const bool v744 = v740 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v744 = v740 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v745 = v743 < v1;
   const bool v746 = v744 && v745;
   if (v746) {
@@ -1010,11 +1010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v751 = v750 + v743;
     out[v751] = v748;
   }
-  const unsigned int v752 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v752 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v754 = v347 + v752;
-  const unsigned int v755 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v755 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v757 = v350 + v755;
-  const bool v758 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v758 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v759 = v757 < v1;
   const bool v760 = v758 && v759;
   if (v760) {
@@ -1024,11 +1024,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v765 = v764 + v757;
     out[v765] = v762;
   }
-  const unsigned int v766 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v766 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v768 = v347 + v766;
-  const unsigned int v769 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v769 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v771 = v350 + v769;
-  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -1038,11 +1038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v779 = v778 + v771;
     out[v779] = v776;
   }
-  const unsigned int v780 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v780 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v782 = v347 + v780;
-  const unsigned int v783 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v783 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v785 = v350 + v783;
-  const bool v786 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v786 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v787 = v785 < v1;
   const bool v788 = v786 && v787;
   if (v788) {
@@ -1052,11 +1052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v793 = v792 + v785;
     out[v793] = v790;
   }
-  const unsigned int v794 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v794 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v796 = v347 + v794;
-  const unsigned int v797 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v797 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v799 = v350 + v797;
-  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v801 = v799 < v1;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -1066,11 +1066,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v807 = v806 + v799;
     out[v807] = v804;
   }
-  const unsigned int v808 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v808 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v810 = v347 + v808;
-  const unsigned int v811 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v811 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v813 = v350 + v811;
-  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v815 = v813 < v1;
   const bool v816 = v814 && v815;
   if (v816) {
@@ -1080,11 +1080,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v821 = v820 + v813;
     out[v821] = v818;
   }
-  const unsigned int v822 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v822 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v824 = v347 + v822;
-  const unsigned int v825 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v825 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v827 = v350 + v825;
-  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v829 = v827 < v1;
   const bool v830 = v828 && v829;
   if (v830) {
@@ -1094,11 +1094,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v835 = v834 + v827;
     out[v835] = v832;
   }
-  const unsigned int v836 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v836 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v838 = v347 + v836;
-  const unsigned int v839 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v839 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v841 = v350 + v839;
-  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v843 = v841 < v1;
   const bool v844 = v842 && v843;
   if (v844) {
@@ -1108,11 +1108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v849 = v848 + v841;
     out[v849] = v846;
   }
-  const unsigned int v850 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v850 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v852 = v347 + v850;
-  const unsigned int v853 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v853 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v855 = v350 + v853;
-  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -1122,11 +1122,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v863 = v862 + v855;
     out[v863] = v860;
   }
-  const unsigned int v864 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v864 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v866 = v347 + v864;
-  const unsigned int v867 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v867 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v869 = v350 + v867;
-  const bool v870 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v870 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v871 = v869 < v1;
   const bool v872 = v870 && v871;
   if (v872) {
@@ -1136,11 +1136,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v877 = v876 + v869;
     out[v877] = v874;
   }
-  const unsigned int v878 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v878 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v880 = v347 + v878;
-  const unsigned int v881 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v881 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v883 = v350 + v881;
-  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v885 = v883 < v1;
   const bool v886 = v884 && v885;
   if (v886) {
@@ -1150,11 +1150,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v891 = v890 + v883;
     out[v891] = v888;
   }
-  const unsigned int v892 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v892 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v894 = v347 + v892;
-  const unsigned int v895 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v895 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v897 = v350 + v895;
-  const bool v898 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v898 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v899 = v897 < v1;
   const bool v900 = v898 && v899;
   if (v900) {
@@ -1164,11 +1164,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v905 = v904 + v897;
     out[v905] = v902;
   }
-  const unsigned int v906 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v906 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v908 = v347 + v906;
-  const unsigned int v909 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v909 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v911 = v350 + v909;
-  const bool v912 = v908 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v912 = v908 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v913 = v911 < v1;
   const bool v914 = v912 && v913;
   if (v914) {
@@ -1178,11 +1178,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v919 = v918 + v911;
     out[v919] = v916;
   }
-  const unsigned int v920 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v920 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v922 = v347 + v920;
-  const unsigned int v923 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v923 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v925 = v350 + v923;
-  const bool v926 = v922 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v926 = v922 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v927 = v925 < v1;
   const bool v928 = v926 && v927;
   if (v928) {
@@ -1192,11 +1192,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v933 = v932 + v925;
     out[v933] = v930;
   }
-  const unsigned int v934 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v934 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v936 = v347 + v934;
-  const unsigned int v937 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v937 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v939 = v350 + v937;
-  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
@@ -1206,11 +1206,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v947 = v946 + v939;
     out[v947] = v944;
   }
-  const unsigned int v948 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v948 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v950 = v347 + v948;
-  const unsigned int v951 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v951 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v953 = v350 + v951;
-  const bool v954 = v950 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v954 = v950 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v955 = v953 < v1;
   const bool v956 = v954 && v955;
   if (v956) {
@@ -1220,11 +1220,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v961 = v960 + v953;
     out[v961] = v958;
   }
-  const unsigned int v962 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v962 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v964 = v347 + v962;
-  const unsigned int v965 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v965 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v967 = v350 + v965;
-  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v969 = v967 < v1;
   const bool v970 = v968 && v969;
   if (v970) {
@@ -1234,11 +1234,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v975 = v974 + v967;
     out[v975] = v972;
   }
-  const unsigned int v976 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v976 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v978 = v347 + v976;
-  const unsigned int v979 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v979 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v981 = v350 + v979;
-  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -1248,11 +1248,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v989 = v988 + v981;
     out[v989] = v986;
   }
-  const unsigned int v990 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v990 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v992 = v347 + v990;
-  const unsigned int v993 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v993 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v995 = v350 + v993;
-  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v997 = v995 < v1;
   const bool v998 = v996 && v997;
   if (v998) {
@@ -1262,11 +1262,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1003 = v1002 + v995;
     out[v1003] = v1000;
   }
-  const unsigned int v1004 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1004 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1006 = v347 + v1004;
-  const unsigned int v1007 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1007 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1009 = v350 + v1007;
-  const bool v1010 = v1006 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1010 = v1006 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1011 = v1009 < v1;
   const bool v1012 = v1010 && v1011;
   if (v1012) {
@@ -1276,11 +1276,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1017 = v1016 + v1009;
     out[v1017] = v1014;
   }
-  const unsigned int v1018 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1018 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1020 = v347 + v1018;
-  const unsigned int v1021 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1021 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1023 = v350 + v1021;
-  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -1290,11 +1290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1031 = v1030 + v1023;
     out[v1031] = v1028;
   }
-  const unsigned int v1032 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1032 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1034 = v347 + v1032;
-  const unsigned int v1035 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1035 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1037 = v350 + v1035;
-  const bool v1038 = v1034 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1038 = v1034 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1039 = v1037 < v1;
   const bool v1040 = v1038 && v1039;
   if (v1040) {
@@ -1304,11 +1304,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1045 = v1044 + v1037;
     out[v1045] = v1042;
   }
-  const unsigned int v1046 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1046 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1048 = v347 + v1046;
-  const unsigned int v1049 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1049 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1051 = v350 + v1049;
-  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
@@ -1318,11 +1318,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1059 = v1058 + v1051;
     out[v1059] = v1056;
   }
-  const unsigned int v1060 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1060 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1062 = v347 + v1060;
-  const unsigned int v1063 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1063 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1065 = v350 + v1063;
-  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1067 = v1065 < v1;
   const bool v1068 = v1066 && v1067;
   if (v1068) {
@@ -1332,11 +1332,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1073 = v1072 + v1065;
     out[v1073] = v1070;
   }
-  const unsigned int v1074 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1074 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1076 = v347 + v1074;
-  const unsigned int v1077 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1077 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1079 = v350 + v1077;
-  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1081 = v1079 < v1;
   const bool v1082 = v1080 && v1081;
   if (v1082) {
@@ -1346,11 +1346,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1087 = v1086 + v1079;
     out[v1087] = v1084;
   }
-  const unsigned int v1088 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1088 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1090 = v347 + v1088;
-  const unsigned int v1091 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1091 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1093 = v350 + v1091;
-  const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1095 = v1093 < v1;
   const bool v1096 = v1094 && v1095;
   if (v1096) {
@@ -1360,11 +1360,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1101 = v1100 + v1093;
     out[v1101] = v1098;
   }
-  const unsigned int v1102 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1102 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1104 = v347 + v1102;
-  const unsigned int v1105 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1105 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1107 = v350 + v1105;
-  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1374,11 +1374,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1115 = v1114 + v1107;
     out[v1115] = v1112;
   }
-  const unsigned int v1116 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1116 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1118 = v347 + v1116;
-  const unsigned int v1119 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1119 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1121 = v350 + v1119;
-  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1123 = v1121 < v1;
   const bool v1124 = v1122 && v1123;
   if (v1124) {
@@ -1388,11 +1388,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1129 = v1128 + v1121;
     out[v1129] = v1126;
   }
-  const unsigned int v1130 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1130 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1132 = v347 + v1130;
-  const unsigned int v1133 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1133 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1135 = v350 + v1133;
-  const bool v1136 = v1132 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1136 = v1132 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1137 = v1135 < v1;
   const bool v1138 = v1136 && v1137;
   if (v1138) {
@@ -1402,11 +1402,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1143 = v1142 + v1135;
     out[v1143] = v1140;
   }
-  const unsigned int v1144 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1144 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1146 = v347 + v1144;
-  const unsigned int v1147 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1147 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1149 = v350 + v1147;
-  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1151 = v1149 < v1;
   const bool v1152 = v1150 && v1151;
   if (v1152) {
@@ -1416,11 +1416,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1157 = v1156 + v1149;
     out[v1157] = v1154;
   }
-  const unsigned int v1158 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1158 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1160 = v347 + v1158;
-  const unsigned int v1161 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1161 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1163 = v350 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1165 = v1163 < v1;
   const bool v1166 = v1164 && v1165;
   if (v1166) {
@@ -1430,11 +1430,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1171 = v1170 + v1163;
     out[v1171] = v1168;
   }
-  const unsigned int v1172 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1172 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1174 = v347 + v1172;
-  const unsigned int v1175 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1175 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1177 = v350 + v1175;
-  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1179 = v1177 < v1;
   const bool v1180 = v1178 && v1179;
   if (v1180) {
@@ -1444,11 +1444,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1185 = v1184 + v1177;
     out[v1185] = v1182;
   }
-  const unsigned int v1186 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1186 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1188 = v347 + v1186;
-  const unsigned int v1189 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1189 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1191 = v350 + v1189;
-  const bool v1192 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1192 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1193 = v1191 < v1;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
@@ -1458,11 +1458,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1199 = v1198 + v1191;
     out[v1199] = v1196;
   }
-  const unsigned int v1200 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1200 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1202 = v347 + v1200;
-  const unsigned int v1203 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1203 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1205 = v350 + v1203;
-  const bool v1206 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1206 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1207 = v1205 < v1;
   const bool v1208 = v1206 && v1207;
   if (v1208) {
@@ -1472,11 +1472,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1213 = v1212 + v1205;
     out[v1213] = v1210;
   }
-  const unsigned int v1214 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1214 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1216 = v347 + v1214;
-  const unsigned int v1217 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1217 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1219 = v350 + v1217;
-  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1486,11 +1486,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1227 = v1226 + v1219;
     out[v1227] = v1224;
   }
-  const unsigned int v1228 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1228 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1230 = v347 + v1228;
-  const unsigned int v1231 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1231 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1233 = v350 + v1231;
-  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1235 = v1233 < v1;
   const bool v1236 = v1234 && v1235;
   if (v1236) {
@@ -1500,11 +1500,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1241 = v1240 + v1233;
     out[v1241] = v1238;
   }
-  const unsigned int v1242 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1242 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1244 = v347 + v1242;
-  const unsigned int v1245 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1245 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1247 = v350 + v1245;
-  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1249 = v1247 < v1;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1514,11 +1514,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1255 = v1254 + v1247;
     out[v1255] = v1252;
   }
-  const unsigned int v1256 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1256 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1258 = v347 + v1256;
-  const unsigned int v1259 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1259 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1261 = v350 + v1259;
-  const bool v1262 = v1258 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1262 = v1258 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1263 = v1261 < v1;
   const bool v1264 = v1262 && v1263;
   if (v1264) {
@@ -1528,11 +1528,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1269 = v1268 + v1261;
     out[v1269] = v1266;
   }
-  const unsigned int v1270 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1270 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1272 = v347 + v1270;
-  const unsigned int v1273 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1273 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1275 = v350 + v1273;
-  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
@@ -1542,11 +1542,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1283 = v1282 + v1275;
     out[v1283] = v1280;
   }
-  const unsigned int v1284 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1284 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1286 = v347 + v1284;
-  const unsigned int v1287 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1287 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1289 = v350 + v1287;
-  const bool v1290 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1290 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1291 = v1289 < v1;
   const bool v1292 = v1290 && v1291;
   if (v1292) {
@@ -1556,11 +1556,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1297 = v1296 + v1289;
     out[v1297] = v1294;
   }
-  const unsigned int v1298 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1298 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1300 = v347 + v1298;
-  const unsigned int v1301 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1301 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1303 = v350 + v1301;
-  const bool v1304 = v1300 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1304 = v1300 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1305 = v1303 < v1;
   const bool v1306 = v1304 && v1305;
   if (v1306) {
@@ -1570,11 +1570,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1311 = v1310 + v1303;
     out[v1311] = v1308;
   }
-  const unsigned int v1312 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1312 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1314 = v347 + v1312;
-  const unsigned int v1315 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1315 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1317 = v350 + v1315;
-  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1319 = v1317 < v1;
   const bool v1320 = v1318 && v1319;
   if (v1320) {
@@ -1584,11 +1584,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1325 = v1324 + v1317;
     out[v1325] = v1322;
   }
-  const unsigned int v1326 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1326 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1328 = v347 + v1326;
-  const unsigned int v1329 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1329 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1331 = v350 + v1329;
-  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1333 = v1331 < v1;
   const bool v1334 = v1332 && v1333;
   if (v1334) {
@@ -1598,11 +1598,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1339 = v1338 + v1331;
     out[v1339] = v1336;
   }
-  const unsigned int v1340 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1340 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1342 = v347 + v1340;
-  const unsigned int v1343 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1343 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1345 = v350 + v1343;
-  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1347 = v1345 < v1;
   const bool v1348 = v1346 && v1347;
   if (v1348) {
@@ -1612,11 +1612,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1353 = v1352 + v1345;
     out[v1353] = v1350;
   }
-  const unsigned int v1354 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1354 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1356 = v347 + v1354;
-  const unsigned int v1357 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1357 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1359 = v350 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1626,11 +1626,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1367 = v1366 + v1359;
     out[v1367] = v1364;
   }
-  const unsigned int v1368 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1368 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1370 = v347 + v1368;
-  const unsigned int v1371 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1371 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1373 = v350 + v1371;
-  const bool v1374 = v1370 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1374 = v1370 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1375 = v1373 < v1;
   const bool v1376 = v1374 && v1375;
   if (v1376) {
@@ -1640,11 +1640,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1381 = v1380 + v1373;
     out[v1381] = v1378;
   }
-  const unsigned int v1382 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1382 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1384 = v347 + v1382;
-  const unsigned int v1385 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1385 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1387 = v350 + v1385;
-  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1389 = v1387 < v1;
   const bool v1390 = v1388 && v1389;
   if (v1390) {
@@ -1654,11 +1654,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1395 = v1394 + v1387;
     out[v1395] = v1392;
   }
-  const unsigned int v1396 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1396 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1398 = v347 + v1396;
-  const unsigned int v1399 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1399 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1401 = v350 + v1399;
-  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1403 = v1401 < v1;
   const bool v1404 = v1402 && v1403;
   if (v1404) {
@@ -1668,11 +1668,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1409 = v1408 + v1401;
     out[v1409] = v1406;
   }
-  const unsigned int v1410 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1410 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1412 = v347 + v1410;
-  const unsigned int v1413 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1413 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1415 = v350 + v1413;
-  const bool v1416 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1416 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1417 = v1415 < v1;
   const bool v1418 = v1416 && v1417;
   if (v1418) {
@@ -1682,11 +1682,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1423 = v1422 + v1415;
     out[v1423] = v1420;
   }
-  const unsigned int v1424 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1424 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1426 = v347 + v1424;
-  const unsigned int v1427 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1427 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1429 = v350 + v1427;
-  const bool v1430 = v1426 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1430 = v1426 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1431 = v1429 < v1;
   const bool v1432 = v1430 && v1431;
   if (v1432) {
@@ -1696,11 +1696,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1437 = v1436 + v1429;
     out[v1437] = v1434;
   }
-  const unsigned int v1438 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1438 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1440 = v347 + v1438;
-  const unsigned int v1441 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1441 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1443 = v350 + v1441;
-  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -1710,11 +1710,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1451 = v1450 + v1443;
     out[v1451] = v1448;
   }
-  const unsigned int v1452 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1452 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1454 = v347 + v1452;
-  const unsigned int v1455 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1455 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1457 = v350 + v1455;
-  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1459 = v1457 < v1;
   const bool v1460 = v1458 && v1459;
   if (v1460) {
@@ -1724,11 +1724,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1465 = v1464 + v1457;
     out[v1465] = v1462;
   }
-  const unsigned int v1466 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1466 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1468 = v347 + v1466;
-  const unsigned int v1469 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1469 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1471 = v350 + v1469;
-  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1473 = v1471 < v1;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -1738,11 +1738,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1479 = v1478 + v1471;
     out[v1479] = v1476;
   }
-  const unsigned int v1480 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1480 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1482 = v347 + v1480;
-  const unsigned int v1483 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1483 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1485 = v350 + v1483;
-  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1487 = v1485 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
@@ -1752,11 +1752,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1493 = v1492 + v1485;
     out[v1493] = v1490;
   }
-  const unsigned int v1494 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1494 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1496 = v347 + v1494;
-  const unsigned int v1497 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1497 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1499 = v350 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
@@ -1766,11 +1766,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1507 = v1506 + v1499;
     out[v1507] = v1504;
   }
-  const unsigned int v1508 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1508 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1510 = v347 + v1508;
-  const unsigned int v1511 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1511 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1513 = v350 + v1511;
-  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1515 = v1513 < v1;
   const bool v1516 = v1514 && v1515;
   if (v1516) {
@@ -1780,11 +1780,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1521 = v1520 + v1513;
     out[v1521] = v1518;
   }
-  const unsigned int v1522 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1522 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1524 = v347 + v1522;
-  const unsigned int v1525 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1525 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1527 = v350 + v1525;
-  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -1794,11 +1794,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1535 = v1534 + v1527;
     out[v1535] = v1532;
   }
-  const unsigned int v1536 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1536 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1538 = v347 + v1536;
-  const unsigned int v1539 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1539 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1541 = v350 + v1539;
-  const bool v1542 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1542 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1543 = v1541 < v1;
   const bool v1544 = v1542 && v1543;
   if (v1544) {
@@ -1808,11 +1808,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1549 = v1548 + v1541;
     out[v1549] = v1546;
   }
-  const unsigned int v1550 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1550 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1552 = v347 + v1550;
-  const unsigned int v1553 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1553 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1555 = v350 + v1553;
-  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1557 = v1555 < v1;
   const bool v1558 = v1556 && v1557;
   if (v1558) {
@@ -1822,11 +1822,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1563 = v1562 + v1555;
     out[v1563] = v1560;
   }
-  const unsigned int v1564 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1564 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1566 = v347 + v1564;
-  const unsigned int v1567 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1567 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1569 = v350 + v1567;
-  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1571 = v1569 < v1;
   const bool v1572 = v1570 && v1571;
   if (v1572) {
@@ -1836,11 +1836,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1577 = v1576 + v1569;
     out[v1577] = v1574;
   }
-  const unsigned int v1578 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1578 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1580 = v347 + v1578;
-  const unsigned int v1581 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1581 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1583 = v350 + v1581;
-  const bool v1584 = v1580 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1584 = v1580 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1585 = v1583 < v1;
   const bool v1586 = v1584 && v1585;
   if (v1586) {
@@ -1850,11 +1850,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1591 = v1590 + v1583;
     out[v1591] = v1588;
   }
-  const unsigned int v1592 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1592 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1594 = v347 + v1592;
-  const unsigned int v1595 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1595 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1597 = v350 + v1595;
-  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1599 = v1597 < v1;
   const bool v1600 = v1598 && v1599;
   if (v1600) {
@@ -1864,11 +1864,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1605 = v1604 + v1597;
     out[v1605] = v1602;
   }
-  const unsigned int v1606 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1606 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1608 = v347 + v1606;
-  const unsigned int v1609 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1609 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1611 = v350 + v1609;
-  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
@@ -1878,11 +1878,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1619 = v1618 + v1611;
     out[v1619] = v1616;
   }
-  const unsigned int v1620 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1620 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1622 = v347 + v1620;
-  const unsigned int v1623 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1623 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1625 = v350 + v1623;
-  const bool v1626 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1626 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1627 = v1625 < v1;
   const bool v1628 = v1626 && v1627;
   if (v1628) {
@@ -1892,11 +1892,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1633 = v1632 + v1625;
     out[v1633] = v1630;
   }
-  const unsigned int v1634 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1634 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1636 = v347 + v1634;
-  const unsigned int v1637 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1637 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1639 = v350 + v1637;
-  const bool v1640 = v1636 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1640 = v1636 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1641 = v1639 < v1;
   const bool v1642 = v1640 && v1641;
   if (v1642) {
@@ -1906,11 +1906,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1647 = v1646 + v1639;
     out[v1647] = v1644;
   }
-  const unsigned int v1648 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1648 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1650 = v347 + v1648;
-  const unsigned int v1651 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1651 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1653 = v350 + v1651;
-  const bool v1654 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1654 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1655 = v1653 < v1;
   const bool v1656 = v1654 && v1655;
   if (v1656) {
@@ -1920,11 +1920,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1661 = v1660 + v1653;
     out[v1661] = v1658;
   }
-  const unsigned int v1662 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1662 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1664 = v347 + v1662;
-  const unsigned int v1665 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1665 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1667 = v350 + v1665;
-  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1669 = v1667 < v1;
   const bool v1670 = v1668 && v1669;
   if (v1670) {
@@ -1934,11 +1934,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1675 = v1674 + v1667;
     out[v1675] = v1672;
   }
-  const unsigned int v1676 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1676 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1678 = v347 + v1676;
-  const unsigned int v1679 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1679 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1681 = v350 + v1679;
-  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1683 = v1681 < v1;
   const bool v1684 = v1682 && v1683;
   if (v1684) {
@@ -1948,11 +1948,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1689 = v1688 + v1681;
     out[v1689] = v1686;
   }
-  const unsigned int v1690 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1690 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1692 = v347 + v1690;
-  const unsigned int v1693 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1693 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1695 = v350 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1962,11 +1962,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1703 = v1702 + v1695;
     out[v1703] = v1700;
   }
-  const unsigned int v1704 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1704 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1706 = v347 + v1704;
-  const unsigned int v1707 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1707 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1709 = v350 + v1707;
-  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1711 = v1709 < v1;
   const bool v1712 = v1710 && v1711;
   if (v1712) {
@@ -1976,11 +1976,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1717 = v1716 + v1709;
     out[v1717] = v1714;
   }
-  const unsigned int v1718 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1718 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1720 = v347 + v1718;
-  const unsigned int v1721 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1721 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1723 = v350 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
@@ -1990,11 +1990,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1731 = v1730 + v1723;
     out[v1731] = v1728;
   }
-  const unsigned int v1732 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1732 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1734 = v347 + v1732;
-  const unsigned int v1735 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1735 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1737 = v350 + v1735;
-  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1739 = v1737 < v1;
   const bool v1740 = v1738 && v1739;
   if (v1740) {
@@ -2004,11 +2004,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1745 = v1744 + v1737;
     out[v1745] = v1742;
   }
-  const unsigned int v1746 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1746 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1748 = v347 + v1746;
-  const unsigned int v1749 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1749 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1751 = v350 + v1749;
-  const bool v1752 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1752 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1753 = v1751 < v1;
   const bool v1754 = v1752 && v1753;
   if (v1754) {
@@ -2018,11 +2018,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1759 = v1758 + v1751;
     out[v1759] = v1756;
   }
-  const unsigned int v1760 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1760 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1762 = v347 + v1760;
-  const unsigned int v1763 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1763 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1765 = v350 + v1763;
-  const bool v1766 = v1762 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1766 = v1762 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1767 = v1765 < v1;
   const bool v1768 = v1766 && v1767;
   if (v1768) {
@@ -2032,11 +2032,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1773 = v1772 + v1765;
     out[v1773] = v1770;
   }
-  const unsigned int v1774 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1774 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1776 = v347 + v1774;
-  const unsigned int v1777 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1777 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1779 = v350 + v1777;
-  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -2046,11 +2046,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1787 = v1786 + v1779;
     out[v1787] = v1784;
   }
-  const unsigned int v1788 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1788 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1790 = v347 + v1788;
-  const unsigned int v1791 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1791 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1793 = v350 + v1791;
-  const bool v1794 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1794 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1795 = v1793 < v1;
   const bool v1796 = v1794 && v1795;
   if (v1796) {
@@ -2060,11 +2060,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1801 = v1800 + v1793;
     out[v1801] = v1798;
   }
-  const unsigned int v1802 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1802 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1804 = v347 + v1802;
-  const unsigned int v1805 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1805 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1807 = v350 + v1805;
-  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1809 = v1807 < v1;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -2074,11 +2074,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1815 = v1814 + v1807;
     out[v1815] = v1812;
   }
-  const unsigned int v1816 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1816 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1818 = v347 + v1816;
-  const unsigned int v1819 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1819 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1821 = v350 + v1819;
-  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1823 = v1821 < v1;
   const bool v1824 = v1822 && v1823;
   if (v1824) {
@@ -2088,11 +2088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1829 = v1828 + v1821;
     out[v1829] = v1826;
   }
-  const unsigned int v1830 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1830 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1832 = v347 + v1830;
-  const unsigned int v1833 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1833 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1835 = v350 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
@@ -2102,11 +2102,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1843 = v1842 + v1835;
     out[v1843] = v1840;
   }
-  const unsigned int v1844 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1844 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1846 = v347 + v1844;
-  const unsigned int v1847 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1847 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1849 = v350 + v1847;
-  const bool v1850 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1850 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1851 = v1849 < v1;
   const bool v1852 = v1850 && v1851;
   if (v1852) {
@@ -2116,11 +2116,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1857 = v1856 + v1849;
     out[v1857] = v1854;
   }
-  const unsigned int v1858 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1858 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1860 = v347 + v1858;
-  const unsigned int v1861 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1861 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1863 = v350 + v1861;
-  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -2130,11 +2130,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1871 = v1870 + v1863;
     out[v1871] = v1868;
   }
-  const unsigned int v1872 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1872 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1874 = v347 + v1872;
-  const unsigned int v1875 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1875 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1877 = v350 + v1875;
-  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1879 = v1877 < v1;
   const bool v1880 = v1878 && v1879;
   if (v1880) {
@@ -2144,11 +2144,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1885 = v1884 + v1877;
     out[v1885] = v1882;
   }
-  const unsigned int v1886 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1886 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1888 = v347 + v1886;
-  const unsigned int v1889 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1889 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1891 = v350 + v1889;
-  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1893 = v1891 < v1;
   const bool v1894 = v1892 && v1893;
   if (v1894) {
@@ -2158,11 +2158,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1899 = v1898 + v1891;
     out[v1899] = v1896;
   }
-  const unsigned int v1900 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1900 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1902 = v347 + v1900;
-  const unsigned int v1903 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1903 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1905 = v350 + v1903;
-  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1907 = v1905 < v1;
   const bool v1908 = v1906 && v1907;
   if (v1908) {
@@ -2172,11 +2172,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1913 = v1912 + v1905;
     out[v1913] = v1910;
   }
-  const unsigned int v1914 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1914 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1916 = v347 + v1914;
-  const unsigned int v1917 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1917 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1919 = v350 + v1917;
-  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1921 = v1919 < v1;
   const bool v1922 = v1920 && v1921;
   if (v1922) {
@@ -2186,11 +2186,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1927 = v1926 + v1919;
     out[v1927] = v1924;
   }
-  const unsigned int v1928 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1928 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1930 = v347 + v1928;
-  const unsigned int v1931 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1931 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1933 = v350 + v1931;
-  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1935 = v1933 < v1;
   const bool v1936 = v1934 && v1935;
   if (v1936) {
@@ -2200,11 +2200,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1941 = v1940 + v1933;
     out[v1941] = v1938;
   }
-  const unsigned int v1942 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1942 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1944 = v347 + v1942;
-  const unsigned int v1945 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1945 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1947 = v350 + v1945;
-  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -2214,11 +2214,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1955 = v1954 + v1947;
     out[v1955] = v1952;
   }
-  const unsigned int v1956 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1956 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1958 = v347 + v1956;
-  const unsigned int v1959 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1959 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1961 = v350 + v1959;
-  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1963 = v1961 < v1;
   const bool v1964 = v1962 && v1963;
   if (v1964) {
@@ -2228,11 +2228,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1969 = v1968 + v1961;
     out[v1969] = v1966;
   }
-  const unsigned int v1970 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1970 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1972 = v347 + v1970;
-  const unsigned int v1973 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1973 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1975 = v350 + v1973;
-  const bool v1976 = v1972 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1976 = v1972 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1977 = v1975 < v1;
   const bool v1978 = v1976 && v1977;
   if (v1978) {
@@ -2242,11 +2242,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1983 = v1982 + v1975;
     out[v1983] = v1980;
   }
-  const unsigned int v1984 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1984 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1986 = v347 + v1984;
-  const unsigned int v1987 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1987 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1989 = v350 + v1987;
-  const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1991 = v1989 < v1;
   const bool v1992 = v1990 && v1991;
   if (v1992) {
@@ -2256,11 +2256,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v1997 = v1996 + v1989;
     out[v1997] = v1994;
   }
-  const unsigned int v1998 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1998 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2000 = v347 + v1998;
-  const unsigned int v2001 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2001 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2003 = v350 + v2001;
-  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2005 = v2003 < v1;
   const bool v2006 = v2004 && v2005;
   if (v2006) {
@@ -2270,11 +2270,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v2011 = v2010 + v2003;
     out[v2011] = v2008;
   }
-  const unsigned int v2012 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2012 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2014 = v347 + v2012;
-  const unsigned int v2015 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2015 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2017 = v350 + v2015;
-  const bool v2018 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2018 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2019 = v2017 < v1;
   const bool v2020 = v2018 && v2019;
   if (v2020) {
@@ -2284,11 +2284,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v2025 = v2024 + v2017;
     out[v2025] = v2022;
   }
-  const unsigned int v2026 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2026 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2028 = v347 + v2026;
-  const unsigned int v2029 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2029 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2031 = v350 + v2029;
-  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2298,11 +2298,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v2039 = v2038 + v2031;
     out[v2039] = v2036;
   }
-  const unsigned int v2040 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2040 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2042 = v347 + v2040;
-  const unsigned int v2043 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2043 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2045 = v350 + v2043;
-  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2047 = v2045 < v1;
   const bool v2048 = v2046 && v2047;
   if (v2048) {
@@ -2312,11 +2312,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v2053 = v2052 + v2045;
     out[v2053] = v2050;
   }
-  const unsigned int v2054 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2054 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2056 = v347 + v2054;
-  const unsigned int v2057 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2057 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2059 = v350 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -2326,11 +2326,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v2067 = v2066 + v2059;
     out[v2067] = v2064;
   }
-  const unsigned int v2068 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2068 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2070 = v347 + v2068;
-  const unsigned int v2071 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2071 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2073 = v350 + v2071;
-  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
@@ -2340,11 +2340,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v2081 = v2080 + v2073;
     out[v2081] = v2078;
   }
-  const unsigned int v2082 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2082 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2084 = v347 + v2082;
-  const unsigned int v2085 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2085 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2087 = v350 + v2085;
-  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2089 = v2087 < v1;
   const bool v2090 = v2088 && v2089;
   if (v2090) {
@@ -2354,11 +2354,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v2095 = v2094 + v2087;
     out[v2095] = v2092;
   }
-  const unsigned int v2096 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2096 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2098 = v347 + v2096;
-  const unsigned int v2099 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2099 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2101 = v350 + v2099;
-  const bool v2102 = v2098 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2102 = v2098 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2103 = v2101 < v1;
   const bool v2104 = v2102 && v2103;
   if (v2104) {
@@ -2368,11 +2368,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v2109 = v2108 + v2101;
     out[v2109] = v2106;
   }
-  const unsigned int v2110 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2110 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2112 = v347 + v2110;
-  const unsigned int v2113 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2113 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2115 = v350 + v2113;
-  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2382,11 +2382,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_f32(
     const unsigned int v2123 = v2122 + v2115;
     out[v2123] = v2120;
   }
-  const unsigned int v2124 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2124 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2126 = v347 + v2124;
-  const unsigned int v2127 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2127 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2129 = v350 + v2127;
-  const bool v2130 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2130 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2131 = v2129 < v1;
   const bool v2132 = v2130 && v2131;
   if (v2132) {

@@ -216,107 +216,107 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
   const unsigned int v0 = m;  // kernels/gemm/gemm_quant.cpp:67
   const unsigned int v1 = n;
   const unsigned int v2 = k;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
   const unsigned int v6 = blockIdx.y;
   const unsigned int v7 = v6 * v4;
   const unsigned int v8 = v7 + v5;
-  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:184
+  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:128
   const unsigned int v13 = v12 << 3u;
-  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
   const unsigned int v16 = v15 - v13;
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:186
+  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:130
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v13 + v20;
   const unsigned int v22 = v21 << 7u;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:187
+  const unsigned int v25 = v19 / v17;
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:188
-  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const unsigned int v31 = v30 << 6u;
-  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const unsigned int v35 = v34 << 6u;
-  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v37, 0.0f);
-  iron_frag<float, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v39, 0.0f);
-  iron_frag<float, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v41, 0.0f);
-  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v45 = v44 == 0u;
   if (v45) {
-    for (unsigned int v2862 = 0u; v2862 < 2u; v2862 += 1u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v2862 = 0u; v2862 < 2u; v2862 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2863 = v2862 << 4u;
       const bool v2865 = v2863 < v2;
       if (v2865) {
-        const unsigned int v2867 = v2862 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v2869 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2872 = v2869 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2875 = v2869 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2867 = v2862 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2869 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2872 = v2869 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2875 = v2869 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2876 = v2875 << 2u;
-        const unsigned int v2877 = v22 + v2872;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2877 = v22 + v2872;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2878 = v2877 < v0;
         const unsigned int v2879 = v2863 + v2876;
         const bool v2880 = v2879 < v2;
         const bool v2881 = v2878 && v2880;
-        const unsigned int v2883 = v2877 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2883 = v2877 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2885 = v2883 + v2863;
         const unsigned int v2886 = v2885 + v2876;
         const unsigned int v2887 = v2881 ? v2886 : 0u;
-        const unsigned int v2889 = v2872 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2889 = v2872 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2890 = v2867 + v2889;
         const unsigned int v2891 = v2890 + v2876;
         iron_copy_async<16>(shm0 + v2891, x + v2887, v2881);
-        const unsigned int v2894 = v2869 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2896 = v2894 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2899 = v2894 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2894 = v2869 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2896 = v2894 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2899 = v2894 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2900 = v2899 << 2u;
-        const unsigned int v2901 = v22 + v2896;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2901 = v22 + v2896;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2902 = v2901 < v0;
         const unsigned int v2903 = v2863 + v2900;
         const bool v2904 = v2903 < v2;
         const bool v2905 = v2902 && v2904;
-        const unsigned int v2907 = v2901 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2907 = v2901 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2909 = v2907 + v2863;
         const unsigned int v2910 = v2909 + v2900;
         const unsigned int v2911 = v2905 ? v2910 : 0u;
-        const unsigned int v2913 = v2896 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2913 = v2896 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2914 = v2867 + v2913;
         const unsigned int v2915 = v2914 + v2900;
         iron_copy_async<16>(shm0 + v2915, x + v2911, v2905);
-        const unsigned int v2918 = v2869 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2920 = v2918 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2923 = v2918 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2918 = v2869 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2920 = v2918 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2923 = v2918 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2924 = v2923 << 2u;
-        const unsigned int v2925 = v22 + v2920;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2925 = v22 + v2920;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2926 = v2925 < v0;
         const unsigned int v2927 = v2863 + v2924;
         const bool v2928 = v2927 < v2;
         const bool v2929 = v2926 && v2928;
-        const unsigned int v2931 = v2925 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2931 = v2925 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2933 = v2931 + v2863;
         const unsigned int v2934 = v2933 + v2924;
         const unsigned int v2935 = v2929 ? v2934 : 0u;
-        const unsigned int v2937 = v2920 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2937 = v2920 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2938 = v2867 + v2937;
         const unsigned int v2939 = v2938 + v2924;
         iron_copy_async<16>(shm0 + v2939, x + v2935, v2929);
-        const unsigned int v2942 = v2869 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2944 = v2942 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2947 = v2942 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2942 = v2869 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2944 = v2942 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2947 = v2942 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2948 = v2947 << 2u;
-        const unsigned int v2949 = v22 + v2944;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2949 = v22 + v2944;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2950 = v2949 < v0;
         const unsigned int v2951 = v2863 + v2948;
         const bool v2952 = v2951 < v2;
         const bool v2953 = v2950 && v2952;
-        const unsigned int v2955 = v2949 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2955 = v2949 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2957 = v2955 + v2863;
         const unsigned int v2958 = v2957 + v2948;
         const unsigned int v2959 = v2953 ? v2958 : 0u;
-        const unsigned int v2961 = v2944 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2961 = v2944 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2962 = v2867 + v2961;
         const unsigned int v2963 = v2962 + v2948;
         iron_copy_async<16>(shm0 + v2963, x + v2959, v2953);
@@ -595,93 +595,93 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3453 = v3434 + 4u;  // kernels/gemm/quant_b.hpp:146
         *reinterpret_cast<iron_f32x4*>(shm1 + v3453) = iron_f32x4{{v3437, v3440, v3443, v3446}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
-    const unsigned int v3466 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v3472 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const unsigned int v3466 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v3472 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (unsigned int v3454 = 0u; v3454 < v2; v3454 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v3454 = 0u; v3454 < v2; v3454 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v3456 = v3454 >> 4u;
       const unsigned int v3458 = v3456 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3460 = v3458 * 2560u;  // kernels/gemm/gemm_tiles.hpp:217
-      const unsigned int v3467 = v3460 + v3466;  // kernels/gemm/gemm_tiles.hpp:199
+      const unsigned int v3460 = v3458 * 2560u;  // kernels/gemm/gemm_tiles.hpp:224
+      const unsigned int v3467 = v3460 + v3466;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load_shared<false>(v39, shm0, v3467, 20u);
-      const unsigned int v3473 = v3460 + v3472;  // kernels/gemm/gemm_tiles.hpp:203
+      const unsigned int v3473 = v3460 + v3472;  // kernels/gemm/gemm_tiles.hpp:210
       iron_frag_load_shared<true>(v41, shm1, v3473, 20u);
-      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
-      const unsigned int v3477 = v3454 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
+      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
+      const unsigned int v3477 = v3454 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v3479 = v3456 + 2u;
       const unsigned int v3480 = v3479 % 3u;
       const bool v3481 = v3477 < v2;
       if (v3481) {
-        const unsigned int v3483 = v3480 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v3485 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3488 = v3485 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3491 = v3485 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3483 = v3480 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v3485 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3488 = v3485 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3491 = v3485 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3492 = v3491 << 2u;
-        const unsigned int v3493 = v22 + v3488;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3493 = v22 + v3488;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3494 = v3493 < v0;
         const unsigned int v3495 = v3477 + v3492;
         const bool v3496 = v3495 < v2;
         const bool v3497 = v3494 && v3496;
-        const unsigned int v3499 = v3493 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3499 = v3493 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3501 = v3499 + v3477;
         const unsigned int v3502 = v3501 + v3492;
         const unsigned int v3503 = v3497 ? v3502 : 0u;
-        const unsigned int v3505 = v3488 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3505 = v3488 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3506 = v3483 + v3505;
         const unsigned int v3507 = v3506 + v3492;
         iron_copy_async<16>(shm0 + v3507, x + v3503, v3497);
-        const unsigned int v3510 = v3485 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3512 = v3510 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3515 = v3510 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3510 = v3485 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3512 = v3510 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3515 = v3510 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3516 = v3515 << 2u;
-        const unsigned int v3517 = v22 + v3512;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3517 = v22 + v3512;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3518 = v3517 < v0;
         const unsigned int v3519 = v3477 + v3516;
         const bool v3520 = v3519 < v2;
         const bool v3521 = v3518 && v3520;
-        const unsigned int v3523 = v3517 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3523 = v3517 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3525 = v3523 + v3477;
         const unsigned int v3526 = v3525 + v3516;
         const unsigned int v3527 = v3521 ? v3526 : 0u;
-        const unsigned int v3529 = v3512 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3529 = v3512 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3530 = v3483 + v3529;
         const unsigned int v3531 = v3530 + v3516;
         iron_copy_async<16>(shm0 + v3531, x + v3527, v3521);
-        const unsigned int v3534 = v3485 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3536 = v3534 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3539 = v3534 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3534 = v3485 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3536 = v3534 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3539 = v3534 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3540 = v3539 << 2u;
-        const unsigned int v3541 = v22 + v3536;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3541 = v22 + v3536;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3542 = v3541 < v0;
         const unsigned int v3543 = v3477 + v3540;
         const bool v3544 = v3543 < v2;
         const bool v3545 = v3542 && v3544;
-        const unsigned int v3547 = v3541 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3547 = v3541 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3549 = v3547 + v3477;
         const unsigned int v3550 = v3549 + v3540;
         const unsigned int v3551 = v3545 ? v3550 : 0u;
-        const unsigned int v3553 = v3536 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3553 = v3536 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3554 = v3483 + v3553;
         const unsigned int v3555 = v3554 + v3540;
         iron_copy_async<16>(shm0 + v3555, x + v3551, v3545);
-        const unsigned int v3558 = v3485 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3560 = v3558 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3563 = v3558 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3558 = v3485 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3560 = v3558 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3563 = v3558 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3564 = v3563 << 2u;
-        const unsigned int v3565 = v22 + v3560;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3565 = v22 + v3560;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3566 = v3565 < v0;
         const unsigned int v3567 = v3477 + v3564;
         const bool v3568 = v3567 < v2;
         const bool v3569 = v3566 && v3568;
-        const unsigned int v3571 = v3565 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3571 = v3565 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v3573 = v3571 + v3477;
         const unsigned int v3574 = v3573 + v3564;
         const unsigned int v3575 = v3569 ? v3574 : 0u;
-        const unsigned int v3577 = v3560 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3577 = v3560 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v3578 = v3483 + v3577;
         const unsigned int v3579 = v3578 + v3564;
         iron_copy_async<16>(shm0 + v3579, x + v3575, v3569);
@@ -960,11 +960,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v4069 = v4050 + 4u;  // kernels/gemm/quant_b.hpp:146
         *reinterpret_cast<iron_f32x4*>(shm1 + v4069) = iron_f32x4{{v4053, v4056, v4059, v4062}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
     __syncthreads();
   } else {
-    const unsigned int v666 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v666 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v667 = threadIdx.x;
     const unsigned int v697 = v667 >> 1u;  // kernels/gemm/quant_b.hpp:135
     const unsigned int v700 = v667 & 1u;  // kernels/gemm/quant_b.hpp:136
@@ -993,20 +993,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1159 = v941 * 20u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v1161 = v1159 + v945;
     const unsigned int v1180 = v1161 + 4u;
-    const unsigned int v1186 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v1192 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const unsigned int v1186 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v1192 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (unsigned int v665 = 0u; v665 < v2; v665 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (unsigned int v669 = v667; v669 < 2048u; v669 += v666) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v671 = v669 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v673 = v669 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v674 = v22 + v671;  // kernels/gemm/gemm_tiles.hpp:95
+    for (unsigned int v665 = 0u; v665 < v2; v665 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (unsigned int v669 = v667; v669 < 2048u; v669 += v666) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v671 = v669 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v673 = v669 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v674 = v22 + v671;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v675 = v674 < v0;
         const unsigned int v676 = v665 + v673;
         const bool v677 = v676 < v2;
         const bool v678 = v675 && v677;
         if (v678) {
-          const unsigned int v680 = v674 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v680 = v674 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v682 = v680 + v665;
           const unsigned int v683 = v682 + v673;
           const float v684 = x[v683];
@@ -1014,7 +1014,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
           const unsigned int v687 = v686 + v673;
           shm0[v687] = v684;
         } else {
-          const unsigned int v689 = v671 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v689 = v671 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v690 = v689 + v673;
           shm0[v690] = 0.0f;
         }
@@ -1265,20 +1265,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const float v1170 = v950 ? v1124 : 0.0f;
       const float v1173 = v950 ? v1144 : 0.0f;
       *reinterpret_cast<iron_f32x4*>(shm1 + v1180) = iron_f32x4{{v1164, v1167, v1170, v1173}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load_shared<false>(v39, shm0, v1186, 20u);  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<true>(v41, shm1, v1192, 20u);  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load_shared<false>(v39, shm0, v1186, 20u);  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load_shared<true>(v41, shm1, v1192, 20u);  // kernels/gemm/gemm_tiles.hpp:210
+      iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const unsigned int v1195 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1195 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1196 = v22 + v31;
   const unsigned int v1197 = v1196 + v1195;
-  const unsigned int v1198 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1198 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1199 = v26 + v35;
   const unsigned int v1200 = v1199 + v1198;
-  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1202 = v1200 < v1;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
@@ -1287,11 +1287,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1207 = v1206 + v1200;
     out[v1207] = v1204;
   }
-  const unsigned int v1208 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1208 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1210 = v1196 + v1208;
-  const unsigned int v1211 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1211 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1213 = v1199 + v1211;
-  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1215 = v1213 < v1;
   const bool v1216 = v1214 && v1215;
   if (v1216) {
@@ -1300,11 +1300,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1220 = v1219 + v1213;
     out[v1220] = v1217;
   }
-  const unsigned int v1221 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1221 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1223 = v1196 + v1221;
-  const unsigned int v1224 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1224 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1226 = v1199 + v1224;
-  const bool v1227 = v1223 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1227 = v1223 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1228 = v1226 < v1;
   const bool v1229 = v1227 && v1228;
   if (v1229) {
@@ -1313,11 +1313,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1233 = v1232 + v1226;
     out[v1233] = v1230;
   }
-  const unsigned int v1234 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1234 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1236 = v1196 + v1234;
-  const unsigned int v1237 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1237 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1239 = v1199 + v1237;
-  const bool v1240 = v1236 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1240 = v1236 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1241 = v1239 < v1;
   const bool v1242 = v1240 && v1241;
   if (v1242) {
@@ -1326,11 +1326,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1246 = v1245 + v1239;
     out[v1246] = v1243;
   }
-  const unsigned int v1247 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1247 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1249 = v1196 + v1247;
-  const unsigned int v1250 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1250 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1252 = v1199 + v1250;
-  const bool v1253 = v1249 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1253 = v1249 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1254 = v1252 < v1;
   const bool v1255 = v1253 && v1254;
   if (v1255) {
@@ -1339,11 +1339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1259 = v1258 + v1252;
     out[v1259] = v1256;
   }
-  const unsigned int v1260 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1260 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1262 = v1196 + v1260;
-  const unsigned int v1263 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1263 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1265 = v1199 + v1263;
-  const bool v1266 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1266 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1267 = v1265 < v1;
   const bool v1268 = v1266 && v1267;
   if (v1268) {
@@ -1352,11 +1352,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1272 = v1271 + v1265;
     out[v1272] = v1269;
   }
-  const unsigned int v1273 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1273 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1275 = v1196 + v1273;
-  const unsigned int v1276 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1276 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1278 = v1199 + v1276;
-  const bool v1279 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1279 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1280 = v1278 < v1;
   const bool v1281 = v1279 && v1280;
   if (v1281) {
@@ -1365,11 +1365,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1285 = v1284 + v1278;
     out[v1285] = v1282;
   }
-  const unsigned int v1286 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1286 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1288 = v1196 + v1286;
-  const unsigned int v1289 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1289 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1291 = v1199 + v1289;
-  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
@@ -1378,11 +1378,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1298 = v1297 + v1291;
     out[v1298] = v1295;
   }
-  const unsigned int v1299 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1299 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1301 = v1196 + v1299;
-  const unsigned int v1302 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1302 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1304 = v1199 + v1302;
-  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1306 = v1304 < v1;
   const bool v1307 = v1305 && v1306;
   if (v1307) {
@@ -1391,11 +1391,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1311 = v1310 + v1304;
     out[v1311] = v1308;
   }
-  const unsigned int v1312 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1312 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1314 = v1196 + v1312;
-  const unsigned int v1315 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1315 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1317 = v1199 + v1315;
-  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1319 = v1317 < v1;
   const bool v1320 = v1318 && v1319;
   if (v1320) {
@@ -1404,11 +1404,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1324 = v1323 + v1317;
     out[v1324] = v1321;
   }
-  const unsigned int v1325 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1325 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1327 = v1196 + v1325;
-  const unsigned int v1328 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1328 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1330 = v1199 + v1328;
-  const bool v1331 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1331 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1332 = v1330 < v1;
   const bool v1333 = v1331 && v1332;
   if (v1333) {
@@ -1417,11 +1417,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1337 = v1336 + v1330;
     out[v1337] = v1334;
   }
-  const unsigned int v1338 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1338 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1340 = v1196 + v1338;
-  const unsigned int v1341 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1341 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1343 = v1199 + v1341;
-  const bool v1344 = v1340 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1344 = v1340 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1345 = v1343 < v1;
   const bool v1346 = v1344 && v1345;
   if (v1346) {
@@ -1430,11 +1430,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1350 = v1349 + v1343;
     out[v1350] = v1347;
   }
-  const unsigned int v1351 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1351 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1353 = v1196 + v1351;
-  const unsigned int v1354 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1354 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1356 = v1199 + v1354;
-  const bool v1357 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1357 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1358 = v1356 < v1;
   const bool v1359 = v1357 && v1358;
   if (v1359) {
@@ -1443,11 +1443,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1363 = v1362 + v1356;
     out[v1363] = v1360;
   }
-  const unsigned int v1364 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1364 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1366 = v1196 + v1364;
-  const unsigned int v1367 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1367 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1369 = v1199 + v1367;
-  const bool v1370 = v1366 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1370 = v1366 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1371 = v1369 < v1;
   const bool v1372 = v1370 && v1371;
   if (v1372) {
@@ -1456,11 +1456,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1376 = v1375 + v1369;
     out[v1376] = v1373;
   }
-  const unsigned int v1377 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1377 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1379 = v1196 + v1377;
-  const unsigned int v1380 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1380 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1382 = v1199 + v1380;
-  const bool v1383 = v1379 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1383 = v1379 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1384 = v1382 < v1;
   const bool v1385 = v1383 && v1384;
   if (v1385) {
@@ -1469,11 +1469,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1389 = v1388 + v1382;
     out[v1389] = v1386;
   }
-  const unsigned int v1390 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1390 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1392 = v1196 + v1390;
-  const unsigned int v1393 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1393 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1395 = v1199 + v1393;
-  const bool v1396 = v1392 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1396 = v1392 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1397 = v1395 < v1;
   const bool v1398 = v1396 && v1397;
   if (v1398) {
@@ -1482,11 +1482,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1402 = v1401 + v1395;
     out[v1402] = v1399;
   }
-  const unsigned int v1403 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1403 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1405 = v1196 + v1403;
-  const unsigned int v1406 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1406 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1408 = v1199 + v1406;
-  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1410 = v1408 < v1;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
@@ -1495,11 +1495,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1415 = v1414 + v1408;
     out[v1415] = v1412;
   }
-  const unsigned int v1416 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1416 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1418 = v1196 + v1416;
-  const unsigned int v1419 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1419 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1421 = v1199 + v1419;
-  const bool v1422 = v1418 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1422 = v1418 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1423 = v1421 < v1;
   const bool v1424 = v1422 && v1423;
   if (v1424) {
@@ -1508,11 +1508,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1428 = v1427 + v1421;
     out[v1428] = v1425;
   }
-  const unsigned int v1429 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1429 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1431 = v1196 + v1429;
-  const unsigned int v1432 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1432 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1434 = v1199 + v1432;
-  const bool v1435 = v1431 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1435 = v1431 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1436 = v1434 < v1;
   const bool v1437 = v1435 && v1436;
   if (v1437) {
@@ -1521,11 +1521,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1441 = v1440 + v1434;
     out[v1441] = v1438;
   }
-  const unsigned int v1442 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1442 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1444 = v1196 + v1442;
-  const unsigned int v1445 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1445 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1447 = v1199 + v1445;
-  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1449 = v1447 < v1;
   const bool v1450 = v1448 && v1449;
   if (v1450) {
@@ -1534,11 +1534,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1454 = v1453 + v1447;
     out[v1454] = v1451;
   }
-  const unsigned int v1455 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1455 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1457 = v1196 + v1455;
-  const unsigned int v1458 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1458 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1460 = v1199 + v1458;
-  const bool v1461 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1461 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1462 = v1460 < v1;
   const bool v1463 = v1461 && v1462;
   if (v1463) {
@@ -1547,11 +1547,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1467 = v1466 + v1460;
     out[v1467] = v1464;
   }
-  const unsigned int v1468 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1468 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1470 = v1196 + v1468;
-  const unsigned int v1471 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1471 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1473 = v1199 + v1471;
-  const bool v1474 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1474 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1475 = v1473 < v1;
   const bool v1476 = v1474 && v1475;
   if (v1476) {
@@ -1560,11 +1560,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1480 = v1479 + v1473;
     out[v1480] = v1477;
   }
-  const unsigned int v1481 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1481 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1483 = v1196 + v1481;
-  const unsigned int v1484 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1484 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1486 = v1199 + v1484;
-  const bool v1487 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1487 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1488 = v1486 < v1;
   const bool v1489 = v1487 && v1488;
   if (v1489) {
@@ -1573,11 +1573,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1493 = v1492 + v1486;
     out[v1493] = v1490;
   }
-  const unsigned int v1494 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1494 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1496 = v1196 + v1494;
-  const unsigned int v1497 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1497 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1499 = v1199 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
@@ -1586,11 +1586,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1506 = v1505 + v1499;
     out[v1506] = v1503;
   }
-  const unsigned int v1507 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1507 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1509 = v1196 + v1507;
-  const unsigned int v1510 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1510 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1512 = v1199 + v1510;
-  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1514 = v1512 < v1;
   const bool v1515 = v1513 && v1514;
   if (v1515) {
@@ -1599,11 +1599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1519 = v1518 + v1512;
     out[v1519] = v1516;
   }
-  const unsigned int v1520 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1520 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1522 = v1196 + v1520;
-  const unsigned int v1523 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1523 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1525 = v1199 + v1523;
-  const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1527 = v1525 < v1;
   const bool v1528 = v1526 && v1527;
   if (v1528) {
@@ -1612,11 +1612,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1532 = v1531 + v1525;
     out[v1532] = v1529;
   }
-  const unsigned int v1533 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1533 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1535 = v1196 + v1533;
-  const unsigned int v1536 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1536 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1538 = v1199 + v1536;
-  const bool v1539 = v1535 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1539 = v1535 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1540 = v1538 < v1;
   const bool v1541 = v1539 && v1540;
   if (v1541) {
@@ -1625,11 +1625,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1545 = v1544 + v1538;
     out[v1545] = v1542;
   }
-  const unsigned int v1546 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1546 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1548 = v1196 + v1546;
-  const unsigned int v1549 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1549 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1551 = v1199 + v1549;
-  const bool v1552 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1552 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1553 = v1551 < v1;
   const bool v1554 = v1552 && v1553;
   if (v1554) {
@@ -1638,11 +1638,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1558 = v1557 + v1551;
     out[v1558] = v1555;
   }
-  const unsigned int v1559 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1559 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1561 = v1196 + v1559;
-  const unsigned int v1562 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1562 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1564 = v1199 + v1562;
-  const bool v1565 = v1561 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1565 = v1561 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1566 = v1564 < v1;
   const bool v1567 = v1565 && v1566;
   if (v1567) {
@@ -1651,11 +1651,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1571 = v1570 + v1564;
     out[v1571] = v1568;
   }
-  const unsigned int v1572 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1572 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1574 = v1196 + v1572;
-  const unsigned int v1575 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1575 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1577 = v1199 + v1575;
-  const bool v1578 = v1574 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1578 = v1574 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1579 = v1577 < v1;
   const bool v1580 = v1578 && v1579;
   if (v1580) {
@@ -1664,11 +1664,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1584 = v1583 + v1577;
     out[v1584] = v1581;
   }
-  const unsigned int v1585 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1585 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1587 = v1196 + v1585;
-  const unsigned int v1588 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1588 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1590 = v1199 + v1588;
-  const bool v1591 = v1587 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1591 = v1587 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1592 = v1590 < v1;
   const bool v1593 = v1591 && v1592;
   if (v1593) {
@@ -1677,11 +1677,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1597 = v1596 + v1590;
     out[v1597] = v1594;
   }
-  const unsigned int v1598 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1598 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1600 = v1196 + v1598;
-  const unsigned int v1601 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1601 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1603 = v1199 + v1601;
-  const bool v1604 = v1600 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1604 = v1600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1605 = v1603 < v1;
   const bool v1606 = v1604 && v1605;
   if (v1606) {
@@ -1690,11 +1690,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1610 = v1609 + v1603;
     out[v1610] = v1607;
   }
-  const unsigned int v1611 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1611 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1613 = v1196 + v1611;
-  const unsigned int v1614 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1614 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1616 = v1199 + v1614;
-  const bool v1617 = v1613 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1617 = v1613 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1618 = v1616 < v1;
   const bool v1619 = v1617 && v1618;
   if (v1619) {
@@ -1703,11 +1703,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1623 = v1622 + v1616;
     out[v1623] = v1620;
   }
-  const unsigned int v1624 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1624 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1626 = v1196 + v1624;
-  const unsigned int v1627 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1627 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1629 = v1199 + v1627;
-  const bool v1630 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1630 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1631 = v1629 < v1;
   const bool v1632 = v1630 && v1631;
   if (v1632) {
@@ -1716,11 +1716,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1636 = v1635 + v1629;
     out[v1636] = v1633;
   }
-  const unsigned int v1637 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1637 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1639 = v1196 + v1637;
-  const unsigned int v1640 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1640 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1642 = v1199 + v1640;
-  const bool v1643 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1643 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1644 = v1642 < v1;
   const bool v1645 = v1643 && v1644;
   if (v1645) {
@@ -1729,11 +1729,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1649 = v1648 + v1642;
     out[v1649] = v1646;
   }
-  const unsigned int v1650 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1650 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1652 = v1196 + v1650;
-  const unsigned int v1653 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1653 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1655 = v1199 + v1653;
-  const bool v1656 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1656 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1657 = v1655 < v1;
   const bool v1658 = v1656 && v1657;
   if (v1658) {
@@ -1742,11 +1742,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1662 = v1661 + v1655;
     out[v1662] = v1659;
   }
-  const unsigned int v1663 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1663 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1665 = v1196 + v1663;
-  const unsigned int v1666 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1666 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1668 = v1199 + v1666;
-  const bool v1669 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1669 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1670 = v1668 < v1;
   const bool v1671 = v1669 && v1670;
   if (v1671) {
@@ -1755,11 +1755,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1675 = v1674 + v1668;
     out[v1675] = v1672;
   }
-  const unsigned int v1676 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1676 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1678 = v1196 + v1676;
-  const unsigned int v1679 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1679 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1681 = v1199 + v1679;
-  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1683 = v1681 < v1;
   const bool v1684 = v1682 && v1683;
   if (v1684) {
@@ -1768,11 +1768,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1688 = v1687 + v1681;
     out[v1688] = v1685;
   }
-  const unsigned int v1689 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1689 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1691 = v1196 + v1689;
-  const unsigned int v1692 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1692 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1694 = v1199 + v1692;
-  const bool v1695 = v1691 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1695 = v1691 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1696 = v1694 < v1;
   const bool v1697 = v1695 && v1696;
   if (v1697) {
@@ -1781,11 +1781,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1701 = v1700 + v1694;
     out[v1701] = v1698;
   }
-  const unsigned int v1702 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1702 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1704 = v1196 + v1702;
-  const unsigned int v1705 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1705 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1707 = v1199 + v1705;
-  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1709 = v1707 < v1;
   const bool v1710 = v1708 && v1709;
   if (v1710) {
@@ -1794,11 +1794,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1714 = v1713 + v1707;
     out[v1714] = v1711;
   }
-  const unsigned int v1715 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1715 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1717 = v1196 + v1715;
-  const unsigned int v1718 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1718 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1720 = v1199 + v1718;
-  const bool v1721 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1721 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1722 = v1720 < v1;
   const bool v1723 = v1721 && v1722;
   if (v1723) {
@@ -1807,11 +1807,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1727 = v1726 + v1720;
     out[v1727] = v1724;
   }
-  const unsigned int v1728 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1728 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1730 = v1196 + v1728;
-  const unsigned int v1731 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1731 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1733 = v1199 + v1731;
-  const bool v1734 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1734 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1735 = v1733 < v1;
   const bool v1736 = v1734 && v1735;
   if (v1736) {
@@ -1820,11 +1820,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1740 = v1739 + v1733;
     out[v1740] = v1737;
   }
-  const unsigned int v1741 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1741 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1743 = v1196 + v1741;
-  const unsigned int v1744 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1744 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1746 = v1199 + v1744;
-  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1748 = v1746 < v1;
   const bool v1749 = v1747 && v1748;
   if (v1749) {
@@ -1833,11 +1833,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1753 = v1752 + v1746;
     out[v1753] = v1750;
   }
-  const unsigned int v1754 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1754 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1756 = v1196 + v1754;
-  const unsigned int v1757 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1757 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1759 = v1199 + v1757;
-  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1761 = v1759 < v1;
   const bool v1762 = v1760 && v1761;
   if (v1762) {
@@ -1846,11 +1846,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1766 = v1765 + v1759;
     out[v1766] = v1763;
   }
-  const unsigned int v1767 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1767 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1769 = v1196 + v1767;
-  const unsigned int v1770 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1770 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1772 = v1199 + v1770;
-  const bool v1773 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1773 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1774 = v1772 < v1;
   const bool v1775 = v1773 && v1774;
   if (v1775) {
@@ -1859,11 +1859,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1779 = v1778 + v1772;
     out[v1779] = v1776;
   }
-  const unsigned int v1780 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1780 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1782 = v1196 + v1780;
-  const unsigned int v1783 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1783 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1785 = v1199 + v1783;
-  const bool v1786 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1786 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1787 = v1785 < v1;
   const bool v1788 = v1786 && v1787;
   if (v1788) {
@@ -1872,11 +1872,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1792 = v1791 + v1785;
     out[v1792] = v1789;
   }
-  const unsigned int v1793 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1793 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1795 = v1196 + v1793;
-  const unsigned int v1796 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1796 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1798 = v1199 + v1796;
-  const bool v1799 = v1795 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1799 = v1795 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1800 = v1798 < v1;
   const bool v1801 = v1799 && v1800;
   if (v1801) {
@@ -1885,11 +1885,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1805 = v1804 + v1798;
     out[v1805] = v1802;
   }
-  const unsigned int v1806 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1806 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1808 = v1196 + v1806;
-  const unsigned int v1809 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1809 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1811 = v1199 + v1809;
-  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1813 = v1811 < v1;
   const bool v1814 = v1812 && v1813;
   if (v1814) {
@@ -1898,11 +1898,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1818 = v1817 + v1811;
     out[v1818] = v1815;
   }
-  const unsigned int v1819 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1819 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1821 = v1196 + v1819;
-  const unsigned int v1822 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1822 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1824 = v1199 + v1822;
-  const bool v1825 = v1821 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1825 = v1821 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1826 = v1824 < v1;
   const bool v1827 = v1825 && v1826;
   if (v1827) {
@@ -1911,11 +1911,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1831 = v1830 + v1824;
     out[v1831] = v1828;
   }
-  const unsigned int v1832 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1832 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1834 = v1196 + v1832;
-  const unsigned int v1835 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1835 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1837 = v1199 + v1835;
-  const bool v1838 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1838 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1839 = v1837 < v1;
   const bool v1840 = v1838 && v1839;
   if (v1840) {
@@ -1924,11 +1924,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1844 = v1843 + v1837;
     out[v1844] = v1841;
   }
-  const unsigned int v1845 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1845 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1847 = v1196 + v1845;
-  const unsigned int v1848 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1848 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1850 = v1199 + v1848;
-  const bool v1851 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1851 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1852 = v1850 < v1;
   const bool v1853 = v1851 && v1852;
   if (v1853) {
@@ -1937,11 +1937,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1857 = v1856 + v1850;
     out[v1857] = v1854;
   }
-  const unsigned int v1858 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1858 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1860 = v1196 + v1858;
-  const unsigned int v1861 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1861 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1863 = v1199 + v1861;
-  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -1950,11 +1950,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1870 = v1869 + v1863;
     out[v1870] = v1867;
   }
-  const unsigned int v1871 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1871 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1873 = v1196 + v1871;
-  const unsigned int v1874 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1874 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1876 = v1199 + v1874;
-  const bool v1877 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1877 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1878 = v1876 < v1;
   const bool v1879 = v1877 && v1878;
   if (v1879) {
@@ -1963,11 +1963,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1883 = v1882 + v1876;
     out[v1883] = v1880;
   }
-  const unsigned int v1884 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1884 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1886 = v1196 + v1884;
-  const unsigned int v1887 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1887 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1889 = v1199 + v1887;
-  const bool v1890 = v1886 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1890 = v1886 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1891 = v1889 < v1;
   const bool v1892 = v1890 && v1891;
   if (v1892) {
@@ -1976,11 +1976,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1896 = v1895 + v1889;
     out[v1896] = v1893;
   }
-  const unsigned int v1897 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1897 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1899 = v1196 + v1897;
-  const unsigned int v1900 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1900 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1902 = v1199 + v1900;
-  const bool v1903 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1903 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1904 = v1902 < v1;
   const bool v1905 = v1903 && v1904;
   if (v1905) {
@@ -1989,11 +1989,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1909 = v1908 + v1902;
     out[v1909] = v1906;
   }
-  const unsigned int v1910 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1910 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1912 = v1196 + v1910;
-  const unsigned int v1913 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1913 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1915 = v1199 + v1913;
-  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1917 = v1915 < v1;
   const bool v1918 = v1916 && v1917;
   if (v1918) {
@@ -2002,11 +2002,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1922 = v1921 + v1915;
     out[v1922] = v1919;
   }
-  const unsigned int v1923 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1923 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1925 = v1196 + v1923;
-  const unsigned int v1926 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1926 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1928 = v1199 + v1926;
-  const bool v1929 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1929 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1930 = v1928 < v1;
   const bool v1931 = v1929 && v1930;
   if (v1931) {
@@ -2015,11 +2015,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1935 = v1934 + v1928;
     out[v1935] = v1932;
   }
-  const unsigned int v1936 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1936 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1938 = v1196 + v1936;
-  const unsigned int v1939 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1939 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1941 = v1199 + v1939;
-  const bool v1942 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1942 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1943 = v1941 < v1;
   const bool v1944 = v1942 && v1943;
   if (v1944) {
@@ -2028,11 +2028,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1948 = v1947 + v1941;
     out[v1948] = v1945;
   }
-  const unsigned int v1949 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1949 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1951 = v1196 + v1949;
-  const unsigned int v1952 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1952 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1954 = v1199 + v1952;
-  const bool v1955 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1955 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1956 = v1954 < v1;
   const bool v1957 = v1955 && v1956;
   if (v1957) {
@@ -2041,11 +2041,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1961 = v1960 + v1954;
     out[v1961] = v1958;
   }
-  const unsigned int v1962 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1962 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1964 = v1196 + v1962;
-  const unsigned int v1965 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1965 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1967 = v1199 + v1965;
-  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1969 = v1967 < v1;
   const bool v1970 = v1968 && v1969;
   if (v1970) {
@@ -2054,11 +2054,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1974 = v1973 + v1967;
     out[v1974] = v1971;
   }
-  const unsigned int v1975 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1975 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1977 = v1196 + v1975;
-  const unsigned int v1978 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1978 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1980 = v1199 + v1978;
-  const bool v1981 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1981 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1982 = v1980 < v1;
   const bool v1983 = v1981 && v1982;
   if (v1983) {
@@ -2067,11 +2067,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v1987 = v1986 + v1980;
     out[v1987] = v1984;
   }
-  const unsigned int v1988 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1988 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1990 = v1196 + v1988;
-  const unsigned int v1991 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1991 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1993 = v1199 + v1991;
-  const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1995 = v1993 < v1;
   const bool v1996 = v1994 && v1995;
   if (v1996) {
@@ -2080,11 +2080,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2000 = v1999 + v1993;
     out[v2000] = v1997;
   }
-  const unsigned int v2001 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2001 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2003 = v1196 + v2001;
-  const unsigned int v2004 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2004 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2006 = v1199 + v2004;
-  const bool v2007 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2007 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2008 = v2006 < v1;
   const bool v2009 = v2007 && v2008;
   if (v2009) {
@@ -2093,11 +2093,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2013 = v2012 + v2006;
     out[v2013] = v2010;
   }
-  const unsigned int v2014 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2014 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2016 = v1196 + v2014;
-  const unsigned int v2017 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2017 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2019 = v1199 + v2017;
-  const bool v2020 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2020 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2021 = v2019 < v1;
   const bool v2022 = v2020 && v2021;
   if (v2022) {
@@ -2106,11 +2106,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2026 = v2025 + v2019;
     out[v2026] = v2023;
   }
-  const unsigned int v2027 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2027 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2029 = v1196 + v2027;
-  const unsigned int v2030 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2030 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2032 = v1199 + v2030;
-  const bool v2033 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2033 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2034 = v2032 < v1;
   const bool v2035 = v2033 && v2034;
   if (v2035) {
@@ -2119,11 +2119,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2039 = v2038 + v2032;
     out[v2039] = v2036;
   }
-  const unsigned int v2040 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2040 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2042 = v1196 + v2040;
-  const unsigned int v2043 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2043 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2045 = v1199 + v2043;
-  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2047 = v2045 < v1;
   const bool v2048 = v2046 && v2047;
   if (v2048) {
@@ -2132,11 +2132,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2052 = v2051 + v2045;
     out[v2052] = v2049;
   }
-  const unsigned int v2053 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2053 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2055 = v1196 + v2053;
-  const unsigned int v2056 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2056 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2058 = v1199 + v2056;
-  const bool v2059 = v2055 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2059 = v2055 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2060 = v2058 < v1;
   const bool v2061 = v2059 && v2060;
   if (v2061) {
@@ -2145,11 +2145,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2065 = v2064 + v2058;
     out[v2065] = v2062;
   }
-  const unsigned int v2066 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2066 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2068 = v1196 + v2066;
-  const unsigned int v2069 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2069 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2071 = v1199 + v2069;
-  const bool v2072 = v2068 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2072 = v2068 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2073 = v2071 < v1;
   const bool v2074 = v2072 && v2073;
   if (v2074) {
@@ -2158,11 +2158,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2078 = v2077 + v2071;
     out[v2078] = v2075;
   }
-  const unsigned int v2079 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2079 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2081 = v1196 + v2079;
-  const unsigned int v2082 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2082 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2084 = v1199 + v2082;
-  const bool v2085 = v2081 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2085 = v2081 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2086 = v2084 < v1;
   const bool v2087 = v2085 && v2086;
   if (v2087) {
@@ -2171,11 +2171,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2091 = v2090 + v2084;
     out[v2091] = v2088;
   }
-  const unsigned int v2092 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2092 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2094 = v1196 + v2092;
-  const unsigned int v2095 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2095 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2097 = v1199 + v2095;
-  const bool v2098 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2098 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2099 = v2097 < v1;
   const bool v2100 = v2098 && v2099;
   if (v2100) {
@@ -2184,11 +2184,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2104 = v2103 + v2097;
     out[v2104] = v2101;
   }
-  const unsigned int v2105 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2105 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2107 = v1196 + v2105;
-  const unsigned int v2108 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2108 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2110 = v1199 + v2108;
-  const bool v2111 = v2107 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2111 = v2107 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2112 = v2110 < v1;
   const bool v2113 = v2111 && v2112;
   if (v2113) {
@@ -2197,11 +2197,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2117 = v2116 + v2110;
     out[v2117] = v2114;
   }
-  const unsigned int v2118 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2118 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2120 = v1196 + v2118;
-  const unsigned int v2121 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2121 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2123 = v1199 + v2121;
-  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2125 = v2123 < v1;
   const bool v2126 = v2124 && v2125;
   if (v2126) {
@@ -2210,11 +2210,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2130 = v2129 + v2123;
     out[v2130] = v2127;
   }
-  const unsigned int v2131 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2131 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2133 = v1196 + v2131;
-  const unsigned int v2134 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2134 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2136 = v1199 + v2134;
-  const bool v2137 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2137 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2138 = v2136 < v1;
   const bool v2139 = v2137 && v2138;
   if (v2139) {
@@ -2223,11 +2223,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2143 = v2142 + v2136;
     out[v2143] = v2140;
   }
-  const unsigned int v2144 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2144 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2146 = v1196 + v2144;
-  const unsigned int v2147 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2147 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2149 = v1199 + v2147;
-  const bool v2150 = v2146 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2150 = v2146 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2151 = v2149 < v1;
   const bool v2152 = v2150 && v2151;
   if (v2152) {
@@ -2236,11 +2236,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2156 = v2155 + v2149;
     out[v2156] = v2153;
   }
-  const unsigned int v2157 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2157 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2159 = v1196 + v2157;
-  const unsigned int v2160 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2160 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2162 = v1199 + v2160;
-  const bool v2163 = v2159 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2163 = v2159 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2164 = v2162 < v1;
   const bool v2165 = v2163 && v2164;
   if (v2165) {
@@ -2249,11 +2249,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2169 = v2168 + v2162;
     out[v2169] = v2166;
   }
-  const unsigned int v2170 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2170 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2172 = v1196 + v2170;
-  const unsigned int v2173 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2173 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2175 = v1199 + v2173;
-  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2177 = v2175 < v1;
   const bool v2178 = v2176 && v2177;
   if (v2178) {
@@ -2262,11 +2262,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2182 = v2181 + v2175;
     out[v2182] = v2179;
   }
-  const unsigned int v2183 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2183 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2185 = v1196 + v2183;
-  const unsigned int v2186 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2186 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2188 = v1199 + v2186;
-  const bool v2189 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2189 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2190 = v2188 < v1;
   const bool v2191 = v2189 && v2190;
   if (v2191) {
@@ -2275,11 +2275,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2195 = v2194 + v2188;
     out[v2195] = v2192;
   }
-  const unsigned int v2196 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2196 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2198 = v1196 + v2196;
-  const unsigned int v2199 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2199 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2201 = v1199 + v2199;
-  const bool v2202 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2202 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2203 = v2201 < v1;
   const bool v2204 = v2202 && v2203;
   if (v2204) {
@@ -2288,11 +2288,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2208 = v2207 + v2201;
     out[v2208] = v2205;
   }
-  const unsigned int v2209 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2209 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2211 = v1196 + v2209;
-  const unsigned int v2212 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2212 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2214 = v1199 + v2212;
-  const bool v2215 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2215 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2216 = v2214 < v1;
   const bool v2217 = v2215 && v2216;
   if (v2217) {
@@ -2301,11 +2301,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2221 = v2220 + v2214;
     out[v2221] = v2218;
   }
-  const unsigned int v2222 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2222 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2224 = v1196 + v2222;
-  const unsigned int v2225 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2225 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2227 = v1199 + v2225;
-  const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2229 = v2227 < v1;
   const bool v2230 = v2228 && v2229;
   if (v2230) {
@@ -2314,11 +2314,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2234 = v2233 + v2227;
     out[v2234] = v2231;
   }
-  const unsigned int v2235 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2235 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2237 = v1196 + v2235;
-  const unsigned int v2238 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2238 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2240 = v1199 + v2238;
-  const bool v2241 = v2237 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2241 = v2237 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2242 = v2240 < v1;
   const bool v2243 = v2241 && v2242;
   if (v2243) {
@@ -2327,11 +2327,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2247 = v2246 + v2240;
     out[v2247] = v2244;
   }
-  const unsigned int v2248 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2248 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2250 = v1196 + v2248;
-  const unsigned int v2251 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2251 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2253 = v1199 + v2251;
-  const bool v2254 = v2250 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2254 = v2250 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2255 = v2253 < v1;
   const bool v2256 = v2254 && v2255;
   if (v2256) {
@@ -2340,11 +2340,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2260 = v2259 + v2253;
     out[v2260] = v2257;
   }
-  const unsigned int v2261 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2261 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2263 = v1196 + v2261;
-  const unsigned int v2264 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2264 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2266 = v1199 + v2264;
-  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2268 = v2266 < v1;
   const bool v2269 = v2267 && v2268;
   if (v2269) {
@@ -2353,11 +2353,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2273 = v2272 + v2266;
     out[v2273] = v2270;
   }
-  const unsigned int v2274 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2274 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2276 = v1196 + v2274;
-  const unsigned int v2277 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2277 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2279 = v1199 + v2277;
-  const bool v2280 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2280 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2281 = v2279 < v1;
   const bool v2282 = v2280 && v2281;
   if (v2282) {
@@ -2366,11 +2366,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2286 = v2285 + v2279;
     out[v2286] = v2283;
   }
-  const unsigned int v2287 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2287 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2289 = v1196 + v2287;
-  const unsigned int v2290 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2290 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2292 = v1199 + v2290;
-  const bool v2293 = v2289 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2293 = v2289 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2294 = v2292 < v1;
   const bool v2295 = v2293 && v2294;
   if (v2295) {
@@ -2379,11 +2379,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2299 = v2298 + v2292;
     out[v2299] = v2296;
   }
-  const unsigned int v2300 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2300 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2302 = v1196 + v2300;
-  const unsigned int v2303 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2303 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2305 = v1199 + v2303;
-  const bool v2306 = v2302 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2306 = v2302 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2307 = v2305 < v1;
   const bool v2308 = v2306 && v2307;
   if (v2308) {
@@ -2392,11 +2392,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2312 = v2311 + v2305;
     out[v2312] = v2309;
   }
-  const unsigned int v2313 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2313 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2315 = v1196 + v2313;
-  const unsigned int v2316 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2316 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2318 = v1199 + v2316;
-  const bool v2319 = v2315 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2319 = v2315 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2320 = v2318 < v1;
   const bool v2321 = v2319 && v2320;
   if (v2321) {
@@ -2405,11 +2405,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2325 = v2324 + v2318;
     out[v2325] = v2322;
   }
-  const unsigned int v2326 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2326 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2328 = v1196 + v2326;
-  const unsigned int v2329 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2329 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2331 = v1199 + v2329;
-  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2333 = v2331 < v1;
   const bool v2334 = v2332 && v2333;
   if (v2334) {
@@ -2418,11 +2418,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2338 = v2337 + v2331;
     out[v2338] = v2335;
   }
-  const unsigned int v2339 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2339 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2341 = v1196 + v2339;
-  const unsigned int v2342 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2342 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2344 = v1199 + v2342;
-  const bool v2345 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2345 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2346 = v2344 < v1;
   const bool v2347 = v2345 && v2346;
   if (v2347) {
@@ -2431,11 +2431,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2351 = v2350 + v2344;
     out[v2351] = v2348;
   }
-  const unsigned int v2352 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2352 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2354 = v1196 + v2352;
-  const unsigned int v2355 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2355 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2357 = v1199 + v2355;
-  const bool v2358 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2358 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2359 = v2357 < v1;
   const bool v2360 = v2358 && v2359;
   if (v2360) {
@@ -2444,11 +2444,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2364 = v2363 + v2357;
     out[v2364] = v2361;
   }
-  const unsigned int v2365 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2365 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2367 = v1196 + v2365;
-  const unsigned int v2368 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2368 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2370 = v1199 + v2368;
-  const bool v2371 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2371 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2372 = v2370 < v1;
   const bool v2373 = v2371 && v2372;
   if (v2373) {
@@ -2457,11 +2457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2377 = v2376 + v2370;
     out[v2377] = v2374;
   }
-  const unsigned int v2378 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2378 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2380 = v1196 + v2378;
-  const unsigned int v2381 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2381 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2383 = v1199 + v2381;
-  const bool v2384 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2384 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2385 = v2383 < v1;
   const bool v2386 = v2384 && v2385;
   if (v2386) {
@@ -2470,11 +2470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2390 = v2389 + v2383;
     out[v2390] = v2387;
   }
-  const unsigned int v2391 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2391 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2393 = v1196 + v2391;
-  const unsigned int v2394 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2394 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2396 = v1199 + v2394;
-  const bool v2397 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2397 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2398 = v2396 < v1;
   const bool v2399 = v2397 && v2398;
   if (v2399) {
@@ -2483,11 +2483,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2403 = v2402 + v2396;
     out[v2403] = v2400;
   }
-  const unsigned int v2404 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2404 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2406 = v1196 + v2404;
-  const unsigned int v2407 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2407 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2409 = v1199 + v2407;
-  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2411 = v2409 < v1;
   const bool v2412 = v2410 && v2411;
   if (v2412) {
@@ -2496,11 +2496,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2416 = v2415 + v2409;
     out[v2416] = v2413;
   }
-  const unsigned int v2417 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2417 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2419 = v1196 + v2417;
-  const unsigned int v2420 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2420 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2422 = v1199 + v2420;
-  const bool v2423 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2423 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2424 = v2422 < v1;
   const bool v2425 = v2423 && v2424;
   if (v2425) {
@@ -2509,11 +2509,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2429 = v2428 + v2422;
     out[v2429] = v2426;
   }
-  const unsigned int v2430 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2430 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2432 = v1196 + v2430;
-  const unsigned int v2433 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2433 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2435 = v1199 + v2433;
-  const bool v2436 = v2432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2436 = v2432 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2437 = v2435 < v1;
   const bool v2438 = v2436 && v2437;
   if (v2438) {
@@ -2522,11 +2522,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2442 = v2441 + v2435;
     out[v2442] = v2439;
   }
-  const unsigned int v2443 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2443 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2445 = v1196 + v2443;
-  const unsigned int v2446 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2446 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2448 = v1199 + v2446;
-  const bool v2449 = v2445 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2449 = v2445 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2450 = v2448 < v1;
   const bool v2451 = v2449 && v2450;
   if (v2451) {
@@ -2535,11 +2535,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2455 = v2454 + v2448;
     out[v2455] = v2452;
   }
-  const unsigned int v2456 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2456 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2458 = v1196 + v2456;
-  const unsigned int v2459 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2459 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2461 = v1199 + v2459;
-  const bool v2462 = v2458 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2462 = v2458 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2463 = v2461 < v1;
   const bool v2464 = v2462 && v2463;
   if (v2464) {
@@ -2548,11 +2548,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2468 = v2467 + v2461;
     out[v2468] = v2465;
   }
-  const unsigned int v2469 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2469 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2471 = v1196 + v2469;
-  const unsigned int v2472 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2472 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2474 = v1199 + v2472;
-  const bool v2475 = v2471 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2475 = v2471 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2476 = v2474 < v1;
   const bool v2477 = v2475 && v2476;
   if (v2477) {
@@ -2561,11 +2561,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2481 = v2480 + v2474;
     out[v2481] = v2478;
   }
-  const unsigned int v2482 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2482 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2484 = v1196 + v2482;
-  const unsigned int v2485 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2485 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2487 = v1199 + v2485;
-  const bool v2488 = v2484 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2488 = v2484 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2489 = v2487 < v1;
   const bool v2490 = v2488 && v2489;
   if (v2490) {
@@ -2574,11 +2574,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2494 = v2493 + v2487;
     out[v2494] = v2491;
   }
-  const unsigned int v2495 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2495 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2497 = v1196 + v2495;
-  const unsigned int v2498 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2498 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2500 = v1199 + v2498;
-  const bool v2501 = v2497 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2501 = v2497 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2502 = v2500 < v1;
   const bool v2503 = v2501 && v2502;
   if (v2503) {
@@ -2587,11 +2587,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2507 = v2506 + v2500;
     out[v2507] = v2504;
   }
-  const unsigned int v2508 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2508 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2510 = v1196 + v2508;
-  const unsigned int v2511 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2511 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2513 = v1199 + v2511;
-  const bool v2514 = v2510 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2514 = v2510 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2515 = v2513 < v1;
   const bool v2516 = v2514 && v2515;
   if (v2516) {
@@ -2600,11 +2600,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2520 = v2519 + v2513;
     out[v2520] = v2517;
   }
-  const unsigned int v2521 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2521 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2523 = v1196 + v2521;
-  const unsigned int v2524 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2524 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2526 = v1199 + v2524;
-  const bool v2527 = v2523 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2527 = v2523 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2528 = v2526 < v1;
   const bool v2529 = v2527 && v2528;
   if (v2529) {
@@ -2613,11 +2613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2533 = v2532 + v2526;
     out[v2533] = v2530;
   }
-  const unsigned int v2534 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2534 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2536 = v1196 + v2534;
-  const unsigned int v2537 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2537 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2539 = v1199 + v2537;
-  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2541 = v2539 < v1;
   const bool v2542 = v2540 && v2541;
   if (v2542) {
@@ -2626,11 +2626,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2546 = v2545 + v2539;
     out[v2546] = v2543;
   }
-  const unsigned int v2547 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2547 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2549 = v1196 + v2547;
-  const unsigned int v2550 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2550 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2552 = v1199 + v2550;
-  const bool v2553 = v2549 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2553 = v2549 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2554 = v2552 < v1;
   const bool v2555 = v2553 && v2554;
   if (v2555) {
@@ -2639,11 +2639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2559 = v2558 + v2552;
     out[v2559] = v2556;
   }
-  const unsigned int v2560 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2560 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2562 = v1196 + v2560;
-  const unsigned int v2563 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2563 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2565 = v1199 + v2563;
-  const bool v2566 = v2562 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2566 = v2562 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2567 = v2565 < v1;
   const bool v2568 = v2566 && v2567;
   if (v2568) {
@@ -2652,11 +2652,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2572 = v2571 + v2565;
     out[v2572] = v2569;
   }
-  const unsigned int v2573 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2573 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2575 = v1196 + v2573;
-  const unsigned int v2576 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2576 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2578 = v1199 + v2576;
-  const bool v2579 = v2575 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2579 = v2575 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2580 = v2578 < v1;
   const bool v2581 = v2579 && v2580;
   if (v2581) {
@@ -2665,11 +2665,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2585 = v2584 + v2578;
     out[v2585] = v2582;
   }
-  const unsigned int v2586 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2586 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2588 = v1196 + v2586;
-  const unsigned int v2589 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2589 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2591 = v1199 + v2589;
-  const bool v2592 = v2588 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2592 = v2588 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2593 = v2591 < v1;
   const bool v2594 = v2592 && v2593;
   if (v2594) {
@@ -2678,11 +2678,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2598 = v2597 + v2591;
     out[v2598] = v2595;
   }
-  const unsigned int v2599 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2599 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2601 = v1196 + v2599;
-  const unsigned int v2602 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2602 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2604 = v1199 + v2602;
-  const bool v2605 = v2601 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2605 = v2601 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2606 = v2604 < v1;
   const bool v2607 = v2605 && v2606;
   if (v2607) {
@@ -2691,11 +2691,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2611 = v2610 + v2604;
     out[v2611] = v2608;
   }
-  const unsigned int v2612 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2612 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2614 = v1196 + v2612;
-  const unsigned int v2615 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2615 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2617 = v1199 + v2615;
-  const bool v2618 = v2614 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2618 = v2614 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2619 = v2617 < v1;
   const bool v2620 = v2618 && v2619;
   if (v2620) {
@@ -2704,11 +2704,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2624 = v2623 + v2617;
     out[v2624] = v2621;
   }
-  const unsigned int v2625 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2625 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2627 = v1196 + v2625;
-  const unsigned int v2628 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2628 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2630 = v1199 + v2628;
-  const bool v2631 = v2627 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2631 = v2627 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2632 = v2630 < v1;
   const bool v2633 = v2631 && v2632;
   if (v2633) {
@@ -2717,11 +2717,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2637 = v2636 + v2630;
     out[v2637] = v2634;
   }
-  const unsigned int v2638 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2638 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2640 = v1196 + v2638;
-  const unsigned int v2641 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2641 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2643 = v1199 + v2641;
-  const bool v2644 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2644 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2645 = v2643 < v1;
   const bool v2646 = v2644 && v2645;
   if (v2646) {
@@ -2730,11 +2730,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2650 = v2649 + v2643;
     out[v2650] = v2647;
   }
-  const unsigned int v2651 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2651 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2653 = v1196 + v2651;
-  const unsigned int v2654 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2654 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2656 = v1199 + v2654;
-  const bool v2657 = v2653 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2657 = v2653 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2658 = v2656 < v1;
   const bool v2659 = v2657 && v2658;
   if (v2659) {
@@ -2743,11 +2743,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2663 = v2662 + v2656;
     out[v2663] = v2660;
   }
-  const unsigned int v2664 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2664 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2666 = v1196 + v2664;
-  const unsigned int v2667 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2667 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2669 = v1199 + v2667;
-  const bool v2670 = v2666 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2670 = v2666 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2671 = v2669 < v1;
   const bool v2672 = v2670 && v2671;
   if (v2672) {
@@ -2756,11 +2756,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2676 = v2675 + v2669;
     out[v2676] = v2673;
   }
-  const unsigned int v2677 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2677 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2679 = v1196 + v2677;
-  const unsigned int v2680 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2680 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2682 = v1199 + v2680;
-  const bool v2683 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2683 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2684 = v2682 < v1;
   const bool v2685 = v2683 && v2684;
   if (v2685) {
@@ -2769,11 +2769,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2689 = v2688 + v2682;
     out[v2689] = v2686;
   }
-  const unsigned int v2690 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2690 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2692 = v1196 + v2690;
-  const unsigned int v2693 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2693 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2695 = v1199 + v2693;
-  const bool v2696 = v2692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2696 = v2692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2697 = v2695 < v1;
   const bool v2698 = v2696 && v2697;
   if (v2698) {
@@ -2782,11 +2782,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2702 = v2701 + v2695;
     out[v2702] = v2699;
   }
-  const unsigned int v2703 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2703 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2705 = v1196 + v2703;
-  const unsigned int v2706 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2706 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2708 = v1199 + v2706;
-  const bool v2709 = v2705 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2709 = v2705 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2710 = v2708 < v1;
   const bool v2711 = v2709 && v2710;
   if (v2711) {
@@ -2795,11 +2795,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2715 = v2714 + v2708;
     out[v2715] = v2712;
   }
-  const unsigned int v2716 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2716 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2718 = v1196 + v2716;
-  const unsigned int v2719 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2719 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2721 = v1199 + v2719;
-  const bool v2722 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2722 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2723 = v2721 < v1;
   const bool v2724 = v2722 && v2723;
   if (v2724) {
@@ -2808,11 +2808,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2728 = v2727 + v2721;
     out[v2728] = v2725;
   }
-  const unsigned int v2729 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2729 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2731 = v1196 + v2729;
-  const unsigned int v2732 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2732 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2734 = v1199 + v2732;
-  const bool v2735 = v2731 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2735 = v2731 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2736 = v2734 < v1;
   const bool v2737 = v2735 && v2736;
   if (v2737) {
@@ -2821,11 +2821,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2741 = v2740 + v2734;
     out[v2741] = v2738;
   }
-  const unsigned int v2742 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2742 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2744 = v1196 + v2742;
-  const unsigned int v2745 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2745 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2747 = v1199 + v2745;
-  const bool v2748 = v2744 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2748 = v2744 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2749 = v2747 < v1;
   const bool v2750 = v2748 && v2749;
   if (v2750) {
@@ -2834,11 +2834,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2754 = v2753 + v2747;
     out[v2754] = v2751;
   }
-  const unsigned int v2755 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2755 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2757 = v1196 + v2755;
-  const unsigned int v2758 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2758 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2760 = v1199 + v2758;
-  const bool v2761 = v2757 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2761 = v2757 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2762 = v2760 < v1;
   const bool v2763 = v2761 && v2762;
   if (v2763) {
@@ -2847,11 +2847,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2767 = v2766 + v2760;
     out[v2767] = v2764;
   }
-  const unsigned int v2768 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2768 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2770 = v1196 + v2768;
-  const unsigned int v2771 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2771 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2773 = v1199 + v2771;
-  const bool v2774 = v2770 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2774 = v2770 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2775 = v2773 < v1;
   const bool v2776 = v2774 && v2775;
   if (v2776) {
@@ -2860,11 +2860,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2780 = v2779 + v2773;
     out[v2780] = v2777;
   }
-  const unsigned int v2781 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2781 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2783 = v1196 + v2781;
-  const unsigned int v2784 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2784 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2786 = v1199 + v2784;
-  const bool v2787 = v2783 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2787 = v2783 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2788 = v2786 < v1;
   const bool v2789 = v2787 && v2788;
   if (v2789) {
@@ -2873,11 +2873,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2793 = v2792 + v2786;
     out[v2793] = v2790;
   }
-  const unsigned int v2794 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2794 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2796 = v1196 + v2794;
-  const unsigned int v2797 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2797 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2799 = v1199 + v2797;
-  const bool v2800 = v2796 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2800 = v2796 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2801 = v2799 < v1;
   const bool v2802 = v2800 && v2801;
   if (v2802) {
@@ -2886,11 +2886,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2806 = v2805 + v2799;
     out[v2806] = v2803;
   }
-  const unsigned int v2807 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2807 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2809 = v1196 + v2807;
-  const unsigned int v2810 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2810 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2812 = v1199 + v2810;
-  const bool v2813 = v2809 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2813 = v2809 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2814 = v2812 < v1;
   const bool v2815 = v2813 && v2814;
   if (v2815) {
@@ -2899,11 +2899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2819 = v2818 + v2812;
     out[v2819] = v2816;
   }
-  const unsigned int v2820 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2820 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2822 = v1196 + v2820;
-  const unsigned int v2823 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2823 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2825 = v1199 + v2823;
-  const bool v2826 = v2822 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2826 = v2822 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2827 = v2825 < v1;
   const bool v2828 = v2826 && v2827;
   if (v2828) {
@@ -2912,11 +2912,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2832 = v2831 + v2825;
     out[v2832] = v2829;
   }
-  const unsigned int v2833 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2833 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2835 = v1196 + v2833;
-  const unsigned int v2836 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2836 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2838 = v1199 + v2836;
-  const bool v2839 = v2835 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2839 = v2835 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2840 = v2838 < v1;
   const bool v2841 = v2839 && v2840;
   if (v2841) {
@@ -2925,11 +2925,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
     const unsigned int v2845 = v2844 + v2838;
     out[v2845] = v2842;
   }
-  const unsigned int v2846 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2846 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2848 = v1196 + v2846;
-  const unsigned int v2849 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2849 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2851 = v1199 + v2849;
-  const bool v2852 = v2848 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2852 = v2848 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2853 = v2851 < v1;
   const bool v2854 = v2852 && v2853;
   if (v2854) {

@@ -213,371 +213,371 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
   const unsigned int v2 = k;
   const float v3 = alpha;
   unsigned int v4 = 0u;  // kernels/gemm/gemm.cpp:55
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
   const unsigned int v8 = blockIdx.y;
   const unsigned int v9 = v8 * v6;
   const unsigned int v10 = v9 + v7;
-  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:184
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
   const unsigned int v15 = v14 << 3u;
-  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
   const unsigned int v18 = v17 - v15;
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:186
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v15 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:187
+  const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:188
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v39, 0.0f);
-  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v41, 0.0f);
-  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v43, 0.0f);
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v47 = v46 == v4;
   const bool v62 = v47 && v47;
   if (v62) {
-    const bool v2635 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:215
+    const bool v2635 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:222
     if (v2635) {
-      const unsigned int v2638 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v2639 = v2638 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v2640 = v2638 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2638 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v2639 = v2638 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2640 = v2638 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v2641 = v2640 << 2u;
-      const unsigned int v2642 = v24 + v2639;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2642 = v24 + v2639;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2643 = v2642 < v0;
       const bool v2645 = v2641 < v2;
       const bool v2646 = v2643 && v2645;
-      const unsigned int v2647 = v2642 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2647 = v2642 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2649 = v2647 + v2641;
       const unsigned int v2650 = v2646 ? v2649 : v4;
-      const unsigned int v2652 = v2639 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v2652 = v2639 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v2654 = v2652 + v2641;
       iron_copy_async<16>(shm0 + v2654, a + v2650, v2646);
-      const unsigned int v2655 = v2638 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v2656 = v2655 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v2657 = v2655 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2655 = v2638 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v2656 = v2655 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2657 = v2655 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v2658 = v2657 << 2u;
-      const unsigned int v2659 = v24 + v2656;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2659 = v24 + v2656;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2660 = v2659 < v0;
       const bool v2662 = v2658 < v2;
       const bool v2663 = v2660 && v2662;
-      const unsigned int v2664 = v2659 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2664 = v2659 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2666 = v2664 + v2658;
       const unsigned int v2667 = v2663 ? v2666 : v4;
-      const unsigned int v2668 = v2656 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v2668 = v2656 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v2670 = v2668 + v2658;
       iron_copy_async<16>(shm0 + v2670, a + v2667, v2663);
-      const unsigned int v2672 = v2638 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v2673 = v2672 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v2674 = v2672 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2672 = v2638 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v2673 = v2672 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2674 = v2672 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v2675 = v2674 << 2u;
-      const unsigned int v2676 = v24 + v2673;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2676 = v24 + v2673;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2677 = v2676 < v0;
       const bool v2679 = v2675 < v2;
       const bool v2680 = v2677 && v2679;
-      const unsigned int v2681 = v2676 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2681 = v2676 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2683 = v2681 + v2675;
       const unsigned int v2684 = v2680 ? v2683 : v4;
-      const unsigned int v2685 = v2673 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v2685 = v2673 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v2687 = v2685 + v2675;
       iron_copy_async<16>(shm0 + v2687, a + v2684, v2680);
-      const unsigned int v2689 = v2638 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v2690 = v2689 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v2691 = v2689 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2689 = v2638 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v2690 = v2689 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2691 = v2689 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v2692 = v2691 << 2u;
-      const unsigned int v2693 = v24 + v2690;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2693 = v24 + v2690;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2694 = v2693 < v0;
       const bool v2696 = v2692 < v2;
       const bool v2697 = v2694 && v2696;
-      const unsigned int v2698 = v2693 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2698 = v2693 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2700 = v2698 + v2692;
       const unsigned int v2701 = v2697 ? v2700 : v4;
-      const unsigned int v2702 = v2690 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v2702 = v2690 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v2704 = v2702 + v2692;
       iron_copy_async<16>(shm0 + v2704, a + v2701, v2697);
-      const unsigned int v2705 = v28 + v2639;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2705 = v28 + v2639;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2706 = v2705 < v1;
       const bool v2707 = v2706 && v2645;
-      const unsigned int v2708 = v2705 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2708 = v2705 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2710 = v2708 + v2641;
       const unsigned int v2711 = v2707 ? v2710 : v4;
-      iron_copy_async<16>(shm1 + v2654, b + v2711, v2707);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v2712 = v28 + v2656;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v2654, b + v2711, v2707);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v2712 = v28 + v2656;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2713 = v2712 < v1;
       const bool v2714 = v2713 && v2662;
-      const unsigned int v2715 = v2712 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2715 = v2712 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2717 = v2715 + v2658;
       const unsigned int v2718 = v2714 ? v2717 : v4;
-      iron_copy_async<16>(shm1 + v2670, b + v2718, v2714);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v2719 = v28 + v2673;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v2670, b + v2718, v2714);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v2719 = v28 + v2673;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2720 = v2719 < v1;
       const bool v2721 = v2720 && v2679;
-      const unsigned int v2722 = v2719 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2722 = v2719 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2724 = v2722 + v2675;
       const unsigned int v2725 = v2721 ? v2724 : v4;
-      iron_copy_async<16>(shm1 + v2687, b + v2725, v2721);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v2726 = v28 + v2690;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v2687, b + v2725, v2721);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v2726 = v28 + v2690;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2727 = v2726 < v1;
       const bool v2728 = v2727 && v2696;
-      const unsigned int v2729 = v2726 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2729 = v2726 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2731 = v2729 + v2692;
       const unsigned int v2732 = v2728 ? v2731 : v4;
-      iron_copy_async<16>(shm1 + v2704, b + v2732, v2728);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2704, b + v2732, v2728);  // kernels/gemm/gemm_tiles.hpp:82
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     const bool v2735 = 16u < v2;
     if (v2735) {
-      const unsigned int v2738 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v2739 = v2738 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v2740 = v2738 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2738 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v2739 = v2738 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2740 = v2738 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v2741 = v2740 << 2u;
-      const unsigned int v2742 = v24 + v2739;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2742 = v24 + v2739;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2743 = v2742 < v0;
       const unsigned int v2744 = 16u + v2741;
       const bool v2745 = v2744 < v2;
       const bool v2746 = v2743 && v2745;
-      const unsigned int v2747 = v2742 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2747 = v2742 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2748 = v2747 + 16u;
       const unsigned int v2749 = v2748 + v2741;
       const unsigned int v2750 = v2746 ? v2749 : v4;
-      const unsigned int v2752 = v2739 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v2752 = v2739 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v2753 = 2560u + v2752;
       const unsigned int v2754 = v2753 + v2741;
       iron_copy_async<16>(shm0 + v2754, a + v2750, v2746);
-      const unsigned int v2755 = v2738 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v2756 = v2755 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v2757 = v2755 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2755 = v2738 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v2756 = v2755 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2757 = v2755 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v2758 = v2757 << 2u;
-      const unsigned int v2759 = v24 + v2756;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2759 = v24 + v2756;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2760 = v2759 < v0;
       const unsigned int v2761 = 16u + v2758;
       const bool v2762 = v2761 < v2;
       const bool v2763 = v2760 && v2762;
-      const unsigned int v2764 = v2759 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2764 = v2759 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2765 = v2764 + 16u;
       const unsigned int v2766 = v2765 + v2758;
       const unsigned int v2767 = v2763 ? v2766 : v4;
-      const unsigned int v2768 = v2756 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v2768 = v2756 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v2769 = 2560u + v2768;
       const unsigned int v2770 = v2769 + v2758;
       iron_copy_async<16>(shm0 + v2770, a + v2767, v2763);
-      const unsigned int v2772 = v2738 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v2773 = v2772 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v2774 = v2772 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2772 = v2738 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v2773 = v2772 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2774 = v2772 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v2775 = v2774 << 2u;
-      const unsigned int v2776 = v24 + v2773;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2776 = v24 + v2773;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2777 = v2776 < v0;
       const unsigned int v2778 = 16u + v2775;
       const bool v2779 = v2778 < v2;
       const bool v2780 = v2777 && v2779;
-      const unsigned int v2781 = v2776 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2781 = v2776 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2782 = v2781 + 16u;
       const unsigned int v2783 = v2782 + v2775;
       const unsigned int v2784 = v2780 ? v2783 : v4;
-      const unsigned int v2785 = v2773 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v2785 = v2773 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v2786 = 2560u + v2785;
       const unsigned int v2787 = v2786 + v2775;
       iron_copy_async<16>(shm0 + v2787, a + v2784, v2780);
-      const unsigned int v2789 = v2738 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v2790 = v2789 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v2791 = v2789 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2789 = v2738 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v2790 = v2789 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2791 = v2789 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v2792 = v2791 << 2u;
-      const unsigned int v2793 = v24 + v2790;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2793 = v24 + v2790;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2794 = v2793 < v0;
       const unsigned int v2795 = 16u + v2792;
       const bool v2796 = v2795 < v2;
       const bool v2797 = v2794 && v2796;
-      const unsigned int v2798 = v2793 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2798 = v2793 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2799 = v2798 + 16u;
       const unsigned int v2800 = v2799 + v2792;
       const unsigned int v2801 = v2797 ? v2800 : v4;
-      const unsigned int v2802 = v2790 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v2802 = v2790 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v2803 = 2560u + v2802;
       const unsigned int v2804 = v2803 + v2792;
       iron_copy_async<16>(shm0 + v2804, a + v2801, v2797);
-      const unsigned int v2805 = v28 + v2739;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2805 = v28 + v2739;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2806 = v2805 < v1;
       const bool v2807 = v2806 && v2745;
-      const unsigned int v2808 = v2805 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2808 = v2805 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2809 = v2808 + 16u;
       const unsigned int v2810 = v2809 + v2741;
       const unsigned int v2811 = v2807 ? v2810 : v4;
-      iron_copy_async<16>(shm1 + v2754, b + v2811, v2807);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v2812 = v28 + v2756;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v2754, b + v2811, v2807);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v2812 = v28 + v2756;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2813 = v2812 < v1;
       const bool v2814 = v2813 && v2762;
-      const unsigned int v2815 = v2812 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2815 = v2812 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2816 = v2815 + 16u;
       const unsigned int v2817 = v2816 + v2758;
       const unsigned int v2818 = v2814 ? v2817 : v4;
-      iron_copy_async<16>(shm1 + v2770, b + v2818, v2814);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v2819 = v28 + v2773;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v2770, b + v2818, v2814);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v2819 = v28 + v2773;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2820 = v2819 < v1;
       const bool v2821 = v2820 && v2779;
-      const unsigned int v2822 = v2819 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2822 = v2819 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2823 = v2822 + 16u;
       const unsigned int v2824 = v2823 + v2775;
       const unsigned int v2825 = v2821 ? v2824 : v4;
-      iron_copy_async<16>(shm1 + v2787, b + v2825, v2821);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v2826 = v28 + v2790;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v2787, b + v2825, v2821);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v2826 = v28 + v2790;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2827 = v2826 < v1;
       const bool v2828 = v2827 && v2796;
-      const unsigned int v2829 = v2826 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2829 = v2826 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2830 = v2829 + 16u;
       const unsigned int v2831 = v2830 + v2792;
       const unsigned int v2832 = v2828 ? v2831 : v4;
-      iron_copy_async<16>(shm1 + v2804, b + v2832, v2828);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2804, b + v2832, v2828);  // kernels/gemm/gemm_tiles.hpp:82
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
-    const unsigned int v2357 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v2363 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+    const unsigned int v2357 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v2363 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (unsigned int v2345 = v4; v2345 < v2; v2345 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v2345 = v4; v2345 < v2; v2345 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2347 = v2345 >> 4u;
       const unsigned int v2349 = v2347 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2351 = v2349 * 2560u;  // kernels/gemm/gemm_tiles.hpp:217
-      const unsigned int v2358 = v2351 + v2357;  // kernels/gemm/gemm_tiles.hpp:199
+      const unsigned int v2351 = v2349 * 2560u;  // kernels/gemm/gemm_tiles.hpp:224
+      const unsigned int v2358 = v2351 + v2357;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load_shared<false>(v41, shm0, v2358, 20u);
-      const unsigned int v2364 = v2351 + v2363;  // kernels/gemm/gemm_tiles.hpp:203
+      const unsigned int v2364 = v2351 + v2363;  // kernels/gemm/gemm_tiles.hpp:210
       iron_frag_load_shared<true>(v43, shm1, v2364, 20u);
-      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      const unsigned int v2368 = v2345 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      const unsigned int v2368 = v2345 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2370 = v2347 + 2u;
       const unsigned int v2371 = v2370 % 3u;
       const bool v2372 = v2368 < v2;
       if (v2372) {
-        const unsigned int v2374 = v2371 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v2376 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2379 = v2376 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2382 = v2376 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2374 = v2371 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2376 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2379 = v2376 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2382 = v2376 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2383 = v2382 << 2u;
-        const unsigned int v2384 = v24 + v2379;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2384 = v24 + v2379;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2385 = v2384 < v0;
         const unsigned int v2386 = v2368 + v2383;
         const bool v2387 = v2386 < v2;
         const bool v2388 = v2385 && v2387;
-        const unsigned int v2390 = v2384 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2390 = v2384 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2392 = v2390 + v2368;
         const unsigned int v2393 = v2392 + v2383;
         const unsigned int v2394 = v2388 ? v2393 : v4;
-        const unsigned int v2396 = v2379 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2396 = v2379 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2397 = v2374 + v2396;
         const unsigned int v2398 = v2397 + v2383;
         iron_copy_async<16>(shm0 + v2398, a + v2394, v2388);
-        const unsigned int v2401 = v2376 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2403 = v2401 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2406 = v2401 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2401 = v2376 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2403 = v2401 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2406 = v2401 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2407 = v2406 << 2u;
-        const unsigned int v2408 = v24 + v2403;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2408 = v24 + v2403;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2409 = v2408 < v0;
         const unsigned int v2410 = v2368 + v2407;
         const bool v2411 = v2410 < v2;
         const bool v2412 = v2409 && v2411;
-        const unsigned int v2414 = v2408 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2414 = v2408 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2416 = v2414 + v2368;
         const unsigned int v2417 = v2416 + v2407;
         const unsigned int v2418 = v2412 ? v2417 : v4;
-        const unsigned int v2420 = v2403 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2420 = v2403 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2421 = v2374 + v2420;
         const unsigned int v2422 = v2421 + v2407;
         iron_copy_async<16>(shm0 + v2422, a + v2418, v2412);
-        const unsigned int v2425 = v2376 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2427 = v2425 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2430 = v2425 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2425 = v2376 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2427 = v2425 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2430 = v2425 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2431 = v2430 << 2u;
-        const unsigned int v2432 = v24 + v2427;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2432 = v24 + v2427;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2433 = v2432 < v0;
         const unsigned int v2434 = v2368 + v2431;
         const bool v2435 = v2434 < v2;
         const bool v2436 = v2433 && v2435;
-        const unsigned int v2438 = v2432 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2438 = v2432 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2440 = v2438 + v2368;
         const unsigned int v2441 = v2440 + v2431;
         const unsigned int v2442 = v2436 ? v2441 : v4;
-        const unsigned int v2444 = v2427 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2444 = v2427 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2445 = v2374 + v2444;
         const unsigned int v2446 = v2445 + v2431;
         iron_copy_async<16>(shm0 + v2446, a + v2442, v2436);
-        const unsigned int v2449 = v2376 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2451 = v2449 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2454 = v2449 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2449 = v2376 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2451 = v2449 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2454 = v2449 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2455 = v2454 << 2u;
-        const unsigned int v2456 = v24 + v2451;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2456 = v24 + v2451;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2457 = v2456 < v0;
         const unsigned int v2458 = v2368 + v2455;
         const bool v2459 = v2458 < v2;
         const bool v2460 = v2457 && v2459;
-        const unsigned int v2462 = v2456 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2462 = v2456 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2464 = v2462 + v2368;
         const unsigned int v2465 = v2464 + v2455;
         const unsigned int v2466 = v2460 ? v2465 : v4;
-        const unsigned int v2468 = v2451 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2468 = v2451 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2469 = v2374 + v2468;
         const unsigned int v2470 = v2469 + v2455;
         iron_copy_async<16>(shm0 + v2470, a + v2466, v2460);
-        const unsigned int v2482 = v28 + v2379;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2482 = v28 + v2379;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2483 = v2482 < v1;
         const bool v2486 = v2483 && v2387;
-        const unsigned int v2488 = v2482 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2488 = v2482 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2490 = v2488 + v2368;
         const unsigned int v2491 = v2490 + v2383;
         const unsigned int v2492 = v2486 ? v2491 : v4;
-        iron_copy_async<16>(shm1 + v2398, b + v2492, v2486);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2506 = v28 + v2403;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + v2398, b + v2492, v2486);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2506 = v28 + v2403;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2507 = v2506 < v1;
         const bool v2510 = v2507 && v2411;
-        const unsigned int v2512 = v2506 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2512 = v2506 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2514 = v2512 + v2368;
         const unsigned int v2515 = v2514 + v2407;
         const unsigned int v2516 = v2510 ? v2515 : v4;
-        iron_copy_async<16>(shm1 + v2422, b + v2516, v2510);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2530 = v28 + v2427;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + v2422, b + v2516, v2510);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2530 = v28 + v2427;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2531 = v2530 < v1;
         const bool v2534 = v2531 && v2435;
-        const unsigned int v2536 = v2530 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2536 = v2530 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2538 = v2536 + v2368;
         const unsigned int v2539 = v2538 + v2431;
         const unsigned int v2540 = v2534 ? v2539 : v4;
-        iron_copy_async<16>(shm1 + v2446, b + v2540, v2534);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2554 = v28 + v2451;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + v2446, b + v2540, v2534);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2554 = v28 + v2451;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2555 = v2554 < v1;
         const bool v2558 = v2555 && v2459;
-        const unsigned int v2560 = v2554 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2560 = v2554 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2562 = v2560 + v2368;
         const unsigned int v2563 = v2562 + v2455;
         const unsigned int v2564 = v2558 ? v2563 : v4;
-        iron_copy_async<16>(shm1 + v2470, b + v2564, v2558);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2470, b + v2564, v2558);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
     __syncthreads();
   } else {
-    const unsigned int v284 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v284 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v285 = threadIdx.x;
-    const unsigned int v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const unsigned int v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (unsigned int v283 = v4; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (unsigned int v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v292 = v24 + v289;  // kernels/gemm/gemm_tiles.hpp:95
+    for (unsigned int v283 = v4; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (unsigned int v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v292 = v24 + v289;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v293 = v292 < v0;
         const unsigned int v294 = v283 + v291;
         const bool v295 = v294 < v2;
         const bool v296 = v293 && v295;
         if (v296) {
-          const unsigned int v298 = v292 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v298 = v292 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v300 = v298 + v283;
           const unsigned int v301 = v300 + v291;
           const float v302 = a[v301];
@@ -585,22 +585,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
           const unsigned int v305 = v304 + v291;
           shm0[v305] = v302;
         } else {
-          const unsigned int v307 = v289 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v307 = v289 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v308 = v307 + v291;
           shm0[v308] = 0.0f;
         }
       }
 
-      for (unsigned int v313 = v285; v313 < 2048u; v313 += v284) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v315 = v313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v317 = v313 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v318 = v28 + v315;  // kernels/gemm/gemm_tiles.hpp:95
+      for (unsigned int v313 = v285; v313 < 2048u; v313 += v284) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v315 = v313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v317 = v313 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v318 = v28 + v315;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v319 = v318 < v1;
         const unsigned int v320 = v283 + v317;
         const bool v321 = v320 < v2;
         const bool v322 = v319 && v321;
         if (v322) {
-          const unsigned int v324 = v318 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v324 = v318 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v326 = v324 + v283;
           const unsigned int v327 = v326 + v317;
           const float v328 = b[v327];
@@ -608,25 +608,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
           const unsigned int v331 = v330 + v317;
           shm1[v331] = v328;
         } else {
-          const unsigned int v333 = v315 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v333 = v315 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v334 = v333 + v317;
           shm1[v334] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load_shared<false>(v41, shm0, v341, 20u);  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<true>(v43, shm1, v347, 20u);  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load_shared<false>(v41, shm0, v341, 20u);  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load_shared<true>(v43, shm1, v347, 20u);  // kernels/gemm/gemm_tiles.hpp:210
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const unsigned int v350 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v350 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v351 = v24 + v33;
   const unsigned int v352 = v351 + v350;
-  const unsigned int v353 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v353 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v354 = v28 + v37;
   const unsigned int v355 = v354 + v353;
-  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v357 = v355 < v1;
   const bool v358 = v356 && v357;
   if (v358) {
@@ -636,11 +636,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v363 = v362 + v355;
     out[v363] = v360;
   }
-  const unsigned int v364 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v364 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v366 = v351 + v364;
-  const unsigned int v367 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v367 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v369 = v354 + v367;
-  const bool v370 = v366 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v370 = v366 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v371 = v369 < v1;
   const bool v372 = v370 && v371;
   if (v372) {
@@ -650,11 +650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v377 = v376 + v369;
     out[v377] = v374;
   }
-  const unsigned int v378 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v378 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v380 = v351 + v378;
-  const unsigned int v381 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v381 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v383 = v354 + v381;
-  const bool v384 = v380 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v384 = v380 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v385 = v383 < v1;
   const bool v386 = v384 && v385;
   if (v386) {
@@ -664,11 +664,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v391 = v390 + v383;
     out[v391] = v388;
   }
-  const unsigned int v392 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v392 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v394 = v351 + v392;
-  const unsigned int v395 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v395 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v397 = v354 + v395;
-  const bool v398 = v394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v398 = v394 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v399 = v397 < v1;
   const bool v400 = v398 && v399;
   if (v400) {
@@ -678,11 +678,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v405 = v404 + v397;
     out[v405] = v402;
   }
-  const unsigned int v406 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v406 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v408 = v351 + v406;
-  const unsigned int v409 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v409 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v411 = v354 + v409;
-  const bool v412 = v408 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v412 = v408 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v413 = v411 < v1;
   const bool v414 = v412 && v413;
   if (v414) {
@@ -692,11 +692,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v419 = v418 + v411;
     out[v419] = v416;
   }
-  const unsigned int v420 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v420 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v422 = v351 + v420;
-  const unsigned int v423 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v423 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v425 = v354 + v423;
-  const bool v426 = v422 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v426 = v422 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v427 = v425 < v1;
   const bool v428 = v426 && v427;
   if (v428) {
@@ -706,11 +706,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v433 = v432 + v425;
     out[v433] = v430;
   }
-  const unsigned int v434 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v434 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v436 = v351 + v434;
-  const unsigned int v437 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v437 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v439 = v354 + v437;
-  const bool v440 = v436 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v440 = v436 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v441 = v439 < v1;
   const bool v442 = v440 && v441;
   if (v442) {
@@ -720,11 +720,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v447 = v446 + v439;
     out[v447] = v444;
   }
-  const unsigned int v448 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v448 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v450 = v351 + v448;
-  const unsigned int v451 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v451 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v453 = v354 + v451;
-  const bool v454 = v450 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v454 = v450 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v455 = v453 < v1;
   const bool v456 = v454 && v455;
   if (v456) {
@@ -734,11 +734,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v461 = v460 + v453;
     out[v461] = v458;
   }
-  const unsigned int v462 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v462 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v464 = v351 + v462;
-  const unsigned int v465 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v465 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v467 = v354 + v465;
-  const bool v468 = v464 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v468 = v464 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v469 = v467 < v1;
   const bool v470 = v468 && v469;
   if (v470) {
@@ -748,11 +748,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v475 = v474 + v467;
     out[v475] = v472;
   }
-  const unsigned int v476 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v476 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v478 = v351 + v476;
-  const unsigned int v479 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v479 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v481 = v354 + v479;
-  const bool v482 = v478 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v482 = v478 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v483 = v481 < v1;
   const bool v484 = v482 && v483;
   if (v484) {
@@ -762,11 +762,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v489 = v488 + v481;
     out[v489] = v486;
   }
-  const unsigned int v490 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v490 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v492 = v351 + v490;
-  const unsigned int v493 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v493 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v495 = v354 + v493;
-  const bool v496 = v492 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v496 = v492 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v497 = v495 < v1;
   const bool v498 = v496 && v497;
   if (v498) {
@@ -776,11 +776,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v503 = v502 + v495;
     out[v503] = v500;
   }
-  const unsigned int v504 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v504 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v506 = v351 + v504;
-  const unsigned int v507 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v507 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v509 = v354 + v507;
-  const bool v510 = v506 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v510 = v506 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v511 = v509 < v1;
   const bool v512 = v510 && v511;
   if (v512) {
@@ -790,11 +790,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v517 = v516 + v509;
     out[v517] = v514;
   }
-  const unsigned int v518 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v518 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v520 = v351 + v518;
-  const unsigned int v521 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v521 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v523 = v354 + v521;
-  const bool v524 = v520 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v524 = v520 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v525 = v523 < v1;
   const bool v526 = v524 && v525;
   if (v526) {
@@ -804,11 +804,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v531 = v530 + v523;
     out[v531] = v528;
   }
-  const unsigned int v532 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v532 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v534 = v351 + v532;
-  const unsigned int v535 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v535 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v537 = v354 + v535;
-  const bool v538 = v534 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v538 = v534 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v539 = v537 < v1;
   const bool v540 = v538 && v539;
   if (v540) {
@@ -818,11 +818,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v545 = v544 + v537;
     out[v545] = v542;
   }
-  const unsigned int v546 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v546 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v548 = v351 + v546;
-  const unsigned int v549 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v549 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v551 = v354 + v549;
-  const bool v552 = v548 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v552 = v548 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v553 = v551 < v1;
   const bool v554 = v552 && v553;
   if (v554) {
@@ -832,11 +832,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v559 = v558 + v551;
     out[v559] = v556;
   }
-  const unsigned int v560 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v560 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v562 = v351 + v560;
-  const unsigned int v563 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v563 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v565 = v354 + v563;
-  const bool v566 = v562 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v566 = v562 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v567 = v565 < v1;
   const bool v568 = v566 && v567;
   if (v568) {
@@ -846,11 +846,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v573 = v572 + v565;
     out[v573] = v570;
   }
-  const unsigned int v574 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v574 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v576 = v351 + v574;
-  const unsigned int v577 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v577 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v579 = v354 + v577;
-  const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v581 = v579 < v1;
   const bool v582 = v580 && v581;
   if (v582) {
@@ -860,11 +860,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v587 = v586 + v579;
     out[v587] = v584;
   }
-  const unsigned int v588 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v588 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v590 = v351 + v588;
-  const unsigned int v591 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v591 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v593 = v354 + v591;
-  const bool v594 = v590 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v594 = v590 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v595 = v593 < v1;
   const bool v596 = v594 && v595;
   if (v596) {
@@ -874,11 +874,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v601 = v600 + v593;
     out[v601] = v598;
   }
-  const unsigned int v602 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v602 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v604 = v351 + v602;
-  const unsigned int v605 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v605 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v607 = v354 + v605;
-  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v609 = v607 < v1;
   const bool v610 = v608 && v609;
   if (v610) {
@@ -888,11 +888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v615 = v614 + v607;
     out[v615] = v612;
   }
-  const unsigned int v616 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v616 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v618 = v351 + v616;
-  const unsigned int v619 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v619 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v621 = v354 + v619;
-  const bool v622 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v622 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v623 = v621 < v1;
   const bool v624 = v622 && v623;
   if (v624) {
@@ -902,11 +902,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v629 = v628 + v621;
     out[v629] = v626;
   }
-  const unsigned int v630 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v630 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v632 = v351 + v630;
-  const unsigned int v633 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v633 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v635 = v354 + v633;
-  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v637 = v635 < v1;
   const bool v638 = v636 && v637;
   if (v638) {
@@ -916,11 +916,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v643 = v642 + v635;
     out[v643] = v640;
   }
-  const unsigned int v644 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v644 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v646 = v351 + v644;
-  const unsigned int v647 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v647 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v649 = v354 + v647;
-  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v651 = v649 < v1;
   const bool v652 = v650 && v651;
   if (v652) {
@@ -930,11 +930,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v657 = v656 + v649;
     out[v657] = v654;
   }
-  const unsigned int v658 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v658 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v660 = v351 + v658;
-  const unsigned int v661 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v661 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v663 = v354 + v661;
-  const bool v664 = v660 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v664 = v660 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v665 = v663 < v1;
   const bool v666 = v664 && v665;
   if (v666) {
@@ -944,11 +944,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v671 = v670 + v663;
     out[v671] = v668;
   }
-  const unsigned int v672 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v672 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v674 = v351 + v672;
-  const unsigned int v675 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v675 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v677 = v354 + v675;
-  const bool v678 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v678 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v679 = v677 < v1;
   const bool v680 = v678 && v679;
   if (v680) {
@@ -958,11 +958,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v685 = v684 + v677;
     out[v685] = v682;
   }
-  const unsigned int v686 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v686 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v688 = v351 + v686;
-  const unsigned int v689 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v689 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v691 = v354 + v689;
-  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v693 = v691 < v1;
   const bool v694 = v692 && v693;
   if (v694) {
@@ -972,11 +972,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v699 = v698 + v691;
     out[v699] = v696;
   }
-  const unsigned int v700 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v700 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v702 = v351 + v700;
-  const unsigned int v703 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v703 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v705 = v354 + v703;
-  const bool v706 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v706 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v707 = v705 < v1;
   const bool v708 = v706 && v707;
   if (v708) {
@@ -986,11 +986,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v713 = v712 + v705;
     out[v713] = v710;
   }
-  const unsigned int v714 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v714 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v716 = v351 + v714;
-  const unsigned int v717 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v717 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v719 = v354 + v717;
-  const bool v720 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v720 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v721 = v719 < v1;
   const bool v722 = v720 && v721;
   if (v722) {
@@ -1000,11 +1000,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v727 = v726 + v719;
     out[v727] = v724;
   }
-  const unsigned int v728 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v728 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v730 = v351 + v728;
-  const unsigned int v731 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v731 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v733 = v354 + v731;
-  const bool v734 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v734 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v735 = v733 < v1;
   const bool v736 = v734 && v735;
   if (v736) {
@@ -1014,11 +1014,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v741 = v740 + v733;
     out[v741] = v738;
   }
-  const unsigned int v742 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v742 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v744 = v351 + v742;
-  const unsigned int v745 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v745 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v747 = v354 + v745;
-  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v749 = v747 < v1;
   const bool v750 = v748 && v749;
   if (v750) {
@@ -1028,11 +1028,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v755 = v754 + v747;
     out[v755] = v752;
   }
-  const unsigned int v756 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v756 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v758 = v351 + v756;
-  const unsigned int v759 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v759 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v761 = v354 + v759;
-  const bool v762 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v762 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v763 = v761 < v1;
   const bool v764 = v762 && v763;
   if (v764) {
@@ -1042,11 +1042,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v769 = v768 + v761;
     out[v769] = v766;
   }
-  const unsigned int v770 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v770 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v772 = v351 + v770;
-  const unsigned int v773 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v773 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v775 = v354 + v773;
-  const bool v776 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v776 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v777 = v775 < v1;
   const bool v778 = v776 && v777;
   if (v778) {
@@ -1056,11 +1056,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v783 = v782 + v775;
     out[v783] = v780;
   }
-  const unsigned int v784 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v784 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v786 = v351 + v784;
-  const unsigned int v787 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v787 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v789 = v354 + v787;
-  const bool v790 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v790 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v791 = v789 < v1;
   const bool v792 = v790 && v791;
   if (v792) {
@@ -1070,11 +1070,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v797 = v796 + v789;
     out[v797] = v794;
   }
-  const unsigned int v798 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v798 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v800 = v351 + v798;
-  const unsigned int v801 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v801 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v803 = v354 + v801;
-  const bool v804 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v804 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v805 = v803 < v1;
   const bool v806 = v804 && v805;
   if (v806) {
@@ -1084,11 +1084,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v811 = v810 + v803;
     out[v811] = v808;
   }
-  const unsigned int v812 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v812 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v814 = v351 + v812;
-  const unsigned int v815 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v815 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v817 = v354 + v815;
-  const bool v818 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v818 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v819 = v817 < v1;
   const bool v820 = v818 && v819;
   if (v820) {
@@ -1098,11 +1098,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v825 = v824 + v817;
     out[v825] = v822;
   }
-  const unsigned int v826 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v826 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v828 = v351 + v826;
-  const unsigned int v829 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v829 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v831 = v354 + v829;
-  const bool v832 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v832 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v833 = v831 < v1;
   const bool v834 = v832 && v833;
   if (v834) {
@@ -1112,11 +1112,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v839 = v838 + v831;
     out[v839] = v836;
   }
-  const unsigned int v840 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v840 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v842 = v351 + v840;
-  const unsigned int v843 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v843 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v845 = v354 + v843;
-  const bool v846 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v846 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v847 = v845 < v1;
   const bool v848 = v846 && v847;
   if (v848) {
@@ -1126,11 +1126,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v853 = v852 + v845;
     out[v853] = v850;
   }
-  const unsigned int v854 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v854 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v856 = v351 + v854;
-  const unsigned int v857 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v857 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v859 = v354 + v857;
-  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v861 = v859 < v1;
   const bool v862 = v860 && v861;
   if (v862) {
@@ -1140,11 +1140,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v867 = v866 + v859;
     out[v867] = v864;
   }
-  const unsigned int v868 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v868 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v870 = v351 + v868;
-  const unsigned int v871 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v871 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v873 = v354 + v871;
-  const bool v874 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v874 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v875 = v873 < v1;
   const bool v876 = v874 && v875;
   if (v876) {
@@ -1154,11 +1154,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v881 = v880 + v873;
     out[v881] = v878;
   }
-  const unsigned int v882 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v882 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v884 = v351 + v882;
-  const unsigned int v885 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v885 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v887 = v354 + v885;
-  const bool v888 = v884 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v888 = v884 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v889 = v887 < v1;
   const bool v890 = v888 && v889;
   if (v890) {
@@ -1168,11 +1168,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v895 = v894 + v887;
     out[v895] = v892;
   }
-  const unsigned int v896 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v896 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v898 = v351 + v896;
-  const unsigned int v899 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v899 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v901 = v354 + v899;
-  const bool v902 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v902 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v903 = v901 < v1;
   const bool v904 = v902 && v903;
   if (v904) {
@@ -1182,11 +1182,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v909 = v908 + v901;
     out[v909] = v906;
   }
-  const unsigned int v910 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v910 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v912 = v351 + v910;
-  const unsigned int v913 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v913 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v915 = v354 + v913;
-  const bool v916 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v916 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v917 = v915 < v1;
   const bool v918 = v916 && v917;
   if (v918) {
@@ -1196,11 +1196,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v923 = v922 + v915;
     out[v923] = v920;
   }
-  const unsigned int v924 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v924 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v926 = v351 + v924;
-  const unsigned int v927 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v927 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v929 = v354 + v927;
-  const bool v930 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v930 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v931 = v929 < v1;
   const bool v932 = v930 && v931;
   if (v932) {
@@ -1210,11 +1210,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v937 = v936 + v929;
     out[v937] = v934;
   }
-  const unsigned int v938 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v938 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v940 = v351 + v938;
-  const unsigned int v941 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v941 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v943 = v354 + v941;
-  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v945 = v943 < v1;
   const bool v946 = v944 && v945;
   if (v946) {
@@ -1224,11 +1224,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v951 = v950 + v943;
     out[v951] = v948;
   }
-  const unsigned int v952 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v952 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v954 = v351 + v952;
-  const unsigned int v955 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v955 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v957 = v354 + v955;
-  const bool v958 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v958 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v959 = v957 < v1;
   const bool v960 = v958 && v959;
   if (v960) {
@@ -1238,11 +1238,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v965 = v964 + v957;
     out[v965] = v962;
   }
-  const unsigned int v966 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v966 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v968 = v351 + v966;
-  const unsigned int v969 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v969 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v971 = v354 + v969;
-  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v973 = v971 < v1;
   const bool v974 = v972 && v973;
   if (v974) {
@@ -1252,11 +1252,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v979 = v978 + v971;
     out[v979] = v976;
   }
-  const unsigned int v980 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v980 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v982 = v351 + v980;
-  const unsigned int v983 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v983 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v985 = v354 + v983;
-  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v987 = v985 < v1;
   const bool v988 = v986 && v987;
   if (v988) {
@@ -1266,11 +1266,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v993 = v992 + v985;
     out[v993] = v990;
   }
-  const unsigned int v994 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v994 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v996 = v351 + v994;
-  const unsigned int v997 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v997 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v999 = v354 + v997;
-  const bool v1000 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1000 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1001 = v999 < v1;
   const bool v1002 = v1000 && v1001;
   if (v1002) {
@@ -1280,11 +1280,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1007 = v1006 + v999;
     out[v1007] = v1004;
   }
-  const unsigned int v1008 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1008 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1010 = v351 + v1008;
-  const unsigned int v1011 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1011 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1013 = v354 + v1011;
-  const bool v1014 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1014 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1015 = v1013 < v1;
   const bool v1016 = v1014 && v1015;
   if (v1016) {
@@ -1294,11 +1294,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1021 = v1020 + v1013;
     out[v1021] = v1018;
   }
-  const unsigned int v1022 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1022 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1024 = v351 + v1022;
-  const unsigned int v1025 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1025 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1027 = v354 + v1025;
-  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1029 = v1027 < v1;
   const bool v1030 = v1028 && v1029;
   if (v1030) {
@@ -1308,11 +1308,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1035 = v1034 + v1027;
     out[v1035] = v1032;
   }
-  const unsigned int v1036 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1036 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1038 = v351 + v1036;
-  const unsigned int v1039 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1039 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1041 = v354 + v1039;
-  const bool v1042 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1042 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1043 = v1041 < v1;
   const bool v1044 = v1042 && v1043;
   if (v1044) {
@@ -1322,11 +1322,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1049 = v1048 + v1041;
     out[v1049] = v1046;
   }
-  const unsigned int v1050 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1050 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1052 = v351 + v1050;
-  const unsigned int v1053 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1053 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1055 = v354 + v1053;
-  const bool v1056 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1056 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1057 = v1055 < v1;
   const bool v1058 = v1056 && v1057;
   if (v1058) {
@@ -1336,11 +1336,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1063 = v1062 + v1055;
     out[v1063] = v1060;
   }
-  const unsigned int v1064 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1064 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1066 = v351 + v1064;
-  const unsigned int v1067 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1067 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1069 = v354 + v1067;
-  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1071 = v1069 < v1;
   const bool v1072 = v1070 && v1071;
   if (v1072) {
@@ -1350,11 +1350,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1077 = v1076 + v1069;
     out[v1077] = v1074;
   }
-  const unsigned int v1078 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1078 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1080 = v351 + v1078;
-  const unsigned int v1081 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1081 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1083 = v354 + v1081;
-  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1085 = v1083 < v1;
   const bool v1086 = v1084 && v1085;
   if (v1086) {
@@ -1364,11 +1364,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1091 = v1090 + v1083;
     out[v1091] = v1088;
   }
-  const unsigned int v1092 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1092 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1094 = v351 + v1092;
-  const unsigned int v1095 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1095 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1097 = v354 + v1095;
-  const bool v1098 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1098 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1099 = v1097 < v1;
   const bool v1100 = v1098 && v1099;
   if (v1100) {
@@ -1378,11 +1378,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1105 = v1104 + v1097;
     out[v1105] = v1102;
   }
-  const unsigned int v1106 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1106 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1108 = v351 + v1106;
-  const unsigned int v1109 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1109 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1111 = v354 + v1109;
-  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1113 = v1111 < v1;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
@@ -1392,11 +1392,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1119 = v1118 + v1111;
     out[v1119] = v1116;
   }
-  const unsigned int v1120 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1120 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1122 = v351 + v1120;
-  const unsigned int v1123 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1123 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1125 = v354 + v1123;
-  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1127 = v1125 < v1;
   const bool v1128 = v1126 && v1127;
   if (v1128) {
@@ -1406,11 +1406,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1133 = v1132 + v1125;
     out[v1133] = v1130;
   }
-  const unsigned int v1134 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1134 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1136 = v351 + v1134;
-  const unsigned int v1137 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1137 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1139 = v354 + v1137;
-  const bool v1140 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1140 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1141 = v1139 < v1;
   const bool v1142 = v1140 && v1141;
   if (v1142) {
@@ -1420,11 +1420,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1147 = v1146 + v1139;
     out[v1147] = v1144;
   }
-  const unsigned int v1148 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1148 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1150 = v351 + v1148;
-  const unsigned int v1151 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1151 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1153 = v354 + v1151;
-  const bool v1154 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1154 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1155 = v1153 < v1;
   const bool v1156 = v1154 && v1155;
   if (v1156) {
@@ -1434,11 +1434,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1161 = v1160 + v1153;
     out[v1161] = v1158;
   }
-  const unsigned int v1162 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1162 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1164 = v351 + v1162;
-  const unsigned int v1165 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1165 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1167 = v354 + v1165;
-  const bool v1168 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1168 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1169 = v1167 < v1;
   const bool v1170 = v1168 && v1169;
   if (v1170) {
@@ -1448,11 +1448,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1175 = v1174 + v1167;
     out[v1175] = v1172;
   }
-  const unsigned int v1176 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1176 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1178 = v351 + v1176;
-  const unsigned int v1179 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1179 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1181 = v354 + v1179;
-  const bool v1182 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1182 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1183 = v1181 < v1;
   const bool v1184 = v1182 && v1183;
   if (v1184) {
@@ -1462,11 +1462,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1189 = v1188 + v1181;
     out[v1189] = v1186;
   }
-  const unsigned int v1190 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1190 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1192 = v351 + v1190;
-  const unsigned int v1193 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1193 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1195 = v354 + v1193;
-  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1197 = v1195 < v1;
   const bool v1198 = v1196 && v1197;
   if (v1198) {
@@ -1476,11 +1476,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1203 = v1202 + v1195;
     out[v1203] = v1200;
   }
-  const unsigned int v1204 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1204 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1206 = v351 + v1204;
-  const unsigned int v1207 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1207 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1209 = v354 + v1207;
-  const bool v1210 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1210 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1211 = v1209 < v1;
   const bool v1212 = v1210 && v1211;
   if (v1212) {
@@ -1490,11 +1490,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1217 = v1216 + v1209;
     out[v1217] = v1214;
   }
-  const unsigned int v1218 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1218 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1220 = v351 + v1218;
-  const unsigned int v1221 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1221 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1223 = v354 + v1221;
-  const bool v1224 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1224 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1225 = v1223 < v1;
   const bool v1226 = v1224 && v1225;
   if (v1226) {
@@ -1504,11 +1504,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1231 = v1230 + v1223;
     out[v1231] = v1228;
   }
-  const unsigned int v1232 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1232 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1234 = v351 + v1232;
-  const unsigned int v1235 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1235 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1237 = v354 + v1235;
-  const bool v1238 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1238 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1239 = v1237 < v1;
   const bool v1240 = v1238 && v1239;
   if (v1240) {
@@ -1518,11 +1518,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1245 = v1244 + v1237;
     out[v1245] = v1242;
   }
-  const unsigned int v1246 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1246 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1248 = v351 + v1246;
-  const unsigned int v1249 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1249 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1251 = v354 + v1249;
-  const bool v1252 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1252 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1253 = v1251 < v1;
   const bool v1254 = v1252 && v1253;
   if (v1254) {
@@ -1532,11 +1532,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1259 = v1258 + v1251;
     out[v1259] = v1256;
   }
-  const unsigned int v1260 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1260 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1262 = v351 + v1260;
-  const unsigned int v1263 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1263 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1265 = v354 + v1263;
-  const bool v1266 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1266 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1267 = v1265 < v1;
   const bool v1268 = v1266 && v1267;
   if (v1268) {
@@ -1546,11 +1546,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1273 = v1272 + v1265;
     out[v1273] = v1270;
   }
-  const unsigned int v1274 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1274 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1276 = v351 + v1274;
-  const unsigned int v1277 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1277 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1279 = v354 + v1277;
-  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1281 = v1279 < v1;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -1560,11 +1560,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1287 = v1286 + v1279;
     out[v1287] = v1284;
   }
-  const unsigned int v1288 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1288 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1290 = v351 + v1288;
-  const unsigned int v1291 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1291 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1293 = v354 + v1291;
-  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1295 = v1293 < v1;
   const bool v1296 = v1294 && v1295;
   if (v1296) {
@@ -1574,11 +1574,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1301 = v1300 + v1293;
     out[v1301] = v1298;
   }
-  const unsigned int v1302 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1302 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1304 = v351 + v1302;
-  const unsigned int v1305 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1305 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1307 = v354 + v1305;
-  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1309 = v1307 < v1;
   const bool v1310 = v1308 && v1309;
   if (v1310) {
@@ -1588,11 +1588,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1315 = v1314 + v1307;
     out[v1315] = v1312;
   }
-  const unsigned int v1316 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1316 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1318 = v351 + v1316;
-  const unsigned int v1319 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1319 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1321 = v354 + v1319;
-  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1323 = v1321 < v1;
   const bool v1324 = v1322 && v1323;
   if (v1324) {
@@ -1602,11 +1602,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1329 = v1328 + v1321;
     out[v1329] = v1326;
   }
-  const unsigned int v1330 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1330 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1332 = v351 + v1330;
-  const unsigned int v1333 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1333 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1335 = v354 + v1333;
-  const bool v1336 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1336 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1337 = v1335 < v1;
   const bool v1338 = v1336 && v1337;
   if (v1338) {
@@ -1616,11 +1616,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1343 = v1342 + v1335;
     out[v1343] = v1340;
   }
-  const unsigned int v1344 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1344 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1346 = v351 + v1344;
-  const unsigned int v1347 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1347 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1349 = v354 + v1347;
-  const bool v1350 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1350 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1351 = v1349 < v1;
   const bool v1352 = v1350 && v1351;
   if (v1352) {
@@ -1630,11 +1630,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1357 = v1356 + v1349;
     out[v1357] = v1354;
   }
-  const unsigned int v1358 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1358 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1360 = v351 + v1358;
-  const unsigned int v1361 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1361 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1363 = v354 + v1361;
-  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1365 = v1363 < v1;
   const bool v1366 = v1364 && v1365;
   if (v1366) {
@@ -1644,11 +1644,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1371 = v1370 + v1363;
     out[v1371] = v1368;
   }
-  const unsigned int v1372 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1372 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1374 = v351 + v1372;
-  const unsigned int v1375 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1375 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1377 = v354 + v1375;
-  const bool v1378 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1378 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1379 = v1377 < v1;
   const bool v1380 = v1378 && v1379;
   if (v1380) {
@@ -1658,11 +1658,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1385 = v1384 + v1377;
     out[v1385] = v1382;
   }
-  const unsigned int v1386 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1386 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1388 = v351 + v1386;
-  const unsigned int v1389 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1389 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1391 = v354 + v1389;
-  const bool v1392 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1392 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1393 = v1391 < v1;
   const bool v1394 = v1392 && v1393;
   if (v1394) {
@@ -1672,11 +1672,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1399 = v1398 + v1391;
     out[v1399] = v1396;
   }
-  const unsigned int v1400 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1400 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1402 = v351 + v1400;
-  const unsigned int v1403 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1403 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1405 = v354 + v1403;
-  const bool v1406 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1406 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1407 = v1405 < v1;
   const bool v1408 = v1406 && v1407;
   if (v1408) {
@@ -1686,11 +1686,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1413 = v1412 + v1405;
     out[v1413] = v1410;
   }
-  const unsigned int v1414 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1414 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1416 = v351 + v1414;
-  const unsigned int v1417 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1417 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1419 = v354 + v1417;
-  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1421 = v1419 < v1;
   const bool v1422 = v1420 && v1421;
   if (v1422) {
@@ -1700,11 +1700,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1427 = v1426 + v1419;
     out[v1427] = v1424;
   }
-  const unsigned int v1428 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1428 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1430 = v351 + v1428;
-  const unsigned int v1431 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1431 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1433 = v354 + v1431;
-  const bool v1434 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1434 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1435 = v1433 < v1;
   const bool v1436 = v1434 && v1435;
   if (v1436) {
@@ -1714,11 +1714,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1441 = v1440 + v1433;
     out[v1441] = v1438;
   }
-  const unsigned int v1442 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1442 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1444 = v351 + v1442;
-  const unsigned int v1445 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1445 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1447 = v354 + v1445;
-  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1449 = v1447 < v1;
   const bool v1450 = v1448 && v1449;
   if (v1450) {
@@ -1728,11 +1728,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1455 = v1454 + v1447;
     out[v1455] = v1452;
   }
-  const unsigned int v1456 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1456 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1458 = v351 + v1456;
-  const unsigned int v1459 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1459 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1461 = v354 + v1459;
-  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1463 = v1461 < v1;
   const bool v1464 = v1462 && v1463;
   if (v1464) {
@@ -1742,11 +1742,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1469 = v1468 + v1461;
     out[v1469] = v1466;
   }
-  const unsigned int v1470 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1470 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1472 = v351 + v1470;
-  const unsigned int v1473 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1473 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1475 = v354 + v1473;
-  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1477 = v1475 < v1;
   const bool v1478 = v1476 && v1477;
   if (v1478) {
@@ -1756,11 +1756,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1483 = v1482 + v1475;
     out[v1483] = v1480;
   }
-  const unsigned int v1484 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1484 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1486 = v351 + v1484;
-  const unsigned int v1487 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1487 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1489 = v354 + v1487;
-  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1491 = v1489 < v1;
   const bool v1492 = v1490 && v1491;
   if (v1492) {
@@ -1770,11 +1770,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1497 = v1496 + v1489;
     out[v1497] = v1494;
   }
-  const unsigned int v1498 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1498 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1500 = v351 + v1498;
-  const unsigned int v1501 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1501 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1503 = v354 + v1501;
-  const bool v1504 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1504 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1505 = v1503 < v1;
   const bool v1506 = v1504 && v1505;
   if (v1506) {
@@ -1784,11 +1784,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1511 = v1510 + v1503;
     out[v1511] = v1508;
   }
-  const unsigned int v1512 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1512 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1514 = v351 + v1512;
-  const unsigned int v1515 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1515 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1517 = v354 + v1515;
-  const bool v1518 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1518 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1519 = v1517 < v1;
   const bool v1520 = v1518 && v1519;
   if (v1520) {
@@ -1798,11 +1798,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1525 = v1524 + v1517;
     out[v1525] = v1522;
   }
-  const unsigned int v1526 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1526 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1528 = v351 + v1526;
-  const unsigned int v1529 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1529 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1531 = v354 + v1529;
-  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1533 = v1531 < v1;
   const bool v1534 = v1532 && v1533;
   if (v1534) {
@@ -1812,11 +1812,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1539 = v1538 + v1531;
     out[v1539] = v1536;
   }
-  const unsigned int v1540 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1540 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1542 = v351 + v1540;
-  const unsigned int v1543 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1543 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1545 = v354 + v1543;
-  const bool v1546 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1546 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1547 = v1545 < v1;
   const bool v1548 = v1546 && v1547;
   if (v1548) {
@@ -1826,11 +1826,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1553 = v1552 + v1545;
     out[v1553] = v1550;
   }
-  const unsigned int v1554 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1554 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1556 = v351 + v1554;
-  const unsigned int v1557 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1557 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1559 = v354 + v1557;
-  const bool v1560 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1560 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1561 = v1559 < v1;
   const bool v1562 = v1560 && v1561;
   if (v1562) {
@@ -1840,11 +1840,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1567 = v1566 + v1559;
     out[v1567] = v1564;
   }
-  const unsigned int v1568 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1568 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1570 = v351 + v1568;
-  const unsigned int v1571 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1571 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1573 = v354 + v1571;
-  const bool v1574 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1574 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1575 = v1573 < v1;
   const bool v1576 = v1574 && v1575;
   if (v1576) {
@@ -1854,11 +1854,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1581 = v1580 + v1573;
     out[v1581] = v1578;
   }
-  const unsigned int v1582 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1582 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1584 = v351 + v1582;
-  const unsigned int v1585 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1585 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1587 = v354 + v1585;
-  const bool v1588 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1588 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1589 = v1587 < v1;
   const bool v1590 = v1588 && v1589;
   if (v1590) {
@@ -1868,11 +1868,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1595 = v1594 + v1587;
     out[v1595] = v1592;
   }
-  const unsigned int v1596 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1596 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1598 = v351 + v1596;
-  const unsigned int v1599 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1599 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1601 = v354 + v1599;
-  const bool v1602 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1602 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1603 = v1601 < v1;
   const bool v1604 = v1602 && v1603;
   if (v1604) {
@@ -1882,11 +1882,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1609 = v1608 + v1601;
     out[v1609] = v1606;
   }
-  const unsigned int v1610 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1610 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1612 = v351 + v1610;
-  const unsigned int v1613 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1613 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1615 = v354 + v1613;
-  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1617 = v1615 < v1;
   const bool v1618 = v1616 && v1617;
   if (v1618) {
@@ -1896,11 +1896,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1623 = v1622 + v1615;
     out[v1623] = v1620;
   }
-  const unsigned int v1624 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1624 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1626 = v351 + v1624;
-  const unsigned int v1627 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1627 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1629 = v354 + v1627;
-  const bool v1630 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1630 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1631 = v1629 < v1;
   const bool v1632 = v1630 && v1631;
   if (v1632) {
@@ -1910,11 +1910,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1637 = v1636 + v1629;
     out[v1637] = v1634;
   }
-  const unsigned int v1638 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1638 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1640 = v351 + v1638;
-  const unsigned int v1641 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1641 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1643 = v354 + v1641;
-  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1645 = v1643 < v1;
   const bool v1646 = v1644 && v1645;
   if (v1646) {
@@ -1924,11 +1924,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1651 = v1650 + v1643;
     out[v1651] = v1648;
   }
-  const unsigned int v1652 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1652 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1654 = v351 + v1652;
-  const unsigned int v1655 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1655 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1657 = v354 + v1655;
-  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1659 = v1657 < v1;
   const bool v1660 = v1658 && v1659;
   if (v1660) {
@@ -1938,11 +1938,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1665 = v1664 + v1657;
     out[v1665] = v1662;
   }
-  const unsigned int v1666 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1666 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1668 = v351 + v1666;
-  const unsigned int v1669 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1669 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1671 = v354 + v1669;
-  const bool v1672 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1672 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1673 = v1671 < v1;
   const bool v1674 = v1672 && v1673;
   if (v1674) {
@@ -1952,11 +1952,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1679 = v1678 + v1671;
     out[v1679] = v1676;
   }
-  const unsigned int v1680 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1680 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1682 = v351 + v1680;
-  const unsigned int v1683 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1683 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1685 = v354 + v1683;
-  const bool v1686 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1686 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1687 = v1685 < v1;
   const bool v1688 = v1686 && v1687;
   if (v1688) {
@@ -1966,11 +1966,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1693 = v1692 + v1685;
     out[v1693] = v1690;
   }
-  const unsigned int v1694 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1694 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1696 = v351 + v1694;
-  const unsigned int v1697 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1697 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1699 = v354 + v1697;
-  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1701 = v1699 < v1;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -1980,11 +1980,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1707 = v1706 + v1699;
     out[v1707] = v1704;
   }
-  const unsigned int v1708 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1708 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1710 = v351 + v1708;
-  const unsigned int v1711 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1711 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1713 = v354 + v1711;
-  const bool v1714 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1714 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1715 = v1713 < v1;
   const bool v1716 = v1714 && v1715;
   if (v1716) {
@@ -1994,11 +1994,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1721 = v1720 + v1713;
     out[v1721] = v1718;
   }
-  const unsigned int v1722 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1722 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1724 = v351 + v1722;
-  const unsigned int v1725 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1725 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1727 = v354 + v1725;
-  const bool v1728 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1728 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1729 = v1727 < v1;
   const bool v1730 = v1728 && v1729;
   if (v1730) {
@@ -2008,11 +2008,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1735 = v1734 + v1727;
     out[v1735] = v1732;
   }
-  const unsigned int v1736 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1736 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1738 = v351 + v1736;
-  const unsigned int v1739 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1739 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1741 = v354 + v1739;
-  const bool v1742 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1742 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1743 = v1741 < v1;
   const bool v1744 = v1742 && v1743;
   if (v1744) {
@@ -2022,11 +2022,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1749 = v1748 + v1741;
     out[v1749] = v1746;
   }
-  const unsigned int v1750 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1750 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1752 = v351 + v1750;
-  const unsigned int v1753 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1753 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1755 = v354 + v1753;
-  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1757 = v1755 < v1;
   const bool v1758 = v1756 && v1757;
   if (v1758) {
@@ -2036,11 +2036,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1763 = v1762 + v1755;
     out[v1763] = v1760;
   }
-  const unsigned int v1764 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1764 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1766 = v351 + v1764;
-  const unsigned int v1767 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1767 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1769 = v354 + v1767;
-  const bool v1770 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1770 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1771 = v1769 < v1;
   const bool v1772 = v1770 && v1771;
   if (v1772) {
@@ -2050,11 +2050,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1777 = v1776 + v1769;
     out[v1777] = v1774;
   }
-  const unsigned int v1778 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1778 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1780 = v351 + v1778;
-  const unsigned int v1781 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1781 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1783 = v354 + v1781;
-  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1785 = v1783 < v1;
   const bool v1786 = v1784 && v1785;
   if (v1786) {
@@ -2064,11 +2064,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1791 = v1790 + v1783;
     out[v1791] = v1788;
   }
-  const unsigned int v1792 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1792 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1794 = v351 + v1792;
-  const unsigned int v1795 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1795 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1797 = v354 + v1795;
-  const bool v1798 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1798 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1799 = v1797 < v1;
   const bool v1800 = v1798 && v1799;
   if (v1800) {
@@ -2078,11 +2078,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1805 = v1804 + v1797;
     out[v1805] = v1802;
   }
-  const unsigned int v1806 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1806 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1808 = v351 + v1806;
-  const unsigned int v1809 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1809 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1811 = v354 + v1809;
-  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1813 = v1811 < v1;
   const bool v1814 = v1812 && v1813;
   if (v1814) {
@@ -2092,11 +2092,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1819 = v1818 + v1811;
     out[v1819] = v1816;
   }
-  const unsigned int v1820 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1820 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1822 = v351 + v1820;
-  const unsigned int v1823 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1823 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1825 = v354 + v1823;
-  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1827 = v1825 < v1;
   const bool v1828 = v1826 && v1827;
   if (v1828) {
@@ -2106,11 +2106,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1833 = v1832 + v1825;
     out[v1833] = v1830;
   }
-  const unsigned int v1834 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1834 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1836 = v351 + v1834;
-  const unsigned int v1837 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1837 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1839 = v354 + v1837;
-  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1841 = v1839 < v1;
   const bool v1842 = v1840 && v1841;
   if (v1842) {
@@ -2120,11 +2120,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1847 = v1846 + v1839;
     out[v1847] = v1844;
   }
-  const unsigned int v1848 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1848 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1850 = v351 + v1848;
-  const unsigned int v1851 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1851 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1853 = v354 + v1851;
-  const bool v1854 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1854 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1855 = v1853 < v1;
   const bool v1856 = v1854 && v1855;
   if (v1856) {
@@ -2134,11 +2134,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1861 = v1860 + v1853;
     out[v1861] = v1858;
   }
-  const unsigned int v1862 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1862 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1864 = v351 + v1862;
-  const unsigned int v1865 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1865 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1867 = v354 + v1865;
-  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1869 = v1867 < v1;
   const bool v1870 = v1868 && v1869;
   if (v1870) {
@@ -2148,11 +2148,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1875 = v1874 + v1867;
     out[v1875] = v1872;
   }
-  const unsigned int v1876 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1876 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1878 = v351 + v1876;
-  const unsigned int v1879 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1879 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1881 = v354 + v1879;
-  const bool v1882 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1882 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1883 = v1881 < v1;
   const bool v1884 = v1882 && v1883;
   if (v1884) {
@@ -2162,11 +2162,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1889 = v1888 + v1881;
     out[v1889] = v1886;
   }
-  const unsigned int v1890 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1890 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1892 = v351 + v1890;
-  const unsigned int v1893 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1893 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1895 = v354 + v1893;
-  const bool v1896 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1896 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1897 = v1895 < v1;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
@@ -2176,11 +2176,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1903 = v1902 + v1895;
     out[v1903] = v1900;
   }
-  const unsigned int v1904 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1904 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1906 = v351 + v1904;
-  const unsigned int v1907 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1907 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1909 = v354 + v1907;
-  const bool v1910 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1910 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1911 = v1909 < v1;
   const bool v1912 = v1910 && v1911;
   if (v1912) {
@@ -2190,11 +2190,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1917 = v1916 + v1909;
     out[v1917] = v1914;
   }
-  const unsigned int v1918 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1918 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1920 = v351 + v1918;
-  const unsigned int v1921 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1921 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1923 = v354 + v1921;
-  const bool v1924 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1924 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1925 = v1923 < v1;
   const bool v1926 = v1924 && v1925;
   if (v1926) {
@@ -2204,11 +2204,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1931 = v1930 + v1923;
     out[v1931] = v1928;
   }
-  const unsigned int v1932 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1932 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1934 = v351 + v1932;
-  const unsigned int v1935 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1935 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1937 = v354 + v1935;
-  const bool v1938 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1938 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1939 = v1937 < v1;
   const bool v1940 = v1938 && v1939;
   if (v1940) {
@@ -2218,11 +2218,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1945 = v1944 + v1937;
     out[v1945] = v1942;
   }
-  const unsigned int v1946 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1946 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1948 = v351 + v1946;
-  const unsigned int v1949 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1949 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1951 = v354 + v1949;
-  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1953 = v1951 < v1;
   const bool v1954 = v1952 && v1953;
   if (v1954) {
@@ -2232,11 +2232,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1959 = v1958 + v1951;
     out[v1959] = v1956;
   }
-  const unsigned int v1960 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1960 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1962 = v351 + v1960;
-  const unsigned int v1963 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1963 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1965 = v354 + v1963;
-  const bool v1966 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1966 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1967 = v1965 < v1;
   const bool v1968 = v1966 && v1967;
   if (v1968) {
@@ -2246,11 +2246,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1973 = v1972 + v1965;
     out[v1973] = v1970;
   }
-  const unsigned int v1974 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1974 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1976 = v351 + v1974;
-  const unsigned int v1977 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1977 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1979 = v354 + v1977;
-  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1981 = v1979 < v1;
   const bool v1982 = v1980 && v1981;
   if (v1982) {
@@ -2260,11 +2260,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v1987 = v1986 + v1979;
     out[v1987] = v1984;
   }
-  const unsigned int v1988 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1988 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1990 = v351 + v1988;
-  const unsigned int v1991 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1991 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1993 = v354 + v1991;
-  const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1995 = v1993 < v1;
   const bool v1996 = v1994 && v1995;
   if (v1996) {
@@ -2274,11 +2274,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v2001 = v2000 + v1993;
     out[v2001] = v1998;
   }
-  const unsigned int v2002 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2002 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2004 = v351 + v2002;
-  const unsigned int v2005 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2005 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2007 = v354 + v2005;
-  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2009 = v2007 < v1;
   const bool v2010 = v2008 && v2009;
   if (v2010) {
@@ -2288,11 +2288,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v2015 = v2014 + v2007;
     out[v2015] = v2012;
   }
-  const unsigned int v2016 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2016 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2018 = v351 + v2016;
-  const unsigned int v2019 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2019 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2021 = v354 + v2019;
-  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2023 = v2021 < v1;
   const bool v2024 = v2022 && v2023;
   if (v2024) {
@@ -2302,11 +2302,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v2029 = v2028 + v2021;
     out[v2029] = v2026;
   }
-  const unsigned int v2030 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2030 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2032 = v351 + v2030;
-  const unsigned int v2033 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2033 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2035 = v354 + v2033;
-  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2037 = v2035 < v1;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
@@ -2316,11 +2316,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v2043 = v2042 + v2035;
     out[v2043] = v2040;
   }
-  const unsigned int v2044 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2044 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2046 = v351 + v2044;
-  const unsigned int v2047 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2047 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2049 = v354 + v2047;
-  const bool v2050 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2050 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2051 = v2049 < v1;
   const bool v2052 = v2050 && v2051;
   if (v2052) {
@@ -2330,11 +2330,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v2057 = v2056 + v2049;
     out[v2057] = v2054;
   }
-  const unsigned int v2058 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2058 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2060 = v351 + v2058;
-  const unsigned int v2061 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2061 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2063 = v354 + v2061;
-  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2065 = v2063 < v1;
   const bool v2066 = v2064 && v2065;
   if (v2066) {
@@ -2344,11 +2344,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v2071 = v2070 + v2063;
     out[v2071] = v2068;
   }
-  const unsigned int v2072 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2072 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2074 = v351 + v2072;
-  const unsigned int v2075 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2075 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2077 = v354 + v2075;
-  const bool v2078 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2078 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2079 = v2077 < v1;
   const bool v2080 = v2078 && v2079;
   if (v2080) {
@@ -2358,11 +2358,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v2085 = v2084 + v2077;
     out[v2085] = v2082;
   }
-  const unsigned int v2086 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2086 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2088 = v351 + v2086;
-  const unsigned int v2089 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2089 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2091 = v354 + v2089;
-  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2093 = v2091 < v1;
   const bool v2094 = v2092 && v2093;
   if (v2094) {
@@ -2372,11 +2372,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v2099 = v2098 + v2091;
     out[v2099] = v2096;
   }
-  const unsigned int v2100 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2100 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2102 = v351 + v2100;
-  const unsigned int v2103 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2103 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2105 = v354 + v2103;
-  const bool v2106 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2106 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2107 = v2105 < v1;
   const bool v2108 = v2106 && v2107;
   if (v2108) {
@@ -2386,11 +2386,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v2113 = v2112 + v2105;
     out[v2113] = v2110;
   }
-  const unsigned int v2114 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2114 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2116 = v351 + v2114;
-  const unsigned int v2117 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2117 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2119 = v354 + v2117;
-  const bool v2120 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2120 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2121 = v2119 < v1;
   const bool v2122 = v2120 && v2121;
   if (v2122) {
@@ -2400,11 +2400,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f32(
     const unsigned int v2127 = v2126 + v2119;
     out[v2127] = v2124;
   }
-  const unsigned int v2128 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2128 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2130 = v351 + v2128;
-  const unsigned int v2131 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2131 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2133 = v354 + v2131;
-  const bool v2134 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2134 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2135 = v2133 < v1;
   const bool v2136 = v2134 && v2135;
   if (v2136) {

@@ -215,371 +215,371 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
   const unsigned int v2 = k;
   const float v3 = alpha;
   unsigned int v4 = 0u;  // kernels/gemm/gemm_epilogue.cpp:83
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const unsigned int v7 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
   const unsigned int v8 = blockIdx.y;
   const unsigned int v9 = v8 * v6;
   const unsigned int v10 = v9 + v7;
-  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:184
+  const unsigned int v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const unsigned int v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
   const unsigned int v15 = v14 << 3u;
-  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const unsigned int v17 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
   const unsigned int v18 = v17 - v15;
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:186
+  const unsigned int v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v15 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:187
+  const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:188
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v39, 0.0f);
-  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v41, 0.0f);
-  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v43, 0.0f);
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v47 = v46 == v4;
   const bool v62 = v47 && v47;
   if (v62) {
-    const bool v2891 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:215
+    const bool v2891 = v4 < v2;  // kernels/gemm/gemm_tiles.hpp:222
     if (v2891) {
-      const unsigned int v2894 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v2895 = v2894 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v2896 = v2894 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2894 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v2895 = v2894 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2896 = v2894 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v2897 = v2896 << 2u;
-      const unsigned int v2898 = v24 + v2895;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2898 = v24 + v2895;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2899 = v2898 < v0;
       const bool v2901 = v2897 < v2;
       const bool v2902 = v2899 && v2901;
-      const unsigned int v2903 = v2898 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2903 = v2898 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2905 = v2903 + v2897;
       const unsigned int v2906 = v2902 ? v2905 : v4;
-      const unsigned int v2908 = v2895 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v2908 = v2895 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v2910 = v2908 + v2897;
       iron_copy_async<16>(shm0 + v2910, a + v2906, v2902);
-      const unsigned int v2911 = v2894 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v2912 = v2911 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v2913 = v2911 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2911 = v2894 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v2912 = v2911 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2913 = v2911 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v2914 = v2913 << 2u;
-      const unsigned int v2915 = v24 + v2912;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2915 = v24 + v2912;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2916 = v2915 < v0;
       const bool v2918 = v2914 < v2;
       const bool v2919 = v2916 && v2918;
-      const unsigned int v2920 = v2915 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2920 = v2915 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2922 = v2920 + v2914;
       const unsigned int v2923 = v2919 ? v2922 : v4;
-      const unsigned int v2924 = v2912 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v2924 = v2912 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v2926 = v2924 + v2914;
       iron_copy_async<16>(shm0 + v2926, a + v2923, v2919);
-      const unsigned int v2928 = v2894 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v2929 = v2928 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v2930 = v2928 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2928 = v2894 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v2929 = v2928 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2930 = v2928 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v2931 = v2930 << 2u;
-      const unsigned int v2932 = v24 + v2929;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2932 = v24 + v2929;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2933 = v2932 < v0;
       const bool v2935 = v2931 < v2;
       const bool v2936 = v2933 && v2935;
-      const unsigned int v2937 = v2932 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2937 = v2932 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2939 = v2937 + v2931;
       const unsigned int v2940 = v2936 ? v2939 : v4;
-      const unsigned int v2941 = v2929 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v2941 = v2929 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v2943 = v2941 + v2931;
       iron_copy_async<16>(shm0 + v2943, a + v2940, v2936);
-      const unsigned int v2945 = v2894 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v2946 = v2945 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v2947 = v2945 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2945 = v2894 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v2946 = v2945 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2947 = v2945 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v2948 = v2947 << 2u;
-      const unsigned int v2949 = v24 + v2946;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2949 = v24 + v2946;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2950 = v2949 < v0;
       const bool v2952 = v2948 < v2;
       const bool v2953 = v2950 && v2952;
-      const unsigned int v2954 = v2949 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2954 = v2949 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2956 = v2954 + v2948;
       const unsigned int v2957 = v2953 ? v2956 : v4;
-      const unsigned int v2958 = v2946 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v2958 = v2946 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v2960 = v2958 + v2948;
       iron_copy_async<16>(shm0 + v2960, a + v2957, v2953);
-      const unsigned int v2961 = v28 + v2895;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2961 = v28 + v2895;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2962 = v2961 < v1;
       const bool v2963 = v2962 && v2901;
-      const unsigned int v2964 = v2961 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2964 = v2961 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2966 = v2964 + v2897;
       const unsigned int v2967 = v2963 ? v2966 : v4;
-      iron_copy_async<16>(shm1 + v2910, b + v2967, v2963);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v2968 = v28 + v2912;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v2910, b + v2967, v2963);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v2968 = v28 + v2912;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2969 = v2968 < v1;
       const bool v2970 = v2969 && v2918;
-      const unsigned int v2971 = v2968 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2971 = v2968 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2973 = v2971 + v2914;
       const unsigned int v2974 = v2970 ? v2973 : v4;
-      iron_copy_async<16>(shm1 + v2926, b + v2974, v2970);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v2975 = v28 + v2929;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v2926, b + v2974, v2970);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v2975 = v28 + v2929;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2976 = v2975 < v1;
       const bool v2977 = v2976 && v2935;
-      const unsigned int v2978 = v2975 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2978 = v2975 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2980 = v2978 + v2931;
       const unsigned int v2981 = v2977 ? v2980 : v4;
-      iron_copy_async<16>(shm1 + v2943, b + v2981, v2977);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v2982 = v28 + v2946;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v2943, b + v2981, v2977);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v2982 = v28 + v2946;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2983 = v2982 < v1;
       const bool v2984 = v2983 && v2952;
-      const unsigned int v2985 = v2982 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v2985 = v2982 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v2987 = v2985 + v2948;
       const unsigned int v2988 = v2984 ? v2987 : v4;
-      iron_copy_async<16>(shm1 + v2960, b + v2988, v2984);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v2960, b + v2988, v2984);  // kernels/gemm/gemm_tiles.hpp:82
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     const bool v2991 = 16u < v2;
     if (v2991) {
-      const unsigned int v2994 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v2995 = v2994 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v2996 = v2994 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2994 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v2995 = v2994 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v2996 = v2994 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v2997 = v2996 << 2u;
-      const unsigned int v2998 = v24 + v2995;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v2998 = v24 + v2995;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2999 = v2998 < v0;
       const unsigned int v3000 = 16u + v2997;
       const bool v3001 = v3000 < v2;
       const bool v3002 = v2999 && v3001;
-      const unsigned int v3003 = v2998 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3003 = v2998 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3004 = v3003 + 16u;
       const unsigned int v3005 = v3004 + v2997;
       const unsigned int v3006 = v3002 ? v3005 : v4;
-      const unsigned int v3008 = v2995 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3008 = v2995 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3009 = 2560u + v3008;
       const unsigned int v3010 = v3009 + v2997;
       iron_copy_async<16>(shm0 + v3010, a + v3006, v3002);
-      const unsigned int v3011 = v2994 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3012 = v3011 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3013 = v3011 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3011 = v2994 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3012 = v3011 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3013 = v3011 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3014 = v3013 << 2u;
-      const unsigned int v3015 = v24 + v3012;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3015 = v24 + v3012;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3016 = v3015 < v0;
       const unsigned int v3017 = 16u + v3014;
       const bool v3018 = v3017 < v2;
       const bool v3019 = v3016 && v3018;
-      const unsigned int v3020 = v3015 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3020 = v3015 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3021 = v3020 + 16u;
       const unsigned int v3022 = v3021 + v3014;
       const unsigned int v3023 = v3019 ? v3022 : v4;
-      const unsigned int v3024 = v3012 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3024 = v3012 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3025 = 2560u + v3024;
       const unsigned int v3026 = v3025 + v3014;
       iron_copy_async<16>(shm0 + v3026, a + v3023, v3019);
-      const unsigned int v3028 = v2994 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3029 = v3028 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3030 = v3028 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3028 = v2994 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3029 = v3028 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3030 = v3028 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3031 = v3030 << 2u;
-      const unsigned int v3032 = v24 + v3029;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3032 = v24 + v3029;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3033 = v3032 < v0;
       const unsigned int v3034 = 16u + v3031;
       const bool v3035 = v3034 < v2;
       const bool v3036 = v3033 && v3035;
-      const unsigned int v3037 = v3032 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3037 = v3032 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3038 = v3037 + 16u;
       const unsigned int v3039 = v3038 + v3031;
       const unsigned int v3040 = v3036 ? v3039 : v4;
-      const unsigned int v3041 = v3029 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3041 = v3029 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3042 = 2560u + v3041;
       const unsigned int v3043 = v3042 + v3031;
       iron_copy_async<16>(shm0 + v3043, a + v3040, v3036);
-      const unsigned int v3045 = v2994 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v3046 = v3045 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v3047 = v3045 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3045 = v2994 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v3046 = v3045 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v3047 = v3045 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v3048 = v3047 << 2u;
-      const unsigned int v3049 = v24 + v3046;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3049 = v24 + v3046;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3050 = v3049 < v0;
       const unsigned int v3051 = 16u + v3048;
       const bool v3052 = v3051 < v2;
       const bool v3053 = v3050 && v3052;
-      const unsigned int v3054 = v3049 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3054 = v3049 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3055 = v3054 + 16u;
       const unsigned int v3056 = v3055 + v3048;
       const unsigned int v3057 = v3053 ? v3056 : v4;
-      const unsigned int v3058 = v3046 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v3058 = v3046 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v3059 = 2560u + v3058;
       const unsigned int v3060 = v3059 + v3048;
       iron_copy_async<16>(shm0 + v3060, a + v3057, v3053);
-      const unsigned int v3061 = v28 + v2995;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v3061 = v28 + v2995;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3062 = v3061 < v1;
       const bool v3063 = v3062 && v3001;
-      const unsigned int v3064 = v3061 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3064 = v3061 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3065 = v3064 + 16u;
       const unsigned int v3066 = v3065 + v2997;
       const unsigned int v3067 = v3063 ? v3066 : v4;
-      iron_copy_async<16>(shm1 + v3010, b + v3067, v3063);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v3068 = v28 + v3012;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v3010, b + v3067, v3063);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3068 = v28 + v3012;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3069 = v3068 < v1;
       const bool v3070 = v3069 && v3018;
-      const unsigned int v3071 = v3068 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3071 = v3068 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3072 = v3071 + 16u;
       const unsigned int v3073 = v3072 + v3014;
       const unsigned int v3074 = v3070 ? v3073 : v4;
-      iron_copy_async<16>(shm1 + v3026, b + v3074, v3070);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v3075 = v28 + v3029;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v3026, b + v3074, v3070);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3075 = v28 + v3029;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3076 = v3075 < v1;
       const bool v3077 = v3076 && v3035;
-      const unsigned int v3078 = v3075 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3078 = v3075 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3079 = v3078 + 16u;
       const unsigned int v3080 = v3079 + v3031;
       const unsigned int v3081 = v3077 ? v3080 : v4;
-      iron_copy_async<16>(shm1 + v3043, b + v3081, v3077);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v3082 = v28 + v3046;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + v3043, b + v3081, v3077);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3082 = v28 + v3046;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3083 = v3082 < v1;
       const bool v3084 = v3083 && v3052;
-      const unsigned int v3085 = v3082 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v3085 = v3082 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v3086 = v3085 + 16u;
       const unsigned int v3087 = v3086 + v3048;
       const unsigned int v3088 = v3084 ? v3087 : v4;
-      iron_copy_async<16>(shm1 + v3060, b + v3088, v3084);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + v3060, b + v3088, v3084);  // kernels/gemm/gemm_tiles.hpp:82
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
-    const unsigned int v2613 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v2619 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+    const unsigned int v2613 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v2619 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (unsigned int v2601 = v4; v2601 < v2; v2601 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (unsigned int v2601 = v4; v2601 < v2; v2601 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2603 = v2601 >> 4u;
       const unsigned int v2605 = v2603 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2607 = v2605 * 2560u;  // kernels/gemm/gemm_tiles.hpp:217
-      const unsigned int v2614 = v2607 + v2613;  // kernels/gemm/gemm_tiles.hpp:199
+      const unsigned int v2607 = v2605 * 2560u;  // kernels/gemm/gemm_tiles.hpp:224
+      const unsigned int v2614 = v2607 + v2613;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load_shared<false>(v41, shm0, v2614, 20u);
-      const unsigned int v2620 = v2607 + v2619;  // kernels/gemm/gemm_tiles.hpp:203
+      const unsigned int v2620 = v2607 + v2619;  // kernels/gemm/gemm_tiles.hpp:210
       iron_frag_load_shared<true>(v43, shm1, v2620, 20u);
-      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      const unsigned int v2624 = v2601 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      const unsigned int v2624 = v2601 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
       const unsigned int v2626 = v2603 + 2u;
       const unsigned int v2627 = v2626 % 3u;
       const bool v2628 = v2624 < v2;
       if (v2628) {
-        const unsigned int v2630 = v2627 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v2632 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2635 = v2632 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2638 = v2632 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2630 = v2627 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2632 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2635 = v2632 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2638 = v2632 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2639 = v2638 << 2u;
-        const unsigned int v2640 = v24 + v2635;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2640 = v24 + v2635;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2641 = v2640 < v0;
         const unsigned int v2642 = v2624 + v2639;
         const bool v2643 = v2642 < v2;
         const bool v2644 = v2641 && v2643;
-        const unsigned int v2646 = v2640 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2646 = v2640 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2648 = v2646 + v2624;
         const unsigned int v2649 = v2648 + v2639;
         const unsigned int v2650 = v2644 ? v2649 : v4;
-        const unsigned int v2652 = v2635 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2652 = v2635 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2653 = v2630 + v2652;
         const unsigned int v2654 = v2653 + v2639;
         iron_copy_async<16>(shm0 + v2654, a + v2650, v2644);
-        const unsigned int v2657 = v2632 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2659 = v2657 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2662 = v2657 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2657 = v2632 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2659 = v2657 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2662 = v2657 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2663 = v2662 << 2u;
-        const unsigned int v2664 = v24 + v2659;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2664 = v24 + v2659;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2665 = v2664 < v0;
         const unsigned int v2666 = v2624 + v2663;
         const bool v2667 = v2666 < v2;
         const bool v2668 = v2665 && v2667;
-        const unsigned int v2670 = v2664 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2670 = v2664 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2672 = v2670 + v2624;
         const unsigned int v2673 = v2672 + v2663;
         const unsigned int v2674 = v2668 ? v2673 : v4;
-        const unsigned int v2676 = v2659 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2676 = v2659 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2677 = v2630 + v2676;
         const unsigned int v2678 = v2677 + v2663;
         iron_copy_async<16>(shm0 + v2678, a + v2674, v2668);
-        const unsigned int v2681 = v2632 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2683 = v2681 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2686 = v2681 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2681 = v2632 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2683 = v2681 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2686 = v2681 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2687 = v2686 << 2u;
-        const unsigned int v2688 = v24 + v2683;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2688 = v24 + v2683;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2689 = v2688 < v0;
         const unsigned int v2690 = v2624 + v2687;
         const bool v2691 = v2690 < v2;
         const bool v2692 = v2689 && v2691;
-        const unsigned int v2694 = v2688 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2694 = v2688 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2696 = v2694 + v2624;
         const unsigned int v2697 = v2696 + v2687;
         const unsigned int v2698 = v2692 ? v2697 : v4;
-        const unsigned int v2700 = v2683 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2700 = v2683 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2701 = v2630 + v2700;
         const unsigned int v2702 = v2701 + v2687;
         iron_copy_async<16>(shm0 + v2702, a + v2698, v2692);
-        const unsigned int v2705 = v2632 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2707 = v2705 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2710 = v2705 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2705 = v2632 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2707 = v2705 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2710 = v2705 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2711 = v2710 << 2u;
-        const unsigned int v2712 = v24 + v2707;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2712 = v24 + v2707;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2713 = v2712 < v0;
         const unsigned int v2714 = v2624 + v2711;
         const bool v2715 = v2714 < v2;
         const bool v2716 = v2713 && v2715;
-        const unsigned int v2718 = v2712 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2718 = v2712 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2720 = v2718 + v2624;
         const unsigned int v2721 = v2720 + v2711;
         const unsigned int v2722 = v2716 ? v2721 : v4;
-        const unsigned int v2724 = v2707 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2724 = v2707 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v2725 = v2630 + v2724;
         const unsigned int v2726 = v2725 + v2711;
         iron_copy_async<16>(shm0 + v2726, a + v2722, v2716);
-        const unsigned int v2738 = v28 + v2635;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2738 = v28 + v2635;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2739 = v2738 < v1;
         const bool v2742 = v2739 && v2643;
-        const unsigned int v2744 = v2738 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2744 = v2738 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2746 = v2744 + v2624;
         const unsigned int v2747 = v2746 + v2639;
         const unsigned int v2748 = v2742 ? v2747 : v4;
-        iron_copy_async<16>(shm1 + v2654, b + v2748, v2742);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2762 = v28 + v2659;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + v2654, b + v2748, v2742);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2762 = v28 + v2659;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2763 = v2762 < v1;
         const bool v2766 = v2763 && v2667;
-        const unsigned int v2768 = v2762 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2768 = v2762 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2770 = v2768 + v2624;
         const unsigned int v2771 = v2770 + v2663;
         const unsigned int v2772 = v2766 ? v2771 : v4;
-        iron_copy_async<16>(shm1 + v2678, b + v2772, v2766);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2786 = v28 + v2683;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + v2678, b + v2772, v2766);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2786 = v28 + v2683;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2787 = v2786 < v1;
         const bool v2790 = v2787 && v2691;
-        const unsigned int v2792 = v2786 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2792 = v2786 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2794 = v2792 + v2624;
         const unsigned int v2795 = v2794 + v2687;
         const unsigned int v2796 = v2790 ? v2795 : v4;
-        iron_copy_async<16>(shm1 + v2702, b + v2796, v2790);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2810 = v28 + v2707;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + v2702, b + v2796, v2790);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2810 = v28 + v2707;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v2811 = v2810 < v1;
         const bool v2814 = v2811 && v2715;
-        const unsigned int v2816 = v2810 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2816 = v2810 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v2818 = v2816 + v2624;
         const unsigned int v2819 = v2818 + v2711;
         const unsigned int v2820 = v2814 ? v2819 : v4;
-        iron_copy_async<16>(shm1 + v2726, b + v2820, v2814);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + v2726, b + v2820, v2814);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
     }
     __syncthreads();
   } else {
-    const unsigned int v284 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v284 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v285 = threadIdx.x;
-    const unsigned int v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const unsigned int v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (unsigned int v283 = v4; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (unsigned int v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v292 = v24 + v289;  // kernels/gemm/gemm_tiles.hpp:95
+    for (unsigned int v283 = v4; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (unsigned int v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v292 = v24 + v289;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v293 = v292 < v0;
         const unsigned int v294 = v283 + v291;
         const bool v295 = v294 < v2;
         const bool v296 = v293 && v295;
         if (v296) {
-          const unsigned int v298 = v292 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v298 = v292 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v300 = v298 + v283;
           const unsigned int v301 = v300 + v291;
           const float v302 = a[v301];
@@ -587,22 +587,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
           const unsigned int v305 = v304 + v291;
           shm0[v305] = v302;
         } else {
-          const unsigned int v307 = v289 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v307 = v289 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v308 = v307 + v291;
           shm0[v308] = 0.0f;
         }
       }
 
-      for (unsigned int v313 = v285; v313 < 2048u; v313 += v284) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v315 = v313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v317 = v313 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v318 = v28 + v315;  // kernels/gemm/gemm_tiles.hpp:95
+      for (unsigned int v313 = v285; v313 < 2048u; v313 += v284) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v315 = v313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v317 = v313 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v318 = v28 + v315;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v319 = v318 < v1;
         const unsigned int v320 = v283 + v317;
         const bool v321 = v320 < v2;
         const bool v322 = v319 && v321;
         if (v322) {
-          const unsigned int v324 = v318 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v324 = v318 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v326 = v324 + v283;
           const unsigned int v327 = v326 + v317;
           const float v328 = b[v327];
@@ -610,25 +610,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
           const unsigned int v331 = v330 + v317;
           shm1[v331] = v328;
         } else {
-          const unsigned int v333 = v315 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v333 = v315 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v334 = v333 + v317;
           shm1[v334] = 0.0f;
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load_shared<false>(v41, shm0, v341, 20u);  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<true>(v43, shm1, v347, 20u);  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load_shared<false>(v41, shm0, v341, 20u);  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load_shared<true>(v43, shm1, v347, 20u);  // kernels/gemm/gemm_tiles.hpp:210
+      iron_frag_mma_software(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const unsigned int v350 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v350 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v351 = v24 + v33;
   const unsigned int v352 = v351 + v350;
-  const unsigned int v353 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v353 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v354 = v28 + v37;
   const unsigned int v355 = v354 + v353;
-  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v357 = v355 < v1;
   const bool v358 = v356 && v357;
   if (v358) {
@@ -639,11 +639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v364 = fmaf(v359, v3, v362);
     out[v361] = v364;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v366 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v366 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v368 = v351 + v366;
-  const unsigned int v369 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v369 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v371 = v354 + v369;
-  const bool v372 = v368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v372 = v368 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v373 = v371 < v1;
   const bool v374 = v372 && v373;
   if (v374) {
@@ -654,11 +654,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v380 = fmaf(v375, v3, v378);
     out[v377] = v380;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v382 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v382 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v384 = v351 + v382;
-  const unsigned int v385 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v385 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v387 = v354 + v385;
-  const bool v388 = v384 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v388 = v384 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v389 = v387 < v1;
   const bool v390 = v388 && v389;
   if (v390) {
@@ -669,11 +669,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v396 = fmaf(v391, v3, v394);
     out[v393] = v396;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v398 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v398 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v400 = v351 + v398;
-  const unsigned int v401 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v401 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v403 = v354 + v401;
-  const bool v404 = v400 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v404 = v400 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v405 = v403 < v1;
   const bool v406 = v404 && v405;
   if (v406) {
@@ -684,11 +684,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v412 = fmaf(v407, v3, v410);
     out[v409] = v412;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v414 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v414 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v416 = v351 + v414;
-  const unsigned int v417 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v417 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v419 = v354 + v417;
-  const bool v420 = v416 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v420 = v416 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v421 = v419 < v1;
   const bool v422 = v420 && v421;
   if (v422) {
@@ -699,11 +699,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v428 = fmaf(v423, v3, v426);
     out[v425] = v428;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v430 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v430 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v432 = v351 + v430;
-  const unsigned int v433 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v433 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v435 = v354 + v433;
-  const bool v436 = v432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v436 = v432 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v437 = v435 < v1;
   const bool v438 = v436 && v437;
   if (v438) {
@@ -714,11 +714,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v444 = fmaf(v439, v3, v442);
     out[v441] = v444;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v446 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v446 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v448 = v351 + v446;
-  const unsigned int v449 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v449 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v451 = v354 + v449;
-  const bool v452 = v448 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v452 = v448 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v453 = v451 < v1;
   const bool v454 = v452 && v453;
   if (v454) {
@@ -729,11 +729,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v460 = fmaf(v455, v3, v458);
     out[v457] = v460;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v462 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v462 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v464 = v351 + v462;
-  const unsigned int v465 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v465 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v467 = v354 + v465;
-  const bool v468 = v464 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v468 = v464 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v469 = v467 < v1;
   const bool v470 = v468 && v469;
   if (v470) {
@@ -744,11 +744,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v476 = fmaf(v471, v3, v474);
     out[v473] = v476;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v478 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v478 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v480 = v351 + v478;
-  const unsigned int v481 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v481 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v483 = v354 + v481;
-  const bool v484 = v480 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v484 = v480 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v485 = v483 < v1;
   const bool v486 = v484 && v485;
   if (v486) {
@@ -759,11 +759,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v492 = fmaf(v487, v3, v490);
     out[v489] = v492;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v494 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v494 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v496 = v351 + v494;
-  const unsigned int v497 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v497 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v499 = v354 + v497;
-  const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v501 = v499 < v1;
   const bool v502 = v500 && v501;
   if (v502) {
@@ -774,11 +774,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v508 = fmaf(v503, v3, v506);
     out[v505] = v508;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v510 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v510 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v512 = v351 + v510;
-  const unsigned int v513 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v513 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v515 = v354 + v513;
-  const bool v516 = v512 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v516 = v512 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v517 = v515 < v1;
   const bool v518 = v516 && v517;
   if (v518) {
@@ -789,11 +789,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v524 = fmaf(v519, v3, v522);
     out[v521] = v524;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v526 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v526 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v528 = v351 + v526;
-  const unsigned int v529 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v529 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v531 = v354 + v529;
-  const bool v532 = v528 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v532 = v528 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v533 = v531 < v1;
   const bool v534 = v532 && v533;
   if (v534) {
@@ -804,11 +804,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v540 = fmaf(v535, v3, v538);
     out[v537] = v540;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v542 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v542 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v544 = v351 + v542;
-  const unsigned int v545 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v545 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v547 = v354 + v545;
-  const bool v548 = v544 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v548 = v544 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v549 = v547 < v1;
   const bool v550 = v548 && v549;
   if (v550) {
@@ -819,11 +819,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v556 = fmaf(v551, v3, v554);
     out[v553] = v556;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v558 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v558 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v560 = v351 + v558;
-  const unsigned int v561 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v561 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v563 = v354 + v561;
-  const bool v564 = v560 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v564 = v560 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v565 = v563 < v1;
   const bool v566 = v564 && v565;
   if (v566) {
@@ -834,11 +834,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v572 = fmaf(v567, v3, v570);
     out[v569] = v572;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v574 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v574 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v576 = v351 + v574;
-  const unsigned int v577 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v577 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v579 = v354 + v577;
-  const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v581 = v579 < v1;
   const bool v582 = v580 && v581;
   if (v582) {
@@ -849,11 +849,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v588 = fmaf(v583, v3, v586);
     out[v585] = v588;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v590 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v590 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v592 = v351 + v590;
-  const unsigned int v593 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v593 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v595 = v354 + v593;
-  const bool v596 = v592 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v596 = v592 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v597 = v595 < v1;
   const bool v598 = v596 && v597;
   if (v598) {
@@ -864,11 +864,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v604 = fmaf(v599, v3, v602);
     out[v601] = v604;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v606 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v606 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v608 = v351 + v606;
-  const unsigned int v609 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v609 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v611 = v354 + v609;
-  const bool v612 = v608 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v612 = v608 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v613 = v611 < v1;
   const bool v614 = v612 && v613;
   if (v614) {
@@ -879,11 +879,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v620 = fmaf(v615, v3, v618);
     out[v617] = v620;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v622 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v622 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v624 = v351 + v622;
-  const unsigned int v625 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v625 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v627 = v354 + v625;
-  const bool v628 = v624 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v628 = v624 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v629 = v627 < v1;
   const bool v630 = v628 && v629;
   if (v630) {
@@ -894,11 +894,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v636 = fmaf(v631, v3, v634);
     out[v633] = v636;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v638 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v638 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v640 = v351 + v638;
-  const unsigned int v641 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v641 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v643 = v354 + v641;
-  const bool v644 = v640 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v644 = v640 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v645 = v643 < v1;
   const bool v646 = v644 && v645;
   if (v646) {
@@ -909,11 +909,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v652 = fmaf(v647, v3, v650);
     out[v649] = v652;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v654 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v654 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v656 = v351 + v654;
-  const unsigned int v657 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v657 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v659 = v354 + v657;
-  const bool v660 = v656 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v660 = v656 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v661 = v659 < v1;
   const bool v662 = v660 && v661;
   if (v662) {
@@ -924,11 +924,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v668 = fmaf(v663, v3, v666);
     out[v665] = v668;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v670 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v670 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v672 = v351 + v670;
-  const unsigned int v673 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v673 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v675 = v354 + v673;
-  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v677 = v675 < v1;
   const bool v678 = v676 && v677;
   if (v678) {
@@ -939,11 +939,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v684 = fmaf(v679, v3, v682);
     out[v681] = v684;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v686 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v686 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v688 = v351 + v686;
-  const unsigned int v689 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v689 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v691 = v354 + v689;
-  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v693 = v691 < v1;
   const bool v694 = v692 && v693;
   if (v694) {
@@ -954,11 +954,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v700 = fmaf(v695, v3, v698);
     out[v697] = v700;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v702 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v702 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v704 = v351 + v702;
-  const unsigned int v705 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v705 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v707 = v354 + v705;
-  const bool v708 = v704 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v708 = v704 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v709 = v707 < v1;
   const bool v710 = v708 && v709;
   if (v710) {
@@ -969,11 +969,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v716 = fmaf(v711, v3, v714);
     out[v713] = v716;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v718 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v718 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v720 = v351 + v718;
-  const unsigned int v721 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v721 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v723 = v354 + v721;
-  const bool v724 = v720 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v724 = v720 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v725 = v723 < v1;
   const bool v726 = v724 && v725;
   if (v726) {
@@ -984,11 +984,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v732 = fmaf(v727, v3, v730);
     out[v729] = v732;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v734 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v734 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v736 = v351 + v734;
-  const unsigned int v737 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v737 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v739 = v354 + v737;
-  const bool v740 = v736 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v740 = v736 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v741 = v739 < v1;
   const bool v742 = v740 && v741;
   if (v742) {
@@ -999,11 +999,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v748 = fmaf(v743, v3, v746);
     out[v745] = v748;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v750 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v750 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v752 = v351 + v750;
-  const unsigned int v753 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v753 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v755 = v354 + v753;
-  const bool v756 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v756 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v757 = v755 < v1;
   const bool v758 = v756 && v757;
   if (v758) {
@@ -1014,11 +1014,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v764 = fmaf(v759, v3, v762);
     out[v761] = v764;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v766 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v766 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v768 = v351 + v766;
-  const unsigned int v769 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v769 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v771 = v354 + v769;
-  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -1029,11 +1029,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v780 = fmaf(v775, v3, v778);
     out[v777] = v780;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v782 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v782 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v784 = v351 + v782;
-  const unsigned int v785 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v785 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v787 = v354 + v785;
-  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v789 = v787 < v1;
   const bool v790 = v788 && v789;
   if (v790) {
@@ -1044,11 +1044,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v796 = fmaf(v791, v3, v794);
     out[v793] = v796;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v798 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v798 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v800 = v351 + v798;
-  const unsigned int v801 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v801 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v803 = v354 + v801;
-  const bool v804 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v804 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v805 = v803 < v1;
   const bool v806 = v804 && v805;
   if (v806) {
@@ -1059,11 +1059,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v812 = fmaf(v807, v3, v810);
     out[v809] = v812;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v814 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v814 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v816 = v351 + v814;
-  const unsigned int v817 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v817 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v819 = v354 + v817;
-  const bool v820 = v816 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v820 = v816 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v821 = v819 < v1;
   const bool v822 = v820 && v821;
   if (v822) {
@@ -1074,11 +1074,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v828 = fmaf(v823, v3, v826);
     out[v825] = v828;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v830 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v830 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v832 = v351 + v830;
-  const unsigned int v833 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v833 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v835 = v354 + v833;
-  const bool v836 = v832 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v836 = v832 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v837 = v835 < v1;
   const bool v838 = v836 && v837;
   if (v838) {
@@ -1089,11 +1089,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v844 = fmaf(v839, v3, v842);
     out[v841] = v844;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v846 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v846 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v848 = v351 + v846;
-  const unsigned int v849 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v849 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v851 = v354 + v849;
-  const bool v852 = v848 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v852 = v848 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v853 = v851 < v1;
   const bool v854 = v852 && v853;
   if (v854) {
@@ -1104,11 +1104,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v860 = fmaf(v855, v3, v858);
     out[v857] = v860;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v862 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v862 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v864 = v351 + v862;
-  const unsigned int v865 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v865 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v867 = v354 + v865;
-  const bool v868 = v864 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v868 = v864 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v869 = v867 < v1;
   const bool v870 = v868 && v869;
   if (v870) {
@@ -1119,11 +1119,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v876 = fmaf(v871, v3, v874);
     out[v873] = v876;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v878 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v878 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v880 = v351 + v878;
-  const unsigned int v881 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v881 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v883 = v354 + v881;
-  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v885 = v883 < v1;
   const bool v886 = v884 && v885;
   if (v886) {
@@ -1134,11 +1134,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v892 = fmaf(v887, v3, v890);
     out[v889] = v892;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v894 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v894 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v896 = v351 + v894;
-  const unsigned int v897 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v897 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v899 = v354 + v897;
-  const bool v900 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v900 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v901 = v899 < v1;
   const bool v902 = v900 && v901;
   if (v902) {
@@ -1149,11 +1149,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v908 = fmaf(v903, v3, v906);
     out[v905] = v908;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v910 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v910 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v912 = v351 + v910;
-  const unsigned int v913 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v913 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v915 = v354 + v913;
-  const bool v916 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v916 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v917 = v915 < v1;
   const bool v918 = v916 && v917;
   if (v918) {
@@ -1164,11 +1164,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v924 = fmaf(v919, v3, v922);
     out[v921] = v924;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v926 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v926 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v928 = v351 + v926;
-  const unsigned int v929 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v929 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v931 = v354 + v929;
-  const bool v932 = v928 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v932 = v928 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v933 = v931 < v1;
   const bool v934 = v932 && v933;
   if (v934) {
@@ -1179,11 +1179,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v940 = fmaf(v935, v3, v938);
     out[v937] = v940;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v942 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v942 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v944 = v351 + v942;
-  const unsigned int v945 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v945 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v947 = v354 + v945;
-  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v949 = v947 < v1;
   const bool v950 = v948 && v949;
   if (v950) {
@@ -1194,11 +1194,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v956 = fmaf(v951, v3, v954);
     out[v953] = v956;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v958 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v958 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v960 = v351 + v958;
-  const unsigned int v961 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v961 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v963 = v354 + v961;
-  const bool v964 = v960 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v964 = v960 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v965 = v963 < v1;
   const bool v966 = v964 && v965;
   if (v966) {
@@ -1209,11 +1209,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v972 = fmaf(v967, v3, v970);
     out[v969] = v972;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v974 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v974 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v976 = v351 + v974;
-  const unsigned int v977 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v977 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v979 = v354 + v977;
-  const bool v980 = v976 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v980 = v976 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v981 = v979 < v1;
   const bool v982 = v980 && v981;
   if (v982) {
@@ -1224,11 +1224,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v988 = fmaf(v983, v3, v986);
     out[v985] = v988;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v990 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v990 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v992 = v351 + v990;
-  const unsigned int v993 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v993 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v995 = v354 + v993;
-  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v997 = v995 < v1;
   const bool v998 = v996 && v997;
   if (v998) {
@@ -1239,11 +1239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1004 = fmaf(v999, v3, v1002);
     out[v1001] = v1004;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1006 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1006 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1008 = v351 + v1006;
-  const unsigned int v1009 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1009 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1011 = v354 + v1009;
-  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1013 = v1011 < v1;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -1254,11 +1254,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1020 = fmaf(v1015, v3, v1018);
     out[v1017] = v1020;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1022 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1022 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1024 = v351 + v1022;
-  const unsigned int v1025 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1025 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1027 = v354 + v1025;
-  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1029 = v1027 < v1;
   const bool v1030 = v1028 && v1029;
   if (v1030) {
@@ -1269,11 +1269,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1036 = fmaf(v1031, v3, v1034);
     out[v1033] = v1036;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1038 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1038 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1040 = v351 + v1038;
-  const unsigned int v1041 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1041 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1043 = v354 + v1041;
-  const bool v1044 = v1040 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1044 = v1040 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1045 = v1043 < v1;
   const bool v1046 = v1044 && v1045;
   if (v1046) {
@@ -1284,11 +1284,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1052 = fmaf(v1047, v3, v1050);
     out[v1049] = v1052;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1054 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1054 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1056 = v351 + v1054;
-  const unsigned int v1057 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1057 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1059 = v354 + v1057;
-  const bool v1060 = v1056 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1060 = v1056 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1061 = v1059 < v1;
   const bool v1062 = v1060 && v1061;
   if (v1062) {
@@ -1299,11 +1299,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1068 = fmaf(v1063, v3, v1066);
     out[v1065] = v1068;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1070 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1070 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1072 = v351 + v1070;
-  const unsigned int v1073 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1073 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1075 = v354 + v1073;
-  const bool v1076 = v1072 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1076 = v1072 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1077 = v1075 < v1;
   const bool v1078 = v1076 && v1077;
   if (v1078) {
@@ -1314,11 +1314,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1084 = fmaf(v1079, v3, v1082);
     out[v1081] = v1084;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1086 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1086 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1088 = v351 + v1086;
-  const unsigned int v1089 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1089 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1091 = v354 + v1089;
-  const bool v1092 = v1088 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1092 = v1088 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1093 = v1091 < v1;
   const bool v1094 = v1092 && v1093;
   if (v1094) {
@@ -1329,11 +1329,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1100 = fmaf(v1095, v3, v1098);
     out[v1097] = v1100;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1102 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1102 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1104 = v351 + v1102;
-  const unsigned int v1105 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1105 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1107 = v354 + v1105;
-  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1344,11 +1344,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1116 = fmaf(v1111, v3, v1114);
     out[v1113] = v1116;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1118 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1118 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1120 = v351 + v1118;
-  const unsigned int v1121 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1121 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1123 = v354 + v1121;
-  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1125 = v1123 < v1;
   const bool v1126 = v1124 && v1125;
   if (v1126) {
@@ -1359,11 +1359,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1132 = fmaf(v1127, v3, v1130);
     out[v1129] = v1132;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1134 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1134 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1136 = v351 + v1134;
-  const unsigned int v1137 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1137 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1139 = v354 + v1137;
-  const bool v1140 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1140 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1141 = v1139 < v1;
   const bool v1142 = v1140 && v1141;
   if (v1142) {
@@ -1374,11 +1374,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1148 = fmaf(v1143, v3, v1146);
     out[v1145] = v1148;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1150 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1150 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1152 = v351 + v1150;
-  const unsigned int v1153 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1153 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1155 = v354 + v1153;
-  const bool v1156 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1156 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1157 = v1155 < v1;
   const bool v1158 = v1156 && v1157;
   if (v1158) {
@@ -1389,11 +1389,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1164 = fmaf(v1159, v3, v1162);
     out[v1161] = v1164;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1166 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1166 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1168 = v351 + v1166;
-  const unsigned int v1169 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1169 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1171 = v354 + v1169;
-  const bool v1172 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1172 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1173 = v1171 < v1;
   const bool v1174 = v1172 && v1173;
   if (v1174) {
@@ -1404,11 +1404,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1180 = fmaf(v1175, v3, v1178);
     out[v1177] = v1180;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1182 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1182 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1184 = v351 + v1182;
-  const unsigned int v1185 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1185 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1187 = v354 + v1185;
-  const bool v1188 = v1184 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1188 = v1184 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1189 = v1187 < v1;
   const bool v1190 = v1188 && v1189;
   if (v1190) {
@@ -1419,11 +1419,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1196 = fmaf(v1191, v3, v1194);
     out[v1193] = v1196;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1198 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1198 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1200 = v351 + v1198;
-  const unsigned int v1201 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1201 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1203 = v354 + v1201;
-  const bool v1204 = v1200 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1204 = v1200 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1205 = v1203 < v1;
   const bool v1206 = v1204 && v1205;
   if (v1206) {
@@ -1434,11 +1434,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1212 = fmaf(v1207, v3, v1210);
     out[v1209] = v1212;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1214 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1214 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1216 = v351 + v1214;
-  const unsigned int v1217 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1217 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1219 = v354 + v1217;
-  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1449,11 +1449,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1228 = fmaf(v1223, v3, v1226);
     out[v1225] = v1228;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1230 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1230 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1232 = v351 + v1230;
-  const unsigned int v1233 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1233 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1235 = v354 + v1233;
-  const bool v1236 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1236 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1237 = v1235 < v1;
   const bool v1238 = v1236 && v1237;
   if (v1238) {
@@ -1464,11 +1464,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1244 = fmaf(v1239, v3, v1242);
     out[v1241] = v1244;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1246 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1246 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1248 = v351 + v1246;
-  const unsigned int v1249 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1249 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1251 = v354 + v1249;
-  const bool v1252 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1252 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1253 = v1251 < v1;
   const bool v1254 = v1252 && v1253;
   if (v1254) {
@@ -1479,11 +1479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1260 = fmaf(v1255, v3, v1258);
     out[v1257] = v1260;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1262 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1262 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1264 = v351 + v1262;
-  const unsigned int v1265 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1265 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1267 = v354 + v1265;
-  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1269 = v1267 < v1;
   const bool v1270 = v1268 && v1269;
   if (v1270) {
@@ -1494,11 +1494,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1276 = fmaf(v1271, v3, v1274);
     out[v1273] = v1276;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1278 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1278 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1280 = v351 + v1278;
-  const unsigned int v1281 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1281 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1283 = v354 + v1281;
-  const bool v1284 = v1280 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1284 = v1280 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1285 = v1283 < v1;
   const bool v1286 = v1284 && v1285;
   if (v1286) {
@@ -1509,11 +1509,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1292 = fmaf(v1287, v3, v1290);
     out[v1289] = v1292;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1294 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1294 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1296 = v351 + v1294;
-  const unsigned int v1297 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1297 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1299 = v354 + v1297;
-  const bool v1300 = v1296 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1300 = v1296 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1301 = v1299 < v1;
   const bool v1302 = v1300 && v1301;
   if (v1302) {
@@ -1524,11 +1524,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1308 = fmaf(v1303, v3, v1306);
     out[v1305] = v1308;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1310 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1310 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1312 = v351 + v1310;
-  const unsigned int v1313 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1313 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1315 = v354 + v1313;
-  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1316 = v1312 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1317 = v1315 < v1;
   const bool v1318 = v1316 && v1317;
   if (v1318) {
@@ -1539,11 +1539,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1324 = fmaf(v1319, v3, v1322);
     out[v1321] = v1324;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1326 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1326 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1328 = v351 + v1326;
-  const unsigned int v1329 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1329 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1331 = v354 + v1329;
-  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1333 = v1331 < v1;
   const bool v1334 = v1332 && v1333;
   if (v1334) {
@@ -1554,11 +1554,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1340 = fmaf(v1335, v3, v1338);
     out[v1337] = v1340;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1342 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1342 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1344 = v351 + v1342;
-  const unsigned int v1345 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1345 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1347 = v354 + v1345;
-  const bool v1348 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1348 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1349 = v1347 < v1;
   const bool v1350 = v1348 && v1349;
   if (v1350) {
@@ -1569,11 +1569,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1356 = fmaf(v1351, v3, v1354);
     out[v1353] = v1356;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1358 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1358 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1360 = v351 + v1358;
-  const unsigned int v1361 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1361 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1363 = v354 + v1361;
-  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1365 = v1363 < v1;
   const bool v1366 = v1364 && v1365;
   if (v1366) {
@@ -1584,11 +1584,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1372 = fmaf(v1367, v3, v1370);
     out[v1369] = v1372;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1374 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1374 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1376 = v351 + v1374;
-  const unsigned int v1377 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1377 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1379 = v354 + v1377;
-  const bool v1380 = v1376 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1380 = v1376 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1381 = v1379 < v1;
   const bool v1382 = v1380 && v1381;
   if (v1382) {
@@ -1599,11 +1599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1388 = fmaf(v1383, v3, v1386);
     out[v1385] = v1388;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1390 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1390 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1392 = v351 + v1390;
-  const unsigned int v1393 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1393 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1395 = v354 + v1393;
-  const bool v1396 = v1392 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1396 = v1392 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1397 = v1395 < v1;
   const bool v1398 = v1396 && v1397;
   if (v1398) {
@@ -1614,11 +1614,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1404 = fmaf(v1399, v3, v1402);
     out[v1401] = v1404;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1406 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1406 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1408 = v351 + v1406;
-  const unsigned int v1409 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1409 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1411 = v354 + v1409;
-  const bool v1412 = v1408 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1412 = v1408 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1413 = v1411 < v1;
   const bool v1414 = v1412 && v1413;
   if (v1414) {
@@ -1629,11 +1629,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1420 = fmaf(v1415, v3, v1418);
     out[v1417] = v1420;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1422 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1422 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1424 = v351 + v1422;
-  const unsigned int v1425 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1425 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1427 = v354 + v1425;
-  const bool v1428 = v1424 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1428 = v1424 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1429 = v1427 < v1;
   const bool v1430 = v1428 && v1429;
   if (v1430) {
@@ -1644,11 +1644,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1436 = fmaf(v1431, v3, v1434);
     out[v1433] = v1436;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1438 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1438 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1440 = v351 + v1438;
-  const unsigned int v1441 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1441 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1443 = v354 + v1441;
-  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -1659,11 +1659,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1452 = fmaf(v1447, v3, v1450);
     out[v1449] = v1452;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1454 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1454 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1456 = v351 + v1454;
-  const unsigned int v1457 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1457 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1459 = v354 + v1457;
-  const bool v1460 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1460 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1461 = v1459 < v1;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
@@ -1674,11 +1674,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1468 = fmaf(v1463, v3, v1466);
     out[v1465] = v1468;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1470 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1470 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1472 = v351 + v1470;
-  const unsigned int v1473 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1473 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1475 = v354 + v1473;
-  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1477 = v1475 < v1;
   const bool v1478 = v1476 && v1477;
   if (v1478) {
@@ -1689,11 +1689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1484 = fmaf(v1479, v3, v1482);
     out[v1481] = v1484;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1486 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1486 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1488 = v351 + v1486;
-  const unsigned int v1489 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1489 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1491 = v354 + v1489;
-  const bool v1492 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1492 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1493 = v1491 < v1;
   const bool v1494 = v1492 && v1493;
   if (v1494) {
@@ -1704,11 +1704,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1500 = fmaf(v1495, v3, v1498);
     out[v1497] = v1500;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1502 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1502 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1504 = v351 + v1502;
-  const unsigned int v1505 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1505 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1507 = v354 + v1505;
-  const bool v1508 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1508 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1509 = v1507 < v1;
   const bool v1510 = v1508 && v1509;
   if (v1510) {
@@ -1719,11 +1719,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1516 = fmaf(v1511, v3, v1514);
     out[v1513] = v1516;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1518 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1518 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1520 = v351 + v1518;
-  const unsigned int v1521 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1521 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1523 = v354 + v1521;
-  const bool v1524 = v1520 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1524 = v1520 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1525 = v1523 < v1;
   const bool v1526 = v1524 && v1525;
   if (v1526) {
@@ -1734,11 +1734,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1532 = fmaf(v1527, v3, v1530);
     out[v1529] = v1532;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1534 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1534 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1536 = v351 + v1534;
-  const unsigned int v1537 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1537 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1539 = v354 + v1537;
-  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1541 = v1539 < v1;
   const bool v1542 = v1540 && v1541;
   if (v1542) {
@@ -1749,11 +1749,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1548 = fmaf(v1543, v3, v1546);
     out[v1545] = v1548;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1550 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1550 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1552 = v351 + v1550;
-  const unsigned int v1553 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1553 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1555 = v354 + v1553;
-  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1557 = v1555 < v1;
   const bool v1558 = v1556 && v1557;
   if (v1558) {
@@ -1764,11 +1764,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1564 = fmaf(v1559, v3, v1562);
     out[v1561] = v1564;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1566 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1566 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1568 = v351 + v1566;
-  const unsigned int v1569 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1569 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1571 = v354 + v1569;
-  const bool v1572 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1572 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1573 = v1571 < v1;
   const bool v1574 = v1572 && v1573;
   if (v1574) {
@@ -1779,11 +1779,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1580 = fmaf(v1575, v3, v1578);
     out[v1577] = v1580;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1582 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1582 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1584 = v351 + v1582;
-  const unsigned int v1585 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1585 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1587 = v354 + v1585;
-  const bool v1588 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1588 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1589 = v1587 < v1;
   const bool v1590 = v1588 && v1589;
   if (v1590) {
@@ -1794,11 +1794,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1596 = fmaf(v1591, v3, v1594);
     out[v1593] = v1596;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1598 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1598 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1600 = v351 + v1598;
-  const unsigned int v1601 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1601 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1603 = v354 + v1601;
-  const bool v1604 = v1600 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1604 = v1600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1605 = v1603 < v1;
   const bool v1606 = v1604 && v1605;
   if (v1606) {
@@ -1809,11 +1809,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1612 = fmaf(v1607, v3, v1610);
     out[v1609] = v1612;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1614 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1614 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1616 = v351 + v1614;
-  const unsigned int v1617 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1617 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1619 = v354 + v1617;
-  const bool v1620 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1620 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1621 = v1619 < v1;
   const bool v1622 = v1620 && v1621;
   if (v1622) {
@@ -1824,11 +1824,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1628 = fmaf(v1623, v3, v1626);
     out[v1625] = v1628;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1630 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1630 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1632 = v351 + v1630;
-  const unsigned int v1633 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1633 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1635 = v354 + v1633;
-  const bool v1636 = v1632 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1636 = v1632 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1637 = v1635 < v1;
   const bool v1638 = v1636 && v1637;
   if (v1638) {
@@ -1839,11 +1839,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1644 = fmaf(v1639, v3, v1642);
     out[v1641] = v1644;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1646 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1646 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1648 = v351 + v1646;
-  const unsigned int v1649 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1649 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1651 = v354 + v1649;
-  const bool v1652 = v1648 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1652 = v1648 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1653 = v1651 < v1;
   const bool v1654 = v1652 && v1653;
   if (v1654) {
@@ -1854,11 +1854,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1660 = fmaf(v1655, v3, v1658);
     out[v1657] = v1660;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1662 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1662 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1664 = v351 + v1662;
-  const unsigned int v1665 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1665 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1667 = v354 + v1665;
-  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1669 = v1667 < v1;
   const bool v1670 = v1668 && v1669;
   if (v1670) {
@@ -1869,11 +1869,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1676 = fmaf(v1671, v3, v1674);
     out[v1673] = v1676;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1678 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1678 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1680 = v351 + v1678;
-  const unsigned int v1681 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1681 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1683 = v354 + v1681;
-  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1685 = v1683 < v1;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -1884,11 +1884,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1692 = fmaf(v1687, v3, v1690);
     out[v1689] = v1692;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1694 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1694 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1696 = v351 + v1694;
-  const unsigned int v1697 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1697 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1699 = v354 + v1697;
-  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1701 = v1699 < v1;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -1899,11 +1899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1708 = fmaf(v1703, v3, v1706);
     out[v1705] = v1708;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1710 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1710 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1712 = v351 + v1710;
-  const unsigned int v1713 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1713 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1715 = v354 + v1713;
-  const bool v1716 = v1712 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1716 = v1712 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1717 = v1715 < v1;
   const bool v1718 = v1716 && v1717;
   if (v1718) {
@@ -1914,11 +1914,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1724 = fmaf(v1719, v3, v1722);
     out[v1721] = v1724;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1726 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1726 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1728 = v351 + v1726;
-  const unsigned int v1729 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1729 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1731 = v354 + v1729;
-  const bool v1732 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1732 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1733 = v1731 < v1;
   const bool v1734 = v1732 && v1733;
   if (v1734) {
@@ -1929,11 +1929,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1740 = fmaf(v1735, v3, v1738);
     out[v1737] = v1740;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1742 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1742 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1744 = v351 + v1742;
-  const unsigned int v1745 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1745 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1747 = v354 + v1745;
-  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1749 = v1747 < v1;
   const bool v1750 = v1748 && v1749;
   if (v1750) {
@@ -1944,11 +1944,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1756 = fmaf(v1751, v3, v1754);
     out[v1753] = v1756;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1758 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1758 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1760 = v351 + v1758;
-  const unsigned int v1761 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1761 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1763 = v354 + v1761;
-  const bool v1764 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1764 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1765 = v1763 < v1;
   const bool v1766 = v1764 && v1765;
   if (v1766) {
@@ -1959,11 +1959,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1772 = fmaf(v1767, v3, v1770);
     out[v1769] = v1772;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1774 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1774 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1776 = v351 + v1774;
-  const unsigned int v1777 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1777 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1779 = v354 + v1777;
-  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -1974,11 +1974,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1788 = fmaf(v1783, v3, v1786);
     out[v1785] = v1788;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1790 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1790 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1792 = v351 + v1790;
-  const unsigned int v1793 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1793 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1795 = v354 + v1793;
-  const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1797 = v1795 < v1;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
@@ -1989,11 +1989,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1804 = fmaf(v1799, v3, v1802);
     out[v1801] = v1804;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1806 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1806 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1808 = v351 + v1806;
-  const unsigned int v1809 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1809 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1811 = v354 + v1809;
-  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1813 = v1811 < v1;
   const bool v1814 = v1812 && v1813;
   if (v1814) {
@@ -2004,11 +2004,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1820 = fmaf(v1815, v3, v1818);
     out[v1817] = v1820;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1822 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1822 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1824 = v351 + v1822;
-  const unsigned int v1825 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1825 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1827 = v354 + v1825;
-  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1829 = v1827 < v1;
   const bool v1830 = v1828 && v1829;
   if (v1830) {
@@ -2019,11 +2019,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1836 = fmaf(v1831, v3, v1834);
     out[v1833] = v1836;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1838 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1838 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1840 = v351 + v1838;
-  const unsigned int v1841 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1841 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1843 = v354 + v1841;
-  const bool v1844 = v1840 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1844 = v1840 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1845 = v1843 < v1;
   const bool v1846 = v1844 && v1845;
   if (v1846) {
@@ -2034,11 +2034,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1852 = fmaf(v1847, v3, v1850);
     out[v1849] = v1852;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1854 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1854 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1856 = v351 + v1854;
-  const unsigned int v1857 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1857 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1859 = v354 + v1857;
-  const bool v1860 = v1856 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1860 = v1856 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1861 = v1859 < v1;
   const bool v1862 = v1860 && v1861;
   if (v1862) {
@@ -2049,11 +2049,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1868 = fmaf(v1863, v3, v1866);
     out[v1865] = v1868;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1870 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1870 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1872 = v351 + v1870;
-  const unsigned int v1873 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1873 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1875 = v354 + v1873;
-  const bool v1876 = v1872 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1876 = v1872 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1877 = v1875 < v1;
   const bool v1878 = v1876 && v1877;
   if (v1878) {
@@ -2064,11 +2064,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1884 = fmaf(v1879, v3, v1882);
     out[v1881] = v1884;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1886 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1886 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1888 = v351 + v1886;
-  const unsigned int v1889 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1889 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1891 = v354 + v1889;
-  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1893 = v1891 < v1;
   const bool v1894 = v1892 && v1893;
   if (v1894) {
@@ -2079,11 +2079,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1900 = fmaf(v1895, v3, v1898);
     out[v1897] = v1900;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1902 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1902 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1904 = v351 + v1902;
-  const unsigned int v1905 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1905 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1907 = v354 + v1905;
-  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1909 = v1907 < v1;
   const bool v1910 = v1908 && v1909;
   if (v1910) {
@@ -2094,11 +2094,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1916 = fmaf(v1911, v3, v1914);
     out[v1913] = v1916;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1918 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1918 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1920 = v351 + v1918;
-  const unsigned int v1921 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1921 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1923 = v354 + v1921;
-  const bool v1924 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1924 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1925 = v1923 < v1;
   const bool v1926 = v1924 && v1925;
   if (v1926) {
@@ -2109,11 +2109,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1932 = fmaf(v1927, v3, v1930);
     out[v1929] = v1932;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1934 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1934 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1936 = v351 + v1934;
-  const unsigned int v1937 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1937 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1939 = v354 + v1937;
-  const bool v1940 = v1936 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1940 = v1936 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1941 = v1939 < v1;
   const bool v1942 = v1940 && v1941;
   if (v1942) {
@@ -2124,11 +2124,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1948 = fmaf(v1943, v3, v1946);
     out[v1945] = v1948;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1950 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1950 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1952 = v351 + v1950;
-  const unsigned int v1953 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1953 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1955 = v354 + v1953;
-  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1957 = v1955 < v1;
   const bool v1958 = v1956 && v1957;
   if (v1958) {
@@ -2139,11 +2139,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1964 = fmaf(v1959, v3, v1962);
     out[v1961] = v1964;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1966 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1966 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1968 = v351 + v1966;
-  const unsigned int v1969 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1969 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1971 = v354 + v1969;
-  const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1973 = v1971 < v1;
   const bool v1974 = v1972 && v1973;
   if (v1974) {
@@ -2154,11 +2154,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1980 = fmaf(v1975, v3, v1978);
     out[v1977] = v1980;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1982 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1982 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v1984 = v351 + v1982;
-  const unsigned int v1985 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1985 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v1987 = v354 + v1985;
-  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1989 = v1987 < v1;
   const bool v1990 = v1988 && v1989;
   if (v1990) {
@@ -2169,11 +2169,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v1996 = fmaf(v1991, v3, v1994);
     out[v1993] = v1996;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1998 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1998 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2000 = v351 + v1998;
-  const unsigned int v2001 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2001 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2003 = v354 + v2001;
-  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2005 = v2003 < v1;
   const bool v2006 = v2004 && v2005;
   if (v2006) {
@@ -2184,11 +2184,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2012 = fmaf(v2007, v3, v2010);
     out[v2009] = v2012;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2014 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2014 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2016 = v351 + v2014;
-  const unsigned int v2017 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2017 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2019 = v354 + v2017;
-  const bool v2020 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2020 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2021 = v2019 < v1;
   const bool v2022 = v2020 && v2021;
   if (v2022) {
@@ -2199,11 +2199,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2028 = fmaf(v2023, v3, v2026);
     out[v2025] = v2028;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2030 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2030 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2032 = v351 + v2030;
-  const unsigned int v2033 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2033 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2035 = v354 + v2033;
-  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2037 = v2035 < v1;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
@@ -2214,11 +2214,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2044 = fmaf(v2039, v3, v2042);
     out[v2041] = v2044;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2046 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2046 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2048 = v351 + v2046;
-  const unsigned int v2049 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2049 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2051 = v354 + v2049;
-  const bool v2052 = v2048 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2052 = v2048 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2053 = v2051 < v1;
   const bool v2054 = v2052 && v2053;
   if (v2054) {
@@ -2229,11 +2229,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2060 = fmaf(v2055, v3, v2058);
     out[v2057] = v2060;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2062 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2062 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2064 = v351 + v2062;
-  const unsigned int v2065 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2065 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2067 = v354 + v2065;
-  const bool v2068 = v2064 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2068 = v2064 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2069 = v2067 < v1;
   const bool v2070 = v2068 && v2069;
   if (v2070) {
@@ -2244,11 +2244,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2076 = fmaf(v2071, v3, v2074);
     out[v2073] = v2076;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2078 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2078 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2080 = v351 + v2078;
-  const unsigned int v2081 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2081 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2083 = v354 + v2081;
-  const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2085 = v2083 < v1;
   const bool v2086 = v2084 && v2085;
   if (v2086) {
@@ -2259,11 +2259,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2092 = fmaf(v2087, v3, v2090);
     out[v2089] = v2092;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2094 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2094 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2096 = v351 + v2094;
-  const unsigned int v2097 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2097 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2099 = v354 + v2097;
-  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2101 = v2099 < v1;
   const bool v2102 = v2100 && v2101;
   if (v2102) {
@@ -2274,11 +2274,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2108 = fmaf(v2103, v3, v2106);
     out[v2105] = v2108;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2110 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2110 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2112 = v351 + v2110;
-  const unsigned int v2113 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2113 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2115 = v354 + v2113;
-  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2289,11 +2289,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2124 = fmaf(v2119, v3, v2122);
     out[v2121] = v2124;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2126 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2126 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2128 = v351 + v2126;
-  const unsigned int v2129 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2129 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2131 = v354 + v2129;
-  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2133 = v2131 < v1;
   const bool v2134 = v2132 && v2133;
   if (v2134) {
@@ -2304,11 +2304,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2140 = fmaf(v2135, v3, v2138);
     out[v2137] = v2140;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2142 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2142 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2144 = v351 + v2142;
-  const unsigned int v2145 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2145 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2147 = v354 + v2145;
-  const bool v2148 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2148 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2149 = v2147 < v1;
   const bool v2150 = v2148 && v2149;
   if (v2150) {
@@ -2319,11 +2319,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2156 = fmaf(v2151, v3, v2154);
     out[v2153] = v2156;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2158 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2158 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2160 = v351 + v2158;
-  const unsigned int v2161 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2161 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2163 = v354 + v2161;
-  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2165 = v2163 < v1;
   const bool v2166 = v2164 && v2165;
   if (v2166) {
@@ -2334,11 +2334,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2172 = fmaf(v2167, v3, v2170);
     out[v2169] = v2172;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2174 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2174 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2176 = v351 + v2174;
-  const unsigned int v2177 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2177 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2179 = v354 + v2177;
-  const bool v2180 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2180 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2181 = v2179 < v1;
   const bool v2182 = v2180 && v2181;
   if (v2182) {
@@ -2349,11 +2349,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2188 = fmaf(v2183, v3, v2186);
     out[v2185] = v2188;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2190 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2190 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2192 = v351 + v2190;
-  const unsigned int v2193 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2193 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2195 = v354 + v2193;
-  const bool v2196 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2196 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2197 = v2195 < v1;
   const bool v2198 = v2196 && v2197;
   if (v2198) {
@@ -2364,11 +2364,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2204 = fmaf(v2199, v3, v2202);
     out[v2201] = v2204;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2206 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2206 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2208 = v351 + v2206;
-  const unsigned int v2209 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2209 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2211 = v354 + v2209;
-  const bool v2212 = v2208 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2212 = v2208 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2213 = v2211 < v1;
   const bool v2214 = v2212 && v2213;
   if (v2214) {
@@ -2379,11 +2379,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2220 = fmaf(v2215, v3, v2218);
     out[v2217] = v2220;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2222 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2222 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2224 = v351 + v2222;
-  const unsigned int v2225 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2225 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2227 = v354 + v2225;
-  const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2229 = v2227 < v1;
   const bool v2230 = v2228 && v2229;
   if (v2230) {
@@ -2394,11 +2394,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2236 = fmaf(v2231, v3, v2234);
     out[v2233] = v2236;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2238 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2238 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2240 = v351 + v2238;
-  const unsigned int v2241 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2241 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2243 = v354 + v2241;
-  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2245 = v2243 < v1;
   const bool v2246 = v2244 && v2245;
   if (v2246) {
@@ -2409,11 +2409,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2252 = fmaf(v2247, v3, v2250);
     out[v2249] = v2252;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2254 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2254 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2256 = v351 + v2254;
-  const unsigned int v2257 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2257 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2259 = v354 + v2257;
-  const bool v2260 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2260 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2261 = v2259 < v1;
   const bool v2262 = v2260 && v2261;
   if (v2262) {
@@ -2424,11 +2424,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2268 = fmaf(v2263, v3, v2266);
     out[v2265] = v2268;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2270 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2270 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2272 = v351 + v2270;
-  const unsigned int v2273 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2273 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2275 = v354 + v2273;
-  const bool v2276 = v2272 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2276 = v2272 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2277 = v2275 < v1;
   const bool v2278 = v2276 && v2277;
   if (v2278) {
@@ -2439,11 +2439,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2284 = fmaf(v2279, v3, v2282);
     out[v2281] = v2284;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2286 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2286 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2288 = v351 + v2286;
-  const unsigned int v2289 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2289 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2291 = v354 + v2289;
-  const bool v2292 = v2288 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2292 = v2288 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2293 = v2291 < v1;
   const bool v2294 = v2292 && v2293;
   if (v2294) {
@@ -2454,11 +2454,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2300 = fmaf(v2295, v3, v2298);
     out[v2297] = v2300;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2302 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2302 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2304 = v351 + v2302;
-  const unsigned int v2305 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2305 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2307 = v354 + v2305;
-  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2309 = v2307 < v1;
   const bool v2310 = v2308 && v2309;
   if (v2310) {
@@ -2469,11 +2469,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2316 = fmaf(v2311, v3, v2314);
     out[v2313] = v2316;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2318 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2318 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2320 = v351 + v2318;
-  const unsigned int v2321 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2321 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2323 = v354 + v2321;
-  const bool v2324 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2324 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2325 = v2323 < v1;
   const bool v2326 = v2324 && v2325;
   if (v2326) {
@@ -2484,11 +2484,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2332 = fmaf(v2327, v3, v2330);
     out[v2329] = v2332;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2334 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2334 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2336 = v351 + v2334;
-  const unsigned int v2337 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2337 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2339 = v354 + v2337;
-  const bool v2340 = v2336 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2340 = v2336 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2341 = v2339 < v1;
   const bool v2342 = v2340 && v2341;
   if (v2342) {
@@ -2499,11 +2499,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2348 = fmaf(v2343, v3, v2346);
     out[v2345] = v2348;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2350 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2350 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2352 = v351 + v2350;
-  const unsigned int v2353 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2353 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2355 = v354 + v2353;
-  const bool v2356 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2356 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2357 = v2355 < v1;
   const bool v2358 = v2356 && v2357;
   if (v2358) {
@@ -2514,11 +2514,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2364 = fmaf(v2359, v3, v2362);
     out[v2361] = v2364;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2366 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2366 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2368 = v351 + v2366;
-  const unsigned int v2369 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2369 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2371 = v354 + v2369;
-  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2373 = v2371 < v1;
   const bool v2374 = v2372 && v2373;
   if (v2374) {
@@ -2529,11 +2529,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f32(
     const float v2380 = fmaf(v2375, v3, v2378);
     out[v2377] = v2380;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2382 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2382 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
   const unsigned int v2384 = v351 + v2382;
-  const unsigned int v2385 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2385 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
   const unsigned int v2387 = v354 + v2385;
-  const bool v2388 = v2384 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2388 = v2384 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2389 = v2387 < v1;
   const bool v2390 = v2388 && v2389;
   if (v2390) {

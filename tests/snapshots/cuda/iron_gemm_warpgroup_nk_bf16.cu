@@ -248,236 +248,236 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_warpgroup.hpp:34
-  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_warpgroup.hpp:35
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:126
   const unsigned int v6 = blockIdx.y;
   const unsigned int v7 = v6 * v4;
   const unsigned int v8 = v7 + v5;
-  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_warpgroup.hpp:36
-  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_warpgroup.hpp:37
+  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:128
   const unsigned int v13 = v12 << 3u;
-  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_warpgroup.hpp:38
+  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:129
   const unsigned int v16 = v15 - v13;
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_warpgroup.hpp:39
+  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:130
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v13 + v20;
   const unsigned int v22 = v21 << 7u;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_warpgroup.hpp:40
+  const unsigned int v25 = v19 / v17;
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v28 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:41
+  const unsigned int v28 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:34
   const unsigned int v29 = v28 >> 2u;
-  unsigned int v30 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:42
-  iron_frag<float, 2, 16, 128> v33;  // kernels/gemm/gemm_warpgroup.hpp:45
+  unsigned int v30 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:35
+  iron_frag<float, 2, 16, 128> v33;  // kernels/gemm/gemm_warpgroup.hpp:38
   iron_frag_fill(v33, 0.0f);
-  const unsigned int v36 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:51
+  const unsigned int v36 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:44
   const bool v37 = v36 == v30;
   if (v37) {
-    const bool v1705 = v30 < v2;  // kernels/gemm/gemm_warpgroup.hpp:52
+    const bool v1705 = v30 < v2;  // kernels/gemm/gemm_warpgroup.hpp:45
     if (v1705) {
-      const unsigned int v1709 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v1710 = v1709 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v1711 = v1709 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v1709 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v1710 = v1709 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v1711 = v1709 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v1712 = v1711 << 3u;
-      const unsigned int v1713 = v22 + v1710;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v1713 = v22 + v1710;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1714 = v1713 < v0;
       const bool v1716 = v1712 < v2;
       const bool v1717 = v1714 && v1716;
-      const unsigned int v1718 = v1713 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v1718 = v1713 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v1720 = v1718 + v1712;
       const unsigned int v1721 = v1717 ? v1720 : v30;
-      const unsigned int v1722 = v1710 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v1722 = v1710 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v1724 = v1722 + v1712;
       iron_copy_async<16>(shm0 + (v1724 ^ (((v1724 >> 6u) & 7u) << 3u)), a + v1721, v1717);
-      const unsigned int v1726 = v1709 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v1727 = v1726 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v1728 = v1726 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v1726 = v1709 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v1727 = v1726 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v1728 = v1726 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v1729 = v1728 << 3u;
-      const unsigned int v1730 = v22 + v1727;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v1730 = v22 + v1727;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1731 = v1730 < v0;
       const bool v1733 = v1729 < v2;
       const bool v1734 = v1731 && v1733;
-      const unsigned int v1735 = v1730 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v1735 = v1730 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v1737 = v1735 + v1729;
       const unsigned int v1738 = v1734 ? v1737 : v30;
-      const unsigned int v1739 = v1727 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v1739 = v1727 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v1741 = v1739 + v1729;
       iron_copy_async<16>(shm0 + (v1741 ^ (((v1741 >> 6u) & 7u) << 3u)), a + v1738, v1734);
-      const unsigned int v1743 = v1709 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v1744 = v1743 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v1745 = v1743 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v1743 = v1709 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v1744 = v1743 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v1745 = v1743 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v1746 = v1745 << 3u;
-      const unsigned int v1747 = v22 + v1744;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v1747 = v22 + v1744;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1748 = v1747 < v0;
       const bool v1750 = v1746 < v2;
       const bool v1751 = v1748 && v1750;
-      const unsigned int v1752 = v1747 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v1752 = v1747 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v1754 = v1752 + v1746;
       const unsigned int v1755 = v1751 ? v1754 : v30;
-      const unsigned int v1756 = v1744 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v1756 = v1744 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v1758 = v1756 + v1746;
       iron_copy_async<16>(shm0 + (v1758 ^ (((v1758 >> 6u) & 7u) << 3u)), a + v1755, v1751);
-      const unsigned int v1760 = v1709 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v1761 = v1760 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v1762 = v1760 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v1760 = v1709 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v1761 = v1760 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v1762 = v1760 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v1763 = v1762 << 3u;
-      const unsigned int v1764 = v22 + v1761;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v1764 = v22 + v1761;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1765 = v1764 < v0;
       const bool v1767 = v1763 < v2;
       const bool v1768 = v1765 && v1767;
-      const unsigned int v1769 = v1764 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v1769 = v1764 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v1771 = v1769 + v1763;
       const unsigned int v1772 = v1768 ? v1771 : v30;
-      const unsigned int v1773 = v1761 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v1773 = v1761 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v1775 = v1773 + v1763;
       iron_copy_async<16>(shm0 + (v1775 ^ (((v1775 >> 6u) & 7u) << 3u)), a + v1772, v1768);
-      const unsigned int v1776 = v26 + v1710;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v1776 = v26 + v1710;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1777 = v1776 < v1;
       const bool v1778 = v1777 && v1716;
-      const unsigned int v1779 = v1776 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v1779 = v1776 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v1781 = v1779 + v1712;
       const unsigned int v1782 = v1778 ? v1781 : v30;
-      iron_copy_async<16>(shm1 + (v1724 ^ (((v1724 >> 6u) & 7u) << 3u)), b + v1782, v1778);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v1783 = v26 + v1727;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + (v1724 ^ (((v1724 >> 6u) & 7u) << 3u)), b + v1782, v1778);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v1783 = v26 + v1727;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1784 = v1783 < v1;
       const bool v1785 = v1784 && v1733;
-      const unsigned int v1786 = v1783 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v1786 = v1783 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v1788 = v1786 + v1729;
       const unsigned int v1789 = v1785 ? v1788 : v30;
-      iron_copy_async<16>(shm1 + (v1741 ^ (((v1741 >> 6u) & 7u) << 3u)), b + v1789, v1785);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v1790 = v26 + v1744;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + (v1741 ^ (((v1741 >> 6u) & 7u) << 3u)), b + v1789, v1785);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v1790 = v26 + v1744;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1791 = v1790 < v1;
       const bool v1792 = v1791 && v1750;
-      const unsigned int v1793 = v1790 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v1793 = v1790 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v1795 = v1793 + v1746;
       const unsigned int v1796 = v1792 ? v1795 : v30;
-      iron_copy_async<16>(shm1 + (v1758 ^ (((v1758 >> 6u) & 7u) << 3u)), b + v1796, v1792);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v1797 = v26 + v1761;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + (v1758 ^ (((v1758 >> 6u) & 7u) << 3u)), b + v1796, v1792);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v1797 = v26 + v1761;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1798 = v1797 < v1;
       const bool v1799 = v1798 && v1767;
-      const unsigned int v1800 = v1797 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v1800 = v1797 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v1802 = v1800 + v1763;
       const unsigned int v1803 = v1799 ? v1802 : v30;
-      iron_copy_async<16>(shm1 + (v1775 ^ (((v1775 >> 6u) & 7u) << 3u)), b + v1803, v1799);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + (v1775 ^ (((v1775 >> 6u) & 7u) << 3u)), b + v1803, v1799);  // kernels/gemm/gemm_tiles.hpp:82
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:52
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:45
     const bool v1806 = 64u < v2;
     if (v1806) {
-      const unsigned int v1810 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v1811 = v1810 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v1812 = v1810 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v1810 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v1811 = v1810 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v1812 = v1810 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v1813 = v1812 << 3u;
-      const unsigned int v1814 = v22 + v1811;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v1814 = v22 + v1811;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1815 = v1814 < v0;
       const unsigned int v1816 = 64u + v1813;
       const bool v1817 = v1816 < v2;
       const bool v1818 = v1815 && v1817;
-      const unsigned int v1819 = v1814 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v1819 = v1814 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v1820 = v1819 + 64u;
       const unsigned int v1821 = v1820 + v1813;
       const unsigned int v1822 = v1818 ? v1821 : v30;
-      const unsigned int v1823 = v1811 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v1823 = v1811 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v1824 = 8192u + v1823;
       const unsigned int v1825 = v1824 + v1813;
       iron_copy_async<16>(shm0 + (v1825 ^ (((v1825 >> 6u) & 7u) << 3u)), a + v1822, v1818);
-      const unsigned int v1827 = v1810 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v1828 = v1827 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v1829 = v1827 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v1827 = v1810 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v1828 = v1827 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v1829 = v1827 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v1830 = v1829 << 3u;
-      const unsigned int v1831 = v22 + v1828;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v1831 = v22 + v1828;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1832 = v1831 < v0;
       const unsigned int v1833 = 64u + v1830;
       const bool v1834 = v1833 < v2;
       const bool v1835 = v1832 && v1834;
-      const unsigned int v1836 = v1831 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v1836 = v1831 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v1837 = v1836 + 64u;
       const unsigned int v1838 = v1837 + v1830;
       const unsigned int v1839 = v1835 ? v1838 : v30;
-      const unsigned int v1840 = v1828 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v1840 = v1828 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v1841 = 8192u + v1840;
       const unsigned int v1842 = v1841 + v1830;
       iron_copy_async<16>(shm0 + (v1842 ^ (((v1842 >> 6u) & 7u) << 3u)), a + v1839, v1835);
-      const unsigned int v1844 = v1810 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v1845 = v1844 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v1846 = v1844 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v1844 = v1810 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v1845 = v1844 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v1846 = v1844 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v1847 = v1846 << 3u;
-      const unsigned int v1848 = v22 + v1845;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v1848 = v22 + v1845;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1849 = v1848 < v0;
       const unsigned int v1850 = 64u + v1847;
       const bool v1851 = v1850 < v2;
       const bool v1852 = v1849 && v1851;
-      const unsigned int v1853 = v1848 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v1853 = v1848 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v1854 = v1853 + 64u;
       const unsigned int v1855 = v1854 + v1847;
       const unsigned int v1856 = v1852 ? v1855 : v30;
-      const unsigned int v1857 = v1845 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v1857 = v1845 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v1858 = 8192u + v1857;
       const unsigned int v1859 = v1858 + v1847;
       iron_copy_async<16>(shm0 + (v1859 ^ (((v1859 >> 6u) & 7u) << 3u)), a + v1856, v1852);
-      const unsigned int v1861 = v1810 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
-      const unsigned int v1862 = v1861 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v1863 = v1861 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v1861 = v1810 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+      const unsigned int v1862 = v1861 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+      const unsigned int v1863 = v1861 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
       const unsigned int v1864 = v1863 << 3u;
-      const unsigned int v1865 = v22 + v1862;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v1865 = v22 + v1862;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1866 = v1865 < v0;
       const unsigned int v1867 = 64u + v1864;
       const bool v1868 = v1867 < v2;
       const bool v1869 = v1866 && v1868;
-      const unsigned int v1870 = v1865 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v1870 = v1865 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v1871 = v1870 + 64u;
       const unsigned int v1872 = v1871 + v1864;
       const unsigned int v1873 = v1869 ? v1872 : v30;
-      const unsigned int v1874 = v1862 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
+      const unsigned int v1874 = v1862 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
       const unsigned int v1875 = 8192u + v1874;
       const unsigned int v1876 = v1875 + v1864;
       iron_copy_async<16>(shm0 + (v1876 ^ (((v1876 >> 6u) & 7u) << 3u)), a + v1873, v1869);
-      const unsigned int v1877 = v26 + v1811;  // kernels/gemm/gemm_tiles.hpp:79
+      const unsigned int v1877 = v26 + v1811;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1878 = v1877 < v1;
       const bool v1879 = v1878 && v1817;
-      const unsigned int v1880 = v1877 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v1880 = v1877 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v1881 = v1880 + 64u;
       const unsigned int v1882 = v1881 + v1813;
       const unsigned int v1883 = v1879 ? v1882 : v30;
-      iron_copy_async<16>(shm1 + (v1825 ^ (((v1825 >> 6u) & 7u) << 3u)), b + v1883, v1879);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v1884 = v26 + v1828;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + (v1825 ^ (((v1825 >> 6u) & 7u) << 3u)), b + v1883, v1879);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v1884 = v26 + v1828;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1885 = v1884 < v1;
       const bool v1886 = v1885 && v1834;
-      const unsigned int v1887 = v1884 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v1887 = v1884 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v1888 = v1887 + 64u;
       const unsigned int v1889 = v1888 + v1830;
       const unsigned int v1890 = v1886 ? v1889 : v30;
-      iron_copy_async<16>(shm1 + (v1842 ^ (((v1842 >> 6u) & 7u) << 3u)), b + v1890, v1886);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v1891 = v26 + v1845;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + (v1842 ^ (((v1842 >> 6u) & 7u) << 3u)), b + v1890, v1886);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v1891 = v26 + v1845;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1892 = v1891 < v1;
       const bool v1893 = v1892 && v1851;
-      const unsigned int v1894 = v1891 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v1894 = v1891 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v1895 = v1894 + 64u;
       const unsigned int v1896 = v1895 + v1847;
       const unsigned int v1897 = v1893 ? v1896 : v30;
-      iron_copy_async<16>(shm1 + (v1859 ^ (((v1859 >> 6u) & 7u) << 3u)), b + v1897, v1893);  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v1898 = v26 + v1862;  // kernels/gemm/gemm_tiles.hpp:79
+      iron_copy_async<16>(shm1 + (v1859 ^ (((v1859 >> 6u) & 7u) << 3u)), b + v1897, v1893);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v1898 = v26 + v1862;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1899 = v1898 < v1;
       const bool v1900 = v1899 && v1868;
-      const unsigned int v1901 = v1898 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const unsigned int v1901 = v1898 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const unsigned int v1902 = v1901 + 64u;
       const unsigned int v1903 = v1902 + v1864;
       const unsigned int v1904 = v1900 ? v1903 : v30;
-      iron_copy_async<16>(shm1 + (v1876 ^ (((v1876 >> 6u) & 7u) << 3u)), b + v1904, v1900);  // kernels/gemm/gemm_tiles.hpp:81
+      iron_copy_async<16>(shm1 + (v1876 ^ (((v1876 >> 6u) & 7u) << 3u)), b + v1904, v1900);  // kernels/gemm/gemm_tiles.hpp:82
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:52
-    const unsigned int v1308 = v29 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:47
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:45
+    const unsigned int v1308 = v29 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:40
     const unsigned int v1309 = v1308 << 6u;
     const unsigned int v1516 = v28 & 3u;
     const unsigned int v1518 = v1516 << 4u;
     const unsigned int v1520 = v1518 << 6u;
 
-    for (unsigned int v1295 = v30; v1295 < v2; v1295 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:52
+    for (unsigned int v1295 = v30; v1295 < v2; v1295 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:45
       const unsigned int v1297 = v1295 >> 6u;
       const unsigned int v1299 = v1297 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v1301 = v1299 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:59
-      const unsigned int v1310 = v1301 + v1309;  // kernels/gemm/gemm_warpgroup.hpp:47
+      const unsigned int v1301 = v1299 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:52
+      const unsigned int v1310 = v1301 + v1309;  // kernels/gemm/gemm_warpgroup.hpp:40
       const unsigned int v1522 = v1310 + v1520;
       iron_frag<iron_bf16, 0, 16, 16> v1529;
       iron_frag_fill(v1529, iron_f32_to_bf16(0.0f));
@@ -513,120 +513,120 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
       iron_frag_fill(v1558, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v1558, shm1, v1554, 64u);
       iron_frag_mma_sync(v33, v1556, v1558);
-      const unsigned int v1313 = v1295 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:52
+      const unsigned int v1313 = v1295 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:45
       const unsigned int v1315 = v1297 + 2u;
       const unsigned int v1316 = v1315 % 3u;
       const bool v1317 = v1313 < v2;
       if (v1317) {
-        const unsigned int v1319 = v1316 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:55
-        const unsigned int v1321 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v1324 = v1321 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v1327 = v1321 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1319 = v1316 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:48
+        const unsigned int v1321 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v1324 = v1321 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1327 = v1321 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v1328 = v1327 << 3u;
-        const unsigned int v1329 = v22 + v1324;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1329 = v22 + v1324;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v1330 = v1329 < v0;
         const unsigned int v1331 = v1313 + v1328;
         const bool v1332 = v1331 < v2;
         const bool v1333 = v1330 && v1332;
-        const unsigned int v1335 = v1329 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1335 = v1329 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v1337 = v1335 + v1313;
         const unsigned int v1338 = v1337 + v1328;
         const unsigned int v1339 = v1333 ? v1338 : v30;
-        const unsigned int v1341 = v1324 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v1341 = v1324 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v1342 = v1319 + v1341;
         const unsigned int v1343 = v1342 + v1328;
         iron_copy_async<16>(shm0 + (v1343 ^ (((v1343 >> 6u) & 7u) << 3u)), a + v1339, v1333);
-        const unsigned int v1346 = v1321 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v1348 = v1346 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v1351 = v1346 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1346 = v1321 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v1348 = v1346 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1351 = v1346 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v1352 = v1351 << 3u;
-        const unsigned int v1353 = v22 + v1348;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1353 = v22 + v1348;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v1354 = v1353 < v0;
         const unsigned int v1355 = v1313 + v1352;
         const bool v1356 = v1355 < v2;
         const bool v1357 = v1354 && v1356;
-        const unsigned int v1359 = v1353 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1359 = v1353 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v1361 = v1359 + v1313;
         const unsigned int v1362 = v1361 + v1352;
         const unsigned int v1363 = v1357 ? v1362 : v30;
-        const unsigned int v1365 = v1348 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v1365 = v1348 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v1366 = v1319 + v1365;
         const unsigned int v1367 = v1366 + v1352;
         iron_copy_async<16>(shm0 + (v1367 ^ (((v1367 >> 6u) & 7u) << 3u)), a + v1363, v1357);
-        const unsigned int v1370 = v1321 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v1372 = v1370 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v1375 = v1370 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1370 = v1321 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v1372 = v1370 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1375 = v1370 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v1376 = v1375 << 3u;
-        const unsigned int v1377 = v22 + v1372;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1377 = v22 + v1372;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v1378 = v1377 < v0;
         const unsigned int v1379 = v1313 + v1376;
         const bool v1380 = v1379 < v2;
         const bool v1381 = v1378 && v1380;
-        const unsigned int v1383 = v1377 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1383 = v1377 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v1385 = v1383 + v1313;
         const unsigned int v1386 = v1385 + v1376;
         const unsigned int v1387 = v1381 ? v1386 : v30;
-        const unsigned int v1389 = v1372 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v1389 = v1372 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v1390 = v1319 + v1389;
         const unsigned int v1391 = v1390 + v1376;
         iron_copy_async<16>(shm0 + (v1391 ^ (((v1391 >> 6u) & 7u) << 3u)), a + v1387, v1381);
-        const unsigned int v1394 = v1321 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v1396 = v1394 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v1399 = v1394 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1394 = v1321 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v1396 = v1394 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v1399 = v1394 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v1400 = v1399 << 3u;
-        const unsigned int v1401 = v22 + v1396;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1401 = v22 + v1396;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v1402 = v1401 < v0;
         const unsigned int v1403 = v1313 + v1400;
         const bool v1404 = v1403 < v2;
         const bool v1405 = v1402 && v1404;
-        const unsigned int v1407 = v1401 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1407 = v1401 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v1409 = v1407 + v1313;
         const unsigned int v1410 = v1409 + v1400;
         const unsigned int v1411 = v1405 ? v1410 : v30;
-        const unsigned int v1413 = v1396 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v1413 = v1396 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
         const unsigned int v1414 = v1319 + v1413;
         const unsigned int v1415 = v1414 + v1400;
         iron_copy_async<16>(shm0 + (v1415 ^ (((v1415 >> 6u) & 7u) << 3u)), a + v1411, v1405);
-        const unsigned int v1427 = v26 + v1324;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v1427 = v26 + v1324;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v1428 = v1427 < v1;
         const bool v1431 = v1428 && v1332;
-        const unsigned int v1433 = v1427 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1433 = v1427 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v1435 = v1433 + v1313;
         const unsigned int v1436 = v1435 + v1328;
         const unsigned int v1437 = v1431 ? v1436 : v30;
-        iron_copy_async<16>(shm1 + (v1343 ^ (((v1343 >> 6u) & 7u) << 3u)), b + v1437, v1431);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v1451 = v26 + v1348;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + (v1343 ^ (((v1343 >> 6u) & 7u) << 3u)), b + v1437, v1431);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1451 = v26 + v1348;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v1452 = v1451 < v1;
         const bool v1455 = v1452 && v1356;
-        const unsigned int v1457 = v1451 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1457 = v1451 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v1459 = v1457 + v1313;
         const unsigned int v1460 = v1459 + v1352;
         const unsigned int v1461 = v1455 ? v1460 : v30;
-        iron_copy_async<16>(shm1 + (v1367 ^ (((v1367 >> 6u) & 7u) << 3u)), b + v1461, v1455);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v1475 = v26 + v1372;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + (v1367 ^ (((v1367 >> 6u) & 7u) << 3u)), b + v1461, v1455);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1475 = v26 + v1372;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v1476 = v1475 < v1;
         const bool v1479 = v1476 && v1380;
-        const unsigned int v1481 = v1475 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1481 = v1475 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v1483 = v1481 + v1313;
         const unsigned int v1484 = v1483 + v1376;
         const unsigned int v1485 = v1479 ? v1484 : v30;
-        iron_copy_async<16>(shm1 + (v1391 ^ (((v1391 >> 6u) & 7u) << 3u)), b + v1485, v1479);  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v1499 = v26 + v1396;  // kernels/gemm/gemm_tiles.hpp:79
+        iron_copy_async<16>(shm1 + (v1391 ^ (((v1391 >> 6u) & 7u) << 3u)), b + v1485, v1479);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v1499 = v26 + v1396;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v1500 = v1499 < v1;
         const bool v1503 = v1500 && v1404;
-        const unsigned int v1505 = v1499 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v1505 = v1499 * v2;  // kernels/gemm/gemm_tiles.hpp:81
         const unsigned int v1507 = v1505 + v1313;
         const unsigned int v1508 = v1507 + v1400;
         const unsigned int v1509 = v1503 ? v1508 : v30;
-        iron_copy_async<16>(shm1 + (v1415 ^ (((v1415 >> 6u) & 7u) << 3u)), b + v1509, v1503);  // kernels/gemm/gemm_tiles.hpp:81
+        iron_copy_async<16>(shm1 + (v1415 ^ (((v1415 >> 6u) & 7u) << 3u)), b + v1509, v1503);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:52
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:45
     }
     __syncthreads();
   } else {
-    const unsigned int v254 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v254 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v255 = threadIdx.x;
-    const unsigned int v312 = v29 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:47
+    const unsigned int v312 = v29 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:40
     const unsigned int v313 = v312 << 6u;
     const unsigned int v1561 = v28 & 3u;
     const unsigned int v1563 = v1561 << 4u;
@@ -636,17 +636,17 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1587 = v1567 + 32u;
     const unsigned int v1596 = v1567 + 48u;
 
-    for (unsigned int v253 = v30; v253 < v2; v253 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:65
-      for (unsigned int v257 = v255; v257 < 8192u; v257 += v254) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v259 = v257 >> 6u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v261 = v257 & 63u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v262 = v22 + v259;  // kernels/gemm/gemm_tiles.hpp:95
+    for (unsigned int v253 = v30; v253 < v2; v253 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:58
+      for (unsigned int v257 = v255; v257 < 8192u; v257 += v254) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v259 = v257 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v261 = v257 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v262 = v22 + v259;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v263 = v262 < v0;
         const unsigned int v264 = v253 + v261;
         const bool v265 = v264 < v2;
         const bool v266 = v263 && v265;
         if (v266) {
-          const unsigned int v268 = v262 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v268 = v262 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v270 = v268 + v253;
           const unsigned int v271 = v270 + v261;
           const iron_bf16 v272 = a[v271];
@@ -654,22 +654,22 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
           const unsigned int v275 = v274 + v261;
           shm0[(v275 ^ (((v275 >> 6u) & 7u) << 3u))] = v272;
         } else {
-          const unsigned int v277 = v259 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v277 = v259 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v278 = v277 + v261;
           shm0[(v278 ^ (((v278 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v283 = v255; v283 < 8192u; v283 += v254) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v285 = v283 >> 6u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v287 = v283 & 63u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v288 = v26 + v285;  // kernels/gemm/gemm_tiles.hpp:95
+      for (unsigned int v283 = v255; v283 < 8192u; v283 += v254) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v285 = v283 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v287 = v283 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v288 = v26 + v285;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v289 = v288 < v1;
         const unsigned int v290 = v253 + v287;
         const bool v291 = v290 < v2;
         const bool v292 = v289 && v291;
         if (v292) {
-          const unsigned int v294 = v288 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v294 = v288 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const unsigned int v296 = v294 + v253;
           const unsigned int v297 = v296 + v287;
           const iron_bf16 v298 = b[v297];
@@ -677,13 +677,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
           const unsigned int v301 = v300 + v287;
           shm1[(v301 ^ (((v301 >> 6u) & 7u) << 3u))] = v298;
         } else {
-          const unsigned int v303 = v285 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v303 = v285 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
           const unsigned int v304 = v303 + v287;
           shm1[(v304 ^ (((v304 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:69
-      iron_frag<iron_bf16, 0, 16, 16> v1574;  // kernels/gemm/gemm_warpgroup.hpp:47
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:62
+      iron_frag<iron_bf16, 0, 16, 16> v1574;  // kernels/gemm/gemm_warpgroup.hpp:40
       iron_frag_fill(v1574, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v1574, shm0, v1567, 64u);
       iron_frag<iron_bf16, 1, 16, 128> v1576;
@@ -711,19 +711,19 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
       iron_frag_fill(v1603, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v1603, shm1, 48u, 64u);
       iron_frag_mma_sync(v33, v1601, v1603);
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:71
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:64
     }
   }
-  const unsigned int v318 = v28 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:74
+  const unsigned int v318 = v28 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:67
   const unsigned int v319 = v318 << 4u;
   const unsigned int v321 = v29 << 6u;
   const unsigned int v322 = v22 + v321;
   const unsigned int v323 = v322 + v319;
-  const unsigned int v324 = static_cast<unsigned int>(v33.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v324 = static_cast<unsigned int>(v33.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v325 = v323 + v324;
-  const unsigned int v326 = static_cast<unsigned int>(v33.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v326 = static_cast<unsigned int>(v33.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v327 = v26 + v326;
-  const bool v328 = v325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v328 = v325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v329 = v327 < v1;
   const bool v330 = v328 && v329;
   if (v330) {
@@ -734,11 +734,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v335 = v334 + v327;
     out[v335] = v333;
   }
-  const unsigned int v336 = static_cast<unsigned int>(v33.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v336 = static_cast<unsigned int>(v33.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v337 = v323 + v336;
-  const unsigned int v338 = static_cast<unsigned int>(v33.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v338 = static_cast<unsigned int>(v33.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v339 = v26 + v338;
-  const bool v340 = v337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v340 = v337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v341 = v339 < v1;
   const bool v342 = v340 && v341;
   if (v342) {
@@ -749,11 +749,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v347 = v346 + v339;
     out[v347] = v345;
   }
-  const unsigned int v348 = static_cast<unsigned int>(v33.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v348 = static_cast<unsigned int>(v33.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v349 = v323 + v348;
-  const unsigned int v350 = static_cast<unsigned int>(v33.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v350 = static_cast<unsigned int>(v33.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v351 = v26 + v350;
-  const bool v352 = v349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v352 = v349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v353 = v351 < v1;
   const bool v354 = v352 && v353;
   if (v354) {
@@ -764,11 +764,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v359 = v358 + v351;
     out[v359] = v357;
   }
-  const unsigned int v360 = static_cast<unsigned int>(v33.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v360 = static_cast<unsigned int>(v33.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v361 = v323 + v360;
-  const unsigned int v362 = static_cast<unsigned int>(v33.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v362 = static_cast<unsigned int>(v33.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v363 = v26 + v362;
-  const bool v364 = v361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v364 = v361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v365 = v363 < v1;
   const bool v366 = v364 && v365;
   if (v366) {
@@ -779,11 +779,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v371 = v370 + v363;
     out[v371] = v369;
   }
-  const unsigned int v372 = static_cast<unsigned int>(v33.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v372 = static_cast<unsigned int>(v33.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v373 = v323 + v372;
-  const unsigned int v374 = static_cast<unsigned int>(v33.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v374 = static_cast<unsigned int>(v33.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v375 = v26 + v374;
-  const bool v376 = v373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v376 = v373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v377 = v375 < v1;
   const bool v378 = v376 && v377;
   if (v378) {
@@ -794,11 +794,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v383 = v382 + v375;
     out[v383] = v381;
   }
-  const unsigned int v384 = static_cast<unsigned int>(v33.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v384 = static_cast<unsigned int>(v33.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v385 = v323 + v384;
-  const unsigned int v386 = static_cast<unsigned int>(v33.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v386 = static_cast<unsigned int>(v33.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v387 = v26 + v386;
-  const bool v388 = v385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v388 = v385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v389 = v387 < v1;
   const bool v390 = v388 && v389;
   if (v390) {
@@ -809,11 +809,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v395 = v394 + v387;
     out[v395] = v393;
   }
-  const unsigned int v396 = static_cast<unsigned int>(v33.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v396 = static_cast<unsigned int>(v33.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v397 = v323 + v396;
-  const unsigned int v398 = static_cast<unsigned int>(v33.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v398 = static_cast<unsigned int>(v33.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v399 = v26 + v398;
-  const bool v400 = v397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v400 = v397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v401 = v399 < v1;
   const bool v402 = v400 && v401;
   if (v402) {
@@ -824,11 +824,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v407 = v406 + v399;
     out[v407] = v405;
   }
-  const unsigned int v408 = static_cast<unsigned int>(v33.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v408 = static_cast<unsigned int>(v33.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v409 = v323 + v408;
-  const unsigned int v410 = static_cast<unsigned int>(v33.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v410 = static_cast<unsigned int>(v33.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v411 = v26 + v410;
-  const bool v412 = v409 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v412 = v409 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v413 = v411 < v1;
   const bool v414 = v412 && v413;
   if (v414) {
@@ -839,11 +839,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v419 = v418 + v411;
     out[v419] = v417;
   }
-  const unsigned int v420 = static_cast<unsigned int>(v33.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v420 = static_cast<unsigned int>(v33.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v421 = v323 + v420;
-  const unsigned int v422 = static_cast<unsigned int>(v33.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v422 = static_cast<unsigned int>(v33.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v423 = v26 + v422;
-  const bool v424 = v421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v424 = v421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v425 = v423 < v1;
   const bool v426 = v424 && v425;
   if (v426) {
@@ -854,11 +854,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v431 = v430 + v423;
     out[v431] = v429;
   }
-  const unsigned int v432 = static_cast<unsigned int>(v33.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v432 = static_cast<unsigned int>(v33.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v433 = v323 + v432;
-  const unsigned int v434 = static_cast<unsigned int>(v33.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v434 = static_cast<unsigned int>(v33.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v435 = v26 + v434;
-  const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v437 = v435 < v1;
   const bool v438 = v436 && v437;
   if (v438) {
@@ -869,11 +869,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v443 = v442 + v435;
     out[v443] = v441;
   }
-  const unsigned int v444 = static_cast<unsigned int>(v33.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v444 = static_cast<unsigned int>(v33.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v445 = v323 + v444;
-  const unsigned int v446 = static_cast<unsigned int>(v33.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v446 = static_cast<unsigned int>(v33.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v447 = v26 + v446;
-  const bool v448 = v445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v448 = v445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v449 = v447 < v1;
   const bool v450 = v448 && v449;
   if (v450) {
@@ -884,11 +884,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v455 = v454 + v447;
     out[v455] = v453;
   }
-  const unsigned int v456 = static_cast<unsigned int>(v33.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v456 = static_cast<unsigned int>(v33.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v457 = v323 + v456;
-  const unsigned int v458 = static_cast<unsigned int>(v33.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v458 = static_cast<unsigned int>(v33.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v459 = v26 + v458;
-  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v461 = v459 < v1;
   const bool v462 = v460 && v461;
   if (v462) {
@@ -899,11 +899,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v467 = v466 + v459;
     out[v467] = v465;
   }
-  const unsigned int v468 = static_cast<unsigned int>(v33.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v468 = static_cast<unsigned int>(v33.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v469 = v323 + v468;
-  const unsigned int v470 = static_cast<unsigned int>(v33.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v470 = static_cast<unsigned int>(v33.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v471 = v26 + v470;
-  const bool v472 = v469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v472 = v469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v473 = v471 < v1;
   const bool v474 = v472 && v473;
   if (v474) {
@@ -914,11 +914,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v479 = v478 + v471;
     out[v479] = v477;
   }
-  const unsigned int v480 = static_cast<unsigned int>(v33.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v480 = static_cast<unsigned int>(v33.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v481 = v323 + v480;
-  const unsigned int v482 = static_cast<unsigned int>(v33.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v482 = static_cast<unsigned int>(v33.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v483 = v26 + v482;
-  const bool v484 = v481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v484 = v481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v485 = v483 < v1;
   const bool v486 = v484 && v485;
   if (v486) {
@@ -929,11 +929,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v491 = v490 + v483;
     out[v491] = v489;
   }
-  const unsigned int v492 = static_cast<unsigned int>(v33.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v492 = static_cast<unsigned int>(v33.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v493 = v323 + v492;
-  const unsigned int v494 = static_cast<unsigned int>(v33.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v494 = static_cast<unsigned int>(v33.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v495 = v26 + v494;
-  const bool v496 = v493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v496 = v493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v497 = v495 < v1;
   const bool v498 = v496 && v497;
   if (v498) {
@@ -944,11 +944,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v503 = v502 + v495;
     out[v503] = v501;
   }
-  const unsigned int v504 = static_cast<unsigned int>(v33.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v504 = static_cast<unsigned int>(v33.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v505 = v323 + v504;
-  const unsigned int v506 = static_cast<unsigned int>(v33.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v506 = static_cast<unsigned int>(v33.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v507 = v26 + v506;
-  const bool v508 = v505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v508 = v505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v509 = v507 < v1;
   const bool v510 = v508 && v509;
   if (v510) {
@@ -959,11 +959,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v515 = v514 + v507;
     out[v515] = v513;
   }
-  const unsigned int v516 = static_cast<unsigned int>(v33.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v516 = static_cast<unsigned int>(v33.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v517 = v323 + v516;
-  const unsigned int v518 = static_cast<unsigned int>(v33.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v518 = static_cast<unsigned int>(v33.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v519 = v26 + v518;
-  const bool v520 = v517 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v520 = v517 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v521 = v519 < v1;
   const bool v522 = v520 && v521;
   if (v522) {
@@ -974,11 +974,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v527 = v526 + v519;
     out[v527] = v525;
   }
-  const unsigned int v528 = static_cast<unsigned int>(v33.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v528 = static_cast<unsigned int>(v33.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v529 = v323 + v528;
-  const unsigned int v530 = static_cast<unsigned int>(v33.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v530 = static_cast<unsigned int>(v33.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v531 = v26 + v530;
-  const bool v532 = v529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v532 = v529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v533 = v531 < v1;
   const bool v534 = v532 && v533;
   if (v534) {
@@ -989,11 +989,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v539 = v538 + v531;
     out[v539] = v537;
   }
-  const unsigned int v540 = static_cast<unsigned int>(v33.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v540 = static_cast<unsigned int>(v33.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v541 = v323 + v540;
-  const unsigned int v542 = static_cast<unsigned int>(v33.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v542 = static_cast<unsigned int>(v33.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v543 = v26 + v542;
-  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v545 = v543 < v1;
   const bool v546 = v544 && v545;
   if (v546) {
@@ -1004,11 +1004,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v551 = v550 + v543;
     out[v551] = v549;
   }
-  const unsigned int v552 = static_cast<unsigned int>(v33.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v552 = static_cast<unsigned int>(v33.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v553 = v323 + v552;
-  const unsigned int v554 = static_cast<unsigned int>(v33.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v554 = static_cast<unsigned int>(v33.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v555 = v26 + v554;
-  const bool v556 = v553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v556 = v553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v557 = v555 < v1;
   const bool v558 = v556 && v557;
   if (v558) {
@@ -1019,11 +1019,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v563 = v562 + v555;
     out[v563] = v561;
   }
-  const unsigned int v564 = static_cast<unsigned int>(v33.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v564 = static_cast<unsigned int>(v33.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v565 = v323 + v564;
-  const unsigned int v566 = static_cast<unsigned int>(v33.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v566 = static_cast<unsigned int>(v33.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v567 = v26 + v566;
-  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v569 = v567 < v1;
   const bool v570 = v568 && v569;
   if (v570) {
@@ -1034,11 +1034,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v575 = v574 + v567;
     out[v575] = v573;
   }
-  const unsigned int v576 = static_cast<unsigned int>(v33.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v576 = static_cast<unsigned int>(v33.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v577 = v323 + v576;
-  const unsigned int v578 = static_cast<unsigned int>(v33.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v578 = static_cast<unsigned int>(v33.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v579 = v26 + v578;
-  const bool v580 = v577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v580 = v577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v581 = v579 < v1;
   const bool v582 = v580 && v581;
   if (v582) {
@@ -1049,11 +1049,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v587 = v586 + v579;
     out[v587] = v585;
   }
-  const unsigned int v588 = static_cast<unsigned int>(v33.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v588 = static_cast<unsigned int>(v33.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v589 = v323 + v588;
-  const unsigned int v590 = static_cast<unsigned int>(v33.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v590 = static_cast<unsigned int>(v33.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v591 = v26 + v590;
-  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v593 = v591 < v1;
   const bool v594 = v592 && v593;
   if (v594) {
@@ -1064,11 +1064,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v599 = v598 + v591;
     out[v599] = v597;
   }
-  const unsigned int v600 = static_cast<unsigned int>(v33.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v600 = static_cast<unsigned int>(v33.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v601 = v323 + v600;
-  const unsigned int v602 = static_cast<unsigned int>(v33.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v602 = static_cast<unsigned int>(v33.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v603 = v26 + v602;
-  const bool v604 = v601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -1079,11 +1079,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v611 = v610 + v603;
     out[v611] = v609;
   }
-  const unsigned int v612 = static_cast<unsigned int>(v33.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v612 = static_cast<unsigned int>(v33.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v613 = v323 + v612;
-  const unsigned int v614 = static_cast<unsigned int>(v33.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v614 = static_cast<unsigned int>(v33.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v615 = v26 + v614;
-  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v617 = v615 < v1;
   const bool v618 = v616 && v617;
   if (v618) {
@@ -1094,11 +1094,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v623 = v622 + v615;
     out[v623] = v621;
   }
-  const unsigned int v624 = static_cast<unsigned int>(v33.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v624 = static_cast<unsigned int>(v33.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v625 = v323 + v624;
-  const unsigned int v626 = static_cast<unsigned int>(v33.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v626 = static_cast<unsigned int>(v33.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v627 = v26 + v626;
-  const bool v628 = v625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v628 = v625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v629 = v627 < v1;
   const bool v630 = v628 && v629;
   if (v630) {
@@ -1109,11 +1109,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v635 = v634 + v627;
     out[v635] = v633;
   }
-  const unsigned int v636 = static_cast<unsigned int>(v33.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v636 = static_cast<unsigned int>(v33.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v637 = v323 + v636;
-  const unsigned int v638 = static_cast<unsigned int>(v33.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v638 = static_cast<unsigned int>(v33.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v639 = v26 + v638;
-  const bool v640 = v637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v640 = v637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v641 = v639 < v1;
   const bool v642 = v640 && v641;
   if (v642) {
@@ -1124,11 +1124,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v647 = v646 + v639;
     out[v647] = v645;
   }
-  const unsigned int v648 = static_cast<unsigned int>(v33.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v648 = static_cast<unsigned int>(v33.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v649 = v323 + v648;
-  const unsigned int v650 = static_cast<unsigned int>(v33.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v650 = static_cast<unsigned int>(v33.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v651 = v26 + v650;
-  const bool v652 = v649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v652 = v649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v653 = v651 < v1;
   const bool v654 = v652 && v653;
   if (v654) {
@@ -1139,11 +1139,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v659 = v658 + v651;
     out[v659] = v657;
   }
-  const unsigned int v660 = static_cast<unsigned int>(v33.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v660 = static_cast<unsigned int>(v33.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v661 = v323 + v660;
-  const unsigned int v662 = static_cast<unsigned int>(v33.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v662 = static_cast<unsigned int>(v33.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v663 = v26 + v662;
-  const bool v664 = v661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v664 = v661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v665 = v663 < v1;
   const bool v666 = v664 && v665;
   if (v666) {
@@ -1154,11 +1154,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v671 = v670 + v663;
     out[v671] = v669;
   }
-  const unsigned int v672 = static_cast<unsigned int>(v33.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v672 = static_cast<unsigned int>(v33.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v673 = v323 + v672;
-  const unsigned int v674 = static_cast<unsigned int>(v33.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v674 = static_cast<unsigned int>(v33.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v675 = v26 + v674;
-  const bool v676 = v673 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v676 = v673 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v677 = v675 < v1;
   const bool v678 = v676 && v677;
   if (v678) {
@@ -1169,11 +1169,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v683 = v682 + v675;
     out[v683] = v681;
   }
-  const unsigned int v684 = static_cast<unsigned int>(v33.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v684 = static_cast<unsigned int>(v33.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v685 = v323 + v684;
-  const unsigned int v686 = static_cast<unsigned int>(v33.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v686 = static_cast<unsigned int>(v33.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v687 = v26 + v686;
-  const bool v688 = v685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v688 = v685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -1184,11 +1184,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v695 = v694 + v687;
     out[v695] = v693;
   }
-  const unsigned int v696 = static_cast<unsigned int>(v33.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v696 = static_cast<unsigned int>(v33.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v697 = v323 + v696;
-  const unsigned int v698 = static_cast<unsigned int>(v33.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v698 = static_cast<unsigned int>(v33.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v699 = v26 + v698;
-  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v701 = v699 < v1;
   const bool v702 = v700 && v701;
   if (v702) {
@@ -1199,11 +1199,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v707 = v706 + v699;
     out[v707] = v705;
   }
-  const unsigned int v708 = static_cast<unsigned int>(v33.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v708 = static_cast<unsigned int>(v33.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v709 = v323 + v708;
-  const unsigned int v710 = static_cast<unsigned int>(v33.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v710 = static_cast<unsigned int>(v33.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v711 = v26 + v710;
-  const bool v712 = v709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v712 = v709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v713 = v711 < v1;
   const bool v714 = v712 && v713;
   if (v714) {
@@ -1214,11 +1214,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v719 = v718 + v711;
     out[v719] = v717;
   }
-  const unsigned int v720 = static_cast<unsigned int>(v33.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v720 = static_cast<unsigned int>(v33.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v721 = v323 + v720;
-  const unsigned int v722 = static_cast<unsigned int>(v33.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v722 = static_cast<unsigned int>(v33.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v723 = v26 + v722;
-  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v725 = v723 < v1;
   const bool v726 = v724 && v725;
   if (v726) {
@@ -1229,11 +1229,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v731 = v730 + v723;
     out[v731] = v729;
   }
-  const unsigned int v732 = static_cast<unsigned int>(v33.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v732 = static_cast<unsigned int>(v33.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v733 = v323 + v732;
-  const unsigned int v734 = static_cast<unsigned int>(v33.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v734 = static_cast<unsigned int>(v33.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v735 = v26 + v734;
-  const bool v736 = v733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v736 = v733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v737 = v735 < v1;
   const bool v738 = v736 && v737;
   if (v738) {
@@ -1244,11 +1244,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v743 = v742 + v735;
     out[v743] = v741;
   }
-  const unsigned int v744 = static_cast<unsigned int>(v33.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v744 = static_cast<unsigned int>(v33.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v745 = v323 + v744;
-  const unsigned int v746 = static_cast<unsigned int>(v33.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v746 = static_cast<unsigned int>(v33.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v747 = v26 + v746;
-  const bool v748 = v745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v748 = v745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v749 = v747 < v1;
   const bool v750 = v748 && v749;
   if (v750) {
@@ -1259,11 +1259,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v755 = v754 + v747;
     out[v755] = v753;
   }
-  const unsigned int v756 = static_cast<unsigned int>(v33.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v756 = static_cast<unsigned int>(v33.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v757 = v323 + v756;
-  const unsigned int v758 = static_cast<unsigned int>(v33.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v758 = static_cast<unsigned int>(v33.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v759 = v26 + v758;
-  const bool v760 = v757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v760 = v757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v761 = v759 < v1;
   const bool v762 = v760 && v761;
   if (v762) {
@@ -1274,11 +1274,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v767 = v766 + v759;
     out[v767] = v765;
   }
-  const unsigned int v768 = static_cast<unsigned int>(v33.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v768 = static_cast<unsigned int>(v33.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v769 = v323 + v768;
-  const unsigned int v770 = static_cast<unsigned int>(v33.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v770 = static_cast<unsigned int>(v33.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v771 = v26 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -1289,11 +1289,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v779 = v778 + v771;
     out[v779] = v777;
   }
-  const unsigned int v780 = static_cast<unsigned int>(v33.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v780 = static_cast<unsigned int>(v33.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v781 = v323 + v780;
-  const unsigned int v782 = static_cast<unsigned int>(v33.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v782 = static_cast<unsigned int>(v33.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v783 = v26 + v782;
-  const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v785 = v783 < v1;
   const bool v786 = v784 && v785;
   if (v786) {
@@ -1304,11 +1304,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v791 = v790 + v783;
     out[v791] = v789;
   }
-  const unsigned int v792 = static_cast<unsigned int>(v33.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v792 = static_cast<unsigned int>(v33.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v793 = v323 + v792;
-  const unsigned int v794 = static_cast<unsigned int>(v33.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v794 = static_cast<unsigned int>(v33.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v795 = v26 + v794;
-  const bool v796 = v793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v796 = v793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v797 = v795 < v1;
   const bool v798 = v796 && v797;
   if (v798) {
@@ -1319,11 +1319,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v803 = v802 + v795;
     out[v803] = v801;
   }
-  const unsigned int v804 = static_cast<unsigned int>(v33.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v804 = static_cast<unsigned int>(v33.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v805 = v323 + v804;
-  const unsigned int v806 = static_cast<unsigned int>(v33.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v806 = static_cast<unsigned int>(v33.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v807 = v26 + v806;
-  const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v809 = v807 < v1;
   const bool v810 = v808 && v809;
   if (v810) {
@@ -1334,11 +1334,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v815 = v814 + v807;
     out[v815] = v813;
   }
-  const unsigned int v816 = static_cast<unsigned int>(v33.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v816 = static_cast<unsigned int>(v33.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v817 = v323 + v816;
-  const unsigned int v818 = static_cast<unsigned int>(v33.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v818 = static_cast<unsigned int>(v33.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v819 = v26 + v818;
-  const bool v820 = v817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v820 = v817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v821 = v819 < v1;
   const bool v822 = v820 && v821;
   if (v822) {
@@ -1349,11 +1349,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v827 = v826 + v819;
     out[v827] = v825;
   }
-  const unsigned int v828 = static_cast<unsigned int>(v33.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v828 = static_cast<unsigned int>(v33.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v829 = v323 + v828;
-  const unsigned int v830 = static_cast<unsigned int>(v33.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v830 = static_cast<unsigned int>(v33.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v831 = v26 + v830;
-  const bool v832 = v829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v832 = v829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v833 = v831 < v1;
   const bool v834 = v832 && v833;
   if (v834) {
@@ -1364,11 +1364,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v839 = v838 + v831;
     out[v839] = v837;
   }
-  const unsigned int v840 = static_cast<unsigned int>(v33.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v840 = static_cast<unsigned int>(v33.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v841 = v323 + v840;
-  const unsigned int v842 = static_cast<unsigned int>(v33.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v842 = static_cast<unsigned int>(v33.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v843 = v26 + v842;
-  const bool v844 = v841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v844 = v841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v845 = v843 < v1;
   const bool v846 = v844 && v845;
   if (v846) {
@@ -1379,11 +1379,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v851 = v850 + v843;
     out[v851] = v849;
   }
-  const unsigned int v852 = static_cast<unsigned int>(v33.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v852 = static_cast<unsigned int>(v33.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v853 = v323 + v852;
-  const unsigned int v854 = static_cast<unsigned int>(v33.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v854 = static_cast<unsigned int>(v33.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v855 = v26 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -1394,11 +1394,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v863 = v862 + v855;
     out[v863] = v861;
   }
-  const unsigned int v864 = static_cast<unsigned int>(v33.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v864 = static_cast<unsigned int>(v33.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v865 = v323 + v864;
-  const unsigned int v866 = static_cast<unsigned int>(v33.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v866 = static_cast<unsigned int>(v33.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v867 = v26 + v866;
-  const bool v868 = v865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v868 = v865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v869 = v867 < v1;
   const bool v870 = v868 && v869;
   if (v870) {
@@ -1409,11 +1409,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v875 = v874 + v867;
     out[v875] = v873;
   }
-  const unsigned int v876 = static_cast<unsigned int>(v33.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v876 = static_cast<unsigned int>(v33.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v877 = v323 + v876;
-  const unsigned int v878 = static_cast<unsigned int>(v33.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v878 = static_cast<unsigned int>(v33.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v879 = v26 + v878;
-  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v881 = v879 < v1;
   const bool v882 = v880 && v881;
   if (v882) {
@@ -1424,11 +1424,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v887 = v886 + v879;
     out[v887] = v885;
   }
-  const unsigned int v888 = static_cast<unsigned int>(v33.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v888 = static_cast<unsigned int>(v33.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v889 = v323 + v888;
-  const unsigned int v890 = static_cast<unsigned int>(v33.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v890 = static_cast<unsigned int>(v33.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v891 = v26 + v890;
-  const bool v892 = v889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v892 = v889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v893 = v891 < v1;
   const bool v894 = v892 && v893;
   if (v894) {
@@ -1439,11 +1439,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v899 = v898 + v891;
     out[v899] = v897;
   }
-  const unsigned int v900 = static_cast<unsigned int>(v33.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v900 = static_cast<unsigned int>(v33.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v901 = v323 + v900;
-  const unsigned int v902 = static_cast<unsigned int>(v33.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v902 = static_cast<unsigned int>(v33.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v903 = v26 + v902;
-  const bool v904 = v901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v904 = v901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v905 = v903 < v1;
   const bool v906 = v904 && v905;
   if (v906) {
@@ -1454,11 +1454,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v911 = v910 + v903;
     out[v911] = v909;
   }
-  const unsigned int v912 = static_cast<unsigned int>(v33.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v912 = static_cast<unsigned int>(v33.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v913 = v323 + v912;
-  const unsigned int v914 = static_cast<unsigned int>(v33.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v914 = static_cast<unsigned int>(v33.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v915 = v26 + v914;
-  const bool v916 = v913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v916 = v913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v917 = v915 < v1;
   const bool v918 = v916 && v917;
   if (v918) {
@@ -1469,11 +1469,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v923 = v922 + v915;
     out[v923] = v921;
   }
-  const unsigned int v924 = static_cast<unsigned int>(v33.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v924 = static_cast<unsigned int>(v33.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v925 = v323 + v924;
-  const unsigned int v926 = static_cast<unsigned int>(v33.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v926 = static_cast<unsigned int>(v33.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v927 = v26 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v929 = v927 < v1;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -1484,11 +1484,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v935 = v934 + v927;
     out[v935] = v933;
   }
-  const unsigned int v936 = static_cast<unsigned int>(v33.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v936 = static_cast<unsigned int>(v33.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v937 = v323 + v936;
-  const unsigned int v938 = static_cast<unsigned int>(v33.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v938 = static_cast<unsigned int>(v33.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v939 = v26 + v938;
-  const bool v940 = v937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
@@ -1499,11 +1499,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v947 = v946 + v939;
     out[v947] = v945;
   }
-  const unsigned int v948 = static_cast<unsigned int>(v33.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v948 = static_cast<unsigned int>(v33.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v949 = v323 + v948;
-  const unsigned int v950 = static_cast<unsigned int>(v33.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v950 = static_cast<unsigned int>(v33.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v951 = v26 + v950;
-  const bool v952 = v949 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v952 = v949 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v953 = v951 < v1;
   const bool v954 = v952 && v953;
   if (v954) {
@@ -1514,11 +1514,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v959 = v958 + v951;
     out[v959] = v957;
   }
-  const unsigned int v960 = static_cast<unsigned int>(v33.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v960 = static_cast<unsigned int>(v33.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v961 = v323 + v960;
-  const unsigned int v962 = static_cast<unsigned int>(v33.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v962 = static_cast<unsigned int>(v33.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v963 = v26 + v962;
-  const bool v964 = v961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v964 = v961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v965 = v963 < v1;
   const bool v966 = v964 && v965;
   if (v966) {
@@ -1529,11 +1529,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v971 = v970 + v963;
     out[v971] = v969;
   }
-  const unsigned int v972 = static_cast<unsigned int>(v33.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v972 = static_cast<unsigned int>(v33.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v973 = v323 + v972;
-  const unsigned int v974 = static_cast<unsigned int>(v33.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v974 = static_cast<unsigned int>(v33.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v975 = v26 + v974;
-  const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v977 = v975 < v1;
   const bool v978 = v976 && v977;
   if (v978) {
@@ -1544,11 +1544,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v983 = v982 + v975;
     out[v983] = v981;
   }
-  const unsigned int v984 = static_cast<unsigned int>(v33.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v984 = static_cast<unsigned int>(v33.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v985 = v323 + v984;
-  const unsigned int v986 = static_cast<unsigned int>(v33.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v986 = static_cast<unsigned int>(v33.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v987 = v26 + v986;
-  const bool v988 = v985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v988 = v985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v989 = v987 < v1;
   const bool v990 = v988 && v989;
   if (v990) {
@@ -1559,11 +1559,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v995 = v994 + v987;
     out[v995] = v993;
   }
-  const unsigned int v996 = static_cast<unsigned int>(v33.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v996 = static_cast<unsigned int>(v33.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v997 = v323 + v996;
-  const unsigned int v998 = static_cast<unsigned int>(v33.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v998 = static_cast<unsigned int>(v33.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v999 = v26 + v998;
-  const bool v1000 = v997 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v1000 = v997 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v1001 = v999 < v1;
   const bool v1002 = v1000 && v1001;
   if (v1002) {
@@ -1574,11 +1574,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1007 = v1006 + v999;
     out[v1007] = v1005;
   }
-  const unsigned int v1008 = static_cast<unsigned int>(v33.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v1008 = static_cast<unsigned int>(v33.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v1009 = v323 + v1008;
-  const unsigned int v1010 = static_cast<unsigned int>(v33.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v1010 = static_cast<unsigned int>(v33.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v1011 = v26 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v1013 = v1011 < v1;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -1589,11 +1589,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1019 = v1018 + v1011;
     out[v1019] = v1017;
   }
-  const unsigned int v1020 = static_cast<unsigned int>(v33.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v1020 = static_cast<unsigned int>(v33.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v1021 = v323 + v1020;
-  const unsigned int v1022 = static_cast<unsigned int>(v33.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v1022 = static_cast<unsigned int>(v33.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v1023 = v26 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -1604,11 +1604,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1031 = v1030 + v1023;
     out[v1031] = v1029;
   }
-  const unsigned int v1032 = static_cast<unsigned int>(v33.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v1032 = static_cast<unsigned int>(v33.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v1033 = v323 + v1032;
-  const unsigned int v1034 = static_cast<unsigned int>(v33.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v1034 = static_cast<unsigned int>(v33.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v1035 = v26 + v1034;
-  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v1037 = v1035 < v1;
   const bool v1038 = v1036 && v1037;
   if (v1038) {
@@ -1619,11 +1619,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1043 = v1042 + v1035;
     out[v1043] = v1041;
   }
-  const unsigned int v1044 = static_cast<unsigned int>(v33.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v1044 = static_cast<unsigned int>(v33.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v1045 = v323 + v1044;
-  const unsigned int v1046 = static_cast<unsigned int>(v33.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v1046 = static_cast<unsigned int>(v33.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v1047 = v26 + v1046;
-  const bool v1048 = v1045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v1048 = v1045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v1049 = v1047 < v1;
   const bool v1050 = v1048 && v1049;
   if (v1050) {
@@ -1634,11 +1634,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1055 = v1054 + v1047;
     out[v1055] = v1053;
   }
-  const unsigned int v1056 = static_cast<unsigned int>(v33.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v1056 = static_cast<unsigned int>(v33.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v1057 = v323 + v1056;
-  const unsigned int v1058 = static_cast<unsigned int>(v33.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v1058 = static_cast<unsigned int>(v33.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v1059 = v26 + v1058;
-  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v1061 = v1059 < v1;
   const bool v1062 = v1060 && v1061;
   if (v1062) {
@@ -1649,11 +1649,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1067 = v1066 + v1059;
     out[v1067] = v1065;
   }
-  const unsigned int v1068 = static_cast<unsigned int>(v33.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v1068 = static_cast<unsigned int>(v33.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v1069 = v323 + v1068;
-  const unsigned int v1070 = static_cast<unsigned int>(v33.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v1070 = static_cast<unsigned int>(v33.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v1071 = v26 + v1070;
-  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v1073 = v1071 < v1;
   const bool v1074 = v1072 && v1073;
   if (v1074) {
@@ -1664,11 +1664,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1079 = v1078 + v1071;
     out[v1079] = v1077;
   }
-  const unsigned int v1080 = static_cast<unsigned int>(v33.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:76
+  const unsigned int v1080 = static_cast<unsigned int>(v33.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:69
   const unsigned int v1081 = v323 + v1080;
-  const unsigned int v1082 = static_cast<unsigned int>(v33.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:77
+  const unsigned int v1082 = static_cast<unsigned int>(v33.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:70
   const unsigned int v1083 = v26 + v1082;
-  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v1085 = v1083 < v1;
   const bool v1086 = v1084 && v1085;
   if (v1086) {

@@ -85,69 +85,69 @@ kernel void iron_gemm_affine_b4_g64_f32(
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:61
   const uint v1 = n;
   const uint v2 = k;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
   const uint v6 = iron_gid.y;
   const uint v7 = v6 * v4;
   const uint v8 = v7 + v5;
-  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:184
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:128
   const uint v13 = v12 << 3u;
-  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
   const uint v16 = v15 - v13;
   const uint v17 = min(v16, 8u);
-  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:186
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:130
   const uint v20 = v19 % v17;
   const uint v21 = v13 + v20;
   const uint v22 = v21 << 7u;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:187
+  const uint v25 = v19 / v17;
   const uint v26 = v25 << 7u;
-  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:188
-  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const uint v31 = v30 << 6u;
-  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const uint v35 = v34 << 6u;
-  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v37, float(0.0f));
-  iron_frag<float, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<float, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v41, float(0.0f));
-  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v45 = v44 == 0u;
   if (v45) {
-    const uint v2583 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2586 = v2583 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2589 = v2583 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2583 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2586 = v2583 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2589 = v2583 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2590 = v2589 << 2u;
-    const uint v2591 = v22 + v2586;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2591 = v22 + v2586;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2592 = v2591 < v0;
-    const uint v2597 = v2591 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2603 = v2586 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2608 = v2583 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2610 = v2608 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2613 = v2608 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2597 = v2591 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2603 = v2586 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2608 = v2583 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2610 = v2608 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2613 = v2608 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2614 = v2613 << 2u;
-    const uint v2615 = v22 + v2610;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2615 = v22 + v2610;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2616 = v2615 < v0;
-    const uint v2621 = v2615 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2627 = v2610 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2632 = v2583 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2634 = v2632 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2637 = v2632 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2621 = v2615 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2627 = v2610 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2632 = v2583 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2634 = v2632 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2637 = v2632 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2638 = v2637 << 2u;
-    const uint v2639 = v22 + v2634;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2639 = v22 + v2634;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2640 = v2639 < v0;
-    const uint v2645 = v2639 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2651 = v2634 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2656 = v2583 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2658 = v2656 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2661 = v2656 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2645 = v2639 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2651 = v2634 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2656 = v2583 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2658 = v2656 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2661 = v2656 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2662 = v2661 << 2u;
-    const uint v2663 = v22 + v2658;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2663 = v22 + v2658;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2664 = v2663 < v0;
-    const uint v2669 = v2663 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2675 = v2658 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2669 = v2663 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2675 = v2658 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2684 = v2583 >> 1u;  // kernels/gemm/quant_b.hpp:135
     const uint v2687 = v2583 & 1u;  // kernels/gemm/quant_b.hpp:136
     const uint v2688 = v2687 << 3u;
@@ -170,54 +170,54 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2879 = v2874 * v2705;  // kernels/gemm/quant_b.hpp:35
     const uint v2888 = v2874 * v2714;  // kernels/gemm/quant_b.hpp:38
     const uint v3004 = v2857 * 20u;  // kernels/gemm/quant_b.hpp:146
-    const uint v3033 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v3039 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v3033 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v3039 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (uint v2575 = 0u; v2575 < v2; v2575 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (uint v2575 = 0u; v2575 < v2; v2575 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const uint v2577 = v2575 >> 4u;
       const uint v2579 = v2577 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2581 = v2579 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v2593 = v2575 + v2590;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2581 = v2579 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v2593 = v2575 + v2590;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2594 = v2593 < v2;
       const bool v2595 = v2592 && v2594;
-      const uint v2599 = v2597 + v2575;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2599 = v2597 + v2575;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2600 = v2599 + v2590;
       const uint v2601 = v2595 ? v2600 : 0u;
-      const uint v2604 = v2581 + v2603;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2604 = v2581 + v2603;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2605 = v2604 + v2590;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2605 + e] = v2595 ? x[v2601 + e] : float(0);
       }
-      const uint v2617 = v2575 + v2614;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2617 = v2575 + v2614;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2618 = v2617 < v2;
       const bool v2619 = v2616 && v2618;
-      const uint v2623 = v2621 + v2575;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2623 = v2621 + v2575;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2624 = v2623 + v2614;
       const uint v2625 = v2619 ? v2624 : 0u;
-      const uint v2628 = v2581 + v2627;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2628 = v2581 + v2627;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2629 = v2628 + v2614;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2629 + e] = v2619 ? x[v2625 + e] : float(0);
       }
-      const uint v2641 = v2575 + v2638;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2641 = v2575 + v2638;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2642 = v2641 < v2;
       const bool v2643 = v2640 && v2642;
-      const uint v2647 = v2645 + v2575;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2647 = v2645 + v2575;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2648 = v2647 + v2638;
       const uint v2649 = v2643 ? v2648 : 0u;
-      const uint v2652 = v2581 + v2651;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2652 = v2581 + v2651;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2653 = v2652 + v2638;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2653 + e] = v2643 ? x[v2649 + e] : float(0);
       }
-      const uint v2665 = v2575 + v2662;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2665 = v2575 + v2662;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2666 = v2665 < v2;
       const bool v2667 = v2664 && v2666;
-      const uint v2671 = v2669 + v2575;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2671 = v2669 + v2575;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2672 = v2671 + v2662;
       const uint v2673 = v2667 ? v2672 : 0u;
-      const uint v2676 = v2581 + v2675;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2676 = v2581 + v2675;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2677 = v2676 + v2662;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2677 + e] = v2667 ? x[v2673 + e] : float(0);
@@ -366,18 +366,18 @@ kernel void iron_gemm_affine_b4_g64_f32(
       const float v3018 = v2866 ? v2989 : 0.0f;
       const uint v3025 = v3006 + 4u;  // kernels/gemm/quant_b.hpp:146
       *(threadgroup float4*)(shm1 + v3025) = float4(v3009, v3012, v3015, v3018);
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3034 = v2581 + v3033;  // kernels/gemm/gemm_tiles.hpp:199
+      const uint v3034 = v2581 + v3033;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load<false>(v39, shm0, long(v3034), long(20u));
-      const uint v3040 = v2581 + v3039;  // kernels/gemm/gemm_tiles.hpp:203
+      const uint v3040 = v2581 + v3039;  // kernels/gemm/gemm_tiles.hpp:210
       iron_frag_load<true>(v41, shm1, long(v3040), long(20u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
   } else {
-    const uint v524 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v524 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v525 = iron_tid.x;
     const uint v555 = v525 >> 1u;  // kernels/gemm/quant_b.hpp:135
     const uint v558 = v525 & 1u;  // kernels/gemm/quant_b.hpp:136
@@ -406,20 +406,20 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v875 = v728 * 20u;  // kernels/gemm/quant_b.hpp:146
     const uint v877 = v875 + v732;
     const uint v896 = v877 + 4u;
-    const uint v902 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v908 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v902 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v908 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (uint v523 = 0u; v523 < v2; v523 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v527 = v525; v527 < 2048u; v527 += v524) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v529 = v527 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v531 = v527 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v532 = v22 + v529;  // kernels/gemm/gemm_tiles.hpp:95
+    for (uint v523 = 0u; v523 < v2; v523 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (uint v527 = v525; v527 < 2048u; v527 += v524) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v529 = v527 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v531 = v527 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v532 = v22 + v529;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v533 = v532 < v0;
         const uint v534 = v523 + v531;
         const bool v535 = v534 < v2;
         const bool v536 = v533 && v535;
         if (v536) {
-          const uint v538 = v532 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v538 = v532 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v540 = v538 + v523;
           const uint v541 = v540 + v531;
           const float v542 = x[v541];
@@ -427,7 +427,7 @@ kernel void iron_gemm_affine_b4_g64_f32(
           const uint v545 = v544 + v531;
           shm0[v545] = v542;
         } else {
-          const uint v547 = v529 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v547 = v529 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v548 = v547 + v531;
           shm0[v548] = 0.0f;
         }
@@ -570,20 +570,20 @@ kernel void iron_gemm_affine_b4_g64_f32(
       const float v886 = v737 ? v848 : 0.0f;
       const float v889 = v737 ? v860 : 0.0f;
       *(threadgroup float4*)(shm1 + v896) = float4(v880, v883, v886, v889);  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v39, shm0, long(v902), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<true>(v41, shm1, long(v908), long(20u));  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load<false>(v39, shm0, long(v902), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load<true>(v41, shm1, long(v908), long(20u));  // kernels/gemm/gemm_tiles.hpp:210
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const uint v911 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v911 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v912 = v22 + v31;
   const uint v913 = v912 + v911;
-  const uint v914 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v914 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v915 = v26 + v35;
   const uint v916 = v915 + v914;
-  const bool v917 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v917 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v918 = v916 < v1;
   const bool v919 = v917 && v918;
   if (v919) {
@@ -592,11 +592,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v923 = v922 + v916;
     out[v923] = v920;
   }
-  const uint v924 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v924 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v926 = v912 + v924;
-  const uint v927 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v927 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v929 = v915 + v927;
-  const bool v930 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v930 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v931 = v929 < v1;
   const bool v932 = v930 && v931;
   if (v932) {
@@ -605,11 +605,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v936 = v935 + v929;
     out[v936] = v933;
   }
-  const uint v937 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v937 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v939 = v912 + v937;
-  const uint v940 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v940 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v942 = v915 + v940;
-  const bool v943 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v943 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v944 = v942 < v1;
   const bool v945 = v943 && v944;
   if (v945) {
@@ -618,11 +618,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v949 = v948 + v942;
     out[v949] = v946;
   }
-  const uint v950 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v950 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v952 = v912 + v950;
-  const uint v953 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v953 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v955 = v915 + v953;
-  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
@@ -631,11 +631,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v962 = v961 + v955;
     out[v962] = v959;
   }
-  const uint v963 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v963 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v965 = v912 + v963;
-  const uint v966 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v966 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v968 = v915 + v966;
-  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v970 = v968 < v1;
   const bool v971 = v969 && v970;
   if (v971) {
@@ -644,11 +644,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v975 = v974 + v968;
     out[v975] = v972;
   }
-  const uint v976 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v976 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v978 = v912 + v976;
-  const uint v979 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v979 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v981 = v915 + v979;
-  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -657,11 +657,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v988 = v987 + v981;
     out[v988] = v985;
   }
-  const uint v989 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v989 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v991 = v912 + v989;
-  const uint v992 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v992 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v994 = v915 + v992;
-  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v996 = v994 < v1;
   const bool v997 = v995 && v996;
   if (v997) {
@@ -670,11 +670,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1001 = v1000 + v994;
     out[v1001] = v998;
   }
-  const uint v1002 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1002 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1004 = v912 + v1002;
-  const uint v1005 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1005 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1007 = v915 + v1005;
-  const bool v1008 = v1004 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1008 = v1004 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1009 = v1007 < v1;
   const bool v1010 = v1008 && v1009;
   if (v1010) {
@@ -683,11 +683,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1014 = v1013 + v1007;
     out[v1014] = v1011;
   }
-  const uint v1015 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1015 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1017 = v912 + v1015;
-  const uint v1018 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1018 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1020 = v915 + v1018;
-  const bool v1021 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1021 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1022 = v1020 < v1;
   const bool v1023 = v1021 && v1022;
   if (v1023) {
@@ -696,11 +696,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1027 = v1026 + v1020;
     out[v1027] = v1024;
   }
-  const uint v1028 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1028 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1030 = v912 + v1028;
-  const uint v1031 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1031 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1033 = v915 + v1031;
-  const bool v1034 = v1030 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1034 = v1030 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1035 = v1033 < v1;
   const bool v1036 = v1034 && v1035;
   if (v1036) {
@@ -709,11 +709,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1040 = v1039 + v1033;
     out[v1040] = v1037;
   }
-  const uint v1041 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1041 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1043 = v912 + v1041;
-  const uint v1044 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1044 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1046 = v915 + v1044;
-  const bool v1047 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1047 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1048 = v1046 < v1;
   const bool v1049 = v1047 && v1048;
   if (v1049) {
@@ -722,11 +722,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1053 = v1052 + v1046;
     out[v1053] = v1050;
   }
-  const uint v1054 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1054 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1056 = v912 + v1054;
-  const uint v1057 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1057 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1059 = v915 + v1057;
-  const bool v1060 = v1056 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1060 = v1056 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1061 = v1059 < v1;
   const bool v1062 = v1060 && v1061;
   if (v1062) {
@@ -735,11 +735,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1066 = v1065 + v1059;
     out[v1066] = v1063;
   }
-  const uint v1067 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1067 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1069 = v912 + v1067;
-  const uint v1070 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1070 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1072 = v915 + v1070;
-  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1074 = v1072 < v1;
   const bool v1075 = v1073 && v1074;
   if (v1075) {
@@ -748,11 +748,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1079 = v1078 + v1072;
     out[v1079] = v1076;
   }
-  const uint v1080 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1080 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1082 = v912 + v1080;
-  const uint v1083 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1083 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1085 = v915 + v1083;
-  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1087 = v1085 < v1;
   const bool v1088 = v1086 && v1087;
   if (v1088) {
@@ -761,11 +761,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1092 = v1091 + v1085;
     out[v1092] = v1089;
   }
-  const uint v1093 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1093 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1095 = v912 + v1093;
-  const uint v1096 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1096 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1098 = v915 + v1096;
-  const bool v1099 = v1095 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1099 = v1095 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1100 = v1098 < v1;
   const bool v1101 = v1099 && v1100;
   if (v1101) {
@@ -774,11 +774,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1105 = v1104 + v1098;
     out[v1105] = v1102;
   }
-  const uint v1106 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1106 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1108 = v912 + v1106;
-  const uint v1109 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1109 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1111 = v915 + v1109;
-  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1113 = v1111 < v1;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
@@ -787,11 +787,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1118 = v1117 + v1111;
     out[v1118] = v1115;
   }
-  const uint v1119 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1119 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1121 = v912 + v1119;
-  const uint v1122 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1122 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1124 = v915 + v1122;
-  const bool v1125 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1125 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1126 = v1124 < v1;
   const bool v1127 = v1125 && v1126;
   if (v1127) {
@@ -800,11 +800,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1131 = v1130 + v1124;
     out[v1131] = v1128;
   }
-  const uint v1132 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1132 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1134 = v912 + v1132;
-  const uint v1135 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1135 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1137 = v915 + v1135;
-  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1139 = v1137 < v1;
   const bool v1140 = v1138 && v1139;
   if (v1140) {
@@ -813,11 +813,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1144 = v1143 + v1137;
     out[v1144] = v1141;
   }
-  const uint v1145 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1145 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1147 = v912 + v1145;
-  const uint v1148 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1148 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1150 = v915 + v1148;
-  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1152 = v1150 < v1;
   const bool v1153 = v1151 && v1152;
   if (v1153) {
@@ -826,11 +826,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1157 = v1156 + v1150;
     out[v1157] = v1154;
   }
-  const uint v1158 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1158 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1160 = v912 + v1158;
-  const uint v1161 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1161 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1163 = v915 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1165 = v1163 < v1;
   const bool v1166 = v1164 && v1165;
   if (v1166) {
@@ -839,11 +839,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1170 = v1169 + v1163;
     out[v1170] = v1167;
   }
-  const uint v1171 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1171 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1173 = v912 + v1171;
-  const uint v1174 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1174 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1176 = v915 + v1174;
-  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1178 = v1176 < v1;
   const bool v1179 = v1177 && v1178;
   if (v1179) {
@@ -852,11 +852,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1183 = v1182 + v1176;
     out[v1183] = v1180;
   }
-  const uint v1184 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1184 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1186 = v912 + v1184;
-  const uint v1187 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1187 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1189 = v915 + v1187;
-  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1191 = v1189 < v1;
   const bool v1192 = v1190 && v1191;
   if (v1192) {
@@ -865,11 +865,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1196 = v1195 + v1189;
     out[v1196] = v1193;
   }
-  const uint v1197 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1197 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1199 = v912 + v1197;
-  const uint v1200 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1200 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1202 = v915 + v1200;
-  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1204 = v1202 < v1;
   const bool v1205 = v1203 && v1204;
   if (v1205) {
@@ -878,11 +878,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1209 = v1208 + v1202;
     out[v1209] = v1206;
   }
-  const uint v1210 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1210 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1212 = v912 + v1210;
-  const uint v1213 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1213 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1215 = v915 + v1213;
-  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1217 = v1215 < v1;
   const bool v1218 = v1216 && v1217;
   if (v1218) {
@@ -891,11 +891,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1222 = v1221 + v1215;
     out[v1222] = v1219;
   }
-  const uint v1223 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1223 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1225 = v912 + v1223;
-  const uint v1226 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1226 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1228 = v915 + v1226;
-  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1230 = v1228 < v1;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
@@ -904,11 +904,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1235 = v1234 + v1228;
     out[v1235] = v1232;
   }
-  const uint v1236 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1236 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1238 = v912 + v1236;
-  const uint v1239 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1239 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1241 = v915 + v1239;
-  const bool v1242 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1242 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1243 = v1241 < v1;
   const bool v1244 = v1242 && v1243;
   if (v1244) {
@@ -917,11 +917,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1248 = v1247 + v1241;
     out[v1248] = v1245;
   }
-  const uint v1249 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1249 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1251 = v912 + v1249;
-  const uint v1252 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1252 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1254 = v915 + v1252;
-  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1256 = v1254 < v1;
   const bool v1257 = v1255 && v1256;
   if (v1257) {
@@ -930,11 +930,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1261 = v1260 + v1254;
     out[v1261] = v1258;
   }
-  const uint v1262 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1262 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1264 = v912 + v1262;
-  const uint v1265 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1265 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1267 = v915 + v1265;
-  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1269 = v1267 < v1;
   const bool v1270 = v1268 && v1269;
   if (v1270) {
@@ -943,11 +943,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1274 = v1273 + v1267;
     out[v1274] = v1271;
   }
-  const uint v1275 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1275 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1277 = v912 + v1275;
-  const uint v1278 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1278 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1280 = v915 + v1278;
-  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1282 = v1280 < v1;
   const bool v1283 = v1281 && v1282;
   if (v1283) {
@@ -956,11 +956,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1287 = v1286 + v1280;
     out[v1287] = v1284;
   }
-  const uint v1288 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1288 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1290 = v912 + v1288;
-  const uint v1291 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1291 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1293 = v915 + v1291;
-  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1295 = v1293 < v1;
   const bool v1296 = v1294 && v1295;
   if (v1296) {
@@ -969,11 +969,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1300 = v1299 + v1293;
     out[v1300] = v1297;
   }
-  const uint v1301 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1301 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1303 = v912 + v1301;
-  const uint v1304 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1304 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1306 = v915 + v1304;
-  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1308 = v1306 < v1;
   const bool v1309 = v1307 && v1308;
   if (v1309) {
@@ -982,11 +982,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1313 = v1312 + v1306;
     out[v1313] = v1310;
   }
-  const uint v1314 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1314 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1316 = v912 + v1314;
-  const uint v1317 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1317 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1319 = v915 + v1317;
-  const bool v1320 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1320 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1321 = v1319 < v1;
   const bool v1322 = v1320 && v1321;
   if (v1322) {
@@ -995,11 +995,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1326 = v1325 + v1319;
     out[v1326] = v1323;
   }
-  const uint v1327 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1327 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1329 = v912 + v1327;
-  const uint v1330 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1330 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1332 = v915 + v1330;
-  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1334 = v1332 < v1;
   const bool v1335 = v1333 && v1334;
   if (v1335) {
@@ -1008,11 +1008,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1339 = v1338 + v1332;
     out[v1339] = v1336;
   }
-  const uint v1340 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1340 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1342 = v912 + v1340;
-  const uint v1343 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1343 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1345 = v915 + v1343;
-  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1347 = v1345 < v1;
   const bool v1348 = v1346 && v1347;
   if (v1348) {
@@ -1021,11 +1021,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1352 = v1351 + v1345;
     out[v1352] = v1349;
   }
-  const uint v1353 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1353 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1355 = v912 + v1353;
-  const uint v1356 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1356 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1358 = v915 + v1356;
-  const bool v1359 = v1355 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1359 = v1355 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1360 = v1358 < v1;
   const bool v1361 = v1359 && v1360;
   if (v1361) {
@@ -1034,11 +1034,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1365 = v1364 + v1358;
     out[v1365] = v1362;
   }
-  const uint v1366 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1366 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1368 = v912 + v1366;
-  const uint v1369 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1369 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1371 = v915 + v1369;
-  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1373 = v1371 < v1;
   const bool v1374 = v1372 && v1373;
   if (v1374) {
@@ -1047,11 +1047,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1378 = v1377 + v1371;
     out[v1378] = v1375;
   }
-  const uint v1379 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1379 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1381 = v912 + v1379;
-  const uint v1382 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1382 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1384 = v915 + v1382;
-  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1386 = v1384 < v1;
   const bool v1387 = v1385 && v1386;
   if (v1387) {
@@ -1060,11 +1060,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1391 = v1390 + v1384;
     out[v1391] = v1388;
   }
-  const uint v1392 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1392 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1394 = v912 + v1392;
-  const uint v1395 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1395 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1397 = v915 + v1395;
-  const bool v1398 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1398 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1399 = v1397 < v1;
   const bool v1400 = v1398 && v1399;
   if (v1400) {
@@ -1073,11 +1073,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1404 = v1403 + v1397;
     out[v1404] = v1401;
   }
-  const uint v1405 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1405 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1407 = v912 + v1405;
-  const uint v1408 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1408 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1410 = v915 + v1408;
-  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1412 = v1410 < v1;
   const bool v1413 = v1411 && v1412;
   if (v1413) {
@@ -1086,11 +1086,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1417 = v1416 + v1410;
     out[v1417] = v1414;
   }
-  const uint v1418 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1418 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1420 = v912 + v1418;
-  const uint v1421 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1421 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1423 = v915 + v1421;
-  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1425 = v1423 < v1;
   const bool v1426 = v1424 && v1425;
   if (v1426) {
@@ -1099,11 +1099,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1430 = v1429 + v1423;
     out[v1430] = v1427;
   }
-  const uint v1431 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1431 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1433 = v912 + v1431;
-  const uint v1434 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1434 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1436 = v915 + v1434;
-  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1438 = v1436 < v1;
   const bool v1439 = v1437 && v1438;
   if (v1439) {
@@ -1112,11 +1112,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1443 = v1442 + v1436;
     out[v1443] = v1440;
   }
-  const uint v1444 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1444 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1446 = v912 + v1444;
-  const uint v1447 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1447 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1449 = v915 + v1447;
-  const bool v1450 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1450 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1451 = v1449 < v1;
   const bool v1452 = v1450 && v1451;
   if (v1452) {
@@ -1125,11 +1125,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1456 = v1455 + v1449;
     out[v1456] = v1453;
   }
-  const uint v1457 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1457 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1459 = v912 + v1457;
-  const uint v1460 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1460 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1462 = v915 + v1460;
-  const bool v1463 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1463 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1464 = v1462 < v1;
   const bool v1465 = v1463 && v1464;
   if (v1465) {
@@ -1138,11 +1138,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1469 = v1468 + v1462;
     out[v1469] = v1466;
   }
-  const uint v1470 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1470 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1472 = v912 + v1470;
-  const uint v1473 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1473 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1475 = v915 + v1473;
-  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1477 = v1475 < v1;
   const bool v1478 = v1476 && v1477;
   if (v1478) {
@@ -1151,11 +1151,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1482 = v1481 + v1475;
     out[v1482] = v1479;
   }
-  const uint v1483 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1483 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1485 = v912 + v1483;
-  const uint v1486 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1486 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1488 = v915 + v1486;
-  const bool v1489 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1489 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1490 = v1488 < v1;
   const bool v1491 = v1489 && v1490;
   if (v1491) {
@@ -1164,11 +1164,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1495 = v1494 + v1488;
     out[v1495] = v1492;
   }
-  const uint v1496 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1496 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1498 = v912 + v1496;
-  const uint v1499 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1499 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1501 = v915 + v1499;
-  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1503 = v1501 < v1;
   const bool v1504 = v1502 && v1503;
   if (v1504) {
@@ -1177,11 +1177,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1508 = v1507 + v1501;
     out[v1508] = v1505;
   }
-  const uint v1509 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1509 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1511 = v912 + v1509;
-  const uint v1512 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1512 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1514 = v915 + v1512;
-  const bool v1515 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1515 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1516 = v1514 < v1;
   const bool v1517 = v1515 && v1516;
   if (v1517) {
@@ -1190,11 +1190,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1521 = v1520 + v1514;
     out[v1521] = v1518;
   }
-  const uint v1522 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1522 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1524 = v912 + v1522;
-  const uint v1525 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1525 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1527 = v915 + v1525;
-  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -1203,11 +1203,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1534 = v1533 + v1527;
     out[v1534] = v1531;
   }
-  const uint v1535 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1535 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1537 = v912 + v1535;
-  const uint v1538 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1538 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1540 = v915 + v1538;
-  const bool v1541 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1541 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1542 = v1540 < v1;
   const bool v1543 = v1541 && v1542;
   if (v1543) {
@@ -1216,11 +1216,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1547 = v1546 + v1540;
     out[v1547] = v1544;
   }
-  const uint v1548 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1548 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1550 = v912 + v1548;
-  const uint v1551 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1551 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1553 = v915 + v1551;
-  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1555 = v1553 < v1;
   const bool v1556 = v1554 && v1555;
   if (v1556) {
@@ -1229,11 +1229,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1560 = v1559 + v1553;
     out[v1560] = v1557;
   }
-  const uint v1561 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1561 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1563 = v912 + v1561;
-  const uint v1564 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1564 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1566 = v915 + v1564;
-  const bool v1567 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1567 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1568 = v1566 < v1;
   const bool v1569 = v1567 && v1568;
   if (v1569) {
@@ -1242,11 +1242,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1573 = v1572 + v1566;
     out[v1573] = v1570;
   }
-  const uint v1574 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1574 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1576 = v912 + v1574;
-  const uint v1577 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1577 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1579 = v915 + v1577;
-  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1581 = v1579 < v1;
   const bool v1582 = v1580 && v1581;
   if (v1582) {
@@ -1255,11 +1255,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1586 = v1585 + v1579;
     out[v1586] = v1583;
   }
-  const uint v1587 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1587 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1589 = v912 + v1587;
-  const uint v1590 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1590 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1592 = v915 + v1590;
-  const bool v1593 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1593 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1594 = v1592 < v1;
   const bool v1595 = v1593 && v1594;
   if (v1595) {
@@ -1268,11 +1268,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1599 = v1598 + v1592;
     out[v1599] = v1596;
   }
-  const uint v1600 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1600 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1602 = v912 + v1600;
-  const uint v1603 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1603 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1605 = v915 + v1603;
-  const bool v1606 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1606 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1607 = v1605 < v1;
   const bool v1608 = v1606 && v1607;
   if (v1608) {
@@ -1281,11 +1281,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1612 = v1611 + v1605;
     out[v1612] = v1609;
   }
-  const uint v1613 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1613 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1615 = v912 + v1613;
-  const uint v1616 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1616 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1618 = v915 + v1616;
-  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1620 = v1618 < v1;
   const bool v1621 = v1619 && v1620;
   if (v1621) {
@@ -1294,11 +1294,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1625 = v1624 + v1618;
     out[v1625] = v1622;
   }
-  const uint v1626 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1626 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1628 = v912 + v1626;
-  const uint v1629 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1629 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1631 = v915 + v1629;
-  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1633 = v1631 < v1;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
@@ -1307,11 +1307,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1638 = v1637 + v1631;
     out[v1638] = v1635;
   }
-  const uint v1639 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1639 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1641 = v912 + v1639;
-  const uint v1642 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1642 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1644 = v915 + v1642;
-  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1646 = v1644 < v1;
   const bool v1647 = v1645 && v1646;
   if (v1647) {
@@ -1320,11 +1320,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1651 = v1650 + v1644;
     out[v1651] = v1648;
   }
-  const uint v1652 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1652 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1654 = v912 + v1652;
-  const uint v1655 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1655 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1657 = v915 + v1655;
-  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1659 = v1657 < v1;
   const bool v1660 = v1658 && v1659;
   if (v1660) {
@@ -1333,11 +1333,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1664 = v1663 + v1657;
     out[v1664] = v1661;
   }
-  const uint v1665 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1665 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1667 = v912 + v1665;
-  const uint v1668 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1668 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1670 = v915 + v1668;
-  const bool v1671 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1671 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1672 = v1670 < v1;
   const bool v1673 = v1671 && v1672;
   if (v1673) {
@@ -1346,11 +1346,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1677 = v1676 + v1670;
     out[v1677] = v1674;
   }
-  const uint v1678 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1678 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1680 = v912 + v1678;
-  const uint v1681 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1681 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1683 = v915 + v1681;
-  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1685 = v1683 < v1;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -1359,11 +1359,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1690 = v1689 + v1683;
     out[v1690] = v1687;
   }
-  const uint v1691 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1691 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1693 = v912 + v1691;
-  const uint v1694 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1694 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1696 = v915 + v1694;
-  const bool v1697 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1697 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1698 = v1696 < v1;
   const bool v1699 = v1697 && v1698;
   if (v1699) {
@@ -1372,11 +1372,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1703 = v1702 + v1696;
     out[v1703] = v1700;
   }
-  const uint v1704 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1704 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1706 = v912 + v1704;
-  const uint v1707 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1707 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1709 = v915 + v1707;
-  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1711 = v1709 < v1;
   const bool v1712 = v1710 && v1711;
   if (v1712) {
@@ -1385,11 +1385,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1716 = v1715 + v1709;
     out[v1716] = v1713;
   }
-  const uint v1717 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1717 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1719 = v912 + v1717;
-  const uint v1720 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1720 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1722 = v915 + v1720;
-  const bool v1723 = v1719 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1723 = v1719 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1724 = v1722 < v1;
   const bool v1725 = v1723 && v1724;
   if (v1725) {
@@ -1398,11 +1398,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1729 = v1728 + v1722;
     out[v1729] = v1726;
   }
-  const uint v1730 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1730 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1732 = v912 + v1730;
-  const uint v1733 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1733 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1735 = v915 + v1733;
-  const bool v1736 = v1732 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1736 = v1732 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1737 = v1735 < v1;
   const bool v1738 = v1736 && v1737;
   if (v1738) {
@@ -1411,11 +1411,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1742 = v1741 + v1735;
     out[v1742] = v1739;
   }
-  const uint v1743 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1743 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1745 = v912 + v1743;
-  const uint v1746 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1746 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1748 = v915 + v1746;
-  const bool v1749 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1749 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1750 = v1748 < v1;
   const bool v1751 = v1749 && v1750;
   if (v1751) {
@@ -1424,11 +1424,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1755 = v1754 + v1748;
     out[v1755] = v1752;
   }
-  const uint v1756 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1756 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1758 = v912 + v1756;
-  const uint v1759 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1759 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1761 = v915 + v1759;
-  const bool v1762 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1762 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1763 = v1761 < v1;
   const bool v1764 = v1762 && v1763;
   if (v1764) {
@@ -1437,11 +1437,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1768 = v1767 + v1761;
     out[v1768] = v1765;
   }
-  const uint v1769 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1769 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1771 = v912 + v1769;
-  const uint v1772 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1772 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1774 = v915 + v1772;
-  const bool v1775 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1775 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1776 = v1774 < v1;
   const bool v1777 = v1775 && v1776;
   if (v1777) {
@@ -1450,11 +1450,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1781 = v1780 + v1774;
     out[v1781] = v1778;
   }
-  const uint v1782 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1782 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1784 = v912 + v1782;
-  const uint v1785 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1785 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1787 = v915 + v1785;
-  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1789 = v1787 < v1;
   const bool v1790 = v1788 && v1789;
   if (v1790) {
@@ -1463,11 +1463,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1794 = v1793 + v1787;
     out[v1794] = v1791;
   }
-  const uint v1795 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1795 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1797 = v912 + v1795;
-  const uint v1798 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1798 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1800 = v915 + v1798;
-  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1802 = v1800 < v1;
   const bool v1803 = v1801 && v1802;
   if (v1803) {
@@ -1476,11 +1476,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1807 = v1806 + v1800;
     out[v1807] = v1804;
   }
-  const uint v1808 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1808 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1810 = v912 + v1808;
-  const uint v1811 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1811 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1813 = v915 + v1811;
-  const bool v1814 = v1810 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1814 = v1810 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1815 = v1813 < v1;
   const bool v1816 = v1814 && v1815;
   if (v1816) {
@@ -1489,11 +1489,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1820 = v1819 + v1813;
     out[v1820] = v1817;
   }
-  const uint v1821 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1821 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1823 = v912 + v1821;
-  const uint v1824 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1824 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1826 = v915 + v1824;
-  const bool v1827 = v1823 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1827 = v1823 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1828 = v1826 < v1;
   const bool v1829 = v1827 && v1828;
   if (v1829) {
@@ -1502,11 +1502,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1833 = v1832 + v1826;
     out[v1833] = v1830;
   }
-  const uint v1834 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1834 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1836 = v912 + v1834;
-  const uint v1837 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1837 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1839 = v915 + v1837;
-  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1841 = v1839 < v1;
   const bool v1842 = v1840 && v1841;
   if (v1842) {
@@ -1515,11 +1515,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1846 = v1845 + v1839;
     out[v1846] = v1843;
   }
-  const uint v1847 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1847 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1849 = v912 + v1847;
-  const uint v1850 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1850 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1852 = v915 + v1850;
-  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1854 = v1852 < v1;
   const bool v1855 = v1853 && v1854;
   if (v1855) {
@@ -1528,11 +1528,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1859 = v1858 + v1852;
     out[v1859] = v1856;
   }
-  const uint v1860 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1860 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1862 = v912 + v1860;
-  const uint v1863 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1863 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1865 = v915 + v1863;
-  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1867 = v1865 < v1;
   const bool v1868 = v1866 && v1867;
   if (v1868) {
@@ -1541,11 +1541,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1872 = v1871 + v1865;
     out[v1872] = v1869;
   }
-  const uint v1873 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1873 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1875 = v912 + v1873;
-  const uint v1876 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1876 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1878 = v915 + v1876;
-  const bool v1879 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1879 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1880 = v1878 < v1;
   const bool v1881 = v1879 && v1880;
   if (v1881) {
@@ -1554,11 +1554,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1885 = v1884 + v1878;
     out[v1885] = v1882;
   }
-  const uint v1886 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1886 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1888 = v912 + v1886;
-  const uint v1889 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1889 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1891 = v915 + v1889;
-  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1893 = v1891 < v1;
   const bool v1894 = v1892 && v1893;
   if (v1894) {
@@ -1567,11 +1567,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1898 = v1897 + v1891;
     out[v1898] = v1895;
   }
-  const uint v1899 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1899 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1901 = v912 + v1899;
-  const uint v1902 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1902 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1904 = v915 + v1902;
-  const bool v1905 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1905 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1906 = v1904 < v1;
   const bool v1907 = v1905 && v1906;
   if (v1907) {
@@ -1580,11 +1580,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1911 = v1910 + v1904;
     out[v1911] = v1908;
   }
-  const uint v1912 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1912 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1914 = v912 + v1912;
-  const uint v1915 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1915 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1917 = v915 + v1915;
-  const bool v1918 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1918 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1919 = v1917 < v1;
   const bool v1920 = v1918 && v1919;
   if (v1920) {
@@ -1593,11 +1593,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1924 = v1923 + v1917;
     out[v1924] = v1921;
   }
-  const uint v1925 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1925 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1927 = v912 + v1925;
-  const uint v1928 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1928 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1930 = v915 + v1928;
-  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1932 = v1930 < v1;
   const bool v1933 = v1931 && v1932;
   if (v1933) {
@@ -1606,11 +1606,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1937 = v1936 + v1930;
     out[v1937] = v1934;
   }
-  const uint v1938 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1938 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1940 = v912 + v1938;
-  const uint v1941 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1941 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1943 = v915 + v1941;
-  const bool v1944 = v1940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1944 = v1940 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1945 = v1943 < v1;
   const bool v1946 = v1944 && v1945;
   if (v1946) {
@@ -1619,11 +1619,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1950 = v1949 + v1943;
     out[v1950] = v1947;
   }
-  const uint v1951 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1951 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1953 = v912 + v1951;
-  const uint v1954 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1954 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1956 = v915 + v1954;
-  const bool v1957 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1957 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1958 = v1956 < v1;
   const bool v1959 = v1957 && v1958;
   if (v1959) {
@@ -1632,11 +1632,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1963 = v1962 + v1956;
     out[v1963] = v1960;
   }
-  const uint v1964 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1964 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1966 = v912 + v1964;
-  const uint v1967 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1967 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1969 = v915 + v1967;
-  const bool v1970 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1970 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1971 = v1969 < v1;
   const bool v1972 = v1970 && v1971;
   if (v1972) {
@@ -1645,11 +1645,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1976 = v1975 + v1969;
     out[v1976] = v1973;
   }
-  const uint v1977 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1977 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1979 = v912 + v1977;
-  const uint v1980 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1980 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1982 = v915 + v1980;
-  const bool v1983 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1983 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1984 = v1982 < v1;
   const bool v1985 = v1983 && v1984;
   if (v1985) {
@@ -1658,11 +1658,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v1989 = v1988 + v1982;
     out[v1989] = v1986;
   }
-  const uint v1990 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1990 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1992 = v912 + v1990;
-  const uint v1993 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1993 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1995 = v915 + v1993;
-  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1997 = v1995 < v1;
   const bool v1998 = v1996 && v1997;
   if (v1998) {
@@ -1671,11 +1671,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2002 = v2001 + v1995;
     out[v2002] = v1999;
   }
-  const uint v2003 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2003 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2005 = v912 + v2003;
-  const uint v2006 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2006 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2008 = v915 + v2006;
-  const bool v2009 = v2005 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2009 = v2005 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2010 = v2008 < v1;
   const bool v2011 = v2009 && v2010;
   if (v2011) {
@@ -1684,11 +1684,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2015 = v2014 + v2008;
     out[v2015] = v2012;
   }
-  const uint v2016 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2016 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2018 = v912 + v2016;
-  const uint v2019 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2019 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2021 = v915 + v2019;
-  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2023 = v2021 < v1;
   const bool v2024 = v2022 && v2023;
   if (v2024) {
@@ -1697,11 +1697,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2028 = v2027 + v2021;
     out[v2028] = v2025;
   }
-  const uint v2029 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2029 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2031 = v912 + v2029;
-  const uint v2032 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2032 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2034 = v915 + v2032;
-  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2036 = v2034 < v1;
   const bool v2037 = v2035 && v2036;
   if (v2037) {
@@ -1710,11 +1710,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2041 = v2040 + v2034;
     out[v2041] = v2038;
   }
-  const uint v2042 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2042 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2044 = v912 + v2042;
-  const uint v2045 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2045 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2047 = v915 + v2045;
-  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2049 = v2047 < v1;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
@@ -1723,11 +1723,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2054 = v2053 + v2047;
     out[v2054] = v2051;
   }
-  const uint v2055 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2055 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2057 = v912 + v2055;
-  const uint v2058 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2058 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2060 = v915 + v2058;
-  const bool v2061 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2061 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2062 = v2060 < v1;
   const bool v2063 = v2061 && v2062;
   if (v2063) {
@@ -1736,11 +1736,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2067 = v2066 + v2060;
     out[v2067] = v2064;
   }
-  const uint v2068 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2068 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2070 = v912 + v2068;
-  const uint v2071 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2071 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2073 = v915 + v2071;
-  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
@@ -1749,11 +1749,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2080 = v2079 + v2073;
     out[v2080] = v2077;
   }
-  const uint v2081 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2081 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2083 = v912 + v2081;
-  const uint v2084 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2084 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2086 = v915 + v2084;
-  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2088 = v2086 < v1;
   const bool v2089 = v2087 && v2088;
   if (v2089) {
@@ -1762,11 +1762,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2093 = v2092 + v2086;
     out[v2093] = v2090;
   }
-  const uint v2094 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2094 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2096 = v912 + v2094;
-  const uint v2097 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2097 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2099 = v915 + v2097;
-  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2101 = v2099 < v1;
   const bool v2102 = v2100 && v2101;
   if (v2102) {
@@ -1775,11 +1775,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2106 = v2105 + v2099;
     out[v2106] = v2103;
   }
-  const uint v2107 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2107 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2109 = v912 + v2107;
-  const uint v2110 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2110 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2112 = v915 + v2110;
-  const bool v2113 = v2109 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2113 = v2109 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2114 = v2112 < v1;
   const bool v2115 = v2113 && v2114;
   if (v2115) {
@@ -1788,11 +1788,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2119 = v2118 + v2112;
     out[v2119] = v2116;
   }
-  const uint v2120 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2120 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2122 = v912 + v2120;
-  const uint v2123 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2123 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2125 = v915 + v2123;
-  const bool v2126 = v2122 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2126 = v2122 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2127 = v2125 < v1;
   const bool v2128 = v2126 && v2127;
   if (v2128) {
@@ -1801,11 +1801,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2132 = v2131 + v2125;
     out[v2132] = v2129;
   }
-  const uint v2133 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2133 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2135 = v912 + v2133;
-  const uint v2136 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2136 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2138 = v915 + v2136;
-  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2140 = v2138 < v1;
   const bool v2141 = v2139 && v2140;
   if (v2141) {
@@ -1814,11 +1814,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2145 = v2144 + v2138;
     out[v2145] = v2142;
   }
-  const uint v2146 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2146 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2148 = v912 + v2146;
-  const uint v2149 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2149 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2151 = v915 + v2149;
-  const bool v2152 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2152 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2153 = v2151 < v1;
   const bool v2154 = v2152 && v2153;
   if (v2154) {
@@ -1827,11 +1827,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2158 = v2157 + v2151;
     out[v2158] = v2155;
   }
-  const uint v2159 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2159 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2161 = v912 + v2159;
-  const uint v2162 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2162 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2164 = v915 + v2162;
-  const bool v2165 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2165 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2166 = v2164 < v1;
   const bool v2167 = v2165 && v2166;
   if (v2167) {
@@ -1840,11 +1840,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2171 = v2170 + v2164;
     out[v2171] = v2168;
   }
-  const uint v2172 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2172 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2174 = v912 + v2172;
-  const uint v2175 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2175 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2177 = v915 + v2175;
-  const bool v2178 = v2174 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2178 = v2174 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2179 = v2177 < v1;
   const bool v2180 = v2178 && v2179;
   if (v2180) {
@@ -1853,11 +1853,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2184 = v2183 + v2177;
     out[v2184] = v2181;
   }
-  const uint v2185 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2185 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2187 = v912 + v2185;
-  const uint v2188 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2188 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2190 = v915 + v2188;
-  const bool v2191 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2191 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2192 = v2190 < v1;
   const bool v2193 = v2191 && v2192;
   if (v2193) {
@@ -1866,11 +1866,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2197 = v2196 + v2190;
     out[v2197] = v2194;
   }
-  const uint v2198 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2198 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2200 = v912 + v2198;
-  const uint v2201 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2201 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2203 = v915 + v2201;
-  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2205 = v2203 < v1;
   const bool v2206 = v2204 && v2205;
   if (v2206) {
@@ -1879,11 +1879,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2210 = v2209 + v2203;
     out[v2210] = v2207;
   }
-  const uint v2211 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2211 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2213 = v912 + v2211;
-  const uint v2214 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2214 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2216 = v915 + v2214;
-  const bool v2217 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2217 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2218 = v2216 < v1;
   const bool v2219 = v2217 && v2218;
   if (v2219) {
@@ -1892,11 +1892,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2223 = v2222 + v2216;
     out[v2223] = v2220;
   }
-  const uint v2224 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2224 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2226 = v912 + v2224;
-  const uint v2227 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2227 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2229 = v915 + v2227;
-  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2231 = v2229 < v1;
   const bool v2232 = v2230 && v2231;
   if (v2232) {
@@ -1905,11 +1905,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2236 = v2235 + v2229;
     out[v2236] = v2233;
   }
-  const uint v2237 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2237 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2239 = v912 + v2237;
-  const uint v2240 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2240 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2242 = v915 + v2240;
-  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2244 = v2242 < v1;
   const bool v2245 = v2243 && v2244;
   if (v2245) {
@@ -1918,11 +1918,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2249 = v2248 + v2242;
     out[v2249] = v2246;
   }
-  const uint v2250 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2250 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2252 = v912 + v2250;
-  const uint v2253 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2253 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2255 = v915 + v2253;
-  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2257 = v2255 < v1;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -1931,11 +1931,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2262 = v2261 + v2255;
     out[v2262] = v2259;
   }
-  const uint v2263 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2263 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2265 = v912 + v2263;
-  const uint v2266 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2266 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2268 = v915 + v2266;
-  const bool v2269 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2269 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2270 = v2268 < v1;
   const bool v2271 = v2269 && v2270;
   if (v2271) {
@@ -1944,11 +1944,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2275 = v2274 + v2268;
     out[v2275] = v2272;
   }
-  const uint v2276 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2276 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2278 = v912 + v2276;
-  const uint v2279 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2279 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2281 = v915 + v2279;
-  const bool v2282 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2282 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2283 = v2281 < v1;
   const bool v2284 = v2282 && v2283;
   if (v2284) {
@@ -1957,11 +1957,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2288 = v2287 + v2281;
     out[v2288] = v2285;
   }
-  const uint v2289 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2289 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2291 = v912 + v2289;
-  const uint v2292 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2292 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2294 = v915 + v2292;
-  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2296 = v2294 < v1;
   const bool v2297 = v2295 && v2296;
   if (v2297) {
@@ -1970,11 +1970,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2301 = v2300 + v2294;
     out[v2301] = v2298;
   }
-  const uint v2302 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2302 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2304 = v912 + v2302;
-  const uint v2305 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2305 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2307 = v915 + v2305;
-  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2309 = v2307 < v1;
   const bool v2310 = v2308 && v2309;
   if (v2310) {
@@ -1983,11 +1983,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2314 = v2313 + v2307;
     out[v2314] = v2311;
   }
-  const uint v2315 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2315 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2317 = v912 + v2315;
-  const uint v2318 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2318 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2320 = v915 + v2318;
-  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2322 = v2320 < v1;
   const bool v2323 = v2321 && v2322;
   if (v2323) {
@@ -1996,11 +1996,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2327 = v2326 + v2320;
     out[v2327] = v2324;
   }
-  const uint v2328 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2328 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2330 = v912 + v2328;
-  const uint v2331 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2331 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2333 = v915 + v2331;
-  const bool v2334 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2334 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2335 = v2333 < v1;
   const bool v2336 = v2334 && v2335;
   if (v2336) {
@@ -2009,11 +2009,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2340 = v2339 + v2333;
     out[v2340] = v2337;
   }
-  const uint v2341 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2341 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2343 = v912 + v2341;
-  const uint v2344 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2344 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2346 = v915 + v2344;
-  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2348 = v2346 < v1;
   const bool v2349 = v2347 && v2348;
   if (v2349) {
@@ -2022,11 +2022,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2353 = v2352 + v2346;
     out[v2353] = v2350;
   }
-  const uint v2354 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2354 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2356 = v912 + v2354;
-  const uint v2357 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2357 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2359 = v915 + v2357;
-  const bool v2360 = v2356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2360 = v2356 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2361 = v2359 < v1;
   const bool v2362 = v2360 && v2361;
   if (v2362) {
@@ -2035,11 +2035,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2366 = v2365 + v2359;
     out[v2366] = v2363;
   }
-  const uint v2367 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2367 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2369 = v912 + v2367;
-  const uint v2370 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2370 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2372 = v915 + v2370;
-  const bool v2373 = v2369 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2373 = v2369 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2374 = v2372 < v1;
   const bool v2375 = v2373 && v2374;
   if (v2375) {
@@ -2048,11 +2048,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2379 = v2378 + v2372;
     out[v2379] = v2376;
   }
-  const uint v2380 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2380 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2382 = v912 + v2380;
-  const uint v2383 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2383 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2385 = v915 + v2383;
-  const bool v2386 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2386 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2387 = v2385 < v1;
   const bool v2388 = v2386 && v2387;
   if (v2388) {
@@ -2061,11 +2061,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2392 = v2391 + v2385;
     out[v2392] = v2389;
   }
-  const uint v2393 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2393 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2395 = v912 + v2393;
-  const uint v2396 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2396 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2398 = v915 + v2396;
-  const bool v2399 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2399 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2400 = v2398 < v1;
   const bool v2401 = v2399 && v2400;
   if (v2401) {
@@ -2074,11 +2074,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2405 = v2404 + v2398;
     out[v2405] = v2402;
   }
-  const uint v2406 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2406 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2408 = v912 + v2406;
-  const uint v2409 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2409 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2411 = v915 + v2409;
-  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2413 = v2411 < v1;
   const bool v2414 = v2412 && v2413;
   if (v2414) {
@@ -2087,11 +2087,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2418 = v2417 + v2411;
     out[v2418] = v2415;
   }
-  const uint v2419 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2419 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2421 = v912 + v2419;
-  const uint v2422 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2422 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2424 = v915 + v2422;
-  const bool v2425 = v2421 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2425 = v2421 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2426 = v2424 < v1;
   const bool v2427 = v2425 && v2426;
   if (v2427) {
@@ -2100,11 +2100,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2431 = v2430 + v2424;
     out[v2431] = v2428;
   }
-  const uint v2432 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2432 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2434 = v912 + v2432;
-  const uint v2435 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2435 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2437 = v915 + v2435;
-  const bool v2438 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2438 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2439 = v2437 < v1;
   const bool v2440 = v2438 && v2439;
   if (v2440) {
@@ -2113,11 +2113,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2444 = v2443 + v2437;
     out[v2444] = v2441;
   }
-  const uint v2445 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2445 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2447 = v912 + v2445;
-  const uint v2448 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2448 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2450 = v915 + v2448;
-  const bool v2451 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2451 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2452 = v2450 < v1;
   const bool v2453 = v2451 && v2452;
   if (v2453) {
@@ -2126,11 +2126,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2457 = v2456 + v2450;
     out[v2457] = v2454;
   }
-  const uint v2458 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2458 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2460 = v912 + v2458;
-  const uint v2461 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2461 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2463 = v915 + v2461;
-  const bool v2464 = v2460 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2464 = v2460 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2465 = v2463 < v1;
   const bool v2466 = v2464 && v2465;
   if (v2466) {
@@ -2139,11 +2139,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2470 = v2469 + v2463;
     out[v2470] = v2467;
   }
-  const uint v2471 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2471 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2473 = v912 + v2471;
-  const uint v2474 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2474 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2476 = v915 + v2474;
-  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2478 = v2476 < v1;
   const bool v2479 = v2477 && v2478;
   if (v2479) {
@@ -2152,11 +2152,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2483 = v2482 + v2476;
     out[v2483] = v2480;
   }
-  const uint v2484 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2484 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2486 = v912 + v2484;
-  const uint v2487 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2487 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2489 = v915 + v2487;
-  const bool v2490 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2490 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2491 = v2489 < v1;
   const bool v2492 = v2490 && v2491;
   if (v2492) {
@@ -2165,11 +2165,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2496 = v2495 + v2489;
     out[v2496] = v2493;
   }
-  const uint v2497 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2497 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2499 = v912 + v2497;
-  const uint v2500 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2500 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2502 = v915 + v2500;
-  const bool v2503 = v2499 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2503 = v2499 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2504 = v2502 < v1;
   const bool v2505 = v2503 && v2504;
   if (v2505) {
@@ -2178,11 +2178,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2509 = v2508 + v2502;
     out[v2509] = v2506;
   }
-  const uint v2510 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2510 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2512 = v912 + v2510;
-  const uint v2513 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2513 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2515 = v915 + v2513;
-  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2517 = v2515 < v1;
   const bool v2518 = v2516 && v2517;
   if (v2518) {
@@ -2191,11 +2191,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2522 = v2521 + v2515;
     out[v2522] = v2519;
   }
-  const uint v2523 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2523 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2525 = v912 + v2523;
-  const uint v2526 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2526 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2528 = v915 + v2526;
-  const bool v2529 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2529 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2530 = v2528 < v1;
   const bool v2531 = v2529 && v2530;
   if (v2531) {
@@ -2204,11 +2204,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2535 = v2534 + v2528;
     out[v2535] = v2532;
   }
-  const uint v2536 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2536 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2538 = v912 + v2536;
-  const uint v2539 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2539 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2541 = v915 + v2539;
-  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2543 = v2541 < v1;
   const bool v2544 = v2542 && v2543;
   if (v2544) {
@@ -2217,11 +2217,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2548 = v2547 + v2541;
     out[v2548] = v2545;
   }
-  const uint v2549 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2549 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2551 = v912 + v2549;
-  const uint v2552 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2552 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2554 = v915 + v2552;
-  const bool v2555 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2555 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2556 = v2554 < v1;
   const bool v2557 = v2555 && v2556;
   if (v2557) {
@@ -2230,11 +2230,11 @@ kernel void iron_gemm_affine_b4_g64_f32(
     const uint v2561 = v2560 + v2554;
     out[v2561] = v2558;
   }
-  const uint v2562 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2562 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2564 = v912 + v2562;
-  const uint v2565 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2565 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2567 = v915 + v2565;
-  const bool v2568 = v2564 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2568 = v2564 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2569 = v2567 < v1;
   const bool v2570 = v2568 && v2569;
   if (v2570) {

@@ -85,69 +85,69 @@ kernel void iron_gemm_affine_b8_g128_f32(
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:65
   const uint v1 = n;
   const uint v2 = k;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
   const uint v6 = iron_gid.y;
   const uint v7 = v6 * v4;
   const uint v8 = v7 + v5;
-  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:184
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:128
   const uint v13 = v12 << 3u;
-  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
   const uint v16 = v15 - v13;
   const uint v17 = min(v16, 8u);
-  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:186
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:130
   const uint v20 = v19 % v17;
   const uint v21 = v13 + v20;
   const uint v22 = v21 << 7u;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:187
+  const uint v25 = v19 / v17;
   const uint v26 = v25 << 7u;
-  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:188
-  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const uint v31 = v30 << 6u;
-  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const uint v35 = v34 << 6u;
-  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v37, float(0.0f));
-  iron_frag<float, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<float, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v41, float(0.0f));
-  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v45 = v44 == 0u;
   if (v45) {
-    const uint v2595 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2598 = v2595 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2601 = v2595 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2595 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2598 = v2595 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2601 = v2595 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2602 = v2601 << 2u;
-    const uint v2603 = v22 + v2598;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2603 = v22 + v2598;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2604 = v2603 < v0;
-    const uint v2609 = v2603 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2615 = v2598 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2620 = v2595 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2622 = v2620 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2625 = v2620 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2609 = v2603 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2615 = v2598 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2620 = v2595 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2622 = v2620 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2625 = v2620 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2626 = v2625 << 2u;
-    const uint v2627 = v22 + v2622;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2627 = v22 + v2622;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2628 = v2627 < v0;
-    const uint v2633 = v2627 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2639 = v2622 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2644 = v2595 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2646 = v2644 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2649 = v2644 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2633 = v2627 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2639 = v2622 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2644 = v2595 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2646 = v2644 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2649 = v2644 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2650 = v2649 << 2u;
-    const uint v2651 = v22 + v2646;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2651 = v22 + v2646;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2652 = v2651 < v0;
-    const uint v2657 = v2651 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2663 = v2646 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2668 = v2595 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2670 = v2668 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2673 = v2668 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2657 = v2651 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2663 = v2646 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2668 = v2595 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2670 = v2668 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2673 = v2668 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2674 = v2673 << 2u;
-    const uint v2675 = v22 + v2670;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2675 = v22 + v2670;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2676 = v2675 < v0;
-    const uint v2681 = v2675 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2687 = v2670 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2681 = v2675 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2687 = v2670 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2696 = v2595 >> 1u;  // kernels/gemm/quant_b.hpp:135
     const uint v2699 = v2595 & 1u;  // kernels/gemm/quant_b.hpp:136
     const uint v2700 = v2699 << 3u;
@@ -170,54 +170,54 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2894 = v2889 * v2717;  // kernels/gemm/quant_b.hpp:35
     const uint v2906 = v2889 * v2729;  // kernels/gemm/quant_b.hpp:38
     const uint v3022 = v2872 * 20u;  // kernels/gemm/quant_b.hpp:146
-    const uint v3051 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v3057 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v3051 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v3057 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (uint v2587 = 0u; v2587 < v2; v2587 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (uint v2587 = 0u; v2587 < v2; v2587 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const uint v2589 = v2587 >> 4u;
       const uint v2591 = v2589 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2593 = v2591 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v2605 = v2587 + v2602;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2593 = v2591 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v2605 = v2587 + v2602;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2606 = v2605 < v2;
       const bool v2607 = v2604 && v2606;
-      const uint v2611 = v2609 + v2587;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2611 = v2609 + v2587;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2612 = v2611 + v2602;
       const uint v2613 = v2607 ? v2612 : 0u;
-      const uint v2616 = v2593 + v2615;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2616 = v2593 + v2615;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2617 = v2616 + v2602;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2617 + e] = v2607 ? x[v2613 + e] : float(0);
       }
-      const uint v2629 = v2587 + v2626;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2629 = v2587 + v2626;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2630 = v2629 < v2;
       const bool v2631 = v2628 && v2630;
-      const uint v2635 = v2633 + v2587;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2635 = v2633 + v2587;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2636 = v2635 + v2626;
       const uint v2637 = v2631 ? v2636 : 0u;
-      const uint v2640 = v2593 + v2639;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2640 = v2593 + v2639;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2641 = v2640 + v2626;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2641 + e] = v2631 ? x[v2637 + e] : float(0);
       }
-      const uint v2653 = v2587 + v2650;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2653 = v2587 + v2650;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2654 = v2653 < v2;
       const bool v2655 = v2652 && v2654;
-      const uint v2659 = v2657 + v2587;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2659 = v2657 + v2587;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2660 = v2659 + v2650;
       const uint v2661 = v2655 ? v2660 : 0u;
-      const uint v2664 = v2593 + v2663;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2664 = v2593 + v2663;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2665 = v2664 + v2650;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2665 + e] = v2655 ? x[v2661 + e] : float(0);
       }
-      const uint v2677 = v2587 + v2674;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2677 = v2587 + v2674;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2678 = v2677 < v2;
       const bool v2679 = v2676 && v2678;
-      const uint v2683 = v2681 + v2587;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2683 = v2681 + v2587;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2684 = v2683 + v2674;
       const uint v2685 = v2679 ? v2684 : 0u;
-      const uint v2688 = v2593 + v2687;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2688 = v2593 + v2687;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2689 = v2688 + v2674;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2689 + e] = v2679 ? x[v2685 + e] : float(0);
@@ -370,18 +370,18 @@ kernel void iron_gemm_affine_b8_g128_f32(
       const float v3036 = v2881 ? v3007 : 0.0f;
       const uint v3043 = v3024 + 4u;  // kernels/gemm/quant_b.hpp:146
       *(threadgroup float4*)(shm1 + v3043) = float4(v3027, v3030, v3033, v3036);
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3052 = v2593 + v3051;  // kernels/gemm/gemm_tiles.hpp:199
+      const uint v3052 = v2593 + v3051;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load<false>(v39, shm0, long(v3052), long(20u));
-      const uint v3058 = v2593 + v3057;  // kernels/gemm/gemm_tiles.hpp:203
+      const uint v3058 = v2593 + v3057;  // kernels/gemm/gemm_tiles.hpp:210
       iron_frag_load<true>(v41, shm1, long(v3058), long(20u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
   } else {
-    const uint v530 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v530 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v531 = iron_tid.x;
     const uint v561 = v531 >> 1u;  // kernels/gemm/quant_b.hpp:135
     const uint v564 = v531 & 1u;  // kernels/gemm/quant_b.hpp:136
@@ -410,20 +410,20 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v887 = v737 * 20u;  // kernels/gemm/quant_b.hpp:146
     const uint v889 = v887 + v741;
     const uint v908 = v889 + 4u;
-    const uint v914 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v920 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v914 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v920 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (uint v529 = 0u; v529 < v2; v529 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v533 = v531; v533 < 2048u; v533 += v530) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v535 = v533 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v537 = v533 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v538 = v22 + v535;  // kernels/gemm/gemm_tiles.hpp:95
+    for (uint v529 = 0u; v529 < v2; v529 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (uint v533 = v531; v533 < 2048u; v533 += v530) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v535 = v533 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v537 = v533 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v538 = v22 + v535;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v539 = v538 < v0;
         const uint v540 = v529 + v537;
         const bool v541 = v540 < v2;
         const bool v542 = v539 && v541;
         if (v542) {
-          const uint v544 = v538 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v544 = v538 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v546 = v544 + v529;
           const uint v547 = v546 + v537;
           const float v548 = x[v547];
@@ -431,7 +431,7 @@ kernel void iron_gemm_affine_b8_g128_f32(
           const uint v551 = v550 + v537;
           shm0[v551] = v548;
         } else {
-          const uint v553 = v535 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v553 = v535 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v554 = v553 + v537;
           shm0[v554] = 0.0f;
         }
@@ -578,20 +578,20 @@ kernel void iron_gemm_affine_b8_g128_f32(
       const float v898 = v746 ? v860 : 0.0f;
       const float v901 = v746 ? v872 : 0.0f;
       *(threadgroup float4*)(shm1 + v908) = float4(v892, v895, v898, v901);  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v39, shm0, long(v914), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<true>(v41, shm1, long(v920), long(20u));  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load<false>(v39, shm0, long(v914), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load<true>(v41, shm1, long(v920), long(20u));  // kernels/gemm/gemm_tiles.hpp:210
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const uint v923 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v923 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v924 = v22 + v31;
   const uint v925 = v924 + v923;
-  const uint v926 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v926 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v927 = v26 + v35;
   const uint v928 = v927 + v926;
-  const bool v929 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v929 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v930 = v928 < v1;
   const bool v931 = v929 && v930;
   if (v931) {
@@ -600,11 +600,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v935 = v934 + v928;
     out[v935] = v932;
   }
-  const uint v936 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v936 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v938 = v924 + v936;
-  const uint v939 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v939 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v941 = v927 + v939;
-  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v943 = v941 < v1;
   const bool v944 = v942 && v943;
   if (v944) {
@@ -613,11 +613,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v948 = v947 + v941;
     out[v948] = v945;
   }
-  const uint v949 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v949 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v951 = v924 + v949;
-  const uint v952 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v952 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v954 = v927 + v952;
-  const bool v955 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v955 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v956 = v954 < v1;
   const bool v957 = v955 && v956;
   if (v957) {
@@ -626,11 +626,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v961 = v960 + v954;
     out[v961] = v958;
   }
-  const uint v962 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v962 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v964 = v924 + v962;
-  const uint v965 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v965 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v967 = v927 + v965;
-  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v969 = v967 < v1;
   const bool v970 = v968 && v969;
   if (v970) {
@@ -639,11 +639,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v974 = v973 + v967;
     out[v974] = v971;
   }
-  const uint v975 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v975 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v977 = v924 + v975;
-  const uint v978 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v978 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v980 = v927 + v978;
-  const bool v981 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v981 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v982 = v980 < v1;
   const bool v983 = v981 && v982;
   if (v983) {
@@ -652,11 +652,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v987 = v986 + v980;
     out[v987] = v984;
   }
-  const uint v988 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v988 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v990 = v924 + v988;
-  const uint v991 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v991 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v993 = v927 + v991;
-  const bool v994 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v994 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v995 = v993 < v1;
   const bool v996 = v994 && v995;
   if (v996) {
@@ -665,11 +665,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1000 = v999 + v993;
     out[v1000] = v997;
   }
-  const uint v1001 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1001 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1003 = v924 + v1001;
-  const uint v1004 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1004 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1006 = v927 + v1004;
-  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1008 = v1006 < v1;
   const bool v1009 = v1007 && v1008;
   if (v1009) {
@@ -678,11 +678,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1013 = v1012 + v1006;
     out[v1013] = v1010;
   }
-  const uint v1014 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1014 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1016 = v924 + v1014;
-  const uint v1017 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1017 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1019 = v927 + v1017;
-  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1021 = v1019 < v1;
   const bool v1022 = v1020 && v1021;
   if (v1022) {
@@ -691,11 +691,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1026 = v1025 + v1019;
     out[v1026] = v1023;
   }
-  const uint v1027 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1027 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1029 = v924 + v1027;
-  const uint v1030 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1030 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1032 = v927 + v1030;
-  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1034 = v1032 < v1;
   const bool v1035 = v1033 && v1034;
   if (v1035) {
@@ -704,11 +704,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1039 = v1038 + v1032;
     out[v1039] = v1036;
   }
-  const uint v1040 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1040 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1042 = v924 + v1040;
-  const uint v1043 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1043 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1045 = v927 + v1043;
-  const bool v1046 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1046 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1047 = v1045 < v1;
   const bool v1048 = v1046 && v1047;
   if (v1048) {
@@ -717,11 +717,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1052 = v1051 + v1045;
     out[v1052] = v1049;
   }
-  const uint v1053 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1053 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1055 = v924 + v1053;
-  const uint v1056 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1056 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1058 = v927 + v1056;
-  const bool v1059 = v1055 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1059 = v1055 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1060 = v1058 < v1;
   const bool v1061 = v1059 && v1060;
   if (v1061) {
@@ -730,11 +730,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1065 = v1064 + v1058;
     out[v1065] = v1062;
   }
-  const uint v1066 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1066 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1068 = v924 + v1066;
-  const uint v1069 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1069 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1071 = v927 + v1069;
-  const bool v1072 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1072 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1073 = v1071 < v1;
   const bool v1074 = v1072 && v1073;
   if (v1074) {
@@ -743,11 +743,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1078 = v1077 + v1071;
     out[v1078] = v1075;
   }
-  const uint v1079 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1079 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1081 = v924 + v1079;
-  const uint v1082 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1082 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1084 = v927 + v1082;
-  const bool v1085 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1085 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1086 = v1084 < v1;
   const bool v1087 = v1085 && v1086;
   if (v1087) {
@@ -756,11 +756,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1091 = v1090 + v1084;
     out[v1091] = v1088;
   }
-  const uint v1092 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1092 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1094 = v924 + v1092;
-  const uint v1095 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1095 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1097 = v927 + v1095;
-  const bool v1098 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1098 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1099 = v1097 < v1;
   const bool v1100 = v1098 && v1099;
   if (v1100) {
@@ -769,11 +769,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1104 = v1103 + v1097;
     out[v1104] = v1101;
   }
-  const uint v1105 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1105 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1107 = v924 + v1105;
-  const uint v1108 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1108 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1110 = v927 + v1108;
-  const bool v1111 = v1107 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1111 = v1107 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1112 = v1110 < v1;
   const bool v1113 = v1111 && v1112;
   if (v1113) {
@@ -782,11 +782,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1117 = v1116 + v1110;
     out[v1117] = v1114;
   }
-  const uint v1118 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1118 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1120 = v924 + v1118;
-  const uint v1121 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1121 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1123 = v927 + v1121;
-  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1125 = v1123 < v1;
   const bool v1126 = v1124 && v1125;
   if (v1126) {
@@ -795,11 +795,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1130 = v1129 + v1123;
     out[v1130] = v1127;
   }
-  const uint v1131 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1131 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1133 = v924 + v1131;
-  const uint v1134 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1134 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1136 = v927 + v1134;
-  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1138 = v1136 < v1;
   const bool v1139 = v1137 && v1138;
   if (v1139) {
@@ -808,11 +808,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1143 = v1142 + v1136;
     out[v1143] = v1140;
   }
-  const uint v1144 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1144 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1146 = v924 + v1144;
-  const uint v1147 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1147 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1149 = v927 + v1147;
-  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1151 = v1149 < v1;
   const bool v1152 = v1150 && v1151;
   if (v1152) {
@@ -821,11 +821,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1156 = v1155 + v1149;
     out[v1156] = v1153;
   }
-  const uint v1157 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1157 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1159 = v924 + v1157;
-  const uint v1160 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1160 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1162 = v927 + v1160;
-  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1164 = v1162 < v1;
   const bool v1165 = v1163 && v1164;
   if (v1165) {
@@ -834,11 +834,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1169 = v1168 + v1162;
     out[v1169] = v1166;
   }
-  const uint v1170 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1170 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1172 = v924 + v1170;
-  const uint v1173 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1173 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1175 = v927 + v1173;
-  const bool v1176 = v1172 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1176 = v1172 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1177 = v1175 < v1;
   const bool v1178 = v1176 && v1177;
   if (v1178) {
@@ -847,11 +847,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1182 = v1181 + v1175;
     out[v1182] = v1179;
   }
-  const uint v1183 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1183 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1185 = v924 + v1183;
-  const uint v1186 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1186 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1188 = v927 + v1186;
-  const bool v1189 = v1185 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1189 = v1185 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1190 = v1188 < v1;
   const bool v1191 = v1189 && v1190;
   if (v1191) {
@@ -860,11 +860,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1195 = v1194 + v1188;
     out[v1195] = v1192;
   }
-  const uint v1196 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1196 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1198 = v924 + v1196;
-  const uint v1199 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1199 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1201 = v927 + v1199;
-  const bool v1202 = v1198 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1202 = v1198 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1203 = v1201 < v1;
   const bool v1204 = v1202 && v1203;
   if (v1204) {
@@ -873,11 +873,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1208 = v1207 + v1201;
     out[v1208] = v1205;
   }
-  const uint v1209 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1209 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1211 = v924 + v1209;
-  const uint v1212 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1212 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1214 = v927 + v1212;
-  const bool v1215 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1215 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1216 = v1214 < v1;
   const bool v1217 = v1215 && v1216;
   if (v1217) {
@@ -886,11 +886,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1221 = v1220 + v1214;
     out[v1221] = v1218;
   }
-  const uint v1222 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1222 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1224 = v924 + v1222;
-  const uint v1225 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1225 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1227 = v927 + v1225;
-  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1229 = v1227 < v1;
   const bool v1230 = v1228 && v1229;
   if (v1230) {
@@ -899,11 +899,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1234 = v1233 + v1227;
     out[v1234] = v1231;
   }
-  const uint v1235 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1235 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1237 = v924 + v1235;
-  const uint v1238 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1238 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1240 = v927 + v1238;
-  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1242 = v1240 < v1;
   const bool v1243 = v1241 && v1242;
   if (v1243) {
@@ -912,11 +912,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1247 = v1246 + v1240;
     out[v1247] = v1244;
   }
-  const uint v1248 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1248 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1250 = v924 + v1248;
-  const uint v1251 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1251 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1253 = v927 + v1251;
-  const bool v1254 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1254 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1255 = v1253 < v1;
   const bool v1256 = v1254 && v1255;
   if (v1256) {
@@ -925,11 +925,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1260 = v1259 + v1253;
     out[v1260] = v1257;
   }
-  const uint v1261 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1261 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1263 = v924 + v1261;
-  const uint v1264 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1264 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1266 = v927 + v1264;
-  const bool v1267 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1267 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1268 = v1266 < v1;
   const bool v1269 = v1267 && v1268;
   if (v1269) {
@@ -938,11 +938,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1273 = v1272 + v1266;
     out[v1273] = v1270;
   }
-  const uint v1274 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1274 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1276 = v924 + v1274;
-  const uint v1277 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1277 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1279 = v927 + v1277;
-  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1281 = v1279 < v1;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -951,11 +951,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1286 = v1285 + v1279;
     out[v1286] = v1283;
   }
-  const uint v1287 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1287 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1289 = v924 + v1287;
-  const uint v1290 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1290 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1292 = v927 + v1290;
-  const bool v1293 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1293 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1294 = v1292 < v1;
   const bool v1295 = v1293 && v1294;
   if (v1295) {
@@ -964,11 +964,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1299 = v1298 + v1292;
     out[v1299] = v1296;
   }
-  const uint v1300 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1300 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1302 = v924 + v1300;
-  const uint v1303 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1303 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1305 = v927 + v1303;
-  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1307 = v1305 < v1;
   const bool v1308 = v1306 && v1307;
   if (v1308) {
@@ -977,11 +977,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1312 = v1311 + v1305;
     out[v1312] = v1309;
   }
-  const uint v1313 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1313 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1315 = v924 + v1313;
-  const uint v1316 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1316 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1318 = v927 + v1316;
-  const bool v1319 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1319 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1320 = v1318 < v1;
   const bool v1321 = v1319 && v1320;
   if (v1321) {
@@ -990,11 +990,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1325 = v1324 + v1318;
     out[v1325] = v1322;
   }
-  const uint v1326 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1326 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1328 = v924 + v1326;
-  const uint v1329 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1329 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1331 = v927 + v1329;
-  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1333 = v1331 < v1;
   const bool v1334 = v1332 && v1333;
   if (v1334) {
@@ -1003,11 +1003,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1338 = v1337 + v1331;
     out[v1338] = v1335;
   }
-  const uint v1339 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1339 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1341 = v924 + v1339;
-  const uint v1342 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1342 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1344 = v927 + v1342;
-  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1346 = v1344 < v1;
   const bool v1347 = v1345 && v1346;
   if (v1347) {
@@ -1016,11 +1016,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1351 = v1350 + v1344;
     out[v1351] = v1348;
   }
-  const uint v1352 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1352 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1354 = v924 + v1352;
-  const uint v1355 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1355 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1357 = v927 + v1355;
-  const bool v1358 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1358 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1359 = v1357 < v1;
   const bool v1360 = v1358 && v1359;
   if (v1360) {
@@ -1029,11 +1029,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1364 = v1363 + v1357;
     out[v1364] = v1361;
   }
-  const uint v1365 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1365 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1367 = v924 + v1365;
-  const uint v1368 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1368 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1370 = v927 + v1368;
-  const bool v1371 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1371 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1372 = v1370 < v1;
   const bool v1373 = v1371 && v1372;
   if (v1373) {
@@ -1042,11 +1042,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1377 = v1376 + v1370;
     out[v1377] = v1374;
   }
-  const uint v1378 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1378 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1380 = v924 + v1378;
-  const uint v1381 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1381 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1383 = v927 + v1381;
-  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1385 = v1383 < v1;
   const bool v1386 = v1384 && v1385;
   if (v1386) {
@@ -1055,11 +1055,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1390 = v1389 + v1383;
     out[v1390] = v1387;
   }
-  const uint v1391 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1391 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1393 = v924 + v1391;
-  const uint v1394 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1394 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1396 = v927 + v1394;
-  const bool v1397 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1397 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1398 = v1396 < v1;
   const bool v1399 = v1397 && v1398;
   if (v1399) {
@@ -1068,11 +1068,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1403 = v1402 + v1396;
     out[v1403] = v1400;
   }
-  const uint v1404 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1404 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1406 = v924 + v1404;
-  const uint v1407 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1407 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1409 = v927 + v1407;
-  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1411 = v1409 < v1;
   const bool v1412 = v1410 && v1411;
   if (v1412) {
@@ -1081,11 +1081,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1416 = v1415 + v1409;
     out[v1416] = v1413;
   }
-  const uint v1417 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1417 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1419 = v924 + v1417;
-  const uint v1420 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1420 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1422 = v927 + v1420;
-  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1424 = v1422 < v1;
   const bool v1425 = v1423 && v1424;
   if (v1425) {
@@ -1094,11 +1094,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1429 = v1428 + v1422;
     out[v1429] = v1426;
   }
-  const uint v1430 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1430 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1432 = v924 + v1430;
-  const uint v1433 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1433 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1435 = v927 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1437 = v1435 < v1;
   const bool v1438 = v1436 && v1437;
   if (v1438) {
@@ -1107,11 +1107,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1442 = v1441 + v1435;
     out[v1442] = v1439;
   }
-  const uint v1443 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1443 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1445 = v924 + v1443;
-  const uint v1446 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1446 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1448 = v927 + v1446;
-  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1450 = v1448 < v1;
   const bool v1451 = v1449 && v1450;
   if (v1451) {
@@ -1120,11 +1120,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1455 = v1454 + v1448;
     out[v1455] = v1452;
   }
-  const uint v1456 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1456 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1458 = v924 + v1456;
-  const uint v1459 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1459 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1461 = v927 + v1459;
-  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1463 = v1461 < v1;
   const bool v1464 = v1462 && v1463;
   if (v1464) {
@@ -1133,11 +1133,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1468 = v1467 + v1461;
     out[v1468] = v1465;
   }
-  const uint v1469 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1469 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1471 = v924 + v1469;
-  const uint v1472 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1472 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1474 = v927 + v1472;
-  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1476 = v1474 < v1;
   const bool v1477 = v1475 && v1476;
   if (v1477) {
@@ -1146,11 +1146,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1481 = v1480 + v1474;
     out[v1481] = v1478;
   }
-  const uint v1482 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1482 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1484 = v924 + v1482;
-  const uint v1485 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1485 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1487 = v927 + v1485;
-  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1489 = v1487 < v1;
   const bool v1490 = v1488 && v1489;
   if (v1490) {
@@ -1159,11 +1159,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1494 = v1493 + v1487;
     out[v1494] = v1491;
   }
-  const uint v1495 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1495 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1497 = v924 + v1495;
-  const uint v1498 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1498 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1500 = v927 + v1498;
-  const bool v1501 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1501 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1502 = v1500 < v1;
   const bool v1503 = v1501 && v1502;
   if (v1503) {
@@ -1172,11 +1172,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1507 = v1506 + v1500;
     out[v1507] = v1504;
   }
-  const uint v1508 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1508 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1510 = v924 + v1508;
-  const uint v1511 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1511 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1513 = v927 + v1511;
-  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1515 = v1513 < v1;
   const bool v1516 = v1514 && v1515;
   if (v1516) {
@@ -1185,11 +1185,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1520 = v1519 + v1513;
     out[v1520] = v1517;
   }
-  const uint v1521 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1521 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1523 = v924 + v1521;
-  const uint v1524 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1524 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1526 = v927 + v1524;
-  const bool v1527 = v1523 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1527 = v1523 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1528 = v1526 < v1;
   const bool v1529 = v1527 && v1528;
   if (v1529) {
@@ -1198,11 +1198,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1533 = v1532 + v1526;
     out[v1533] = v1530;
   }
-  const uint v1534 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1534 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1536 = v924 + v1534;
-  const uint v1537 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1537 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1539 = v927 + v1537;
-  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1541 = v1539 < v1;
   const bool v1542 = v1540 && v1541;
   if (v1542) {
@@ -1211,11 +1211,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1546 = v1545 + v1539;
     out[v1546] = v1543;
   }
-  const uint v1547 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1547 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1549 = v924 + v1547;
-  const uint v1550 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1550 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1552 = v927 + v1550;
-  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1554 = v1552 < v1;
   const bool v1555 = v1553 && v1554;
   if (v1555) {
@@ -1224,11 +1224,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1559 = v1558 + v1552;
     out[v1559] = v1556;
   }
-  const uint v1560 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1560 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1562 = v924 + v1560;
-  const uint v1563 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1563 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1565 = v927 + v1563;
-  const bool v1566 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1566 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1567 = v1565 < v1;
   const bool v1568 = v1566 && v1567;
   if (v1568) {
@@ -1237,11 +1237,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1572 = v1571 + v1565;
     out[v1572] = v1569;
   }
-  const uint v1573 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1573 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1575 = v924 + v1573;
-  const uint v1576 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1576 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1578 = v927 + v1576;
-  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1580 = v1578 < v1;
   const bool v1581 = v1579 && v1580;
   if (v1581) {
@@ -1250,11 +1250,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1585 = v1584 + v1578;
     out[v1585] = v1582;
   }
-  const uint v1586 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1586 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1588 = v924 + v1586;
-  const uint v1589 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1589 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1591 = v927 + v1589;
-  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1593 = v1591 < v1;
   const bool v1594 = v1592 && v1593;
   if (v1594) {
@@ -1263,11 +1263,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1598 = v1597 + v1591;
     out[v1598] = v1595;
   }
-  const uint v1599 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1599 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1601 = v924 + v1599;
-  const uint v1602 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1602 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1604 = v927 + v1602;
-  const bool v1605 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1605 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1606 = v1604 < v1;
   const bool v1607 = v1605 && v1606;
   if (v1607) {
@@ -1276,11 +1276,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1611 = v1610 + v1604;
     out[v1611] = v1608;
   }
-  const uint v1612 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1612 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1614 = v924 + v1612;
-  const uint v1615 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1615 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1617 = v927 + v1615;
-  const bool v1618 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1618 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1619 = v1617 < v1;
   const bool v1620 = v1618 && v1619;
   if (v1620) {
@@ -1289,11 +1289,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1624 = v1623 + v1617;
     out[v1624] = v1621;
   }
-  const uint v1625 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1625 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1627 = v924 + v1625;
-  const uint v1628 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1628 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1630 = v927 + v1628;
-  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1632 = v1630 < v1;
   const bool v1633 = v1631 && v1632;
   if (v1633) {
@@ -1302,11 +1302,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1637 = v1636 + v1630;
     out[v1637] = v1634;
   }
-  const uint v1638 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1638 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1640 = v924 + v1638;
-  const uint v1641 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1641 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1643 = v927 + v1641;
-  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1645 = v1643 < v1;
   const bool v1646 = v1644 && v1645;
   if (v1646) {
@@ -1315,11 +1315,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1650 = v1649 + v1643;
     out[v1650] = v1647;
   }
-  const uint v1651 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1651 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1653 = v924 + v1651;
-  const uint v1654 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1654 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1656 = v927 + v1654;
-  const bool v1657 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1657 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1658 = v1656 < v1;
   const bool v1659 = v1657 && v1658;
   if (v1659) {
@@ -1328,11 +1328,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1663 = v1662 + v1656;
     out[v1663] = v1660;
   }
-  const uint v1664 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1664 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1666 = v924 + v1664;
-  const uint v1667 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1667 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1669 = v927 + v1667;
-  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1671 = v1669 < v1;
   const bool v1672 = v1670 && v1671;
   if (v1672) {
@@ -1341,11 +1341,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1676 = v1675 + v1669;
     out[v1676] = v1673;
   }
-  const uint v1677 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1677 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1679 = v924 + v1677;
-  const uint v1680 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1680 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1682 = v927 + v1680;
-  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1684 = v1682 < v1;
   const bool v1685 = v1683 && v1684;
   if (v1685) {
@@ -1354,11 +1354,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1689 = v1688 + v1682;
     out[v1689] = v1686;
   }
-  const uint v1690 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1690 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1692 = v924 + v1690;
-  const uint v1693 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1693 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1695 = v927 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1367,11 +1367,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1702 = v1701 + v1695;
     out[v1702] = v1699;
   }
-  const uint v1703 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1703 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1705 = v924 + v1703;
-  const uint v1706 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1706 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1708 = v927 + v1706;
-  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1710 = v1708 < v1;
   const bool v1711 = v1709 && v1710;
   if (v1711) {
@@ -1380,11 +1380,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1715 = v1714 + v1708;
     out[v1715] = v1712;
   }
-  const uint v1716 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1716 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1718 = v924 + v1716;
-  const uint v1719 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1719 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1721 = v927 + v1719;
-  const bool v1722 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1722 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1723 = v1721 < v1;
   const bool v1724 = v1722 && v1723;
   if (v1724) {
@@ -1393,11 +1393,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1728 = v1727 + v1721;
     out[v1728] = v1725;
   }
-  const uint v1729 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1729 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1731 = v924 + v1729;
-  const uint v1732 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1732 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1734 = v927 + v1732;
-  const bool v1735 = v1731 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1735 = v1731 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1736 = v1734 < v1;
   const bool v1737 = v1735 && v1736;
   if (v1737) {
@@ -1406,11 +1406,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1741 = v1740 + v1734;
     out[v1741] = v1738;
   }
-  const uint v1742 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1742 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1744 = v924 + v1742;
-  const uint v1745 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1745 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1747 = v927 + v1745;
-  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1749 = v1747 < v1;
   const bool v1750 = v1748 && v1749;
   if (v1750) {
@@ -1419,11 +1419,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1754 = v1753 + v1747;
     out[v1754] = v1751;
   }
-  const uint v1755 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1755 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1757 = v924 + v1755;
-  const uint v1758 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1758 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1760 = v927 + v1758;
-  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1762 = v1760 < v1;
   const bool v1763 = v1761 && v1762;
   if (v1763) {
@@ -1432,11 +1432,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1767 = v1766 + v1760;
     out[v1767] = v1764;
   }
-  const uint v1768 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1768 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1770 = v924 + v1768;
-  const uint v1771 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1771 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1773 = v927 + v1771;
-  const bool v1774 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1774 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1775 = v1773 < v1;
   const bool v1776 = v1774 && v1775;
   if (v1776) {
@@ -1445,11 +1445,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1780 = v1779 + v1773;
     out[v1780] = v1777;
   }
-  const uint v1781 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1781 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1783 = v924 + v1781;
-  const uint v1784 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1784 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1786 = v927 + v1784;
-  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1788 = v1786 < v1;
   const bool v1789 = v1787 && v1788;
   if (v1789) {
@@ -1458,11 +1458,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1793 = v1792 + v1786;
     out[v1793] = v1790;
   }
-  const uint v1794 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1794 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1796 = v924 + v1794;
-  const uint v1797 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1797 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1799 = v927 + v1797;
-  const bool v1800 = v1796 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1800 = v1796 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1801 = v1799 < v1;
   const bool v1802 = v1800 && v1801;
   if (v1802) {
@@ -1471,11 +1471,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1806 = v1805 + v1799;
     out[v1806] = v1803;
   }
-  const uint v1807 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1807 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1809 = v924 + v1807;
-  const uint v1810 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1810 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1812 = v927 + v1810;
-  const bool v1813 = v1809 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1813 = v1809 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1814 = v1812 < v1;
   const bool v1815 = v1813 && v1814;
   if (v1815) {
@@ -1484,11 +1484,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1819 = v1818 + v1812;
     out[v1819] = v1816;
   }
-  const uint v1820 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1820 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1822 = v924 + v1820;
-  const uint v1823 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1823 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1825 = v927 + v1823;
-  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1827 = v1825 < v1;
   const bool v1828 = v1826 && v1827;
   if (v1828) {
@@ -1497,11 +1497,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1832 = v1831 + v1825;
     out[v1832] = v1829;
   }
-  const uint v1833 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1833 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1835 = v924 + v1833;
-  const uint v1836 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1836 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1838 = v927 + v1836;
-  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1840 = v1838 < v1;
   const bool v1841 = v1839 && v1840;
   if (v1841) {
@@ -1510,11 +1510,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1845 = v1844 + v1838;
     out[v1845] = v1842;
   }
-  const uint v1846 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1846 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1848 = v924 + v1846;
-  const uint v1849 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1849 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1851 = v927 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
@@ -1523,11 +1523,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1858 = v1857 + v1851;
     out[v1858] = v1855;
   }
-  const uint v1859 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1859 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1861 = v924 + v1859;
-  const uint v1862 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1862 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1864 = v927 + v1862;
-  const bool v1865 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1865 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1866 = v1864 < v1;
   const bool v1867 = v1865 && v1866;
   if (v1867) {
@@ -1536,11 +1536,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1871 = v1870 + v1864;
     out[v1871] = v1868;
   }
-  const uint v1872 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1872 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1874 = v924 + v1872;
-  const uint v1875 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1875 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1877 = v927 + v1875;
-  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1879 = v1877 < v1;
   const bool v1880 = v1878 && v1879;
   if (v1880) {
@@ -1549,11 +1549,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1884 = v1883 + v1877;
     out[v1884] = v1881;
   }
-  const uint v1885 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1885 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1887 = v924 + v1885;
-  const uint v1888 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1888 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1890 = v927 + v1888;
-  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1892 = v1890 < v1;
   const bool v1893 = v1891 && v1892;
   if (v1893) {
@@ -1562,11 +1562,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1897 = v1896 + v1890;
     out[v1897] = v1894;
   }
-  const uint v1898 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1898 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1900 = v924 + v1898;
-  const uint v1901 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1901 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1903 = v927 + v1901;
-  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1905 = v1903 < v1;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -1575,11 +1575,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1910 = v1909 + v1903;
     out[v1910] = v1907;
   }
-  const uint v1911 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1911 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1913 = v924 + v1911;
-  const uint v1914 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1914 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1916 = v927 + v1914;
-  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1918 = v1916 < v1;
   const bool v1919 = v1917 && v1918;
   if (v1919) {
@@ -1588,11 +1588,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1923 = v1922 + v1916;
     out[v1923] = v1920;
   }
-  const uint v1924 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1924 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1926 = v924 + v1924;
-  const uint v1927 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1927 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1929 = v927 + v1927;
-  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1931 = v1929 < v1;
   const bool v1932 = v1930 && v1931;
   if (v1932) {
@@ -1601,11 +1601,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1936 = v1935 + v1929;
     out[v1936] = v1933;
   }
-  const uint v1937 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1937 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1939 = v924 + v1937;
-  const uint v1940 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1940 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1942 = v927 + v1940;
-  const bool v1943 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1943 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1944 = v1942 < v1;
   const bool v1945 = v1943 && v1944;
   if (v1945) {
@@ -1614,11 +1614,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1949 = v1948 + v1942;
     out[v1949] = v1946;
   }
-  const uint v1950 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1950 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1952 = v924 + v1950;
-  const uint v1953 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1953 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1955 = v927 + v1953;
-  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1957 = v1955 < v1;
   const bool v1958 = v1956 && v1957;
   if (v1958) {
@@ -1627,11 +1627,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1962 = v1961 + v1955;
     out[v1962] = v1959;
   }
-  const uint v1963 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1963 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1965 = v924 + v1963;
-  const uint v1966 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1966 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1968 = v927 + v1966;
-  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1970 = v1968 < v1;
   const bool v1971 = v1969 && v1970;
   if (v1971) {
@@ -1640,11 +1640,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1975 = v1974 + v1968;
     out[v1975] = v1972;
   }
-  const uint v1976 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1976 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1978 = v924 + v1976;
-  const uint v1979 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1979 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1981 = v927 + v1979;
-  const bool v1982 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1982 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1983 = v1981 < v1;
   const bool v1984 = v1982 && v1983;
   if (v1984) {
@@ -1653,11 +1653,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v1988 = v1987 + v1981;
     out[v1988] = v1985;
   }
-  const uint v1989 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1989 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1991 = v924 + v1989;
-  const uint v1992 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1992 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1994 = v927 + v1992;
-  const bool v1995 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1995 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1996 = v1994 < v1;
   const bool v1997 = v1995 && v1996;
   if (v1997) {
@@ -1666,11 +1666,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2001 = v2000 + v1994;
     out[v2001] = v1998;
   }
-  const uint v2002 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2002 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2004 = v924 + v2002;
-  const uint v2005 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2005 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2007 = v927 + v2005;
-  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2009 = v2007 < v1;
   const bool v2010 = v2008 && v2009;
   if (v2010) {
@@ -1679,11 +1679,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2014 = v2013 + v2007;
     out[v2014] = v2011;
   }
-  const uint v2015 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2015 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2017 = v924 + v2015;
-  const uint v2018 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2018 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2020 = v927 + v2018;
-  const bool v2021 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2021 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2022 = v2020 < v1;
   const bool v2023 = v2021 && v2022;
   if (v2023) {
@@ -1692,11 +1692,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2027 = v2026 + v2020;
     out[v2027] = v2024;
   }
-  const uint v2028 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2028 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2030 = v924 + v2028;
-  const uint v2031 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2031 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2033 = v927 + v2031;
-  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2035 = v2033 < v1;
   const bool v2036 = v2034 && v2035;
   if (v2036) {
@@ -1705,11 +1705,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2040 = v2039 + v2033;
     out[v2040] = v2037;
   }
-  const uint v2041 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2041 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2043 = v924 + v2041;
-  const uint v2044 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2044 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2046 = v927 + v2044;
-  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2048 = v2046 < v1;
   const bool v2049 = v2047 && v2048;
   if (v2049) {
@@ -1718,11 +1718,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2053 = v2052 + v2046;
     out[v2053] = v2050;
   }
-  const uint v2054 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2054 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2056 = v924 + v2054;
-  const uint v2057 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2057 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2059 = v927 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -1731,11 +1731,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2066 = v2065 + v2059;
     out[v2066] = v2063;
   }
-  const uint v2067 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2067 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2069 = v924 + v2067;
-  const uint v2070 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2070 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2072 = v927 + v2070;
-  const bool v2073 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2073 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2074 = v2072 < v1;
   const bool v2075 = v2073 && v2074;
   if (v2075) {
@@ -1744,11 +1744,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2079 = v2078 + v2072;
     out[v2079] = v2076;
   }
-  const uint v2080 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2080 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2082 = v924 + v2080;
-  const uint v2083 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2083 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2085 = v927 + v2083;
-  const bool v2086 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2086 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2087 = v2085 < v1;
   const bool v2088 = v2086 && v2087;
   if (v2088) {
@@ -1757,11 +1757,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2092 = v2091 + v2085;
     out[v2092] = v2089;
   }
-  const uint v2093 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2093 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2095 = v924 + v2093;
-  const uint v2096 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2096 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2098 = v927 + v2096;
-  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2100 = v2098 < v1;
   const bool v2101 = v2099 && v2100;
   if (v2101) {
@@ -1770,11 +1770,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2105 = v2104 + v2098;
     out[v2105] = v2102;
   }
-  const uint v2106 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2106 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2108 = v924 + v2106;
-  const uint v2109 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2109 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2111 = v927 + v2109;
-  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2113 = v2111 < v1;
   const bool v2114 = v2112 && v2113;
   if (v2114) {
@@ -1783,11 +1783,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2118 = v2117 + v2111;
     out[v2118] = v2115;
   }
-  const uint v2119 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2119 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2121 = v924 + v2119;
-  const uint v2122 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2122 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2124 = v927 + v2122;
-  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2126 = v2124 < v1;
   const bool v2127 = v2125 && v2126;
   if (v2127) {
@@ -1796,11 +1796,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2131 = v2130 + v2124;
     out[v2131] = v2128;
   }
-  const uint v2132 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2132 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2134 = v924 + v2132;
-  const uint v2135 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2135 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2137 = v927 + v2135;
-  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2139 = v2137 < v1;
   const bool v2140 = v2138 && v2139;
   if (v2140) {
@@ -1809,11 +1809,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2144 = v2143 + v2137;
     out[v2144] = v2141;
   }
-  const uint v2145 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2145 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2147 = v924 + v2145;
-  const uint v2148 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2148 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2150 = v927 + v2148;
-  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2152 = v2150 < v1;
   const bool v2153 = v2151 && v2152;
   if (v2153) {
@@ -1822,11 +1822,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2157 = v2156 + v2150;
     out[v2157] = v2154;
   }
-  const uint v2158 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2158 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2160 = v924 + v2158;
-  const uint v2161 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2161 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2163 = v927 + v2161;
-  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2165 = v2163 < v1;
   const bool v2166 = v2164 && v2165;
   if (v2166) {
@@ -1835,11 +1835,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2170 = v2169 + v2163;
     out[v2170] = v2167;
   }
-  const uint v2171 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2171 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2173 = v924 + v2171;
-  const uint v2174 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2174 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2176 = v927 + v2174;
-  const bool v2177 = v2173 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2177 = v2173 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2178 = v2176 < v1;
   const bool v2179 = v2177 && v2178;
   if (v2179) {
@@ -1848,11 +1848,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2183 = v2182 + v2176;
     out[v2183] = v2180;
   }
-  const uint v2184 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2184 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2186 = v924 + v2184;
-  const uint v2187 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2187 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2189 = v927 + v2187;
-  const bool v2190 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2190 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2191 = v2189 < v1;
   const bool v2192 = v2190 && v2191;
   if (v2192) {
@@ -1861,11 +1861,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2196 = v2195 + v2189;
     out[v2196] = v2193;
   }
-  const uint v2197 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2197 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2199 = v924 + v2197;
-  const uint v2200 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2200 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2202 = v927 + v2200;
-  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2204 = v2202 < v1;
   const bool v2205 = v2203 && v2204;
   if (v2205) {
@@ -1874,11 +1874,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2209 = v2208 + v2202;
     out[v2209] = v2206;
   }
-  const uint v2210 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2210 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2212 = v924 + v2210;
-  const uint v2213 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2213 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2215 = v927 + v2213;
-  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2217 = v2215 < v1;
   const bool v2218 = v2216 && v2217;
   if (v2218) {
@@ -1887,11 +1887,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2222 = v2221 + v2215;
     out[v2222] = v2219;
   }
-  const uint v2223 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2223 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2225 = v924 + v2223;
-  const uint v2226 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2226 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2228 = v927 + v2226;
-  const bool v2229 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2229 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2230 = v2228 < v1;
   const bool v2231 = v2229 && v2230;
   if (v2231) {
@@ -1900,11 +1900,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2235 = v2234 + v2228;
     out[v2235] = v2232;
   }
-  const uint v2236 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2236 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2238 = v924 + v2236;
-  const uint v2239 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2239 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2241 = v927 + v2239;
-  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -1913,11 +1913,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2248 = v2247 + v2241;
     out[v2248] = v2245;
   }
-  const uint v2249 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2249 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2251 = v924 + v2249;
-  const uint v2252 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2252 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2254 = v927 + v2252;
-  const bool v2255 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2255 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2256 = v2254 < v1;
   const bool v2257 = v2255 && v2256;
   if (v2257) {
@@ -1926,11 +1926,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2261 = v2260 + v2254;
     out[v2261] = v2258;
   }
-  const uint v2262 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2262 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2264 = v924 + v2262;
-  const uint v2265 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2265 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2267 = v927 + v2265;
-  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2269 = v2267 < v1;
   const bool v2270 = v2268 && v2269;
   if (v2270) {
@@ -1939,11 +1939,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2274 = v2273 + v2267;
     out[v2274] = v2271;
   }
-  const uint v2275 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2275 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2277 = v924 + v2275;
-  const uint v2278 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2278 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2280 = v927 + v2278;
-  const bool v2281 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2281 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2282 = v2280 < v1;
   const bool v2283 = v2281 && v2282;
   if (v2283) {
@@ -1952,11 +1952,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2287 = v2286 + v2280;
     out[v2287] = v2284;
   }
-  const uint v2288 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2288 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2290 = v924 + v2288;
-  const uint v2291 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2291 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2293 = v927 + v2291;
-  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2295 = v2293 < v1;
   const bool v2296 = v2294 && v2295;
   if (v2296) {
@@ -1965,11 +1965,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2300 = v2299 + v2293;
     out[v2300] = v2297;
   }
-  const uint v2301 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2301 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2303 = v924 + v2301;
-  const uint v2304 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2304 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2306 = v927 + v2304;
-  const bool v2307 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2307 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2308 = v2306 < v1;
   const bool v2309 = v2307 && v2308;
   if (v2309) {
@@ -1978,11 +1978,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2313 = v2312 + v2306;
     out[v2313] = v2310;
   }
-  const uint v2314 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2314 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2316 = v924 + v2314;
-  const uint v2317 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2317 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2319 = v927 + v2317;
-  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2321 = v2319 < v1;
   const bool v2322 = v2320 && v2321;
   if (v2322) {
@@ -1991,11 +1991,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2326 = v2325 + v2319;
     out[v2326] = v2323;
   }
-  const uint v2327 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2327 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2329 = v924 + v2327;
-  const uint v2330 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2330 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2332 = v927 + v2330;
-  const bool v2333 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2333 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2334 = v2332 < v1;
   const bool v2335 = v2333 && v2334;
   if (v2335) {
@@ -2004,11 +2004,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2339 = v2338 + v2332;
     out[v2339] = v2336;
   }
-  const uint v2340 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2340 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2342 = v924 + v2340;
-  const uint v2343 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2343 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2345 = v927 + v2343;
-  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2347 = v2345 < v1;
   const bool v2348 = v2346 && v2347;
   if (v2348) {
@@ -2017,11 +2017,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2352 = v2351 + v2345;
     out[v2352] = v2349;
   }
-  const uint v2353 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2353 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2355 = v924 + v2353;
-  const uint v2356 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2356 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2358 = v927 + v2356;
-  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2360 = v2358 < v1;
   const bool v2361 = v2359 && v2360;
   if (v2361) {
@@ -2030,11 +2030,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2365 = v2364 + v2358;
     out[v2365] = v2362;
   }
-  const uint v2366 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2366 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2368 = v924 + v2366;
-  const uint v2369 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2369 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2371 = v927 + v2369;
-  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2373 = v2371 < v1;
   const bool v2374 = v2372 && v2373;
   if (v2374) {
@@ -2043,11 +2043,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2378 = v2377 + v2371;
     out[v2378] = v2375;
   }
-  const uint v2379 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2379 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2381 = v924 + v2379;
-  const uint v2382 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2382 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2384 = v927 + v2382;
-  const bool v2385 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2385 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2386 = v2384 < v1;
   const bool v2387 = v2385 && v2386;
   if (v2387) {
@@ -2056,11 +2056,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2391 = v2390 + v2384;
     out[v2391] = v2388;
   }
-  const uint v2392 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2392 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2394 = v924 + v2392;
-  const uint v2395 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2395 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2397 = v927 + v2395;
-  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2399 = v2397 < v1;
   const bool v2400 = v2398 && v2399;
   if (v2400) {
@@ -2069,11 +2069,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2404 = v2403 + v2397;
     out[v2404] = v2401;
   }
-  const uint v2405 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2405 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2407 = v924 + v2405;
-  const uint v2408 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2408 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2410 = v927 + v2408;
-  const bool v2411 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2411 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2412 = v2410 < v1;
   const bool v2413 = v2411 && v2412;
   if (v2413) {
@@ -2082,11 +2082,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2417 = v2416 + v2410;
     out[v2417] = v2414;
   }
-  const uint v2418 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2418 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2420 = v924 + v2418;
-  const uint v2421 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2421 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2423 = v927 + v2421;
-  const bool v2424 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2424 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2425 = v2423 < v1;
   const bool v2426 = v2424 && v2425;
   if (v2426) {
@@ -2095,11 +2095,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2430 = v2429 + v2423;
     out[v2430] = v2427;
   }
-  const uint v2431 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2431 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2433 = v924 + v2431;
-  const uint v2434 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2434 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2436 = v927 + v2434;
-  const bool v2437 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2437 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2438 = v2436 < v1;
   const bool v2439 = v2437 && v2438;
   if (v2439) {
@@ -2108,11 +2108,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2443 = v2442 + v2436;
     out[v2443] = v2440;
   }
-  const uint v2444 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2444 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2446 = v924 + v2444;
-  const uint v2447 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2447 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2449 = v927 + v2447;
-  const bool v2450 = v2446 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2450 = v2446 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2451 = v2449 < v1;
   const bool v2452 = v2450 && v2451;
   if (v2452) {
@@ -2121,11 +2121,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2456 = v2455 + v2449;
     out[v2456] = v2453;
   }
-  const uint v2457 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2457 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2459 = v924 + v2457;
-  const uint v2460 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2460 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2462 = v927 + v2460;
-  const bool v2463 = v2459 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2463 = v2459 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2464 = v2462 < v1;
   const bool v2465 = v2463 && v2464;
   if (v2465) {
@@ -2134,11 +2134,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2469 = v2468 + v2462;
     out[v2469] = v2466;
   }
-  const uint v2470 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2470 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2472 = v924 + v2470;
-  const uint v2473 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2473 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2475 = v927 + v2473;
-  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2477 = v2475 < v1;
   const bool v2478 = v2476 && v2477;
   if (v2478) {
@@ -2147,11 +2147,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2482 = v2481 + v2475;
     out[v2482] = v2479;
   }
-  const uint v2483 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2483 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2485 = v924 + v2483;
-  const uint v2486 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2486 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2488 = v927 + v2486;
-  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2490 = v2488 < v1;
   const bool v2491 = v2489 && v2490;
   if (v2491) {
@@ -2160,11 +2160,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2495 = v2494 + v2488;
     out[v2495] = v2492;
   }
-  const uint v2496 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2496 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2498 = v924 + v2496;
-  const uint v2499 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2499 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2501 = v927 + v2499;
-  const bool v2502 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2502 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2503 = v2501 < v1;
   const bool v2504 = v2502 && v2503;
   if (v2504) {
@@ -2173,11 +2173,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2508 = v2507 + v2501;
     out[v2508] = v2505;
   }
-  const uint v2509 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2509 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2511 = v924 + v2509;
-  const uint v2512 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2512 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2514 = v927 + v2512;
-  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2516 = v2514 < v1;
   const bool v2517 = v2515 && v2516;
   if (v2517) {
@@ -2186,11 +2186,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2521 = v2520 + v2514;
     out[v2521] = v2518;
   }
-  const uint v2522 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2522 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2524 = v924 + v2522;
-  const uint v2525 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2525 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2527 = v927 + v2525;
-  const bool v2528 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2528 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2529 = v2527 < v1;
   const bool v2530 = v2528 && v2529;
   if (v2530) {
@@ -2199,11 +2199,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2534 = v2533 + v2527;
     out[v2534] = v2531;
   }
-  const uint v2535 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2535 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2537 = v924 + v2535;
-  const uint v2538 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2538 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2540 = v927 + v2538;
-  const bool v2541 = v2537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2541 = v2537 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2542 = v2540 < v1;
   const bool v2543 = v2541 && v2542;
   if (v2543) {
@@ -2212,11 +2212,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2547 = v2546 + v2540;
     out[v2547] = v2544;
   }
-  const uint v2548 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2548 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2550 = v924 + v2548;
-  const uint v2551 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2551 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2553 = v927 + v2551;
-  const bool v2554 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2554 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2555 = v2553 < v1;
   const bool v2556 = v2554 && v2555;
   if (v2556) {
@@ -2225,11 +2225,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2560 = v2559 + v2553;
     out[v2560] = v2557;
   }
-  const uint v2561 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2561 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2563 = v924 + v2561;
-  const uint v2564 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2564 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2566 = v927 + v2564;
-  const bool v2567 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2567 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2568 = v2566 < v1;
   const bool v2569 = v2567 && v2568;
   if (v2569) {
@@ -2238,11 +2238,11 @@ kernel void iron_gemm_affine_b8_g128_f32(
     const uint v2573 = v2572 + v2566;
     out[v2573] = v2570;
   }
-  const uint v2574 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2574 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2576 = v924 + v2574;
-  const uint v2577 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2577 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2579 = v927 + v2577;
-  const bool v2580 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2580 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2581 = v2579 < v1;
   const bool v2582 = v2580 && v2581;
   if (v2582) {

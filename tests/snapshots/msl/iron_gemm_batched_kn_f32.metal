@@ -95,236 +95,236 @@ kernel void iron_gemm_batched_kn_f32(
   const uint v7 = iron_gid.z;  // kernels/gemm/gemm.cpp:88
   const uint v8 = v7 * v4;  // kernels/gemm/gemm.cpp:89
   const uint v9 = v7 * v5;
-  const uint v10 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const uint v10 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
   const uint v12 = iron_gid.y;
   const uint v13 = v12 * v10;
   const uint v14 = v13 + v11;
-  const uint v16 = v10 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const uint v18 = v14 / v16;  // kernels/gemm/gemm_tiles.hpp:184
+  const uint v16 = v10 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const uint v18 = v14 / v16;  // kernels/gemm/gemm_tiles.hpp:128
   const uint v19 = v18 << 3u;
-  const uint v21 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const uint v21 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
   const uint v22 = v21 - v19;
   const uint v23 = min(v22, 8u);
-  const uint v25 = v14 % v16;  // kernels/gemm/gemm_tiles.hpp:186
+  const uint v25 = v14 % v16;  // kernels/gemm/gemm_tiles.hpp:130
   const uint v26 = v25 % v23;
   const uint v27 = v19 + v26;
   const uint v28 = v27 << 7u;
-  const uint v31 = v25 / v23;  // kernels/gemm/gemm_tiles.hpp:187
+  const uint v31 = v25 / v23;
   const uint v32 = v31 << 7u;
-  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:188
-  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const uint v37 = v36 << 6u;
-  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const uint v41 = v40 << 6u;
-  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v43, float(0.0f));
-  iron_frag<float, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v45, float(0.0f));
-  iron_frag<float, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v47, float(0.0f));
-  const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v51 = v50 == 0u;
   const uint v54 = v8 & 7u;
   const bool v55 = v54 == 0u;
   const bool v56 = v51 && v55;
-  const uint v59 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v59 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v60 = v59 == 0u;
   const uint v63 = v9 & 7u;
   const bool v64 = v63 == 0u;
   const bool v65 = v60 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:208
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:215
   if (v66) {
-    const uint v2406 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2409 = v2406 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2412 = v2406 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2406 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2409 = v2406 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2412 = v2406 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2413 = v2412 << 2u;
-    const uint v2414 = v28 + v2409;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2414 = v28 + v2409;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2415 = v2414 < v1;
-    const uint v2420 = v2414 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2420 = v2414 * v3;  // kernels/gemm/gemm_tiles.hpp:81
     const uint v2421 = v8 + v2420;
-    const uint v2426 = v2409 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2431 = v2406 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2433 = v2431 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2436 = v2431 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2426 = v2409 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2431 = v2406 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2433 = v2431 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2436 = v2431 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2437 = v2436 << 2u;
-    const uint v2438 = v28 + v2433;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2438 = v28 + v2433;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2439 = v2438 < v1;
-    const uint v2444 = v2438 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2444 = v2438 * v3;  // kernels/gemm/gemm_tiles.hpp:81
     const uint v2445 = v8 + v2444;
-    const uint v2450 = v2433 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2455 = v2406 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2457 = v2455 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2460 = v2455 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2450 = v2433 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2455 = v2406 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2457 = v2455 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2460 = v2455 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2461 = v2460 << 2u;
-    const uint v2462 = v28 + v2457;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2462 = v28 + v2457;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2463 = v2462 < v1;
-    const uint v2468 = v2462 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2468 = v2462 * v3;  // kernels/gemm/gemm_tiles.hpp:81
     const uint v2469 = v8 + v2468;
-    const uint v2474 = v2457 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2479 = v2406 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2481 = v2479 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2484 = v2479 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2474 = v2457 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2479 = v2406 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2481 = v2479 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2484 = v2479 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2485 = v2484 << 2u;
-    const uint v2486 = v28 + v2481;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2486 = v28 + v2481;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2487 = v2486 < v1;
-    const uint v2492 = v2486 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2492 = v2486 * v3;  // kernels/gemm/gemm_tiles.hpp:81
     const uint v2493 = v8 + v2492;
-    const uint v2498 = v2481 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2507 = v2406 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2510 = v2406 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2498 = v2481 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2507 = v2406 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2510 = v2406 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2511 = v2510 << 2u;
-    const uint v2514 = v32 + v2511;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2514 = v32 + v2511;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2515 = v2514 < v2;
-    const uint v2524 = v2507 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2531 = v2431 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2534 = v2431 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2524 = v2507 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2531 = v2431 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2534 = v2431 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2535 = v2534 << 2u;
-    const uint v2538 = v32 + v2535;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2538 = v32 + v2535;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2539 = v2538 < v2;
-    const uint v2548 = v2531 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2555 = v2455 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2558 = v2455 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2548 = v2531 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2555 = v2455 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2558 = v2455 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2559 = v2558 << 2u;
-    const uint v2562 = v32 + v2559;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2562 = v32 + v2559;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2563 = v2562 < v2;
-    const uint v2572 = v2555 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2579 = v2479 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2582 = v2479 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2572 = v2555 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2579 = v2479 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2582 = v2479 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2583 = v2582 << 2u;
-    const uint v2586 = v32 + v2583;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2586 = v32 + v2583;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2587 = v2586 < v2;
-    const uint v2596 = v2579 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2606 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v2596 = v2579 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2606 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (uint v2398 = 0u; v2398 < v3; v2398 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (uint v2398 = 0u; v2398 < v3; v2398 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const uint v2400 = v2398 >> 4u;
       const uint v2402 = v2400 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2404 = v2402 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v2416 = v2398 + v2413;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2404 = v2402 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v2416 = v2398 + v2413;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2417 = v2416 < v3;
       const bool v2418 = v2415 && v2417;
-      const uint v2422 = v2421 + v2398;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2422 = v2421 + v2398;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2423 = v2422 + v2413;
       const uint v2424 = v2418 ? v2423 : v8;
-      const uint v2427 = v2404 + v2426;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2427 = v2404 + v2426;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2428 = v2427 + v2413;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2428 + e] = v2418 ? a[v2424 + e] : float(0);
       }
-      const uint v2440 = v2398 + v2437;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2440 = v2398 + v2437;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2441 = v2440 < v3;
       const bool v2442 = v2439 && v2441;
-      const uint v2446 = v2445 + v2398;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2446 = v2445 + v2398;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2447 = v2446 + v2437;
       const uint v2448 = v2442 ? v2447 : v8;
-      const uint v2451 = v2404 + v2450;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2451 = v2404 + v2450;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2452 = v2451 + v2437;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2452 + e] = v2442 ? a[v2448 + e] : float(0);
       }
-      const uint v2464 = v2398 + v2461;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2464 = v2398 + v2461;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2465 = v2464 < v3;
       const bool v2466 = v2463 && v2465;
-      const uint v2470 = v2469 + v2398;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2470 = v2469 + v2398;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2471 = v2470 + v2461;
       const uint v2472 = v2466 ? v2471 : v8;
-      const uint v2475 = v2404 + v2474;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2475 = v2404 + v2474;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2476 = v2475 + v2461;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2476 + e] = v2466 ? a[v2472 + e] : float(0);
       }
-      const uint v2488 = v2398 + v2485;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2488 = v2398 + v2485;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2489 = v2488 < v3;
       const bool v2490 = v2487 && v2489;
-      const uint v2494 = v2493 + v2398;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2494 = v2493 + v2398;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2495 = v2494 + v2485;
       const uint v2496 = v2490 ? v2495 : v8;
-      const uint v2499 = v2404 + v2498;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2499 = v2404 + v2498;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2500 = v2499 + v2485;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2500 + e] = v2490 ? a[v2496 + e] : float(0);
       }
-      const uint v2502 = v2402 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
-      const uint v2512 = v2398 + v2507;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2502 = v2402 * 2112u;  // kernels/gemm/gemm_tiles.hpp:220
+      const uint v2512 = v2398 + v2507;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2513 = v2512 < v3;
       const bool v2516 = v2513 && v2515;
-      const uint v2518 = v2512 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2518 = v2512 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2519 = v9 + v2518;
       const uint v2520 = v2519 + v32;
       const uint v2521 = v2520 + v2511;
       const uint v2522 = v2516 ? v2521 : v9;
-      const uint v2525 = v2502 + v2524;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2525 = v2502 + v2524;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2526 = v2525 + v2511;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v2526 + e] = v2516 ? b[v2522 + e] : float(0);
       }
-      const uint v2536 = v2398 + v2531;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2536 = v2398 + v2531;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2537 = v2536 < v3;
       const bool v2540 = v2537 && v2539;
-      const uint v2542 = v2536 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2542 = v2536 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2543 = v9 + v2542;
       const uint v2544 = v2543 + v32;
       const uint v2545 = v2544 + v2535;
       const uint v2546 = v2540 ? v2545 : v9;
-      const uint v2549 = v2502 + v2548;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2549 = v2502 + v2548;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2550 = v2549 + v2535;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v2550 + e] = v2540 ? b[v2546 + e] : float(0);
       }
-      const uint v2560 = v2398 + v2555;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2560 = v2398 + v2555;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2561 = v2560 < v3;
       const bool v2564 = v2561 && v2563;
-      const uint v2566 = v2560 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2566 = v2560 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2567 = v9 + v2566;
       const uint v2568 = v2567 + v32;
       const uint v2569 = v2568 + v2559;
       const uint v2570 = v2564 ? v2569 : v9;
-      const uint v2573 = v2502 + v2572;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2573 = v2502 + v2572;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2574 = v2573 + v2559;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v2574 + e] = v2564 ? b[v2570 + e] : float(0);
       }
-      const uint v2584 = v2398 + v2579;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2584 = v2398 + v2579;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2585 = v2584 < v3;
       const bool v2588 = v2585 && v2587;
-      const uint v2590 = v2584 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2590 = v2584 * v2;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2591 = v9 + v2590;
       const uint v2592 = v2591 + v32;
       const uint v2593 = v2592 + v2583;
       const uint v2594 = v2588 ? v2593 : v9;
-      const uint v2597 = v2502 + v2596;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2597 = v2502 + v2596;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2598 = v2597 + v2583;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v2598 + e] = v2588 ? b[v2594 + e] : float(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2607 = v2404 + v2606;  // kernels/gemm/gemm_tiles.hpp:199
+      const uint v2607 = v2404 + v2606;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load<false>(v45, shm0, long(v2607), long(20u));
-      const uint v2612 = v2502 + v41;  // kernels/gemm/gemm_tiles.hpp:201
+      const uint v2612 = v2502 + v41;  // kernels/gemm/gemm_tiles.hpp:208
       iron_frag_load<false>(v47, shm1, long(v2612), long(132u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:205
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
   } else {
-    const uint v286 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v286 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v287 = iron_tid.x;
-    const uint v343 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v343 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (uint v285 = 0u; v285 < v3; v285 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v289 = v287; v289 < 2048u; v289 += v286) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v291 = v289 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v293 = v289 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v294 = v28 + v291;  // kernels/gemm/gemm_tiles.hpp:95
+    for (uint v285 = 0u; v285 < v3; v285 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (uint v289 = v287; v289 < 2048u; v289 += v286) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v291 = v289 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v293 = v289 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v294 = v28 + v291;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v295 = v294 < v1;
         const uint v296 = v285 + v293;
         const bool v297 = v296 < v3;
         const bool v298 = v295 && v297;
         if (v298) {
-          const uint v300 = v294 * v3;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v300 = v294 * v3;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v301 = v8 + v300;
           const uint v302 = v301 + v285;
           const uint v303 = v302 + v293;
@@ -333,22 +333,22 @@ kernel void iron_gemm_batched_kn_f32(
           const uint v307 = v306 + v293;
           shm0[v307] = v304;
         } else {
-          const uint v309 = v291 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v309 = v291 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v310 = v309 + v293;
           shm0[v310] = 0.0f;
         }
       }
 
-      for (uint v315 = v287; v315 < 2048u; v315 += v286) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v317 = v315 >> 7u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v319 = v315 & 127u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v320 = v285 + v317;  // kernels/gemm/gemm_tiles.hpp:95
+      for (uint v315 = v287; v315 < 2048u; v315 += v286) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v317 = v315 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v319 = v315 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v320 = v285 + v317;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v321 = v320 < v3;
         const uint v322 = v32 + v319;
         const bool v323 = v322 < v2;
         const bool v324 = v321 && v323;
         if (v324) {
-          const uint v326 = v320 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v326 = v320 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v327 = v9 + v326;
           const uint v328 = v327 + v32;
           const uint v329 = v328 + v319;
@@ -357,25 +357,25 @@ kernel void iron_gemm_batched_kn_f32(
           const uint v333 = v332 + v319;
           shm1[v333] = v330;
         } else {
-          const uint v335 = v317 * 132u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v335 = v317 * 132u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v336 = v335 + v319;
           shm1[v336] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v45, shm0, long(v343), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<false>(v47, shm1, long(v41), long(132u));  // kernels/gemm/gemm_tiles.hpp:201
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:205
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load<false>(v45, shm0, long(v343), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load<false>(v47, shm1, long(v41), long(132u));  // kernels/gemm/gemm_tiles.hpp:208
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const uint v350 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v350 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v351 = v28 + v37;
   const uint v352 = v351 + v350;
-  const uint v353 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v353 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v354 = v32 + v41;
   const uint v355 = v354 + v353;
-  const bool v356 = v352 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v356 = v352 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v357 = v355 < v2;
   const bool v358 = v356 && v357;
   if (v358) {
@@ -387,11 +387,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v365 = v364 + v355;
     out[v365] = v360;
   }
-  const uint v366 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v366 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v368 = v351 + v366;
-  const uint v369 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v369 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v371 = v354 + v369;
-  const bool v372 = v368 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v372 = v368 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v373 = v371 < v2;
   const bool v374 = v372 && v373;
   if (v374) {
@@ -403,11 +403,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v381 = v380 + v371;
     out[v381] = v376;
   }
-  const uint v382 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v382 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v384 = v351 + v382;
-  const uint v385 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v385 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v387 = v354 + v385;
-  const bool v388 = v384 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v388 = v384 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v389 = v387 < v2;
   const bool v390 = v388 && v389;
   if (v390) {
@@ -419,11 +419,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v397 = v396 + v387;
     out[v397] = v392;
   }
-  const uint v398 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v398 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v400 = v351 + v398;
-  const uint v401 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v401 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v403 = v354 + v401;
-  const bool v404 = v400 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v404 = v400 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v405 = v403 < v2;
   const bool v406 = v404 && v405;
   if (v406) {
@@ -435,11 +435,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v413 = v412 + v403;
     out[v413] = v408;
   }
-  const uint v414 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v414 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v416 = v351 + v414;
-  const uint v417 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v417 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v419 = v354 + v417;
-  const bool v420 = v416 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v420 = v416 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v421 = v419 < v2;
   const bool v422 = v420 && v421;
   if (v422) {
@@ -451,11 +451,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v429 = v428 + v419;
     out[v429] = v424;
   }
-  const uint v430 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v430 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v432 = v351 + v430;
-  const uint v433 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v433 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v435 = v354 + v433;
-  const bool v436 = v432 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v436 = v432 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v437 = v435 < v2;
   const bool v438 = v436 && v437;
   if (v438) {
@@ -467,11 +467,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v445 = v444 + v435;
     out[v445] = v440;
   }
-  const uint v446 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v446 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v448 = v351 + v446;
-  const uint v449 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v449 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v451 = v354 + v449;
-  const bool v452 = v448 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v452 = v448 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v453 = v451 < v2;
   const bool v454 = v452 && v453;
   if (v454) {
@@ -483,11 +483,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v461 = v460 + v451;
     out[v461] = v456;
   }
-  const uint v462 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v462 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v464 = v351 + v462;
-  const uint v465 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v465 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v467 = v354 + v465;
-  const bool v468 = v464 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v468 = v464 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v469 = v467 < v2;
   const bool v470 = v468 && v469;
   if (v470) {
@@ -499,11 +499,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v477 = v476 + v467;
     out[v477] = v472;
   }
-  const uint v478 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v478 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v480 = v351 + v478;
-  const uint v481 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v481 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v483 = v354 + v481;
-  const bool v484 = v480 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v484 = v480 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v485 = v483 < v2;
   const bool v486 = v484 && v485;
   if (v486) {
@@ -515,11 +515,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v493 = v492 + v483;
     out[v493] = v488;
   }
-  const uint v494 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v494 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v496 = v351 + v494;
-  const uint v497 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v497 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v499 = v354 + v497;
-  const bool v500 = v496 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v500 = v496 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v501 = v499 < v2;
   const bool v502 = v500 && v501;
   if (v502) {
@@ -531,11 +531,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v509 = v508 + v499;
     out[v509] = v504;
   }
-  const uint v510 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v510 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v512 = v351 + v510;
-  const uint v513 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v513 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v515 = v354 + v513;
-  const bool v516 = v512 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v516 = v512 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v517 = v515 < v2;
   const bool v518 = v516 && v517;
   if (v518) {
@@ -547,11 +547,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v525 = v524 + v515;
     out[v525] = v520;
   }
-  const uint v526 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v526 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v528 = v351 + v526;
-  const uint v529 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v529 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v531 = v354 + v529;
-  const bool v532 = v528 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v532 = v528 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v533 = v531 < v2;
   const bool v534 = v532 && v533;
   if (v534) {
@@ -563,11 +563,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v541 = v540 + v531;
     out[v541] = v536;
   }
-  const uint v542 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v542 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v544 = v351 + v542;
-  const uint v545 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v545 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v547 = v354 + v545;
-  const bool v548 = v544 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v548 = v544 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v549 = v547 < v2;
   const bool v550 = v548 && v549;
   if (v550) {
@@ -579,11 +579,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v557 = v556 + v547;
     out[v557] = v552;
   }
-  const uint v558 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v558 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v560 = v351 + v558;
-  const uint v561 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v561 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v563 = v354 + v561;
-  const bool v564 = v560 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v564 = v560 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v565 = v563 < v2;
   const bool v566 = v564 && v565;
   if (v566) {
@@ -595,11 +595,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v573 = v572 + v563;
     out[v573] = v568;
   }
-  const uint v574 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v574 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v576 = v351 + v574;
-  const uint v577 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v577 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v579 = v354 + v577;
-  const bool v580 = v576 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v580 = v576 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v581 = v579 < v2;
   const bool v582 = v580 && v581;
   if (v582) {
@@ -611,11 +611,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v589 = v588 + v579;
     out[v589] = v584;
   }
-  const uint v590 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v590 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v592 = v351 + v590;
-  const uint v593 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v593 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v595 = v354 + v593;
-  const bool v596 = v592 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v596 = v592 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v597 = v595 < v2;
   const bool v598 = v596 && v597;
   if (v598) {
@@ -627,11 +627,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v605 = v604 + v595;
     out[v605] = v600;
   }
-  const uint v606 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v606 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v608 = v351 + v606;
-  const uint v609 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v609 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v611 = v354 + v609;
-  const bool v612 = v608 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v612 = v608 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v613 = v611 < v2;
   const bool v614 = v612 && v613;
   if (v614) {
@@ -643,11 +643,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v621 = v620 + v611;
     out[v621] = v616;
   }
-  const uint v622 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v622 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v624 = v351 + v622;
-  const uint v625 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v625 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v627 = v354 + v625;
-  const bool v628 = v624 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v628 = v624 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v629 = v627 < v2;
   const bool v630 = v628 && v629;
   if (v630) {
@@ -659,11 +659,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v637 = v636 + v627;
     out[v637] = v632;
   }
-  const uint v638 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v638 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v640 = v351 + v638;
-  const uint v641 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v641 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v643 = v354 + v641;
-  const bool v644 = v640 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v644 = v640 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v645 = v643 < v2;
   const bool v646 = v644 && v645;
   if (v646) {
@@ -675,11 +675,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v653 = v652 + v643;
     out[v653] = v648;
   }
-  const uint v654 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v654 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v656 = v351 + v654;
-  const uint v657 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v657 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v659 = v354 + v657;
-  const bool v660 = v656 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v660 = v656 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v661 = v659 < v2;
   const bool v662 = v660 && v661;
   if (v662) {
@@ -691,11 +691,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v669 = v668 + v659;
     out[v669] = v664;
   }
-  const uint v670 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v670 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v672 = v351 + v670;
-  const uint v673 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v673 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v675 = v354 + v673;
-  const bool v676 = v672 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v676 = v672 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v677 = v675 < v2;
   const bool v678 = v676 && v677;
   if (v678) {
@@ -707,11 +707,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v685 = v684 + v675;
     out[v685] = v680;
   }
-  const uint v686 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v686 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v688 = v351 + v686;
-  const uint v689 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v689 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v691 = v354 + v689;
-  const bool v692 = v688 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v692 = v688 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v693 = v691 < v2;
   const bool v694 = v692 && v693;
   if (v694) {
@@ -723,11 +723,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v701 = v700 + v691;
     out[v701] = v696;
   }
-  const uint v702 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v702 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v704 = v351 + v702;
-  const uint v705 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v705 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v707 = v354 + v705;
-  const bool v708 = v704 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v708 = v704 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v709 = v707 < v2;
   const bool v710 = v708 && v709;
   if (v710) {
@@ -739,11 +739,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v717 = v716 + v707;
     out[v717] = v712;
   }
-  const uint v718 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v718 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v720 = v351 + v718;
-  const uint v721 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v721 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v723 = v354 + v721;
-  const bool v724 = v720 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v724 = v720 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v725 = v723 < v2;
   const bool v726 = v724 && v725;
   if (v726) {
@@ -755,11 +755,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v733 = v732 + v723;
     out[v733] = v728;
   }
-  const uint v734 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v734 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v736 = v351 + v734;
-  const uint v737 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v737 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v739 = v354 + v737;
-  const bool v740 = v736 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v740 = v736 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v741 = v739 < v2;
   const bool v742 = v740 && v741;
   if (v742) {
@@ -771,11 +771,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v749 = v748 + v739;
     out[v749] = v744;
   }
-  const uint v750 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v750 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v752 = v351 + v750;
-  const uint v753 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v753 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v755 = v354 + v753;
-  const bool v756 = v752 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v756 = v752 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v757 = v755 < v2;
   const bool v758 = v756 && v757;
   if (v758) {
@@ -787,11 +787,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v765 = v764 + v755;
     out[v765] = v760;
   }
-  const uint v766 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v766 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v768 = v351 + v766;
-  const uint v769 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v769 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v771 = v354 + v769;
-  const bool v772 = v768 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v772 = v768 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v773 = v771 < v2;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -803,11 +803,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v781 = v780 + v771;
     out[v781] = v776;
   }
-  const uint v782 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v782 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v784 = v351 + v782;
-  const uint v785 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v785 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v787 = v354 + v785;
-  const bool v788 = v784 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v788 = v784 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v789 = v787 < v2;
   const bool v790 = v788 && v789;
   if (v790) {
@@ -819,11 +819,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v797 = v796 + v787;
     out[v797] = v792;
   }
-  const uint v798 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v798 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v800 = v351 + v798;
-  const uint v801 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v801 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v803 = v354 + v801;
-  const bool v804 = v800 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v804 = v800 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v805 = v803 < v2;
   const bool v806 = v804 && v805;
   if (v806) {
@@ -835,11 +835,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v813 = v812 + v803;
     out[v813] = v808;
   }
-  const uint v814 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v814 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v816 = v351 + v814;
-  const uint v817 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v817 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v819 = v354 + v817;
-  const bool v820 = v816 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v820 = v816 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v821 = v819 < v2;
   const bool v822 = v820 && v821;
   if (v822) {
@@ -851,11 +851,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v829 = v828 + v819;
     out[v829] = v824;
   }
-  const uint v830 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v830 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v832 = v351 + v830;
-  const uint v833 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v833 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v835 = v354 + v833;
-  const bool v836 = v832 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v836 = v832 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v837 = v835 < v2;
   const bool v838 = v836 && v837;
   if (v838) {
@@ -867,11 +867,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v845 = v844 + v835;
     out[v845] = v840;
   }
-  const uint v846 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v846 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v848 = v351 + v846;
-  const uint v849 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v849 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v851 = v354 + v849;
-  const bool v852 = v848 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v852 = v848 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v853 = v851 < v2;
   const bool v854 = v852 && v853;
   if (v854) {
@@ -883,11 +883,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v861 = v860 + v851;
     out[v861] = v856;
   }
-  const uint v862 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v862 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v864 = v351 + v862;
-  const uint v865 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v865 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v867 = v354 + v865;
-  const bool v868 = v864 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v868 = v864 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v869 = v867 < v2;
   const bool v870 = v868 && v869;
   if (v870) {
@@ -899,11 +899,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v877 = v876 + v867;
     out[v877] = v872;
   }
-  const uint v878 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v878 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v880 = v351 + v878;
-  const uint v881 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v881 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v883 = v354 + v881;
-  const bool v884 = v880 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v884 = v880 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v885 = v883 < v2;
   const bool v886 = v884 && v885;
   if (v886) {
@@ -915,11 +915,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v893 = v892 + v883;
     out[v893] = v888;
   }
-  const uint v894 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v894 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v896 = v351 + v894;
-  const uint v897 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v897 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v899 = v354 + v897;
-  const bool v900 = v896 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v900 = v896 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v901 = v899 < v2;
   const bool v902 = v900 && v901;
   if (v902) {
@@ -931,11 +931,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v909 = v908 + v899;
     out[v909] = v904;
   }
-  const uint v910 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v910 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v912 = v351 + v910;
-  const uint v913 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v913 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v915 = v354 + v913;
-  const bool v916 = v912 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v916 = v912 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v917 = v915 < v2;
   const bool v918 = v916 && v917;
   if (v918) {
@@ -947,11 +947,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v925 = v924 + v915;
     out[v925] = v920;
   }
-  const uint v926 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v926 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v928 = v351 + v926;
-  const uint v929 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v929 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v931 = v354 + v929;
-  const bool v932 = v928 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v932 = v928 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v933 = v931 < v2;
   const bool v934 = v932 && v933;
   if (v934) {
@@ -963,11 +963,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v941 = v940 + v931;
     out[v941] = v936;
   }
-  const uint v942 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v942 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v944 = v351 + v942;
-  const uint v945 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v945 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v947 = v354 + v945;
-  const bool v948 = v944 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v948 = v944 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v949 = v947 < v2;
   const bool v950 = v948 && v949;
   if (v950) {
@@ -979,11 +979,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v957 = v956 + v947;
     out[v957] = v952;
   }
-  const uint v958 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v958 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v960 = v351 + v958;
-  const uint v961 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v961 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v963 = v354 + v961;
-  const bool v964 = v960 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v964 = v960 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v965 = v963 < v2;
   const bool v966 = v964 && v965;
   if (v966) {
@@ -995,11 +995,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v973 = v972 + v963;
     out[v973] = v968;
   }
-  const uint v974 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v974 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v976 = v351 + v974;
-  const uint v977 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v977 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v979 = v354 + v977;
-  const bool v980 = v976 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v980 = v976 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v981 = v979 < v2;
   const bool v982 = v980 && v981;
   if (v982) {
@@ -1011,11 +1011,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v989 = v988 + v979;
     out[v989] = v984;
   }
-  const uint v990 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v990 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v992 = v351 + v990;
-  const uint v993 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v993 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v995 = v354 + v993;
-  const bool v996 = v992 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v996 = v992 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v997 = v995 < v2;
   const bool v998 = v996 && v997;
   if (v998) {
@@ -1027,11 +1027,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1005 = v1004 + v995;
     out[v1005] = v1000;
   }
-  const uint v1006 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1006 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1008 = v351 + v1006;
-  const uint v1009 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1009 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1011 = v354 + v1009;
-  const bool v1012 = v1008 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1012 = v1008 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1013 = v1011 < v2;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -1043,11 +1043,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1021 = v1020 + v1011;
     out[v1021] = v1016;
   }
-  const uint v1022 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1022 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1024 = v351 + v1022;
-  const uint v1025 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1025 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1027 = v354 + v1025;
-  const bool v1028 = v1024 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1028 = v1024 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1029 = v1027 < v2;
   const bool v1030 = v1028 && v1029;
   if (v1030) {
@@ -1059,11 +1059,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1037 = v1036 + v1027;
     out[v1037] = v1032;
   }
-  const uint v1038 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1038 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1040 = v351 + v1038;
-  const uint v1041 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1041 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1043 = v354 + v1041;
-  const bool v1044 = v1040 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1044 = v1040 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1045 = v1043 < v2;
   const bool v1046 = v1044 && v1045;
   if (v1046) {
@@ -1075,11 +1075,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1053 = v1052 + v1043;
     out[v1053] = v1048;
   }
-  const uint v1054 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1054 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1056 = v351 + v1054;
-  const uint v1057 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1057 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1059 = v354 + v1057;
-  const bool v1060 = v1056 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1060 = v1056 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1061 = v1059 < v2;
   const bool v1062 = v1060 && v1061;
   if (v1062) {
@@ -1091,11 +1091,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1069 = v1068 + v1059;
     out[v1069] = v1064;
   }
-  const uint v1070 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1070 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1072 = v351 + v1070;
-  const uint v1073 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1073 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1075 = v354 + v1073;
-  const bool v1076 = v1072 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1076 = v1072 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1077 = v1075 < v2;
   const bool v1078 = v1076 && v1077;
   if (v1078) {
@@ -1107,11 +1107,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1085 = v1084 + v1075;
     out[v1085] = v1080;
   }
-  const uint v1086 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1086 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1088 = v351 + v1086;
-  const uint v1089 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1089 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1091 = v354 + v1089;
-  const bool v1092 = v1088 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1092 = v1088 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1093 = v1091 < v2;
   const bool v1094 = v1092 && v1093;
   if (v1094) {
@@ -1123,11 +1123,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1101 = v1100 + v1091;
     out[v1101] = v1096;
   }
-  const uint v1102 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1102 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1104 = v351 + v1102;
-  const uint v1105 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1105 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1107 = v354 + v1105;
-  const bool v1108 = v1104 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1108 = v1104 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1109 = v1107 < v2;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1139,11 +1139,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1117 = v1116 + v1107;
     out[v1117] = v1112;
   }
-  const uint v1118 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1118 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1120 = v351 + v1118;
-  const uint v1121 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1121 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1123 = v354 + v1121;
-  const bool v1124 = v1120 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1124 = v1120 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1125 = v1123 < v2;
   const bool v1126 = v1124 && v1125;
   if (v1126) {
@@ -1155,11 +1155,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1133 = v1132 + v1123;
     out[v1133] = v1128;
   }
-  const uint v1134 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1134 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1136 = v351 + v1134;
-  const uint v1137 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1137 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1139 = v354 + v1137;
-  const bool v1140 = v1136 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1140 = v1136 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1141 = v1139 < v2;
   const bool v1142 = v1140 && v1141;
   if (v1142) {
@@ -1171,11 +1171,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1149 = v1148 + v1139;
     out[v1149] = v1144;
   }
-  const uint v1150 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1150 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1152 = v351 + v1150;
-  const uint v1153 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1153 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1155 = v354 + v1153;
-  const bool v1156 = v1152 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1156 = v1152 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1157 = v1155 < v2;
   const bool v1158 = v1156 && v1157;
   if (v1158) {
@@ -1187,11 +1187,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1165 = v1164 + v1155;
     out[v1165] = v1160;
   }
-  const uint v1166 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1166 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1168 = v351 + v1166;
-  const uint v1169 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1169 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1171 = v354 + v1169;
-  const bool v1172 = v1168 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1172 = v1168 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1173 = v1171 < v2;
   const bool v1174 = v1172 && v1173;
   if (v1174) {
@@ -1203,11 +1203,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1181 = v1180 + v1171;
     out[v1181] = v1176;
   }
-  const uint v1182 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1182 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1184 = v351 + v1182;
-  const uint v1185 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1185 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1187 = v354 + v1185;
-  const bool v1188 = v1184 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1188 = v1184 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1189 = v1187 < v2;
   const bool v1190 = v1188 && v1189;
   if (v1190) {
@@ -1219,11 +1219,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1197 = v1196 + v1187;
     out[v1197] = v1192;
   }
-  const uint v1198 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1198 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1200 = v351 + v1198;
-  const uint v1201 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1201 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1203 = v354 + v1201;
-  const bool v1204 = v1200 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1204 = v1200 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1205 = v1203 < v2;
   const bool v1206 = v1204 && v1205;
   if (v1206) {
@@ -1235,11 +1235,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1213 = v1212 + v1203;
     out[v1213] = v1208;
   }
-  const uint v1214 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1214 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1216 = v351 + v1214;
-  const uint v1217 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1217 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1219 = v354 + v1217;
-  const bool v1220 = v1216 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1220 = v1216 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1221 = v1219 < v2;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1251,11 +1251,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1229 = v1228 + v1219;
     out[v1229] = v1224;
   }
-  const uint v1230 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1230 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1232 = v351 + v1230;
-  const uint v1233 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1233 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1235 = v354 + v1233;
-  const bool v1236 = v1232 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1236 = v1232 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1237 = v1235 < v2;
   const bool v1238 = v1236 && v1237;
   if (v1238) {
@@ -1267,11 +1267,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1245 = v1244 + v1235;
     out[v1245] = v1240;
   }
-  const uint v1246 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1246 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1248 = v351 + v1246;
-  const uint v1249 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1249 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1251 = v354 + v1249;
-  const bool v1252 = v1248 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1252 = v1248 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1253 = v1251 < v2;
   const bool v1254 = v1252 && v1253;
   if (v1254) {
@@ -1283,11 +1283,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1261 = v1260 + v1251;
     out[v1261] = v1256;
   }
-  const uint v1262 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1262 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1264 = v351 + v1262;
-  const uint v1265 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1265 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1267 = v354 + v1265;
-  const bool v1268 = v1264 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1268 = v1264 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1269 = v1267 < v2;
   const bool v1270 = v1268 && v1269;
   if (v1270) {
@@ -1299,11 +1299,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1277 = v1276 + v1267;
     out[v1277] = v1272;
   }
-  const uint v1278 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1278 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1280 = v351 + v1278;
-  const uint v1281 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1281 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1283 = v354 + v1281;
-  const bool v1284 = v1280 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1284 = v1280 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1285 = v1283 < v2;
   const bool v1286 = v1284 && v1285;
   if (v1286) {
@@ -1315,11 +1315,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1293 = v1292 + v1283;
     out[v1293] = v1288;
   }
-  const uint v1294 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1294 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1296 = v351 + v1294;
-  const uint v1297 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1297 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1299 = v354 + v1297;
-  const bool v1300 = v1296 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1300 = v1296 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1301 = v1299 < v2;
   const bool v1302 = v1300 && v1301;
   if (v1302) {
@@ -1331,11 +1331,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1309 = v1308 + v1299;
     out[v1309] = v1304;
   }
-  const uint v1310 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1310 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1312 = v351 + v1310;
-  const uint v1313 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1313 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1315 = v354 + v1313;
-  const bool v1316 = v1312 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1316 = v1312 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1317 = v1315 < v2;
   const bool v1318 = v1316 && v1317;
   if (v1318) {
@@ -1347,11 +1347,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1325 = v1324 + v1315;
     out[v1325] = v1320;
   }
-  const uint v1326 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1326 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1328 = v351 + v1326;
-  const uint v1329 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1329 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1331 = v354 + v1329;
-  const bool v1332 = v1328 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1332 = v1328 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1333 = v1331 < v2;
   const bool v1334 = v1332 && v1333;
   if (v1334) {
@@ -1363,11 +1363,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1341 = v1340 + v1331;
     out[v1341] = v1336;
   }
-  const uint v1342 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1342 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1344 = v351 + v1342;
-  const uint v1345 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1345 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1347 = v354 + v1345;
-  const bool v1348 = v1344 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1348 = v1344 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1349 = v1347 < v2;
   const bool v1350 = v1348 && v1349;
   if (v1350) {
@@ -1379,11 +1379,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1357 = v1356 + v1347;
     out[v1357] = v1352;
   }
-  const uint v1358 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1358 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1360 = v351 + v1358;
-  const uint v1361 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1361 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1363 = v354 + v1361;
-  const bool v1364 = v1360 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1364 = v1360 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1365 = v1363 < v2;
   const bool v1366 = v1364 && v1365;
   if (v1366) {
@@ -1395,11 +1395,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1373 = v1372 + v1363;
     out[v1373] = v1368;
   }
-  const uint v1374 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1374 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1376 = v351 + v1374;
-  const uint v1377 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1377 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1379 = v354 + v1377;
-  const bool v1380 = v1376 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1380 = v1376 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1381 = v1379 < v2;
   const bool v1382 = v1380 && v1381;
   if (v1382) {
@@ -1411,11 +1411,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1389 = v1388 + v1379;
     out[v1389] = v1384;
   }
-  const uint v1390 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1390 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1392 = v351 + v1390;
-  const uint v1393 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1393 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1395 = v354 + v1393;
-  const bool v1396 = v1392 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1396 = v1392 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1397 = v1395 < v2;
   const bool v1398 = v1396 && v1397;
   if (v1398) {
@@ -1427,11 +1427,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1405 = v1404 + v1395;
     out[v1405] = v1400;
   }
-  const uint v1406 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1406 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1408 = v351 + v1406;
-  const uint v1409 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1409 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1411 = v354 + v1409;
-  const bool v1412 = v1408 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1412 = v1408 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1413 = v1411 < v2;
   const bool v1414 = v1412 && v1413;
   if (v1414) {
@@ -1443,11 +1443,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1421 = v1420 + v1411;
     out[v1421] = v1416;
   }
-  const uint v1422 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1422 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1424 = v351 + v1422;
-  const uint v1425 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1425 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1427 = v354 + v1425;
-  const bool v1428 = v1424 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1428 = v1424 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1429 = v1427 < v2;
   const bool v1430 = v1428 && v1429;
   if (v1430) {
@@ -1459,11 +1459,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1437 = v1436 + v1427;
     out[v1437] = v1432;
   }
-  const uint v1438 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1438 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1440 = v351 + v1438;
-  const uint v1441 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1441 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1443 = v354 + v1441;
-  const bool v1444 = v1440 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1444 = v1440 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1445 = v1443 < v2;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -1475,11 +1475,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1453 = v1452 + v1443;
     out[v1453] = v1448;
   }
-  const uint v1454 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1454 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1456 = v351 + v1454;
-  const uint v1457 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1457 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1459 = v354 + v1457;
-  const bool v1460 = v1456 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1460 = v1456 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1461 = v1459 < v2;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
@@ -1491,11 +1491,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1469 = v1468 + v1459;
     out[v1469] = v1464;
   }
-  const uint v1470 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1470 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1472 = v351 + v1470;
-  const uint v1473 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1473 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1475 = v354 + v1473;
-  const bool v1476 = v1472 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1476 = v1472 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1477 = v1475 < v2;
   const bool v1478 = v1476 && v1477;
   if (v1478) {
@@ -1507,11 +1507,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1485 = v1484 + v1475;
     out[v1485] = v1480;
   }
-  const uint v1486 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1486 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1488 = v351 + v1486;
-  const uint v1489 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1489 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1491 = v354 + v1489;
-  const bool v1492 = v1488 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1492 = v1488 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1493 = v1491 < v2;
   const bool v1494 = v1492 && v1493;
   if (v1494) {
@@ -1523,11 +1523,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1501 = v1500 + v1491;
     out[v1501] = v1496;
   }
-  const uint v1502 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1502 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1504 = v351 + v1502;
-  const uint v1505 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1505 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1507 = v354 + v1505;
-  const bool v1508 = v1504 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1508 = v1504 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1509 = v1507 < v2;
   const bool v1510 = v1508 && v1509;
   if (v1510) {
@@ -1539,11 +1539,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1517 = v1516 + v1507;
     out[v1517] = v1512;
   }
-  const uint v1518 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1518 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1520 = v351 + v1518;
-  const uint v1521 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1521 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1523 = v354 + v1521;
-  const bool v1524 = v1520 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1524 = v1520 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1525 = v1523 < v2;
   const bool v1526 = v1524 && v1525;
   if (v1526) {
@@ -1555,11 +1555,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1533 = v1532 + v1523;
     out[v1533] = v1528;
   }
-  const uint v1534 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1534 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1536 = v351 + v1534;
-  const uint v1537 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1537 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1539 = v354 + v1537;
-  const bool v1540 = v1536 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1540 = v1536 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1541 = v1539 < v2;
   const bool v1542 = v1540 && v1541;
   if (v1542) {
@@ -1571,11 +1571,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1549 = v1548 + v1539;
     out[v1549] = v1544;
   }
-  const uint v1550 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1550 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1552 = v351 + v1550;
-  const uint v1553 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1553 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1555 = v354 + v1553;
-  const bool v1556 = v1552 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1556 = v1552 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1557 = v1555 < v2;
   const bool v1558 = v1556 && v1557;
   if (v1558) {
@@ -1587,11 +1587,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1565 = v1564 + v1555;
     out[v1565] = v1560;
   }
-  const uint v1566 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1566 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1568 = v351 + v1566;
-  const uint v1569 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1569 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1571 = v354 + v1569;
-  const bool v1572 = v1568 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1572 = v1568 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1573 = v1571 < v2;
   const bool v1574 = v1572 && v1573;
   if (v1574) {
@@ -1603,11 +1603,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1581 = v1580 + v1571;
     out[v1581] = v1576;
   }
-  const uint v1582 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1582 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1584 = v351 + v1582;
-  const uint v1585 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1585 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1587 = v354 + v1585;
-  const bool v1588 = v1584 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1588 = v1584 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1589 = v1587 < v2;
   const bool v1590 = v1588 && v1589;
   if (v1590) {
@@ -1619,11 +1619,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1597 = v1596 + v1587;
     out[v1597] = v1592;
   }
-  const uint v1598 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1598 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1600 = v351 + v1598;
-  const uint v1601 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1601 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1603 = v354 + v1601;
-  const bool v1604 = v1600 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1604 = v1600 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1605 = v1603 < v2;
   const bool v1606 = v1604 && v1605;
   if (v1606) {
@@ -1635,11 +1635,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1613 = v1612 + v1603;
     out[v1613] = v1608;
   }
-  const uint v1614 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1614 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1616 = v351 + v1614;
-  const uint v1617 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1617 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1619 = v354 + v1617;
-  const bool v1620 = v1616 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1620 = v1616 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1621 = v1619 < v2;
   const bool v1622 = v1620 && v1621;
   if (v1622) {
@@ -1651,11 +1651,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1629 = v1628 + v1619;
     out[v1629] = v1624;
   }
-  const uint v1630 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1630 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1632 = v351 + v1630;
-  const uint v1633 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1633 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1635 = v354 + v1633;
-  const bool v1636 = v1632 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1636 = v1632 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1637 = v1635 < v2;
   const bool v1638 = v1636 && v1637;
   if (v1638) {
@@ -1667,11 +1667,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1645 = v1644 + v1635;
     out[v1645] = v1640;
   }
-  const uint v1646 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1646 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1648 = v351 + v1646;
-  const uint v1649 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1649 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1651 = v354 + v1649;
-  const bool v1652 = v1648 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1652 = v1648 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1653 = v1651 < v2;
   const bool v1654 = v1652 && v1653;
   if (v1654) {
@@ -1683,11 +1683,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1661 = v1660 + v1651;
     out[v1661] = v1656;
   }
-  const uint v1662 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1662 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1664 = v351 + v1662;
-  const uint v1665 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1665 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1667 = v354 + v1665;
-  const bool v1668 = v1664 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1668 = v1664 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1669 = v1667 < v2;
   const bool v1670 = v1668 && v1669;
   if (v1670) {
@@ -1699,11 +1699,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1677 = v1676 + v1667;
     out[v1677] = v1672;
   }
-  const uint v1678 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1678 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1680 = v351 + v1678;
-  const uint v1681 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1681 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1683 = v354 + v1681;
-  const bool v1684 = v1680 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1684 = v1680 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1685 = v1683 < v2;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -1715,11 +1715,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1693 = v1692 + v1683;
     out[v1693] = v1688;
   }
-  const uint v1694 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1694 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1696 = v351 + v1694;
-  const uint v1697 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1697 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1699 = v354 + v1697;
-  const bool v1700 = v1696 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1700 = v1696 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1701 = v1699 < v2;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -1731,11 +1731,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1709 = v1708 + v1699;
     out[v1709] = v1704;
   }
-  const uint v1710 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1710 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1712 = v351 + v1710;
-  const uint v1713 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1713 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1715 = v354 + v1713;
-  const bool v1716 = v1712 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1716 = v1712 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1717 = v1715 < v2;
   const bool v1718 = v1716 && v1717;
   if (v1718) {
@@ -1747,11 +1747,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1725 = v1724 + v1715;
     out[v1725] = v1720;
   }
-  const uint v1726 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1726 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1728 = v351 + v1726;
-  const uint v1729 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1729 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1731 = v354 + v1729;
-  const bool v1732 = v1728 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1732 = v1728 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1733 = v1731 < v2;
   const bool v1734 = v1732 && v1733;
   if (v1734) {
@@ -1763,11 +1763,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1741 = v1740 + v1731;
     out[v1741] = v1736;
   }
-  const uint v1742 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1742 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1744 = v351 + v1742;
-  const uint v1745 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1745 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1747 = v354 + v1745;
-  const bool v1748 = v1744 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1748 = v1744 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1749 = v1747 < v2;
   const bool v1750 = v1748 && v1749;
   if (v1750) {
@@ -1779,11 +1779,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1757 = v1756 + v1747;
     out[v1757] = v1752;
   }
-  const uint v1758 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1758 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1760 = v351 + v1758;
-  const uint v1761 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1761 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1763 = v354 + v1761;
-  const bool v1764 = v1760 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1764 = v1760 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1765 = v1763 < v2;
   const bool v1766 = v1764 && v1765;
   if (v1766) {
@@ -1795,11 +1795,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1773 = v1772 + v1763;
     out[v1773] = v1768;
   }
-  const uint v1774 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1774 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1776 = v351 + v1774;
-  const uint v1777 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1777 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1779 = v354 + v1777;
-  const bool v1780 = v1776 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1780 = v1776 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1781 = v1779 < v2;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -1811,11 +1811,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1789 = v1788 + v1779;
     out[v1789] = v1784;
   }
-  const uint v1790 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1790 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1792 = v351 + v1790;
-  const uint v1793 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1793 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1795 = v354 + v1793;
-  const bool v1796 = v1792 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1796 = v1792 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1797 = v1795 < v2;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
@@ -1827,11 +1827,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1805 = v1804 + v1795;
     out[v1805] = v1800;
   }
-  const uint v1806 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1806 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1808 = v351 + v1806;
-  const uint v1809 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1809 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1811 = v354 + v1809;
-  const bool v1812 = v1808 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1812 = v1808 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1813 = v1811 < v2;
   const bool v1814 = v1812 && v1813;
   if (v1814) {
@@ -1843,11 +1843,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1821 = v1820 + v1811;
     out[v1821] = v1816;
   }
-  const uint v1822 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1822 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1824 = v351 + v1822;
-  const uint v1825 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1825 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1827 = v354 + v1825;
-  const bool v1828 = v1824 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1828 = v1824 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1829 = v1827 < v2;
   const bool v1830 = v1828 && v1829;
   if (v1830) {
@@ -1859,11 +1859,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1837 = v1836 + v1827;
     out[v1837] = v1832;
   }
-  const uint v1838 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1838 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1840 = v351 + v1838;
-  const uint v1841 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1841 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1843 = v354 + v1841;
-  const bool v1844 = v1840 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1844 = v1840 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1845 = v1843 < v2;
   const bool v1846 = v1844 && v1845;
   if (v1846) {
@@ -1875,11 +1875,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1853 = v1852 + v1843;
     out[v1853] = v1848;
   }
-  const uint v1854 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1854 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1856 = v351 + v1854;
-  const uint v1857 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1857 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1859 = v354 + v1857;
-  const bool v1860 = v1856 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1860 = v1856 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1861 = v1859 < v2;
   const bool v1862 = v1860 && v1861;
   if (v1862) {
@@ -1891,11 +1891,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1869 = v1868 + v1859;
     out[v1869] = v1864;
   }
-  const uint v1870 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1870 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1872 = v351 + v1870;
-  const uint v1873 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1873 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1875 = v354 + v1873;
-  const bool v1876 = v1872 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1876 = v1872 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1877 = v1875 < v2;
   const bool v1878 = v1876 && v1877;
   if (v1878) {
@@ -1907,11 +1907,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1885 = v1884 + v1875;
     out[v1885] = v1880;
   }
-  const uint v1886 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1886 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1888 = v351 + v1886;
-  const uint v1889 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1889 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1891 = v354 + v1889;
-  const bool v1892 = v1888 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1892 = v1888 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1893 = v1891 < v2;
   const bool v1894 = v1892 && v1893;
   if (v1894) {
@@ -1923,11 +1923,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1901 = v1900 + v1891;
     out[v1901] = v1896;
   }
-  const uint v1902 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1902 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1904 = v351 + v1902;
-  const uint v1905 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1905 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1907 = v354 + v1905;
-  const bool v1908 = v1904 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1908 = v1904 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1909 = v1907 < v2;
   const bool v1910 = v1908 && v1909;
   if (v1910) {
@@ -1939,11 +1939,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1917 = v1916 + v1907;
     out[v1917] = v1912;
   }
-  const uint v1918 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1918 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1920 = v351 + v1918;
-  const uint v1921 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1921 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1923 = v354 + v1921;
-  const bool v1924 = v1920 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1924 = v1920 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1925 = v1923 < v2;
   const bool v1926 = v1924 && v1925;
   if (v1926) {
@@ -1955,11 +1955,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1933 = v1932 + v1923;
     out[v1933] = v1928;
   }
-  const uint v1934 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1934 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1936 = v351 + v1934;
-  const uint v1937 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1937 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1939 = v354 + v1937;
-  const bool v1940 = v1936 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1940 = v1936 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1941 = v1939 < v2;
   const bool v1942 = v1940 && v1941;
   if (v1942) {
@@ -1971,11 +1971,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1949 = v1948 + v1939;
     out[v1949] = v1944;
   }
-  const uint v1950 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1950 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1952 = v351 + v1950;
-  const uint v1953 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1953 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1955 = v354 + v1953;
-  const bool v1956 = v1952 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1956 = v1952 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1957 = v1955 < v2;
   const bool v1958 = v1956 && v1957;
   if (v1958) {
@@ -1987,11 +1987,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1965 = v1964 + v1955;
     out[v1965] = v1960;
   }
-  const uint v1966 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1966 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1968 = v351 + v1966;
-  const uint v1969 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1969 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1971 = v354 + v1969;
-  const bool v1972 = v1968 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1972 = v1968 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1973 = v1971 < v2;
   const bool v1974 = v1972 && v1973;
   if (v1974) {
@@ -2003,11 +2003,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1981 = v1980 + v1971;
     out[v1981] = v1976;
   }
-  const uint v1982 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1982 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1984 = v351 + v1982;
-  const uint v1985 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1985 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1987 = v354 + v1985;
-  const bool v1988 = v1984 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1988 = v1984 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1989 = v1987 < v2;
   const bool v1990 = v1988 && v1989;
   if (v1990) {
@@ -2019,11 +2019,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v1997 = v1996 + v1987;
     out[v1997] = v1992;
   }
-  const uint v1998 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1998 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2000 = v351 + v1998;
-  const uint v2001 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2001 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2003 = v354 + v2001;
-  const bool v2004 = v2000 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2004 = v2000 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2005 = v2003 < v2;
   const bool v2006 = v2004 && v2005;
   if (v2006) {
@@ -2035,11 +2035,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2013 = v2012 + v2003;
     out[v2013] = v2008;
   }
-  const uint v2014 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2014 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2016 = v351 + v2014;
-  const uint v2017 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2017 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2019 = v354 + v2017;
-  const bool v2020 = v2016 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2020 = v2016 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2021 = v2019 < v2;
   const bool v2022 = v2020 && v2021;
   if (v2022) {
@@ -2051,11 +2051,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2029 = v2028 + v2019;
     out[v2029] = v2024;
   }
-  const uint v2030 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2030 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2032 = v351 + v2030;
-  const uint v2033 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2033 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2035 = v354 + v2033;
-  const bool v2036 = v2032 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2036 = v2032 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2037 = v2035 < v2;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
@@ -2067,11 +2067,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2045 = v2044 + v2035;
     out[v2045] = v2040;
   }
-  const uint v2046 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2046 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2048 = v351 + v2046;
-  const uint v2049 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2049 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2051 = v354 + v2049;
-  const bool v2052 = v2048 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2052 = v2048 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2053 = v2051 < v2;
   const bool v2054 = v2052 && v2053;
   if (v2054) {
@@ -2083,11 +2083,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2061 = v2060 + v2051;
     out[v2061] = v2056;
   }
-  const uint v2062 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2062 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2064 = v351 + v2062;
-  const uint v2065 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2065 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2067 = v354 + v2065;
-  const bool v2068 = v2064 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2068 = v2064 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2069 = v2067 < v2;
   const bool v2070 = v2068 && v2069;
   if (v2070) {
@@ -2099,11 +2099,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2077 = v2076 + v2067;
     out[v2077] = v2072;
   }
-  const uint v2078 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2078 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2080 = v351 + v2078;
-  const uint v2081 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2081 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2083 = v354 + v2081;
-  const bool v2084 = v2080 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2084 = v2080 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2085 = v2083 < v2;
   const bool v2086 = v2084 && v2085;
   if (v2086) {
@@ -2115,11 +2115,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2093 = v2092 + v2083;
     out[v2093] = v2088;
   }
-  const uint v2094 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2094 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2096 = v351 + v2094;
-  const uint v2097 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2097 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2099 = v354 + v2097;
-  const bool v2100 = v2096 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2100 = v2096 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2101 = v2099 < v2;
   const bool v2102 = v2100 && v2101;
   if (v2102) {
@@ -2131,11 +2131,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2109 = v2108 + v2099;
     out[v2109] = v2104;
   }
-  const uint v2110 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2110 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2112 = v351 + v2110;
-  const uint v2113 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2113 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2115 = v354 + v2113;
-  const bool v2116 = v2112 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2116 = v2112 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2117 = v2115 < v2;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2147,11 +2147,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2125 = v2124 + v2115;
     out[v2125] = v2120;
   }
-  const uint v2126 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2126 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2128 = v351 + v2126;
-  const uint v2129 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2129 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2131 = v354 + v2129;
-  const bool v2132 = v2128 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2132 = v2128 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2133 = v2131 < v2;
   const bool v2134 = v2132 && v2133;
   if (v2134) {
@@ -2163,11 +2163,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2141 = v2140 + v2131;
     out[v2141] = v2136;
   }
-  const uint v2142 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2142 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2144 = v351 + v2142;
-  const uint v2145 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2145 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2147 = v354 + v2145;
-  const bool v2148 = v2144 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2148 = v2144 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2149 = v2147 < v2;
   const bool v2150 = v2148 && v2149;
   if (v2150) {
@@ -2179,11 +2179,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2157 = v2156 + v2147;
     out[v2157] = v2152;
   }
-  const uint v2158 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2158 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2160 = v351 + v2158;
-  const uint v2161 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2161 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2163 = v354 + v2161;
-  const bool v2164 = v2160 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2164 = v2160 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2165 = v2163 < v2;
   const bool v2166 = v2164 && v2165;
   if (v2166) {
@@ -2195,11 +2195,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2173 = v2172 + v2163;
     out[v2173] = v2168;
   }
-  const uint v2174 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2174 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2176 = v351 + v2174;
-  const uint v2177 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2177 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2179 = v354 + v2177;
-  const bool v2180 = v2176 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2180 = v2176 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2181 = v2179 < v2;
   const bool v2182 = v2180 && v2181;
   if (v2182) {
@@ -2211,11 +2211,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2189 = v2188 + v2179;
     out[v2189] = v2184;
   }
-  const uint v2190 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2190 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2192 = v351 + v2190;
-  const uint v2193 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2193 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2195 = v354 + v2193;
-  const bool v2196 = v2192 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2196 = v2192 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2197 = v2195 < v2;
   const bool v2198 = v2196 && v2197;
   if (v2198) {
@@ -2227,11 +2227,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2205 = v2204 + v2195;
     out[v2205] = v2200;
   }
-  const uint v2206 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2206 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2208 = v351 + v2206;
-  const uint v2209 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2209 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2211 = v354 + v2209;
-  const bool v2212 = v2208 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2212 = v2208 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2213 = v2211 < v2;
   const bool v2214 = v2212 && v2213;
   if (v2214) {
@@ -2243,11 +2243,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2221 = v2220 + v2211;
     out[v2221] = v2216;
   }
-  const uint v2222 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2222 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2224 = v351 + v2222;
-  const uint v2225 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2225 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2227 = v354 + v2225;
-  const bool v2228 = v2224 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2228 = v2224 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2229 = v2227 < v2;
   const bool v2230 = v2228 && v2229;
   if (v2230) {
@@ -2259,11 +2259,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2237 = v2236 + v2227;
     out[v2237] = v2232;
   }
-  const uint v2238 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2238 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2240 = v351 + v2238;
-  const uint v2241 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2241 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2243 = v354 + v2241;
-  const bool v2244 = v2240 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2244 = v2240 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2245 = v2243 < v2;
   const bool v2246 = v2244 && v2245;
   if (v2246) {
@@ -2275,11 +2275,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2253 = v2252 + v2243;
     out[v2253] = v2248;
   }
-  const uint v2254 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2254 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2256 = v351 + v2254;
-  const uint v2257 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2257 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2259 = v354 + v2257;
-  const bool v2260 = v2256 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2260 = v2256 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2261 = v2259 < v2;
   const bool v2262 = v2260 && v2261;
   if (v2262) {
@@ -2291,11 +2291,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2269 = v2268 + v2259;
     out[v2269] = v2264;
   }
-  const uint v2270 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2270 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2272 = v351 + v2270;
-  const uint v2273 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2273 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2275 = v354 + v2273;
-  const bool v2276 = v2272 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2276 = v2272 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2277 = v2275 < v2;
   const bool v2278 = v2276 && v2277;
   if (v2278) {
@@ -2307,11 +2307,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2285 = v2284 + v2275;
     out[v2285] = v2280;
   }
-  const uint v2286 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2286 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2288 = v351 + v2286;
-  const uint v2289 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2289 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2291 = v354 + v2289;
-  const bool v2292 = v2288 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2292 = v2288 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2293 = v2291 < v2;
   const bool v2294 = v2292 && v2293;
   if (v2294) {
@@ -2323,11 +2323,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2301 = v2300 + v2291;
     out[v2301] = v2296;
   }
-  const uint v2302 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2302 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2304 = v351 + v2302;
-  const uint v2305 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2305 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2307 = v354 + v2305;
-  const bool v2308 = v2304 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2308 = v2304 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2309 = v2307 < v2;
   const bool v2310 = v2308 && v2309;
   if (v2310) {
@@ -2339,11 +2339,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2317 = v2316 + v2307;
     out[v2317] = v2312;
   }
-  const uint v2318 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2318 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2320 = v351 + v2318;
-  const uint v2321 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2321 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2323 = v354 + v2321;
-  const bool v2324 = v2320 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2324 = v2320 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2325 = v2323 < v2;
   const bool v2326 = v2324 && v2325;
   if (v2326) {
@@ -2355,11 +2355,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2333 = v2332 + v2323;
     out[v2333] = v2328;
   }
-  const uint v2334 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2334 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2336 = v351 + v2334;
-  const uint v2337 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2337 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2339 = v354 + v2337;
-  const bool v2340 = v2336 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2340 = v2336 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2341 = v2339 < v2;
   const bool v2342 = v2340 && v2341;
   if (v2342) {
@@ -2371,11 +2371,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2349 = v2348 + v2339;
     out[v2349] = v2344;
   }
-  const uint v2350 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2350 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2352 = v351 + v2350;
-  const uint v2353 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2353 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2355 = v354 + v2353;
-  const bool v2356 = v2352 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2356 = v2352 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2357 = v2355 < v2;
   const bool v2358 = v2356 && v2357;
   if (v2358) {
@@ -2387,11 +2387,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2365 = v2364 + v2355;
     out[v2365] = v2360;
   }
-  const uint v2366 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2366 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2368 = v351 + v2366;
-  const uint v2369 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2369 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2371 = v354 + v2369;
-  const bool v2372 = v2368 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2372 = v2368 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2373 = v2371 < v2;
   const bool v2374 = v2372 && v2373;
   if (v2374) {
@@ -2403,11 +2403,11 @@ kernel void iron_gemm_batched_kn_f32(
     const uint v2381 = v2380 + v2371;
     out[v2381] = v2376;
   }
-  const uint v2382 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2382 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2384 = v351 + v2382;
-  const uint v2385 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2385 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2387 = v354 + v2385;
-  const bool v2388 = v2384 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2388 = v2384 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2389 = v2387 < v2;
   const bool v2390 = v2388 && v2389;
   if (v2390) {

@@ -95,203 +95,203 @@ kernel void iron_gemm_batched_nk_f32(
   const uint v7 = iron_gid.z;  // kernels/gemm/gemm.cpp:88
   const uint v8 = v7 * v4;  // kernels/gemm/gemm.cpp:89
   const uint v9 = v7 * v5;
-  const uint v10 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const uint v10 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const uint v11 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
   const uint v12 = iron_gid.y;
   const uint v13 = v12 * v10;
   const uint v14 = v13 + v11;
-  const uint v16 = v10 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const uint v18 = v14 / v16;  // kernels/gemm/gemm_tiles.hpp:184
+  const uint v16 = v10 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const uint v18 = v14 / v16;  // kernels/gemm/gemm_tiles.hpp:128
   const uint v19 = v18 << 3u;
-  const uint v21 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const uint v21 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
   const uint v22 = v21 - v19;
   const uint v23 = min(v22, 8u);
-  const uint v25 = v14 % v16;  // kernels/gemm/gemm_tiles.hpp:186
+  const uint v25 = v14 % v16;  // kernels/gemm/gemm_tiles.hpp:130
   const uint v26 = v25 % v23;
   const uint v27 = v19 + v26;
   const uint v28 = v27 << 7u;
-  const uint v31 = v25 / v23;  // kernels/gemm/gemm_tiles.hpp:187
+  const uint v31 = v25 / v23;
   const uint v32 = v31 << 7u;
-  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:188
-  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const uint v37 = v36 << 6u;
-  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const uint v41 = v40 << 6u;
-  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v43, float(0.0f));
-  iron_frag<float, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v45, float(0.0f));
-  iron_frag<float, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v47, float(0.0f));
-  const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v51 = v50 == 0u;
   const uint v54 = v8 & 7u;
   const bool v55 = v54 == 0u;
   const bool v56 = v51 && v55;
-  const uint v63 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v63 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v64 = v63 == 0u;
   const bool v65 = v51 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:208
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:215
   if (v66) {
-    const uint v2410 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2413 = v2410 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2416 = v2410 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2410 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2413 = v2410 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2416 = v2410 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2417 = v2416 << 2u;
-    const uint v2418 = v28 + v2413;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2418 = v28 + v2413;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2419 = v2418 < v1;
-    const uint v2424 = v2418 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2424 = v2418 * v3;  // kernels/gemm/gemm_tiles.hpp:81
     const uint v2425 = v8 + v2424;
-    const uint v2430 = v2413 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2435 = v2410 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2437 = v2435 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2440 = v2435 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2430 = v2413 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2435 = v2410 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2437 = v2435 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2440 = v2435 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2441 = v2440 << 2u;
-    const uint v2442 = v28 + v2437;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2442 = v28 + v2437;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2443 = v2442 < v1;
-    const uint v2448 = v2442 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2448 = v2442 * v3;  // kernels/gemm/gemm_tiles.hpp:81
     const uint v2449 = v8 + v2448;
-    const uint v2454 = v2437 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2459 = v2410 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2461 = v2459 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2464 = v2459 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2454 = v2437 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2459 = v2410 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2461 = v2459 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2464 = v2459 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2465 = v2464 << 2u;
-    const uint v2466 = v28 + v2461;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2466 = v28 + v2461;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2467 = v2466 < v1;
-    const uint v2472 = v2466 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2472 = v2466 * v3;  // kernels/gemm/gemm_tiles.hpp:81
     const uint v2473 = v8 + v2472;
-    const uint v2478 = v2461 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2483 = v2410 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2485 = v2483 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2488 = v2483 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2478 = v2461 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2483 = v2410 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2485 = v2483 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2488 = v2483 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2489 = v2488 << 2u;
-    const uint v2490 = v28 + v2485;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2490 = v28 + v2485;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2491 = v2490 < v1;
-    const uint v2496 = v2490 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2496 = v2490 * v3;  // kernels/gemm/gemm_tiles.hpp:81
     const uint v2497 = v8 + v2496;
-    const uint v2502 = v2485 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2516 = v32 + v2413;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2502 = v2485 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2516 = v32 + v2413;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2517 = v2516 < v2;
-    const uint v2522 = v2516 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2522 = v2516 * v3;  // kernels/gemm/gemm_tiles.hpp:81
     const uint v2523 = v9 + v2522;
-    const uint v2540 = v32 + v2437;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2540 = v32 + v2437;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2541 = v2540 < v2;
-    const uint v2546 = v2540 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2546 = v2540 * v3;  // kernels/gemm/gemm_tiles.hpp:81
     const uint v2547 = v9 + v2546;
-    const uint v2564 = v32 + v2461;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2564 = v32 + v2461;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2565 = v2564 < v2;
-    const uint v2570 = v2564 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2570 = v2564 * v3;  // kernels/gemm/gemm_tiles.hpp:81
     const uint v2571 = v9 + v2570;
-    const uint v2588 = v32 + v2485;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2588 = v32 + v2485;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2589 = v2588 < v2;
-    const uint v2594 = v2588 * v3;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2594 = v2588 * v3;  // kernels/gemm/gemm_tiles.hpp:81
     const uint v2595 = v9 + v2594;
-    const uint v2610 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v2616 = v41 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v2610 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v2616 = v41 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (uint v2402 = 0u; v2402 < v3; v2402 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (uint v2402 = 0u; v2402 < v3; v2402 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const uint v2404 = v2402 >> 4u;
       const uint v2406 = v2404 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2408 = v2406 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v2420 = v2402 + v2417;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2408 = v2406 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v2420 = v2402 + v2417;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2421 = v2420 < v3;
       const bool v2422 = v2419 && v2421;
-      const uint v2426 = v2425 + v2402;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2426 = v2425 + v2402;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2427 = v2426 + v2417;
       const uint v2428 = v2422 ? v2427 : v8;
-      const uint v2431 = v2408 + v2430;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2431 = v2408 + v2430;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2432 = v2431 + v2417;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2432 + e] = v2422 ? a[v2428 + e] : float(0);
       }
-      const uint v2444 = v2402 + v2441;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2444 = v2402 + v2441;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2445 = v2444 < v3;
       const bool v2446 = v2443 && v2445;
-      const uint v2450 = v2449 + v2402;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2450 = v2449 + v2402;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2451 = v2450 + v2441;
       const uint v2452 = v2446 ? v2451 : v8;
-      const uint v2455 = v2408 + v2454;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2455 = v2408 + v2454;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2456 = v2455 + v2441;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2456 + e] = v2446 ? a[v2452 + e] : float(0);
       }
-      const uint v2468 = v2402 + v2465;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2468 = v2402 + v2465;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2469 = v2468 < v3;
       const bool v2470 = v2467 && v2469;
-      const uint v2474 = v2473 + v2402;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2474 = v2473 + v2402;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2475 = v2474 + v2465;
       const uint v2476 = v2470 ? v2475 : v8;
-      const uint v2479 = v2408 + v2478;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2479 = v2408 + v2478;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2480 = v2479 + v2465;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2480 + e] = v2470 ? a[v2476 + e] : float(0);
       }
-      const uint v2492 = v2402 + v2489;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2492 = v2402 + v2489;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2493 = v2492 < v3;
       const bool v2494 = v2491 && v2493;
-      const uint v2498 = v2497 + v2402;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2498 = v2497 + v2402;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2499 = v2498 + v2489;
       const uint v2500 = v2494 ? v2499 : v8;
-      const uint v2503 = v2408 + v2502;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2503 = v2408 + v2502;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2504 = v2503 + v2489;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2504 + e] = v2494 ? a[v2500 + e] : float(0);
       }
-      const bool v2520 = v2517 && v2421;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v2524 = v2523 + v2402;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2520 = v2517 && v2421;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2524 = v2523 + v2402;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2525 = v2524 + v2417;
       const uint v2526 = v2520 ? v2525 : v9;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v2432 + e] = v2520 ? b[v2526 + e] : float(0);
       }
-      const bool v2544 = v2541 && v2445;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v2548 = v2547 + v2402;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2544 = v2541 && v2445;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2548 = v2547 + v2402;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2549 = v2548 + v2441;
       const uint v2550 = v2544 ? v2549 : v9;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v2456 + e] = v2544 ? b[v2550 + e] : float(0);
       }
-      const bool v2568 = v2565 && v2469;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v2572 = v2571 + v2402;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2568 = v2565 && v2469;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2572 = v2571 + v2402;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2573 = v2572 + v2465;
       const uint v2574 = v2568 ? v2573 : v9;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v2480 + e] = v2568 ? b[v2574 + e] : float(0);
       }
-      const bool v2592 = v2589 && v2493;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v2596 = v2595 + v2402;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2592 = v2589 && v2493;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2596 = v2595 + v2402;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2597 = v2596 + v2489;
       const uint v2598 = v2592 ? v2597 : v9;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v2504 + e] = v2592 ? b[v2598 + e] : float(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2611 = v2408 + v2610;  // kernels/gemm/gemm_tiles.hpp:199
+      const uint v2611 = v2408 + v2610;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load<false>(v45, shm0, long(v2611), long(20u));
-      const uint v2617 = v2408 + v2616;  // kernels/gemm/gemm_tiles.hpp:203
+      const uint v2617 = v2408 + v2616;  // kernels/gemm/gemm_tiles.hpp:210
       iron_frag_load<true>(v47, shm1, long(v2617), long(20u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:205
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
   } else {
-    const uint v288 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v288 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v289 = iron_tid.x;
-    const uint v345 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v351 = v41 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v345 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v351 = v41 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (uint v287 = 0u; v287 < v3; v287 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v291 = v289; v291 < 2048u; v291 += v288) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v293 = v291 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v295 = v291 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v296 = v28 + v293;  // kernels/gemm/gemm_tiles.hpp:95
+    for (uint v287 = 0u; v287 < v3; v287 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (uint v291 = v289; v291 < 2048u; v291 += v288) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v293 = v291 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v295 = v291 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v296 = v28 + v293;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v297 = v296 < v1;
         const uint v298 = v287 + v295;
         const bool v299 = v298 < v3;
         const bool v300 = v297 && v299;
         if (v300) {
-          const uint v302 = v296 * v3;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v302 = v296 * v3;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v303 = v8 + v302;
           const uint v304 = v303 + v287;
           const uint v305 = v304 + v295;
@@ -300,22 +300,22 @@ kernel void iron_gemm_batched_nk_f32(
           const uint v309 = v308 + v295;
           shm0[v309] = v306;
         } else {
-          const uint v311 = v293 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v311 = v293 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v312 = v311 + v295;
           shm0[v312] = 0.0f;
         }
       }
 
-      for (uint v317 = v289; v317 < 2048u; v317 += v288) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v319 = v317 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v321 = v317 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v322 = v32 + v319;  // kernels/gemm/gemm_tiles.hpp:95
+      for (uint v317 = v289; v317 < 2048u; v317 += v288) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v319 = v317 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v321 = v317 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v322 = v32 + v319;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v323 = v322 < v2;
         const uint v324 = v287 + v321;
         const bool v325 = v324 < v3;
         const bool v326 = v323 && v325;
         if (v326) {
-          const uint v328 = v322 * v3;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v328 = v322 * v3;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v329 = v9 + v328;
           const uint v330 = v329 + v287;
           const uint v331 = v330 + v321;
@@ -324,25 +324,25 @@ kernel void iron_gemm_batched_nk_f32(
           const uint v335 = v334 + v321;
           shm1[v335] = v332;
         } else {
-          const uint v337 = v319 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v337 = v319 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v338 = v337 + v321;
           shm1[v338] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v45, shm0, long(v345), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<true>(v47, shm1, long(v351), long(20u));  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:205
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load<false>(v45, shm0, long(v345), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load<true>(v47, shm1, long(v351), long(20u));  // kernels/gemm/gemm_tiles.hpp:210
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const uint v354 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v354 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v355 = v28 + v37;
   const uint v356 = v355 + v354;
-  const uint v357 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v357 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v358 = v32 + v41;
   const uint v359 = v358 + v357;
-  const bool v360 = v356 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v360 = v356 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v361 = v359 < v2;
   const bool v362 = v360 && v361;
   if (v362) {
@@ -354,11 +354,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v369 = v368 + v359;
     out[v369] = v364;
   }
-  const uint v370 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v370 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v372 = v355 + v370;
-  const uint v373 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v373 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v375 = v358 + v373;
-  const bool v376 = v372 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v376 = v372 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v377 = v375 < v2;
   const bool v378 = v376 && v377;
   if (v378) {
@@ -370,11 +370,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v385 = v384 + v375;
     out[v385] = v380;
   }
-  const uint v386 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v386 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v388 = v355 + v386;
-  const uint v389 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v389 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v391 = v358 + v389;
-  const bool v392 = v388 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v392 = v388 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v393 = v391 < v2;
   const bool v394 = v392 && v393;
   if (v394) {
@@ -386,11 +386,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v401 = v400 + v391;
     out[v401] = v396;
   }
-  const uint v402 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v402 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v404 = v355 + v402;
-  const uint v405 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v405 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v407 = v358 + v405;
-  const bool v408 = v404 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v408 = v404 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v409 = v407 < v2;
   const bool v410 = v408 && v409;
   if (v410) {
@@ -402,11 +402,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v417 = v416 + v407;
     out[v417] = v412;
   }
-  const uint v418 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v418 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v420 = v355 + v418;
-  const uint v421 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v421 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v423 = v358 + v421;
-  const bool v424 = v420 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v424 = v420 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v425 = v423 < v2;
   const bool v426 = v424 && v425;
   if (v426) {
@@ -418,11 +418,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v433 = v432 + v423;
     out[v433] = v428;
   }
-  const uint v434 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v434 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v436 = v355 + v434;
-  const uint v437 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v437 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v439 = v358 + v437;
-  const bool v440 = v436 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v440 = v436 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v441 = v439 < v2;
   const bool v442 = v440 && v441;
   if (v442) {
@@ -434,11 +434,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v449 = v448 + v439;
     out[v449] = v444;
   }
-  const uint v450 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v450 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v452 = v355 + v450;
-  const uint v453 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v453 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v455 = v358 + v453;
-  const bool v456 = v452 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v456 = v452 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v457 = v455 < v2;
   const bool v458 = v456 && v457;
   if (v458) {
@@ -450,11 +450,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v465 = v464 + v455;
     out[v465] = v460;
   }
-  const uint v466 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v466 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v468 = v355 + v466;
-  const uint v469 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v469 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v471 = v358 + v469;
-  const bool v472 = v468 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v472 = v468 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v473 = v471 < v2;
   const bool v474 = v472 && v473;
   if (v474) {
@@ -466,11 +466,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v481 = v480 + v471;
     out[v481] = v476;
   }
-  const uint v482 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v482 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v484 = v355 + v482;
-  const uint v485 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v485 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v487 = v358 + v485;
-  const bool v488 = v484 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v488 = v484 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v489 = v487 < v2;
   const bool v490 = v488 && v489;
   if (v490) {
@@ -482,11 +482,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v497 = v496 + v487;
     out[v497] = v492;
   }
-  const uint v498 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v498 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v500 = v355 + v498;
-  const uint v501 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v501 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v503 = v358 + v501;
-  const bool v504 = v500 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v504 = v500 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v505 = v503 < v2;
   const bool v506 = v504 && v505;
   if (v506) {
@@ -498,11 +498,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v513 = v512 + v503;
     out[v513] = v508;
   }
-  const uint v514 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v514 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v516 = v355 + v514;
-  const uint v517 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v517 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v519 = v358 + v517;
-  const bool v520 = v516 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v520 = v516 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v521 = v519 < v2;
   const bool v522 = v520 && v521;
   if (v522) {
@@ -514,11 +514,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v529 = v528 + v519;
     out[v529] = v524;
   }
-  const uint v530 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v530 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v532 = v355 + v530;
-  const uint v533 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v533 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v535 = v358 + v533;
-  const bool v536 = v532 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v536 = v532 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v537 = v535 < v2;
   const bool v538 = v536 && v537;
   if (v538) {
@@ -530,11 +530,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v545 = v544 + v535;
     out[v545] = v540;
   }
-  const uint v546 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v546 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v548 = v355 + v546;
-  const uint v549 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v549 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v551 = v358 + v549;
-  const bool v552 = v548 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v552 = v548 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v553 = v551 < v2;
   const bool v554 = v552 && v553;
   if (v554) {
@@ -546,11 +546,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v561 = v560 + v551;
     out[v561] = v556;
   }
-  const uint v562 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v562 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v564 = v355 + v562;
-  const uint v565 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v565 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v567 = v358 + v565;
-  const bool v568 = v564 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v568 = v564 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v569 = v567 < v2;
   const bool v570 = v568 && v569;
   if (v570) {
@@ -562,11 +562,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v577 = v576 + v567;
     out[v577] = v572;
   }
-  const uint v578 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v578 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v580 = v355 + v578;
-  const uint v581 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v581 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v583 = v358 + v581;
-  const bool v584 = v580 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v584 = v580 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v585 = v583 < v2;
   const bool v586 = v584 && v585;
   if (v586) {
@@ -578,11 +578,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v593 = v592 + v583;
     out[v593] = v588;
   }
-  const uint v594 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v594 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v596 = v355 + v594;
-  const uint v597 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v597 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v599 = v358 + v597;
-  const bool v600 = v596 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v600 = v596 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v601 = v599 < v2;
   const bool v602 = v600 && v601;
   if (v602) {
@@ -594,11 +594,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v609 = v608 + v599;
     out[v609] = v604;
   }
-  const uint v610 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v610 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v612 = v355 + v610;
-  const uint v613 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v613 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v615 = v358 + v613;
-  const bool v616 = v612 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v616 = v612 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v617 = v615 < v2;
   const bool v618 = v616 && v617;
   if (v618) {
@@ -610,11 +610,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v625 = v624 + v615;
     out[v625] = v620;
   }
-  const uint v626 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v626 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v628 = v355 + v626;
-  const uint v629 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v629 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v631 = v358 + v629;
-  const bool v632 = v628 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v632 = v628 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v633 = v631 < v2;
   const bool v634 = v632 && v633;
   if (v634) {
@@ -626,11 +626,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v641 = v640 + v631;
     out[v641] = v636;
   }
-  const uint v642 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v642 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v644 = v355 + v642;
-  const uint v645 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v645 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v647 = v358 + v645;
-  const bool v648 = v644 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v648 = v644 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v649 = v647 < v2;
   const bool v650 = v648 && v649;
   if (v650) {
@@ -642,11 +642,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v657 = v656 + v647;
     out[v657] = v652;
   }
-  const uint v658 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v658 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v660 = v355 + v658;
-  const uint v661 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v661 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v663 = v358 + v661;
-  const bool v664 = v660 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v664 = v660 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v665 = v663 < v2;
   const bool v666 = v664 && v665;
   if (v666) {
@@ -658,11 +658,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v673 = v672 + v663;
     out[v673] = v668;
   }
-  const uint v674 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v674 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v676 = v355 + v674;
-  const uint v677 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v677 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v679 = v358 + v677;
-  const bool v680 = v676 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v680 = v676 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v681 = v679 < v2;
   const bool v682 = v680 && v681;
   if (v682) {
@@ -674,11 +674,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v689 = v688 + v679;
     out[v689] = v684;
   }
-  const uint v690 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v690 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v692 = v355 + v690;
-  const uint v693 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v693 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v695 = v358 + v693;
-  const bool v696 = v692 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v696 = v692 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v697 = v695 < v2;
   const bool v698 = v696 && v697;
   if (v698) {
@@ -690,11 +690,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v705 = v704 + v695;
     out[v705] = v700;
   }
-  const uint v706 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v706 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v708 = v355 + v706;
-  const uint v709 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v709 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v711 = v358 + v709;
-  const bool v712 = v708 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v712 = v708 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v713 = v711 < v2;
   const bool v714 = v712 && v713;
   if (v714) {
@@ -706,11 +706,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v721 = v720 + v711;
     out[v721] = v716;
   }
-  const uint v722 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v722 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v724 = v355 + v722;
-  const uint v725 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v725 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v727 = v358 + v725;
-  const bool v728 = v724 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v728 = v724 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v729 = v727 < v2;
   const bool v730 = v728 && v729;
   if (v730) {
@@ -722,11 +722,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v737 = v736 + v727;
     out[v737] = v732;
   }
-  const uint v738 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v738 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v740 = v355 + v738;
-  const uint v741 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v741 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v743 = v358 + v741;
-  const bool v744 = v740 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v744 = v740 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v745 = v743 < v2;
   const bool v746 = v744 && v745;
   if (v746) {
@@ -738,11 +738,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v753 = v752 + v743;
     out[v753] = v748;
   }
-  const uint v754 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v754 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v756 = v355 + v754;
-  const uint v757 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v757 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v759 = v358 + v757;
-  const bool v760 = v756 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v760 = v756 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v761 = v759 < v2;
   const bool v762 = v760 && v761;
   if (v762) {
@@ -754,11 +754,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v769 = v768 + v759;
     out[v769] = v764;
   }
-  const uint v770 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v770 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v772 = v355 + v770;
-  const uint v773 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v773 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v775 = v358 + v773;
-  const bool v776 = v772 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v776 = v772 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v777 = v775 < v2;
   const bool v778 = v776 && v777;
   if (v778) {
@@ -770,11 +770,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v785 = v784 + v775;
     out[v785] = v780;
   }
-  const uint v786 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v786 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v788 = v355 + v786;
-  const uint v789 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v789 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v791 = v358 + v789;
-  const bool v792 = v788 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v792 = v788 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v793 = v791 < v2;
   const bool v794 = v792 && v793;
   if (v794) {
@@ -786,11 +786,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v801 = v800 + v791;
     out[v801] = v796;
   }
-  const uint v802 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v802 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v804 = v355 + v802;
-  const uint v805 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v805 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v807 = v358 + v805;
-  const bool v808 = v804 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v808 = v804 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v809 = v807 < v2;
   const bool v810 = v808 && v809;
   if (v810) {
@@ -802,11 +802,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v817 = v816 + v807;
     out[v817] = v812;
   }
-  const uint v818 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v818 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v820 = v355 + v818;
-  const uint v821 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v821 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v823 = v358 + v821;
-  const bool v824 = v820 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v824 = v820 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v825 = v823 < v2;
   const bool v826 = v824 && v825;
   if (v826) {
@@ -818,11 +818,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v833 = v832 + v823;
     out[v833] = v828;
   }
-  const uint v834 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v834 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v836 = v355 + v834;
-  const uint v837 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v837 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v839 = v358 + v837;
-  const bool v840 = v836 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v840 = v836 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v841 = v839 < v2;
   const bool v842 = v840 && v841;
   if (v842) {
@@ -834,11 +834,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v849 = v848 + v839;
     out[v849] = v844;
   }
-  const uint v850 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v850 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v852 = v355 + v850;
-  const uint v853 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v853 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v855 = v358 + v853;
-  const bool v856 = v852 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v856 = v852 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v857 = v855 < v2;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -850,11 +850,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v865 = v864 + v855;
     out[v865] = v860;
   }
-  const uint v866 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v866 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v868 = v355 + v866;
-  const uint v869 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v869 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v871 = v358 + v869;
-  const bool v872 = v868 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v872 = v868 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v873 = v871 < v2;
   const bool v874 = v872 && v873;
   if (v874) {
@@ -866,11 +866,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v881 = v880 + v871;
     out[v881] = v876;
   }
-  const uint v882 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v882 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v884 = v355 + v882;
-  const uint v885 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v885 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v887 = v358 + v885;
-  const bool v888 = v884 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v888 = v884 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v889 = v887 < v2;
   const bool v890 = v888 && v889;
   if (v890) {
@@ -882,11 +882,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v897 = v896 + v887;
     out[v897] = v892;
   }
-  const uint v898 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v898 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v900 = v355 + v898;
-  const uint v901 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v901 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v903 = v358 + v901;
-  const bool v904 = v900 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v904 = v900 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v905 = v903 < v2;
   const bool v906 = v904 && v905;
   if (v906) {
@@ -898,11 +898,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v913 = v912 + v903;
     out[v913] = v908;
   }
-  const uint v914 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v914 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v916 = v355 + v914;
-  const uint v917 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v917 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v919 = v358 + v917;
-  const bool v920 = v916 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v920 = v916 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v921 = v919 < v2;
   const bool v922 = v920 && v921;
   if (v922) {
@@ -914,11 +914,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v929 = v928 + v919;
     out[v929] = v924;
   }
-  const uint v930 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v930 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v932 = v355 + v930;
-  const uint v933 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v933 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v935 = v358 + v933;
-  const bool v936 = v932 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v936 = v932 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v937 = v935 < v2;
   const bool v938 = v936 && v937;
   if (v938) {
@@ -930,11 +930,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v945 = v944 + v935;
     out[v945] = v940;
   }
-  const uint v946 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v946 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v948 = v355 + v946;
-  const uint v949 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v949 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v951 = v358 + v949;
-  const bool v952 = v948 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v952 = v948 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v953 = v951 < v2;
   const bool v954 = v952 && v953;
   if (v954) {
@@ -946,11 +946,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v961 = v960 + v951;
     out[v961] = v956;
   }
-  const uint v962 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v962 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v964 = v355 + v962;
-  const uint v965 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v965 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v967 = v358 + v965;
-  const bool v968 = v964 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v968 = v964 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v969 = v967 < v2;
   const bool v970 = v968 && v969;
   if (v970) {
@@ -962,11 +962,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v977 = v976 + v967;
     out[v977] = v972;
   }
-  const uint v978 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v978 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v980 = v355 + v978;
-  const uint v981 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v981 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v983 = v358 + v981;
-  const bool v984 = v980 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v984 = v980 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v985 = v983 < v2;
   const bool v986 = v984 && v985;
   if (v986) {
@@ -978,11 +978,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v993 = v992 + v983;
     out[v993] = v988;
   }
-  const uint v994 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v994 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v996 = v355 + v994;
-  const uint v997 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v997 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v999 = v358 + v997;
-  const bool v1000 = v996 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1000 = v996 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1001 = v999 < v2;
   const bool v1002 = v1000 && v1001;
   if (v1002) {
@@ -994,11 +994,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1009 = v1008 + v999;
     out[v1009] = v1004;
   }
-  const uint v1010 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1010 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1012 = v355 + v1010;
-  const uint v1013 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1013 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1015 = v358 + v1013;
-  const bool v1016 = v1012 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1016 = v1012 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1017 = v1015 < v2;
   const bool v1018 = v1016 && v1017;
   if (v1018) {
@@ -1010,11 +1010,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1025 = v1024 + v1015;
     out[v1025] = v1020;
   }
-  const uint v1026 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1026 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1028 = v355 + v1026;
-  const uint v1029 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1029 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1031 = v358 + v1029;
-  const bool v1032 = v1028 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1032 = v1028 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1033 = v1031 < v2;
   const bool v1034 = v1032 && v1033;
   if (v1034) {
@@ -1026,11 +1026,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1041 = v1040 + v1031;
     out[v1041] = v1036;
   }
-  const uint v1042 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1042 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1044 = v355 + v1042;
-  const uint v1045 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1045 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1047 = v358 + v1045;
-  const bool v1048 = v1044 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1048 = v1044 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1049 = v1047 < v2;
   const bool v1050 = v1048 && v1049;
   if (v1050) {
@@ -1042,11 +1042,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1057 = v1056 + v1047;
     out[v1057] = v1052;
   }
-  const uint v1058 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1058 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1060 = v355 + v1058;
-  const uint v1061 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1061 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1063 = v358 + v1061;
-  const bool v1064 = v1060 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1064 = v1060 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1065 = v1063 < v2;
   const bool v1066 = v1064 && v1065;
   if (v1066) {
@@ -1058,11 +1058,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1073 = v1072 + v1063;
     out[v1073] = v1068;
   }
-  const uint v1074 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1074 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1076 = v355 + v1074;
-  const uint v1077 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1077 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1079 = v358 + v1077;
-  const bool v1080 = v1076 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1080 = v1076 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1081 = v1079 < v2;
   const bool v1082 = v1080 && v1081;
   if (v1082) {
@@ -1074,11 +1074,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1089 = v1088 + v1079;
     out[v1089] = v1084;
   }
-  const uint v1090 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1090 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1092 = v355 + v1090;
-  const uint v1093 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1093 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1095 = v358 + v1093;
-  const bool v1096 = v1092 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1096 = v1092 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1097 = v1095 < v2;
   const bool v1098 = v1096 && v1097;
   if (v1098) {
@@ -1090,11 +1090,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1105 = v1104 + v1095;
     out[v1105] = v1100;
   }
-  const uint v1106 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1106 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1108 = v355 + v1106;
-  const uint v1109 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1109 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1111 = v358 + v1109;
-  const bool v1112 = v1108 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1112 = v1108 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1113 = v1111 < v2;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
@@ -1106,11 +1106,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1121 = v1120 + v1111;
     out[v1121] = v1116;
   }
-  const uint v1122 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1122 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1124 = v355 + v1122;
-  const uint v1125 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1125 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1127 = v358 + v1125;
-  const bool v1128 = v1124 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1128 = v1124 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1129 = v1127 < v2;
   const bool v1130 = v1128 && v1129;
   if (v1130) {
@@ -1122,11 +1122,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1137 = v1136 + v1127;
     out[v1137] = v1132;
   }
-  const uint v1138 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1138 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1140 = v355 + v1138;
-  const uint v1141 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1141 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1143 = v358 + v1141;
-  const bool v1144 = v1140 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1144 = v1140 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1145 = v1143 < v2;
   const bool v1146 = v1144 && v1145;
   if (v1146) {
@@ -1138,11 +1138,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1153 = v1152 + v1143;
     out[v1153] = v1148;
   }
-  const uint v1154 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1154 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1156 = v355 + v1154;
-  const uint v1157 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1157 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1159 = v358 + v1157;
-  const bool v1160 = v1156 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1160 = v1156 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1161 = v1159 < v2;
   const bool v1162 = v1160 && v1161;
   if (v1162) {
@@ -1154,11 +1154,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1169 = v1168 + v1159;
     out[v1169] = v1164;
   }
-  const uint v1170 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1170 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1172 = v355 + v1170;
-  const uint v1173 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1173 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1175 = v358 + v1173;
-  const bool v1176 = v1172 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1176 = v1172 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1177 = v1175 < v2;
   const bool v1178 = v1176 && v1177;
   if (v1178) {
@@ -1170,11 +1170,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1185 = v1184 + v1175;
     out[v1185] = v1180;
   }
-  const uint v1186 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1186 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1188 = v355 + v1186;
-  const uint v1189 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1189 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1191 = v358 + v1189;
-  const bool v1192 = v1188 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1192 = v1188 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1193 = v1191 < v2;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
@@ -1186,11 +1186,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1201 = v1200 + v1191;
     out[v1201] = v1196;
   }
-  const uint v1202 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1202 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1204 = v355 + v1202;
-  const uint v1205 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1205 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1207 = v358 + v1205;
-  const bool v1208 = v1204 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1208 = v1204 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1209 = v1207 < v2;
   const bool v1210 = v1208 && v1209;
   if (v1210) {
@@ -1202,11 +1202,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1217 = v1216 + v1207;
     out[v1217] = v1212;
   }
-  const uint v1218 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1218 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1220 = v355 + v1218;
-  const uint v1221 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1221 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1223 = v358 + v1221;
-  const bool v1224 = v1220 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1224 = v1220 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1225 = v1223 < v2;
   const bool v1226 = v1224 && v1225;
   if (v1226) {
@@ -1218,11 +1218,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1233 = v1232 + v1223;
     out[v1233] = v1228;
   }
-  const uint v1234 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1234 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1236 = v355 + v1234;
-  const uint v1237 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1237 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1239 = v358 + v1237;
-  const bool v1240 = v1236 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1240 = v1236 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1241 = v1239 < v2;
   const bool v1242 = v1240 && v1241;
   if (v1242) {
@@ -1234,11 +1234,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1249 = v1248 + v1239;
     out[v1249] = v1244;
   }
-  const uint v1250 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1250 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1252 = v355 + v1250;
-  const uint v1253 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1253 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1255 = v358 + v1253;
-  const bool v1256 = v1252 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1256 = v1252 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1257 = v1255 < v2;
   const bool v1258 = v1256 && v1257;
   if (v1258) {
@@ -1250,11 +1250,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1265 = v1264 + v1255;
     out[v1265] = v1260;
   }
-  const uint v1266 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1266 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1268 = v355 + v1266;
-  const uint v1269 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1269 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1271 = v358 + v1269;
-  const bool v1272 = v1268 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1272 = v1268 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1273 = v1271 < v2;
   const bool v1274 = v1272 && v1273;
   if (v1274) {
@@ -1266,11 +1266,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1281 = v1280 + v1271;
     out[v1281] = v1276;
   }
-  const uint v1282 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1282 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1284 = v355 + v1282;
-  const uint v1285 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1285 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1287 = v358 + v1285;
-  const bool v1288 = v1284 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1288 = v1284 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1289 = v1287 < v2;
   const bool v1290 = v1288 && v1289;
   if (v1290) {
@@ -1282,11 +1282,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1297 = v1296 + v1287;
     out[v1297] = v1292;
   }
-  const uint v1298 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1298 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1300 = v355 + v1298;
-  const uint v1301 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1301 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1303 = v358 + v1301;
-  const bool v1304 = v1300 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1304 = v1300 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1305 = v1303 < v2;
   const bool v1306 = v1304 && v1305;
   if (v1306) {
@@ -1298,11 +1298,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1313 = v1312 + v1303;
     out[v1313] = v1308;
   }
-  const uint v1314 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1314 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1316 = v355 + v1314;
-  const uint v1317 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1317 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1319 = v358 + v1317;
-  const bool v1320 = v1316 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1320 = v1316 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1321 = v1319 < v2;
   const bool v1322 = v1320 && v1321;
   if (v1322) {
@@ -1314,11 +1314,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1329 = v1328 + v1319;
     out[v1329] = v1324;
   }
-  const uint v1330 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1330 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1332 = v355 + v1330;
-  const uint v1333 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1333 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1335 = v358 + v1333;
-  const bool v1336 = v1332 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1336 = v1332 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1337 = v1335 < v2;
   const bool v1338 = v1336 && v1337;
   if (v1338) {
@@ -1330,11 +1330,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1345 = v1344 + v1335;
     out[v1345] = v1340;
   }
-  const uint v1346 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1346 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1348 = v355 + v1346;
-  const uint v1349 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1349 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1351 = v358 + v1349;
-  const bool v1352 = v1348 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1352 = v1348 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1353 = v1351 < v2;
   const bool v1354 = v1352 && v1353;
   if (v1354) {
@@ -1346,11 +1346,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1361 = v1360 + v1351;
     out[v1361] = v1356;
   }
-  const uint v1362 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1362 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1364 = v355 + v1362;
-  const uint v1365 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1365 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1367 = v358 + v1365;
-  const bool v1368 = v1364 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1368 = v1364 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1369 = v1367 < v2;
   const bool v1370 = v1368 && v1369;
   if (v1370) {
@@ -1362,11 +1362,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1377 = v1376 + v1367;
     out[v1377] = v1372;
   }
-  const uint v1378 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1378 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1380 = v355 + v1378;
-  const uint v1381 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1381 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1383 = v358 + v1381;
-  const bool v1384 = v1380 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1384 = v1380 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1385 = v1383 < v2;
   const bool v1386 = v1384 && v1385;
   if (v1386) {
@@ -1378,11 +1378,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1393 = v1392 + v1383;
     out[v1393] = v1388;
   }
-  const uint v1394 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1394 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1396 = v355 + v1394;
-  const uint v1397 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1397 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1399 = v358 + v1397;
-  const bool v1400 = v1396 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1400 = v1396 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1401 = v1399 < v2;
   const bool v1402 = v1400 && v1401;
   if (v1402) {
@@ -1394,11 +1394,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1409 = v1408 + v1399;
     out[v1409] = v1404;
   }
-  const uint v1410 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1410 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1412 = v355 + v1410;
-  const uint v1413 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1413 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1415 = v358 + v1413;
-  const bool v1416 = v1412 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1416 = v1412 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1417 = v1415 < v2;
   const bool v1418 = v1416 && v1417;
   if (v1418) {
@@ -1410,11 +1410,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1425 = v1424 + v1415;
     out[v1425] = v1420;
   }
-  const uint v1426 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1426 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1428 = v355 + v1426;
-  const uint v1429 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1429 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1431 = v358 + v1429;
-  const bool v1432 = v1428 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1432 = v1428 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1433 = v1431 < v2;
   const bool v1434 = v1432 && v1433;
   if (v1434) {
@@ -1426,11 +1426,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1441 = v1440 + v1431;
     out[v1441] = v1436;
   }
-  const uint v1442 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1442 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1444 = v355 + v1442;
-  const uint v1445 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1445 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1447 = v358 + v1445;
-  const bool v1448 = v1444 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1448 = v1444 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1449 = v1447 < v2;
   const bool v1450 = v1448 && v1449;
   if (v1450) {
@@ -1442,11 +1442,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1457 = v1456 + v1447;
     out[v1457] = v1452;
   }
-  const uint v1458 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1458 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1460 = v355 + v1458;
-  const uint v1461 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1461 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1463 = v358 + v1461;
-  const bool v1464 = v1460 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1464 = v1460 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1465 = v1463 < v2;
   const bool v1466 = v1464 && v1465;
   if (v1466) {
@@ -1458,11 +1458,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1473 = v1472 + v1463;
     out[v1473] = v1468;
   }
-  const uint v1474 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1474 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1476 = v355 + v1474;
-  const uint v1477 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1477 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1479 = v358 + v1477;
-  const bool v1480 = v1476 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1480 = v1476 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1481 = v1479 < v2;
   const bool v1482 = v1480 && v1481;
   if (v1482) {
@@ -1474,11 +1474,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1489 = v1488 + v1479;
     out[v1489] = v1484;
   }
-  const uint v1490 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1490 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1492 = v355 + v1490;
-  const uint v1493 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1493 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1495 = v358 + v1493;
-  const bool v1496 = v1492 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1496 = v1492 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1497 = v1495 < v2;
   const bool v1498 = v1496 && v1497;
   if (v1498) {
@@ -1490,11 +1490,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1505 = v1504 + v1495;
     out[v1505] = v1500;
   }
-  const uint v1506 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1506 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1508 = v355 + v1506;
-  const uint v1509 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1509 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1511 = v358 + v1509;
-  const bool v1512 = v1508 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1512 = v1508 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1513 = v1511 < v2;
   const bool v1514 = v1512 && v1513;
   if (v1514) {
@@ -1506,11 +1506,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1521 = v1520 + v1511;
     out[v1521] = v1516;
   }
-  const uint v1522 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1522 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1524 = v355 + v1522;
-  const uint v1525 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1525 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1527 = v358 + v1525;
-  const bool v1528 = v1524 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1528 = v1524 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1529 = v1527 < v2;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -1522,11 +1522,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1537 = v1536 + v1527;
     out[v1537] = v1532;
   }
-  const uint v1538 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1538 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1540 = v355 + v1538;
-  const uint v1541 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1541 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1543 = v358 + v1541;
-  const bool v1544 = v1540 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1544 = v1540 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1545 = v1543 < v2;
   const bool v1546 = v1544 && v1545;
   if (v1546) {
@@ -1538,11 +1538,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1553 = v1552 + v1543;
     out[v1553] = v1548;
   }
-  const uint v1554 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1554 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1556 = v355 + v1554;
-  const uint v1557 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1557 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1559 = v358 + v1557;
-  const bool v1560 = v1556 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1560 = v1556 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1561 = v1559 < v2;
   const bool v1562 = v1560 && v1561;
   if (v1562) {
@@ -1554,11 +1554,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1569 = v1568 + v1559;
     out[v1569] = v1564;
   }
-  const uint v1570 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1570 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1572 = v355 + v1570;
-  const uint v1573 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1573 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1575 = v358 + v1573;
-  const bool v1576 = v1572 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1576 = v1572 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1577 = v1575 < v2;
   const bool v1578 = v1576 && v1577;
   if (v1578) {
@@ -1570,11 +1570,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1585 = v1584 + v1575;
     out[v1585] = v1580;
   }
-  const uint v1586 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1586 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1588 = v355 + v1586;
-  const uint v1589 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1589 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1591 = v358 + v1589;
-  const bool v1592 = v1588 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1592 = v1588 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1593 = v1591 < v2;
   const bool v1594 = v1592 && v1593;
   if (v1594) {
@@ -1586,11 +1586,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1601 = v1600 + v1591;
     out[v1601] = v1596;
   }
-  const uint v1602 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1602 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1604 = v355 + v1602;
-  const uint v1605 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1605 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1607 = v358 + v1605;
-  const bool v1608 = v1604 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1608 = v1604 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1609 = v1607 < v2;
   const bool v1610 = v1608 && v1609;
   if (v1610) {
@@ -1602,11 +1602,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1617 = v1616 + v1607;
     out[v1617] = v1612;
   }
-  const uint v1618 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1618 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1620 = v355 + v1618;
-  const uint v1621 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1621 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1623 = v358 + v1621;
-  const bool v1624 = v1620 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1624 = v1620 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1625 = v1623 < v2;
   const bool v1626 = v1624 && v1625;
   if (v1626) {
@@ -1618,11 +1618,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1633 = v1632 + v1623;
     out[v1633] = v1628;
   }
-  const uint v1634 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1634 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1636 = v355 + v1634;
-  const uint v1637 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1637 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1639 = v358 + v1637;
-  const bool v1640 = v1636 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1640 = v1636 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1641 = v1639 < v2;
   const bool v1642 = v1640 && v1641;
   if (v1642) {
@@ -1634,11 +1634,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1649 = v1648 + v1639;
     out[v1649] = v1644;
   }
-  const uint v1650 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1650 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1652 = v355 + v1650;
-  const uint v1653 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1653 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1655 = v358 + v1653;
-  const bool v1656 = v1652 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1656 = v1652 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1657 = v1655 < v2;
   const bool v1658 = v1656 && v1657;
   if (v1658) {
@@ -1650,11 +1650,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1665 = v1664 + v1655;
     out[v1665] = v1660;
   }
-  const uint v1666 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1666 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1668 = v355 + v1666;
-  const uint v1669 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1669 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1671 = v358 + v1669;
-  const bool v1672 = v1668 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1672 = v1668 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1673 = v1671 < v2;
   const bool v1674 = v1672 && v1673;
   if (v1674) {
@@ -1666,11 +1666,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1681 = v1680 + v1671;
     out[v1681] = v1676;
   }
-  const uint v1682 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1682 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1684 = v355 + v1682;
-  const uint v1685 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1685 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1687 = v358 + v1685;
-  const bool v1688 = v1684 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1688 = v1684 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1689 = v1687 < v2;
   const bool v1690 = v1688 && v1689;
   if (v1690) {
@@ -1682,11 +1682,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1697 = v1696 + v1687;
     out[v1697] = v1692;
   }
-  const uint v1698 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1698 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1700 = v355 + v1698;
-  const uint v1701 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1701 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1703 = v358 + v1701;
-  const bool v1704 = v1700 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1704 = v1700 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1705 = v1703 < v2;
   const bool v1706 = v1704 && v1705;
   if (v1706) {
@@ -1698,11 +1698,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1713 = v1712 + v1703;
     out[v1713] = v1708;
   }
-  const uint v1714 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1714 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1716 = v355 + v1714;
-  const uint v1717 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1717 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1719 = v358 + v1717;
-  const bool v1720 = v1716 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1720 = v1716 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1721 = v1719 < v2;
   const bool v1722 = v1720 && v1721;
   if (v1722) {
@@ -1714,11 +1714,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1729 = v1728 + v1719;
     out[v1729] = v1724;
   }
-  const uint v1730 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1730 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1732 = v355 + v1730;
-  const uint v1733 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1733 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1735 = v358 + v1733;
-  const bool v1736 = v1732 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1736 = v1732 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1737 = v1735 < v2;
   const bool v1738 = v1736 && v1737;
   if (v1738) {
@@ -1730,11 +1730,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1745 = v1744 + v1735;
     out[v1745] = v1740;
   }
-  const uint v1746 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1746 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1748 = v355 + v1746;
-  const uint v1749 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1749 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1751 = v358 + v1749;
-  const bool v1752 = v1748 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1752 = v1748 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1753 = v1751 < v2;
   const bool v1754 = v1752 && v1753;
   if (v1754) {
@@ -1746,11 +1746,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1761 = v1760 + v1751;
     out[v1761] = v1756;
   }
-  const uint v1762 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1762 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1764 = v355 + v1762;
-  const uint v1765 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1765 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1767 = v358 + v1765;
-  const bool v1768 = v1764 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1768 = v1764 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1769 = v1767 < v2;
   const bool v1770 = v1768 && v1769;
   if (v1770) {
@@ -1762,11 +1762,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1777 = v1776 + v1767;
     out[v1777] = v1772;
   }
-  const uint v1778 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1778 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1780 = v355 + v1778;
-  const uint v1781 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1781 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1783 = v358 + v1781;
-  const bool v1784 = v1780 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1784 = v1780 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1785 = v1783 < v2;
   const bool v1786 = v1784 && v1785;
   if (v1786) {
@@ -1778,11 +1778,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1793 = v1792 + v1783;
     out[v1793] = v1788;
   }
-  const uint v1794 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1794 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1796 = v355 + v1794;
-  const uint v1797 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1797 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1799 = v358 + v1797;
-  const bool v1800 = v1796 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1800 = v1796 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1801 = v1799 < v2;
   const bool v1802 = v1800 && v1801;
   if (v1802) {
@@ -1794,11 +1794,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1809 = v1808 + v1799;
     out[v1809] = v1804;
   }
-  const uint v1810 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1810 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1812 = v355 + v1810;
-  const uint v1813 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1813 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1815 = v358 + v1813;
-  const bool v1816 = v1812 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1816 = v1812 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1817 = v1815 < v2;
   const bool v1818 = v1816 && v1817;
   if (v1818) {
@@ -1810,11 +1810,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1825 = v1824 + v1815;
     out[v1825] = v1820;
   }
-  const uint v1826 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1826 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1828 = v355 + v1826;
-  const uint v1829 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1829 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1831 = v358 + v1829;
-  const bool v1832 = v1828 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1832 = v1828 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1833 = v1831 < v2;
   const bool v1834 = v1832 && v1833;
   if (v1834) {
@@ -1826,11 +1826,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1841 = v1840 + v1831;
     out[v1841] = v1836;
   }
-  const uint v1842 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1842 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1844 = v355 + v1842;
-  const uint v1845 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1845 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1847 = v358 + v1845;
-  const bool v1848 = v1844 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1848 = v1844 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1849 = v1847 < v2;
   const bool v1850 = v1848 && v1849;
   if (v1850) {
@@ -1842,11 +1842,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1857 = v1856 + v1847;
     out[v1857] = v1852;
   }
-  const uint v1858 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1858 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1860 = v355 + v1858;
-  const uint v1861 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1861 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1863 = v358 + v1861;
-  const bool v1864 = v1860 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1864 = v1860 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1865 = v1863 < v2;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -1858,11 +1858,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1873 = v1872 + v1863;
     out[v1873] = v1868;
   }
-  const uint v1874 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1874 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1876 = v355 + v1874;
-  const uint v1877 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1877 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1879 = v358 + v1877;
-  const bool v1880 = v1876 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1880 = v1876 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1881 = v1879 < v2;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -1874,11 +1874,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1889 = v1888 + v1879;
     out[v1889] = v1884;
   }
-  const uint v1890 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1890 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1892 = v355 + v1890;
-  const uint v1893 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1893 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1895 = v358 + v1893;
-  const bool v1896 = v1892 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1896 = v1892 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1897 = v1895 < v2;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
@@ -1890,11 +1890,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1905 = v1904 + v1895;
     out[v1905] = v1900;
   }
-  const uint v1906 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1906 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1908 = v355 + v1906;
-  const uint v1909 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1909 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1911 = v358 + v1909;
-  const bool v1912 = v1908 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1912 = v1908 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1913 = v1911 < v2;
   const bool v1914 = v1912 && v1913;
   if (v1914) {
@@ -1906,11 +1906,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1921 = v1920 + v1911;
     out[v1921] = v1916;
   }
-  const uint v1922 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1922 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1924 = v355 + v1922;
-  const uint v1925 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1925 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1927 = v358 + v1925;
-  const bool v1928 = v1924 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1928 = v1924 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1929 = v1927 < v2;
   const bool v1930 = v1928 && v1929;
   if (v1930) {
@@ -1922,11 +1922,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1937 = v1936 + v1927;
     out[v1937] = v1932;
   }
-  const uint v1938 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1938 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1940 = v355 + v1938;
-  const uint v1941 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1941 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1943 = v358 + v1941;
-  const bool v1944 = v1940 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1944 = v1940 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1945 = v1943 < v2;
   const bool v1946 = v1944 && v1945;
   if (v1946) {
@@ -1938,11 +1938,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1953 = v1952 + v1943;
     out[v1953] = v1948;
   }
-  const uint v1954 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1954 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1956 = v355 + v1954;
-  const uint v1957 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1957 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1959 = v358 + v1957;
-  const bool v1960 = v1956 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1960 = v1956 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1961 = v1959 < v2;
   const bool v1962 = v1960 && v1961;
   if (v1962) {
@@ -1954,11 +1954,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1969 = v1968 + v1959;
     out[v1969] = v1964;
   }
-  const uint v1970 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1970 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1972 = v355 + v1970;
-  const uint v1973 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1973 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1975 = v358 + v1973;
-  const bool v1976 = v1972 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1976 = v1972 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1977 = v1975 < v2;
   const bool v1978 = v1976 && v1977;
   if (v1978) {
@@ -1970,11 +1970,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v1985 = v1984 + v1975;
     out[v1985] = v1980;
   }
-  const uint v1986 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1986 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1988 = v355 + v1986;
-  const uint v1989 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1989 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1991 = v358 + v1989;
-  const bool v1992 = v1988 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1992 = v1988 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1993 = v1991 < v2;
   const bool v1994 = v1992 && v1993;
   if (v1994) {
@@ -1986,11 +1986,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2001 = v2000 + v1991;
     out[v2001] = v1996;
   }
-  const uint v2002 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2002 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2004 = v355 + v2002;
-  const uint v2005 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2005 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2007 = v358 + v2005;
-  const bool v2008 = v2004 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2008 = v2004 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2009 = v2007 < v2;
   const bool v2010 = v2008 && v2009;
   if (v2010) {
@@ -2002,11 +2002,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2017 = v2016 + v2007;
     out[v2017] = v2012;
   }
-  const uint v2018 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2018 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2020 = v355 + v2018;
-  const uint v2021 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2021 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2023 = v358 + v2021;
-  const bool v2024 = v2020 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2024 = v2020 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2025 = v2023 < v2;
   const bool v2026 = v2024 && v2025;
   if (v2026) {
@@ -2018,11 +2018,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2033 = v2032 + v2023;
     out[v2033] = v2028;
   }
-  const uint v2034 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2034 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2036 = v355 + v2034;
-  const uint v2037 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2037 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2039 = v358 + v2037;
-  const bool v2040 = v2036 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2040 = v2036 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2041 = v2039 < v2;
   const bool v2042 = v2040 && v2041;
   if (v2042) {
@@ -2034,11 +2034,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2049 = v2048 + v2039;
     out[v2049] = v2044;
   }
-  const uint v2050 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2050 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2052 = v355 + v2050;
-  const uint v2053 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2053 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2055 = v358 + v2053;
-  const bool v2056 = v2052 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2056 = v2052 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2057 = v2055 < v2;
   const bool v2058 = v2056 && v2057;
   if (v2058) {
@@ -2050,11 +2050,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2065 = v2064 + v2055;
     out[v2065] = v2060;
   }
-  const uint v2066 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2066 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2068 = v355 + v2066;
-  const uint v2069 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2069 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2071 = v358 + v2069;
-  const bool v2072 = v2068 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2072 = v2068 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2073 = v2071 < v2;
   const bool v2074 = v2072 && v2073;
   if (v2074) {
@@ -2066,11 +2066,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2081 = v2080 + v2071;
     out[v2081] = v2076;
   }
-  const uint v2082 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2082 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2084 = v355 + v2082;
-  const uint v2085 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2085 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2087 = v358 + v2085;
-  const bool v2088 = v2084 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2088 = v2084 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2089 = v2087 < v2;
   const bool v2090 = v2088 && v2089;
   if (v2090) {
@@ -2082,11 +2082,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2097 = v2096 + v2087;
     out[v2097] = v2092;
   }
-  const uint v2098 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2098 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2100 = v355 + v2098;
-  const uint v2101 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2101 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2103 = v358 + v2101;
-  const bool v2104 = v2100 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2104 = v2100 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2105 = v2103 < v2;
   const bool v2106 = v2104 && v2105;
   if (v2106) {
@@ -2098,11 +2098,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2113 = v2112 + v2103;
     out[v2113] = v2108;
   }
-  const uint v2114 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2114 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2116 = v355 + v2114;
-  const uint v2117 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2117 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2119 = v358 + v2117;
-  const bool v2120 = v2116 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2120 = v2116 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2121 = v2119 < v2;
   const bool v2122 = v2120 && v2121;
   if (v2122) {
@@ -2114,11 +2114,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2129 = v2128 + v2119;
     out[v2129] = v2124;
   }
-  const uint v2130 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2130 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2132 = v355 + v2130;
-  const uint v2133 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2133 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2135 = v358 + v2133;
-  const bool v2136 = v2132 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2136 = v2132 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2137 = v2135 < v2;
   const bool v2138 = v2136 && v2137;
   if (v2138) {
@@ -2130,11 +2130,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2145 = v2144 + v2135;
     out[v2145] = v2140;
   }
-  const uint v2146 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2146 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2148 = v355 + v2146;
-  const uint v2149 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2149 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2151 = v358 + v2149;
-  const bool v2152 = v2148 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2152 = v2148 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2153 = v2151 < v2;
   const bool v2154 = v2152 && v2153;
   if (v2154) {
@@ -2146,11 +2146,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2161 = v2160 + v2151;
     out[v2161] = v2156;
   }
-  const uint v2162 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2162 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2164 = v355 + v2162;
-  const uint v2165 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2165 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2167 = v358 + v2165;
-  const bool v2168 = v2164 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2168 = v2164 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2169 = v2167 < v2;
   const bool v2170 = v2168 && v2169;
   if (v2170) {
@@ -2162,11 +2162,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2177 = v2176 + v2167;
     out[v2177] = v2172;
   }
-  const uint v2178 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2178 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2180 = v355 + v2178;
-  const uint v2181 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2181 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2183 = v358 + v2181;
-  const bool v2184 = v2180 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2184 = v2180 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2185 = v2183 < v2;
   const bool v2186 = v2184 && v2185;
   if (v2186) {
@@ -2178,11 +2178,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2193 = v2192 + v2183;
     out[v2193] = v2188;
   }
-  const uint v2194 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2194 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2196 = v355 + v2194;
-  const uint v2197 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2197 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2199 = v358 + v2197;
-  const bool v2200 = v2196 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2200 = v2196 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2201 = v2199 < v2;
   const bool v2202 = v2200 && v2201;
   if (v2202) {
@@ -2194,11 +2194,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2209 = v2208 + v2199;
     out[v2209] = v2204;
   }
-  const uint v2210 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2210 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2212 = v355 + v2210;
-  const uint v2213 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2213 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2215 = v358 + v2213;
-  const bool v2216 = v2212 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2216 = v2212 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2217 = v2215 < v2;
   const bool v2218 = v2216 && v2217;
   if (v2218) {
@@ -2210,11 +2210,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2225 = v2224 + v2215;
     out[v2225] = v2220;
   }
-  const uint v2226 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2226 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2228 = v355 + v2226;
-  const uint v2229 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2229 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2231 = v358 + v2229;
-  const bool v2232 = v2228 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2232 = v2228 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2233 = v2231 < v2;
   const bool v2234 = v2232 && v2233;
   if (v2234) {
@@ -2226,11 +2226,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2241 = v2240 + v2231;
     out[v2241] = v2236;
   }
-  const uint v2242 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2242 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2244 = v355 + v2242;
-  const uint v2245 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2245 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2247 = v358 + v2245;
-  const bool v2248 = v2244 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2248 = v2244 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2249 = v2247 < v2;
   const bool v2250 = v2248 && v2249;
   if (v2250) {
@@ -2242,11 +2242,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2257 = v2256 + v2247;
     out[v2257] = v2252;
   }
-  const uint v2258 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2258 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2260 = v355 + v2258;
-  const uint v2261 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2261 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2263 = v358 + v2261;
-  const bool v2264 = v2260 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2264 = v2260 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2265 = v2263 < v2;
   const bool v2266 = v2264 && v2265;
   if (v2266) {
@@ -2258,11 +2258,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2273 = v2272 + v2263;
     out[v2273] = v2268;
   }
-  const uint v2274 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2274 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2276 = v355 + v2274;
-  const uint v2277 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2277 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2279 = v358 + v2277;
-  const bool v2280 = v2276 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2280 = v2276 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2281 = v2279 < v2;
   const bool v2282 = v2280 && v2281;
   if (v2282) {
@@ -2274,11 +2274,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2289 = v2288 + v2279;
     out[v2289] = v2284;
   }
-  const uint v2290 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2290 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2292 = v355 + v2290;
-  const uint v2293 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2293 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2295 = v358 + v2293;
-  const bool v2296 = v2292 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2296 = v2292 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2297 = v2295 < v2;
   const bool v2298 = v2296 && v2297;
   if (v2298) {
@@ -2290,11 +2290,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2305 = v2304 + v2295;
     out[v2305] = v2300;
   }
-  const uint v2306 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2306 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2308 = v355 + v2306;
-  const uint v2309 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2309 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2311 = v358 + v2309;
-  const bool v2312 = v2308 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2312 = v2308 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2313 = v2311 < v2;
   const bool v2314 = v2312 && v2313;
   if (v2314) {
@@ -2306,11 +2306,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2321 = v2320 + v2311;
     out[v2321] = v2316;
   }
-  const uint v2322 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2322 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2324 = v355 + v2322;
-  const uint v2325 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2325 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2327 = v358 + v2325;
-  const bool v2328 = v2324 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2328 = v2324 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2329 = v2327 < v2;
   const bool v2330 = v2328 && v2329;
   if (v2330) {
@@ -2322,11 +2322,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2337 = v2336 + v2327;
     out[v2337] = v2332;
   }
-  const uint v2338 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2338 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2340 = v355 + v2338;
-  const uint v2341 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2341 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2343 = v358 + v2341;
-  const bool v2344 = v2340 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2344 = v2340 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2345 = v2343 < v2;
   const bool v2346 = v2344 && v2345;
   if (v2346) {
@@ -2338,11 +2338,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2353 = v2352 + v2343;
     out[v2353] = v2348;
   }
-  const uint v2354 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2354 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2356 = v355 + v2354;
-  const uint v2357 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2357 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2359 = v358 + v2357;
-  const bool v2360 = v2356 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2360 = v2356 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2361 = v2359 < v2;
   const bool v2362 = v2360 && v2361;
   if (v2362) {
@@ -2354,11 +2354,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2369 = v2368 + v2359;
     out[v2369] = v2364;
   }
-  const uint v2370 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2370 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2372 = v355 + v2370;
-  const uint v2373 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2373 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2375 = v358 + v2373;
-  const bool v2376 = v2372 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2376 = v2372 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2377 = v2375 < v2;
   const bool v2378 = v2376 && v2377;
   if (v2378) {
@@ -2370,11 +2370,11 @@ kernel void iron_gemm_batched_nk_f32(
     const uint v2385 = v2384 + v2375;
     out[v2385] = v2380;
   }
-  const uint v2386 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2386 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2388 = v355 + v2386;
-  const uint v2389 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2389 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2391 = v358 + v2389;
-  const bool v2392 = v2388 < v1;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2392 = v2388 < v1;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2393 = v2391 < v2;
   const bool v2394 = v2392 && v2393;
   if (v2394) {

@@ -87,222 +87,222 @@ kernel void iron_gemm_beta_kn_f32(
   const uint v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const uint v7 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const uint v8 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const uint v7 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const uint v8 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
   const uint v9 = iron_gid.y;
   const uint v10 = v9 * v7;
   const uint v11 = v10 + v8;
-  const uint v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const uint v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:184
+  const uint v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const uint v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:128
   const uint v16 = v15 << 3u;
-  const uint v18 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const uint v18 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
   const uint v19 = v18 - v16;
   const uint v20 = min(v19, 8u);
-  const uint v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:186
+  const uint v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:130
   const uint v23 = v22 % v20;
   const uint v24 = v16 + v23;
   const uint v25 = v24 << 7u;
-  const uint v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:187
+  const uint v28 = v22 / v20;
   const uint v29 = v28 << 7u;
-  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:188
-  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const uint v34 = v33 << 6u;
-  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const uint v38 = v37 << 6u;
-  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v40, float(0.0f));
-  iron_frag<float, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v42, float(0.0f));
-  iron_frag<float, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v44, float(0.0f));
-  const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v48 = v47 == 0u;
-  const uint v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v57 = v56 == 0u;
-  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:208
+  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:215
   if (v63) {
-    const uint v2531 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2534 = v2531 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2537 = v2531 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2531 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2534 = v2531 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2537 = v2531 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2538 = v2537 << 2u;
-    const uint v2539 = v25 + v2534;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2539 = v25 + v2534;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2540 = v2539 < v0;
-    const uint v2545 = v2539 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2551 = v2534 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2556 = v2531 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2558 = v2556 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2561 = v2556 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2545 = v2539 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2551 = v2534 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2556 = v2531 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2558 = v2556 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2561 = v2556 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2562 = v2561 << 2u;
-    const uint v2563 = v25 + v2558;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2563 = v25 + v2558;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2564 = v2563 < v0;
-    const uint v2569 = v2563 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2575 = v2558 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2580 = v2531 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2582 = v2580 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2585 = v2580 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2569 = v2563 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2575 = v2558 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2580 = v2531 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2582 = v2580 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2585 = v2580 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2586 = v2585 << 2u;
-    const uint v2587 = v25 + v2582;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2587 = v25 + v2582;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2588 = v2587 < v0;
-    const uint v2593 = v2587 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2599 = v2582 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2604 = v2531 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2606 = v2604 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2609 = v2604 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2593 = v2587 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2599 = v2582 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2604 = v2531 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2606 = v2604 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2609 = v2604 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2610 = v2609 << 2u;
-    const uint v2611 = v25 + v2606;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2611 = v25 + v2606;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2612 = v2611 < v0;
-    const uint v2617 = v2611 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2623 = v2606 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2632 = v2531 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2635 = v2531 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2617 = v2611 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2623 = v2606 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2632 = v2531 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2635 = v2531 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2636 = v2635 << 2u;
-    const uint v2639 = v29 + v2636;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2639 = v29 + v2636;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2640 = v2639 < v1;
-    const uint v2649 = v2632 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2656 = v2556 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2659 = v2556 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2649 = v2632 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2656 = v2556 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2659 = v2556 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2660 = v2659 << 2u;
-    const uint v2663 = v29 + v2660;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2663 = v29 + v2660;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2664 = v2663 < v1;
-    const uint v2673 = v2656 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2680 = v2580 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2683 = v2580 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2673 = v2656 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2680 = v2580 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2683 = v2580 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2684 = v2683 << 2u;
-    const uint v2687 = v29 + v2684;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2687 = v29 + v2684;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2688 = v2687 < v1;
-    const uint v2697 = v2680 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2704 = v2604 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2707 = v2604 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2697 = v2680 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2704 = v2604 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2707 = v2604 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2708 = v2707 << 2u;
-    const uint v2711 = v29 + v2708;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2711 = v29 + v2708;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2712 = v2711 < v1;
-    const uint v2721 = v2704 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2731 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v2721 = v2704 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2731 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (uint v2523 = 0u; v2523 < v2; v2523 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (uint v2523 = 0u; v2523 < v2; v2523 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const uint v2525 = v2523 >> 4u;
       const uint v2527 = v2525 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2529 = v2527 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v2541 = v2523 + v2538;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2529 = v2527 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v2541 = v2523 + v2538;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2542 = v2541 < v2;
       const bool v2543 = v2540 && v2542;
-      const uint v2547 = v2545 + v2523;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2547 = v2545 + v2523;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2548 = v2547 + v2538;
       const uint v2549 = v2543 ? v2548 : 0u;
-      const uint v2552 = v2529 + v2551;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2552 = v2529 + v2551;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2553 = v2552 + v2538;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2553 + e] = v2543 ? a[v2549 + e] : float(0);
       }
-      const uint v2565 = v2523 + v2562;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2565 = v2523 + v2562;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2566 = v2565 < v2;
       const bool v2567 = v2564 && v2566;
-      const uint v2571 = v2569 + v2523;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2571 = v2569 + v2523;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2572 = v2571 + v2562;
       const uint v2573 = v2567 ? v2572 : 0u;
-      const uint v2576 = v2529 + v2575;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2576 = v2529 + v2575;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2577 = v2576 + v2562;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2577 + e] = v2567 ? a[v2573 + e] : float(0);
       }
-      const uint v2589 = v2523 + v2586;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2589 = v2523 + v2586;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2590 = v2589 < v2;
       const bool v2591 = v2588 && v2590;
-      const uint v2595 = v2593 + v2523;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2595 = v2593 + v2523;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2596 = v2595 + v2586;
       const uint v2597 = v2591 ? v2596 : 0u;
-      const uint v2600 = v2529 + v2599;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2600 = v2529 + v2599;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2601 = v2600 + v2586;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2601 + e] = v2591 ? a[v2597 + e] : float(0);
       }
-      const uint v2613 = v2523 + v2610;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2613 = v2523 + v2610;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2614 = v2613 < v2;
       const bool v2615 = v2612 && v2614;
-      const uint v2619 = v2617 + v2523;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2619 = v2617 + v2523;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2620 = v2619 + v2610;
       const uint v2621 = v2615 ? v2620 : 0u;
-      const uint v2624 = v2529 + v2623;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2624 = v2529 + v2623;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2625 = v2624 + v2610;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2625 + e] = v2615 ? a[v2621 + e] : float(0);
       }
-      const uint v2627 = v2527 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
-      const uint v2637 = v2523 + v2632;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2627 = v2527 * 2112u;  // kernels/gemm/gemm_tiles.hpp:220
+      const uint v2637 = v2523 + v2632;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2638 = v2637 < v2;
       const bool v2641 = v2638 && v2640;
-      const uint v2643 = v2637 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2643 = v2637 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2645 = v2643 + v29;
       const uint v2646 = v2645 + v2636;
       const uint v2647 = v2641 ? v2646 : 0u;
-      const uint v2650 = v2627 + v2649;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2650 = v2627 + v2649;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2651 = v2650 + v2636;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v2651 + e] = v2641 ? b[v2647 + e] : float(0);
       }
-      const uint v2661 = v2523 + v2656;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2661 = v2523 + v2656;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2662 = v2661 < v2;
       const bool v2665 = v2662 && v2664;
-      const uint v2667 = v2661 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2667 = v2661 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2669 = v2667 + v29;
       const uint v2670 = v2669 + v2660;
       const uint v2671 = v2665 ? v2670 : 0u;
-      const uint v2674 = v2627 + v2673;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2674 = v2627 + v2673;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2675 = v2674 + v2660;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v2675 + e] = v2665 ? b[v2671 + e] : float(0);
       }
-      const uint v2685 = v2523 + v2680;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2685 = v2523 + v2680;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2686 = v2685 < v2;
       const bool v2689 = v2686 && v2688;
-      const uint v2691 = v2685 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2691 = v2685 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2693 = v2691 + v29;
       const uint v2694 = v2693 + v2684;
       const uint v2695 = v2689 ? v2694 : 0u;
-      const uint v2698 = v2627 + v2697;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2698 = v2627 + v2697;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2699 = v2698 + v2684;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v2699 + e] = v2689 ? b[v2695 + e] : float(0);
       }
-      const uint v2709 = v2523 + v2704;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2709 = v2523 + v2704;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2710 = v2709 < v2;
       const bool v2713 = v2710 && v2712;
-      const uint v2715 = v2709 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2715 = v2709 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2717 = v2715 + v29;
       const uint v2718 = v2717 + v2708;
       const uint v2719 = v2713 ? v2718 : 0u;
-      const uint v2722 = v2627 + v2721;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2722 = v2627 + v2721;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2723 = v2722 + v2708;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v2723 + e] = v2713 ? b[v2719 + e] : float(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2732 = v2529 + v2731;  // kernels/gemm/gemm_tiles.hpp:199
+      const uint v2732 = v2529 + v2731;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load<false>(v42, shm0, long(v2732), long(20u));
-      const uint v2737 = v2627 + v38;  // kernels/gemm/gemm_tiles.hpp:201
+      const uint v2737 = v2627 + v38;  // kernels/gemm/gemm_tiles.hpp:208
       iron_frag_load<false>(v44, shm1, long(v2737), long(132u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:205
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
   } else {
-    const uint v283 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v283 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v284 = iron_tid.x;
-    const uint v340 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v340 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (uint v282 = 0u; v282 < v2; v282 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v286 = v284; v286 < 2048u; v286 += v283) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v288 = v286 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v290 = v286 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v291 = v25 + v288;  // kernels/gemm/gemm_tiles.hpp:95
+    for (uint v282 = 0u; v282 < v2; v282 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (uint v286 = v284; v286 < 2048u; v286 += v283) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v288 = v286 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v290 = v286 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v291 = v25 + v288;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v292 = v291 < v0;
         const uint v293 = v282 + v290;
         const bool v294 = v293 < v2;
         const bool v295 = v292 && v294;
         if (v295) {
-          const uint v297 = v291 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v297 = v291 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v299 = v297 + v282;
           const uint v300 = v299 + v290;
           const float v301 = a[v300];
@@ -310,22 +310,22 @@ kernel void iron_gemm_beta_kn_f32(
           const uint v304 = v303 + v290;
           shm0[v304] = v301;
         } else {
-          const uint v306 = v288 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v306 = v288 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v307 = v306 + v290;
           shm0[v307] = 0.0f;
         }
       }
 
-      for (uint v312 = v284; v312 < 2048u; v312 += v283) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v314 = v312 >> 7u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v316 = v312 & 127u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v317 = v282 + v314;  // kernels/gemm/gemm_tiles.hpp:95
+      for (uint v312 = v284; v312 < 2048u; v312 += v283) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v314 = v312 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v316 = v312 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v317 = v282 + v314;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v318 = v317 < v2;
         const uint v319 = v29 + v316;
         const bool v320 = v319 < v1;
         const bool v321 = v318 && v320;
         if (v321) {
-          const uint v323 = v317 * v1;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v323 = v317 * v1;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v325 = v323 + v29;
           const uint v326 = v325 + v316;
           const float v327 = b[v326];
@@ -333,25 +333,25 @@ kernel void iron_gemm_beta_kn_f32(
           const uint v330 = v329 + v316;
           shm1[v330] = v327;
         } else {
-          const uint v332 = v314 * 132u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v332 = v314 * 132u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v333 = v332 + v316;
           shm1[v333] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v42, shm0, long(v340), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<false>(v44, shm1, long(v38), long(132u));  // kernels/gemm/gemm_tiles.hpp:201
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:205
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load<false>(v42, shm0, long(v340), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load<false>(v44, shm1, long(v38), long(132u));  // kernels/gemm/gemm_tiles.hpp:208
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const uint v347 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v347 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v348 = v25 + v34;
   const uint v349 = v348 + v347;
-  const uint v350 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v350 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v351 = v29 + v38;
   const uint v352 = v351 + v350;
-  const bool v353 = v349 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v353 = v349 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v354 = v352 < v1;
   const bool v355 = v353 && v354;
   if (v355) {
@@ -363,11 +363,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v362 = fma(v356, v3, v361);
     c[v358] = v362;
   }
-  const uint v364 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v364 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v366 = v348 + v364;
-  const uint v367 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v367 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v369 = v351 + v367;
-  const bool v370 = v366 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v370 = v366 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v371 = v369 < v1;
   const bool v372 = v370 && v371;
   if (v372) {
@@ -379,11 +379,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v379 = fma(v373, v3, v378);
     c[v375] = v379;
   }
-  const uint v381 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v381 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v383 = v348 + v381;
-  const uint v384 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v384 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v386 = v351 + v384;
-  const bool v387 = v383 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v387 = v383 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v388 = v386 < v1;
   const bool v389 = v387 && v388;
   if (v389) {
@@ -395,11 +395,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v396 = fma(v390, v3, v395);
     c[v392] = v396;
   }
-  const uint v398 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v398 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v400 = v348 + v398;
-  const uint v401 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v401 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v403 = v351 + v401;
-  const bool v404 = v400 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v404 = v400 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v405 = v403 < v1;
   const bool v406 = v404 && v405;
   if (v406) {
@@ -411,11 +411,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v413 = fma(v407, v3, v412);
     c[v409] = v413;
   }
-  const uint v415 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v415 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v417 = v348 + v415;
-  const uint v418 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v418 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v420 = v351 + v418;
-  const bool v421 = v417 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v421 = v417 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v422 = v420 < v1;
   const bool v423 = v421 && v422;
   if (v423) {
@@ -427,11 +427,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v430 = fma(v424, v3, v429);
     c[v426] = v430;
   }
-  const uint v432 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v432 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v434 = v348 + v432;
-  const uint v435 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v435 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v437 = v351 + v435;
-  const bool v438 = v434 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v438 = v434 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v439 = v437 < v1;
   const bool v440 = v438 && v439;
   if (v440) {
@@ -443,11 +443,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v447 = fma(v441, v3, v446);
     c[v443] = v447;
   }
-  const uint v449 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v449 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v451 = v348 + v449;
-  const uint v452 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v452 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v454 = v351 + v452;
-  const bool v455 = v451 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v455 = v451 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v456 = v454 < v1;
   const bool v457 = v455 && v456;
   if (v457) {
@@ -459,11 +459,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v464 = fma(v458, v3, v463);
     c[v460] = v464;
   }
-  const uint v466 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v466 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v468 = v348 + v466;
-  const uint v469 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v469 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v471 = v351 + v469;
-  const bool v472 = v468 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v472 = v468 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v473 = v471 < v1;
   const bool v474 = v472 && v473;
   if (v474) {
@@ -475,11 +475,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v481 = fma(v475, v3, v480);
     c[v477] = v481;
   }
-  const uint v483 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v483 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v485 = v348 + v483;
-  const uint v486 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v486 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v488 = v351 + v486;
-  const bool v489 = v485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v489 = v485 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v490 = v488 < v1;
   const bool v491 = v489 && v490;
   if (v491) {
@@ -491,11 +491,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v498 = fma(v492, v3, v497);
     c[v494] = v498;
   }
-  const uint v500 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v500 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v502 = v348 + v500;
-  const uint v503 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v503 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v505 = v351 + v503;
-  const bool v506 = v502 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v506 = v502 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v507 = v505 < v1;
   const bool v508 = v506 && v507;
   if (v508) {
@@ -507,11 +507,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v515 = fma(v509, v3, v514);
     c[v511] = v515;
   }
-  const uint v517 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v517 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v519 = v348 + v517;
-  const uint v520 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v520 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v522 = v351 + v520;
-  const bool v523 = v519 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v523 = v519 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v524 = v522 < v1;
   const bool v525 = v523 && v524;
   if (v525) {
@@ -523,11 +523,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v532 = fma(v526, v3, v531);
     c[v528] = v532;
   }
-  const uint v534 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v534 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v536 = v348 + v534;
-  const uint v537 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v537 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v539 = v351 + v537;
-  const bool v540 = v536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v540 = v536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v541 = v539 < v1;
   const bool v542 = v540 && v541;
   if (v542) {
@@ -539,11 +539,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v549 = fma(v543, v3, v548);
     c[v545] = v549;
   }
-  const uint v551 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v551 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v553 = v348 + v551;
-  const uint v554 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v554 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v556 = v351 + v554;
-  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v557 = v553 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v558 = v556 < v1;
   const bool v559 = v557 && v558;
   if (v559) {
@@ -555,11 +555,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v566 = fma(v560, v3, v565);
     c[v562] = v566;
   }
-  const uint v568 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v568 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v570 = v348 + v568;
-  const uint v571 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v571 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v573 = v351 + v571;
-  const bool v574 = v570 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v574 = v570 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v575 = v573 < v1;
   const bool v576 = v574 && v575;
   if (v576) {
@@ -571,11 +571,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v583 = fma(v577, v3, v582);
     c[v579] = v583;
   }
-  const uint v585 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v585 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v587 = v348 + v585;
-  const uint v588 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v588 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v590 = v351 + v588;
-  const bool v591 = v587 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v591 = v587 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v592 = v590 < v1;
   const bool v593 = v591 && v592;
   if (v593) {
@@ -587,11 +587,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v600 = fma(v594, v3, v599);
     c[v596] = v600;
   }
-  const uint v602 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v602 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v604 = v348 + v602;
-  const uint v605 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v605 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v607 = v351 + v605;
-  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v609 = v607 < v1;
   const bool v610 = v608 && v609;
   if (v610) {
@@ -603,11 +603,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v617 = fma(v611, v3, v616);
     c[v613] = v617;
   }
-  const uint v619 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v619 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v621 = v348 + v619;
-  const uint v622 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v622 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v624 = v351 + v622;
-  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v626 = v624 < v1;
   const bool v627 = v625 && v626;
   if (v627) {
@@ -619,11 +619,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v634 = fma(v628, v3, v633);
     c[v630] = v634;
   }
-  const uint v636 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v636 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v638 = v348 + v636;
-  const uint v639 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v639 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v641 = v351 + v639;
-  const bool v642 = v638 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v642 = v638 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v643 = v641 < v1;
   const bool v644 = v642 && v643;
   if (v644) {
@@ -635,11 +635,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v651 = fma(v645, v3, v650);
     c[v647] = v651;
   }
-  const uint v653 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v653 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v655 = v348 + v653;
-  const uint v656 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v656 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v658 = v351 + v656;
-  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v660 = v658 < v1;
   const bool v661 = v659 && v660;
   if (v661) {
@@ -651,11 +651,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v668 = fma(v662, v3, v667);
     c[v664] = v668;
   }
-  const uint v670 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v670 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v672 = v348 + v670;
-  const uint v673 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v673 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v675 = v351 + v673;
-  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v677 = v675 < v1;
   const bool v678 = v676 && v677;
   if (v678) {
@@ -667,11 +667,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v685 = fma(v679, v3, v684);
     c[v681] = v685;
   }
-  const uint v687 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v687 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v689 = v348 + v687;
-  const uint v690 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v690 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v692 = v351 + v690;
-  const bool v693 = v689 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v693 = v689 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v694 = v692 < v1;
   const bool v695 = v693 && v694;
   if (v695) {
@@ -683,11 +683,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v702 = fma(v696, v3, v701);
     c[v698] = v702;
   }
-  const uint v704 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v704 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v706 = v348 + v704;
-  const uint v707 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v707 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v709 = v351 + v707;
-  const bool v710 = v706 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v710 = v706 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v711 = v709 < v1;
   const bool v712 = v710 && v711;
   if (v712) {
@@ -699,11 +699,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v719 = fma(v713, v3, v718);
     c[v715] = v719;
   }
-  const uint v721 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v721 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v723 = v348 + v721;
-  const uint v724 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v724 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v726 = v351 + v724;
-  const bool v727 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v727 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v728 = v726 < v1;
   const bool v729 = v727 && v728;
   if (v729) {
@@ -715,11 +715,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v736 = fma(v730, v3, v735);
     c[v732] = v736;
   }
-  const uint v738 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v738 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v740 = v348 + v738;
-  const uint v741 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v741 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v743 = v351 + v741;
-  const bool v744 = v740 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v744 = v740 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v745 = v743 < v1;
   const bool v746 = v744 && v745;
   if (v746) {
@@ -731,11 +731,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v753 = fma(v747, v3, v752);
     c[v749] = v753;
   }
-  const uint v755 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v755 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v757 = v348 + v755;
-  const uint v758 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v758 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v760 = v351 + v758;
-  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v762 = v760 < v1;
   const bool v763 = v761 && v762;
   if (v763) {
@@ -747,11 +747,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v770 = fma(v764, v3, v769);
     c[v766] = v770;
   }
-  const uint v772 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v772 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v774 = v348 + v772;
-  const uint v775 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v775 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v777 = v351 + v775;
-  const bool v778 = v774 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v778 = v774 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v779 = v777 < v1;
   const bool v780 = v778 && v779;
   if (v780) {
@@ -763,11 +763,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v787 = fma(v781, v3, v786);
     c[v783] = v787;
   }
-  const uint v789 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v789 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v791 = v348 + v789;
-  const uint v792 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v792 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v794 = v351 + v792;
-  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v795 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v796 = v794 < v1;
   const bool v797 = v795 && v796;
   if (v797) {
@@ -779,11 +779,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v804 = fma(v798, v3, v803);
     c[v800] = v804;
   }
-  const uint v806 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v806 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v808 = v348 + v806;
-  const uint v809 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v809 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v811 = v351 + v809;
-  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v813 = v811 < v1;
   const bool v814 = v812 && v813;
   if (v814) {
@@ -795,11 +795,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v821 = fma(v815, v3, v820);
     c[v817] = v821;
   }
-  const uint v823 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v823 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v825 = v348 + v823;
-  const uint v826 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v826 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v828 = v351 + v826;
-  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v829 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v830 = v828 < v1;
   const bool v831 = v829 && v830;
   if (v831) {
@@ -811,11 +811,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v838 = fma(v832, v3, v837);
     c[v834] = v838;
   }
-  const uint v840 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v840 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v842 = v348 + v840;
-  const uint v843 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v843 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v845 = v351 + v843;
-  const bool v846 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v846 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v847 = v845 < v1;
   const bool v848 = v846 && v847;
   if (v848) {
@@ -827,11 +827,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v855 = fma(v849, v3, v854);
     c[v851] = v855;
   }
-  const uint v857 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v857 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v859 = v348 + v857;
-  const uint v860 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v860 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v862 = v351 + v860;
-  const bool v863 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v863 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v864 = v862 < v1;
   const bool v865 = v863 && v864;
   if (v865) {
@@ -843,11 +843,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v872 = fma(v866, v3, v871);
     c[v868] = v872;
   }
-  const uint v874 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v874 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v876 = v348 + v874;
-  const uint v877 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v877 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v879 = v351 + v877;
-  const bool v880 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v880 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v881 = v879 < v1;
   const bool v882 = v880 && v881;
   if (v882) {
@@ -859,11 +859,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v889 = fma(v883, v3, v888);
     c[v885] = v889;
   }
-  const uint v891 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v891 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v893 = v348 + v891;
-  const uint v894 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v894 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v896 = v351 + v894;
-  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v897 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v898 = v896 < v1;
   const bool v899 = v897 && v898;
   if (v899) {
@@ -875,11 +875,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v906 = fma(v900, v3, v905);
     c[v902] = v906;
   }
-  const uint v908 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v908 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v910 = v348 + v908;
-  const uint v911 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v911 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v913 = v351 + v911;
-  const bool v914 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v914 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v915 = v913 < v1;
   const bool v916 = v914 && v915;
   if (v916) {
@@ -891,11 +891,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v923 = fma(v917, v3, v922);
     c[v919] = v923;
   }
-  const uint v925 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v925 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v927 = v348 + v925;
-  const uint v928 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v928 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v930 = v351 + v928;
-  const bool v931 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v931 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v932 = v930 < v1;
   const bool v933 = v931 && v932;
   if (v933) {
@@ -907,11 +907,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v940 = fma(v934, v3, v939);
     c[v936] = v940;
   }
-  const uint v942 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v942 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v944 = v348 + v942;
-  const uint v945 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v945 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v947 = v351 + v945;
-  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v948 = v944 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v949 = v947 < v1;
   const bool v950 = v948 && v949;
   if (v950) {
@@ -923,11 +923,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v957 = fma(v951, v3, v956);
     c[v953] = v957;
   }
-  const uint v959 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v959 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v961 = v348 + v959;
-  const uint v962 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v962 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v964 = v351 + v962;
-  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v966 = v964 < v1;
   const bool v967 = v965 && v966;
   if (v967) {
@@ -939,11 +939,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v974 = fma(v968, v3, v973);
     c[v970] = v974;
   }
-  const uint v976 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v976 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v978 = v348 + v976;
-  const uint v979 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v979 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v981 = v351 + v979;
-  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -955,11 +955,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v991 = fma(v985, v3, v990);
     c[v987] = v991;
   }
-  const uint v993 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v993 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v995 = v348 + v993;
-  const uint v996 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v996 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v998 = v351 + v996;
-  const bool v999 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v999 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1000 = v998 < v1;
   const bool v1001 = v999 && v1000;
   if (v1001) {
@@ -971,11 +971,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1008 = fma(v1002, v3, v1007);
     c[v1004] = v1008;
   }
-  const uint v1010 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1010 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1012 = v348 + v1010;
-  const uint v1013 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1013 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1015 = v351 + v1013;
-  const bool v1016 = v1012 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1016 = v1012 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1017 = v1015 < v1;
   const bool v1018 = v1016 && v1017;
   if (v1018) {
@@ -987,11 +987,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1025 = fma(v1019, v3, v1024);
     c[v1021] = v1025;
   }
-  const uint v1027 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1027 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1029 = v348 + v1027;
-  const uint v1030 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1030 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1032 = v351 + v1030;
-  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1034 = v1032 < v1;
   const bool v1035 = v1033 && v1034;
   if (v1035) {
@@ -1003,11 +1003,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1042 = fma(v1036, v3, v1041);
     c[v1038] = v1042;
   }
-  const uint v1044 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1044 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1046 = v348 + v1044;
-  const uint v1047 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1047 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1049 = v351 + v1047;
-  const bool v1050 = v1046 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1050 = v1046 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1051 = v1049 < v1;
   const bool v1052 = v1050 && v1051;
   if (v1052) {
@@ -1019,11 +1019,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1059 = fma(v1053, v3, v1058);
     c[v1055] = v1059;
   }
-  const uint v1061 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1061 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1063 = v348 + v1061;
-  const uint v1064 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1064 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1066 = v351 + v1064;
-  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1067 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1068 = v1066 < v1;
   const bool v1069 = v1067 && v1068;
   if (v1069) {
@@ -1035,11 +1035,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1076 = fma(v1070, v3, v1075);
     c[v1072] = v1076;
   }
-  const uint v1078 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1078 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1080 = v348 + v1078;
-  const uint v1081 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1081 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1083 = v351 + v1081;
-  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1085 = v1083 < v1;
   const bool v1086 = v1084 && v1085;
   if (v1086) {
@@ -1051,11 +1051,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1093 = fma(v1087, v3, v1092);
     c[v1089] = v1093;
   }
-  const uint v1095 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1095 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1097 = v348 + v1095;
-  const uint v1098 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1098 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1100 = v351 + v1098;
-  const bool v1101 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1101 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1102 = v1100 < v1;
   const bool v1103 = v1101 && v1102;
   if (v1103) {
@@ -1067,11 +1067,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1110 = fma(v1104, v3, v1109);
     c[v1106] = v1110;
   }
-  const uint v1112 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1112 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1114 = v348 + v1112;
-  const uint v1115 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1115 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1117 = v351 + v1115;
-  const bool v1118 = v1114 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1118 = v1114 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1119 = v1117 < v1;
   const bool v1120 = v1118 && v1119;
   if (v1120) {
@@ -1083,11 +1083,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1127 = fma(v1121, v3, v1126);
     c[v1123] = v1127;
   }
-  const uint v1129 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1129 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1131 = v348 + v1129;
-  const uint v1132 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1132 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1134 = v351 + v1132;
-  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1136 = v1134 < v1;
   const bool v1137 = v1135 && v1136;
   if (v1137) {
@@ -1099,11 +1099,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1144 = fma(v1138, v3, v1143);
     c[v1140] = v1144;
   }
-  const uint v1146 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1146 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1148 = v348 + v1146;
-  const uint v1149 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1149 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1151 = v351 + v1149;
-  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1153 = v1151 < v1;
   const bool v1154 = v1152 && v1153;
   if (v1154) {
@@ -1115,11 +1115,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1161 = fma(v1155, v3, v1160);
     c[v1157] = v1161;
   }
-  const uint v1163 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1163 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1165 = v348 + v1163;
-  const uint v1166 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1166 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1168 = v351 + v1166;
-  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1169 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1170 = v1168 < v1;
   const bool v1171 = v1169 && v1170;
   if (v1171) {
@@ -1131,11 +1131,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1178 = fma(v1172, v3, v1177);
     c[v1174] = v1178;
   }
-  const uint v1180 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1180 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1182 = v348 + v1180;
-  const uint v1183 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1183 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1185 = v351 + v1183;
-  const bool v1186 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1186 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1187 = v1185 < v1;
   const bool v1188 = v1186 && v1187;
   if (v1188) {
@@ -1147,11 +1147,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1195 = fma(v1189, v3, v1194);
     c[v1191] = v1195;
   }
-  const uint v1197 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1197 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1199 = v348 + v1197;
-  const uint v1200 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1200 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1202 = v351 + v1200;
-  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1204 = v1202 < v1;
   const bool v1205 = v1203 && v1204;
   if (v1205) {
@@ -1163,11 +1163,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1212 = fma(v1206, v3, v1211);
     c[v1208] = v1212;
   }
-  const uint v1214 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1214 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1216 = v348 + v1214;
-  const uint v1217 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1217 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1219 = v351 + v1217;
-  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1179,11 +1179,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1229 = fma(v1223, v3, v1228);
     c[v1225] = v1229;
   }
-  const uint v1231 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1231 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1233 = v348 + v1231;
-  const uint v1234 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1234 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1236 = v351 + v1234;
-  const bool v1237 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1237 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1238 = v1236 < v1;
   const bool v1239 = v1237 && v1238;
   if (v1239) {
@@ -1195,11 +1195,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1246 = fma(v1240, v3, v1245);
     c[v1242] = v1246;
   }
-  const uint v1248 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1248 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1250 = v348 + v1248;
-  const uint v1251 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1251 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1253 = v351 + v1251;
-  const bool v1254 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1254 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1255 = v1253 < v1;
   const bool v1256 = v1254 && v1255;
   if (v1256) {
@@ -1211,11 +1211,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1263 = fma(v1257, v3, v1262);
     c[v1259] = v1263;
   }
-  const uint v1265 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1265 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1267 = v348 + v1265;
-  const uint v1268 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1268 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1270 = v351 + v1268;
-  const bool v1271 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1271 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1272 = v1270 < v1;
   const bool v1273 = v1271 && v1272;
   if (v1273) {
@@ -1227,11 +1227,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1280 = fma(v1274, v3, v1279);
     c[v1276] = v1280;
   }
-  const uint v1282 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1282 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1284 = v348 + v1282;
-  const uint v1285 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1285 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1287 = v351 + v1285;
-  const bool v1288 = v1284 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1288 = v1284 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1289 = v1287 < v1;
   const bool v1290 = v1288 && v1289;
   if (v1290) {
@@ -1243,11 +1243,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1297 = fma(v1291, v3, v1296);
     c[v1293] = v1297;
   }
-  const uint v1299 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1299 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1301 = v348 + v1299;
-  const uint v1302 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1302 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1304 = v351 + v1302;
-  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1306 = v1304 < v1;
   const bool v1307 = v1305 && v1306;
   if (v1307) {
@@ -1259,11 +1259,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1314 = fma(v1308, v3, v1313);
     c[v1310] = v1314;
   }
-  const uint v1316 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1316 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1318 = v348 + v1316;
-  const uint v1319 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1319 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1321 = v351 + v1319;
-  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1323 = v1321 < v1;
   const bool v1324 = v1322 && v1323;
   if (v1324) {
@@ -1275,11 +1275,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1331 = fma(v1325, v3, v1330);
     c[v1327] = v1331;
   }
-  const uint v1333 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1333 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1335 = v348 + v1333;
-  const uint v1336 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1336 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1338 = v351 + v1336;
-  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1340 = v1338 < v1;
   const bool v1341 = v1339 && v1340;
   if (v1341) {
@@ -1291,11 +1291,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1348 = fma(v1342, v3, v1347);
     c[v1344] = v1348;
   }
-  const uint v1350 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1350 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1352 = v348 + v1350;
-  const uint v1353 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1353 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1355 = v351 + v1353;
-  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1357 = v1355 < v1;
   const bool v1358 = v1356 && v1357;
   if (v1358) {
@@ -1307,11 +1307,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1365 = fma(v1359, v3, v1364);
     c[v1361] = v1365;
   }
-  const uint v1367 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1367 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1369 = v348 + v1367;
-  const uint v1370 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1370 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1372 = v351 + v1370;
-  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1374 = v1372 < v1;
   const bool v1375 = v1373 && v1374;
   if (v1375) {
@@ -1323,11 +1323,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1382 = fma(v1376, v3, v1381);
     c[v1378] = v1382;
   }
-  const uint v1384 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1384 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1386 = v348 + v1384;
-  const uint v1387 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1387 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1389 = v351 + v1387;
-  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1391 = v1389 < v1;
   const bool v1392 = v1390 && v1391;
   if (v1392) {
@@ -1339,11 +1339,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1399 = fma(v1393, v3, v1398);
     c[v1395] = v1399;
   }
-  const uint v1401 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1401 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1403 = v348 + v1401;
-  const uint v1404 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1404 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1406 = v351 + v1404;
-  const bool v1407 = v1403 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1407 = v1403 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1408 = v1406 < v1;
   const bool v1409 = v1407 && v1408;
   if (v1409) {
@@ -1355,11 +1355,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1416 = fma(v1410, v3, v1415);
     c[v1412] = v1416;
   }
-  const uint v1418 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1418 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1420 = v348 + v1418;
-  const uint v1421 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1421 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1423 = v351 + v1421;
-  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1425 = v1423 < v1;
   const bool v1426 = v1424 && v1425;
   if (v1426) {
@@ -1371,11 +1371,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1433 = fma(v1427, v3, v1432);
     c[v1429] = v1433;
   }
-  const uint v1435 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1435 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1437 = v348 + v1435;
-  const uint v1438 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1438 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1440 = v351 + v1438;
-  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1442 = v1440 < v1;
   const bool v1443 = v1441 && v1442;
   if (v1443) {
@@ -1387,11 +1387,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1450 = fma(v1444, v3, v1449);
     c[v1446] = v1450;
   }
-  const uint v1452 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1452 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1454 = v348 + v1452;
-  const uint v1455 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1455 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1457 = v351 + v1455;
-  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1459 = v1457 < v1;
   const bool v1460 = v1458 && v1459;
   if (v1460) {
@@ -1403,11 +1403,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1467 = fma(v1461, v3, v1466);
     c[v1463] = v1467;
   }
-  const uint v1469 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1469 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1471 = v348 + v1469;
-  const uint v1472 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1472 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1474 = v351 + v1472;
-  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1476 = v1474 < v1;
   const bool v1477 = v1475 && v1476;
   if (v1477) {
@@ -1419,11 +1419,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1484 = fma(v1478, v3, v1483);
     c[v1480] = v1484;
   }
-  const uint v1486 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1486 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1488 = v348 + v1486;
-  const uint v1489 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1489 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1491 = v351 + v1489;
-  const bool v1492 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1492 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1493 = v1491 < v1;
   const bool v1494 = v1492 && v1493;
   if (v1494) {
@@ -1435,11 +1435,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1501 = fma(v1495, v3, v1500);
     c[v1497] = v1501;
   }
-  const uint v1503 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1503 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1505 = v348 + v1503;
-  const uint v1506 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1506 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1508 = v351 + v1506;
-  const bool v1509 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1509 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1510 = v1508 < v1;
   const bool v1511 = v1509 && v1510;
   if (v1511) {
@@ -1451,11 +1451,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1518 = fma(v1512, v3, v1517);
     c[v1514] = v1518;
   }
-  const uint v1520 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1520 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1522 = v348 + v1520;
-  const uint v1523 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1523 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1525 = v351 + v1523;
-  const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1527 = v1525 < v1;
   const bool v1528 = v1526 && v1527;
   if (v1528) {
@@ -1467,11 +1467,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1535 = fma(v1529, v3, v1534);
     c[v1531] = v1535;
   }
-  const uint v1537 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1537 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1539 = v348 + v1537;
-  const uint v1540 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1540 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1542 = v351 + v1540;
-  const bool v1543 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1543 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1544 = v1542 < v1;
   const bool v1545 = v1543 && v1544;
   if (v1545) {
@@ -1483,11 +1483,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1552 = fma(v1546, v3, v1551);
     c[v1548] = v1552;
   }
-  const uint v1554 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1554 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1556 = v348 + v1554;
-  const uint v1557 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1557 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1559 = v351 + v1557;
-  const bool v1560 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1560 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1561 = v1559 < v1;
   const bool v1562 = v1560 && v1561;
   if (v1562) {
@@ -1499,11 +1499,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1569 = fma(v1563, v3, v1568);
     c[v1565] = v1569;
   }
-  const uint v1571 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1571 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1573 = v348 + v1571;
-  const uint v1574 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1574 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1576 = v351 + v1574;
-  const bool v1577 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1577 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1578 = v1576 < v1;
   const bool v1579 = v1577 && v1578;
   if (v1579) {
@@ -1515,11 +1515,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1586 = fma(v1580, v3, v1585);
     c[v1582] = v1586;
   }
-  const uint v1588 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1588 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1590 = v348 + v1588;
-  const uint v1591 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1591 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1593 = v351 + v1591;
-  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1595 = v1593 < v1;
   const bool v1596 = v1594 && v1595;
   if (v1596) {
@@ -1531,11 +1531,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1603 = fma(v1597, v3, v1602);
     c[v1599] = v1603;
   }
-  const uint v1605 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1605 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1607 = v348 + v1605;
-  const uint v1608 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1608 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1610 = v351 + v1608;
-  const bool v1611 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1611 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1612 = v1610 < v1;
   const bool v1613 = v1611 && v1612;
   if (v1613) {
@@ -1547,11 +1547,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1620 = fma(v1614, v3, v1619);
     c[v1616] = v1620;
   }
-  const uint v1622 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1622 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1624 = v348 + v1622;
-  const uint v1625 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1625 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1627 = v351 + v1625;
-  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1629 = v1627 < v1;
   const bool v1630 = v1628 && v1629;
   if (v1630) {
@@ -1563,11 +1563,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1637 = fma(v1631, v3, v1636);
     c[v1633] = v1637;
   }
-  const uint v1639 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1639 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1641 = v348 + v1639;
-  const uint v1642 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1642 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1644 = v351 + v1642;
-  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1646 = v1644 < v1;
   const bool v1647 = v1645 && v1646;
   if (v1647) {
@@ -1579,11 +1579,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1654 = fma(v1648, v3, v1653);
     c[v1650] = v1654;
   }
-  const uint v1656 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1656 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1658 = v348 + v1656;
-  const uint v1659 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1659 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1661 = v351 + v1659;
-  const bool v1662 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1662 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1663 = v1661 < v1;
   const bool v1664 = v1662 && v1663;
   if (v1664) {
@@ -1595,11 +1595,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1671 = fma(v1665, v3, v1670);
     c[v1667] = v1671;
   }
-  const uint v1673 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1673 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1675 = v348 + v1673;
-  const uint v1676 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1676 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1678 = v351 + v1676;
-  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1680 = v1678 < v1;
   const bool v1681 = v1679 && v1680;
   if (v1681) {
@@ -1611,11 +1611,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1688 = fma(v1682, v3, v1687);
     c[v1684] = v1688;
   }
-  const uint v1690 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1690 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1692 = v348 + v1690;
-  const uint v1693 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1693 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1695 = v351 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1627,11 +1627,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1705 = fma(v1699, v3, v1704);
     c[v1701] = v1705;
   }
-  const uint v1707 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1707 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1709 = v348 + v1707;
-  const uint v1710 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1710 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1712 = v351 + v1710;
-  const bool v1713 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1713 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1714 = v1712 < v1;
   const bool v1715 = v1713 && v1714;
   if (v1715) {
@@ -1643,11 +1643,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1722 = fma(v1716, v3, v1721);
     c[v1718] = v1722;
   }
-  const uint v1724 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1724 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1726 = v348 + v1724;
-  const uint v1727 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1727 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1729 = v351 + v1727;
-  const bool v1730 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1730 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1731 = v1729 < v1;
   const bool v1732 = v1730 && v1731;
   if (v1732) {
@@ -1659,11 +1659,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1739 = fma(v1733, v3, v1738);
     c[v1735] = v1739;
   }
-  const uint v1741 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1741 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1743 = v348 + v1741;
-  const uint v1744 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1744 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1746 = v351 + v1744;
-  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1748 = v1746 < v1;
   const bool v1749 = v1747 && v1748;
   if (v1749) {
@@ -1675,11 +1675,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1756 = fma(v1750, v3, v1755);
     c[v1752] = v1756;
   }
-  const uint v1758 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1758 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1760 = v348 + v1758;
-  const uint v1761 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1761 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1763 = v351 + v1761;
-  const bool v1764 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1764 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1765 = v1763 < v1;
   const bool v1766 = v1764 && v1765;
   if (v1766) {
@@ -1691,11 +1691,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1773 = fma(v1767, v3, v1772);
     c[v1769] = v1773;
   }
-  const uint v1775 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1775 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1777 = v348 + v1775;
-  const uint v1778 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1778 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1780 = v351 + v1778;
-  const bool v1781 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1781 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1782 = v1780 < v1;
   const bool v1783 = v1781 && v1782;
   if (v1783) {
@@ -1707,11 +1707,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1790 = fma(v1784, v3, v1789);
     c[v1786] = v1790;
   }
-  const uint v1792 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1792 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1794 = v348 + v1792;
-  const uint v1795 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1795 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1797 = v351 + v1795;
-  const bool v1798 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1798 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1799 = v1797 < v1;
   const bool v1800 = v1798 && v1799;
   if (v1800) {
@@ -1723,11 +1723,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1807 = fma(v1801, v3, v1806);
     c[v1803] = v1807;
   }
-  const uint v1809 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1809 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1811 = v348 + v1809;
-  const uint v1812 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1812 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1814 = v351 + v1812;
-  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1816 = v1814 < v1;
   const bool v1817 = v1815 && v1816;
   if (v1817) {
@@ -1739,11 +1739,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1824 = fma(v1818, v3, v1823);
     c[v1820] = v1824;
   }
-  const uint v1826 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1826 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1828 = v348 + v1826;
-  const uint v1829 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1829 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1831 = v351 + v1829;
-  const bool v1832 = v1828 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1832 = v1828 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1833 = v1831 < v1;
   const bool v1834 = v1832 && v1833;
   if (v1834) {
@@ -1755,11 +1755,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1841 = fma(v1835, v3, v1840);
     c[v1837] = v1841;
   }
-  const uint v1843 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1843 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1845 = v348 + v1843;
-  const uint v1846 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1846 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1848 = v351 + v1846;
-  const bool v1849 = v1845 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1849 = v1845 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1850 = v1848 < v1;
   const bool v1851 = v1849 && v1850;
   if (v1851) {
@@ -1771,11 +1771,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1858 = fma(v1852, v3, v1857);
     c[v1854] = v1858;
   }
-  const uint v1860 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1860 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1862 = v348 + v1860;
-  const uint v1863 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1863 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1865 = v351 + v1863;
-  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1867 = v1865 < v1;
   const bool v1868 = v1866 && v1867;
   if (v1868) {
@@ -1787,11 +1787,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1875 = fma(v1869, v3, v1874);
     c[v1871] = v1875;
   }
-  const uint v1877 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1877 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1879 = v348 + v1877;
-  const uint v1880 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1880 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1882 = v351 + v1880;
-  const bool v1883 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1883 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1884 = v1882 < v1;
   const bool v1885 = v1883 && v1884;
   if (v1885) {
@@ -1803,11 +1803,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1892 = fma(v1886, v3, v1891);
     c[v1888] = v1892;
   }
-  const uint v1894 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1894 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1896 = v348 + v1894;
-  const uint v1897 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1897 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1899 = v351 + v1897;
-  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1901 = v1899 < v1;
   const bool v1902 = v1900 && v1901;
   if (v1902) {
@@ -1819,11 +1819,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1909 = fma(v1903, v3, v1908);
     c[v1905] = v1909;
   }
-  const uint v1911 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1911 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1913 = v348 + v1911;
-  const uint v1914 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1914 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1916 = v351 + v1914;
-  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1918 = v1916 < v1;
   const bool v1919 = v1917 && v1918;
   if (v1919) {
@@ -1835,11 +1835,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1926 = fma(v1920, v3, v1925);
     c[v1922] = v1926;
   }
-  const uint v1928 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1928 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1930 = v348 + v1928;
-  const uint v1931 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1931 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1933 = v351 + v1931;
-  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1935 = v1933 < v1;
   const bool v1936 = v1934 && v1935;
   if (v1936) {
@@ -1851,11 +1851,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1943 = fma(v1937, v3, v1942);
     c[v1939] = v1943;
   }
-  const uint v1945 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1945 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1947 = v348 + v1945;
-  const uint v1948 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1948 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1950 = v351 + v1948;
-  const bool v1951 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1951 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1952 = v1950 < v1;
   const bool v1953 = v1951 && v1952;
   if (v1953) {
@@ -1867,11 +1867,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1960 = fma(v1954, v3, v1959);
     c[v1956] = v1960;
   }
-  const uint v1962 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1962 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1964 = v348 + v1962;
-  const uint v1965 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1965 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1967 = v351 + v1965;
-  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1969 = v1967 < v1;
   const bool v1970 = v1968 && v1969;
   if (v1970) {
@@ -1883,11 +1883,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1977 = fma(v1971, v3, v1976);
     c[v1973] = v1977;
   }
-  const uint v1979 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1979 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1981 = v348 + v1979;
-  const uint v1982 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1982 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1984 = v351 + v1982;
-  const bool v1985 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1985 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1986 = v1984 < v1;
   const bool v1987 = v1985 && v1986;
   if (v1987) {
@@ -1899,11 +1899,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v1994 = fma(v1988, v3, v1993);
     c[v1990] = v1994;
   }
-  const uint v1996 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1996 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1998 = v348 + v1996;
-  const uint v1999 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1999 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2001 = v351 + v1999;
-  const bool v2002 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2002 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2003 = v2001 < v1;
   const bool v2004 = v2002 && v2003;
   if (v2004) {
@@ -1915,11 +1915,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2011 = fma(v2005, v3, v2010);
     c[v2007] = v2011;
   }
-  const uint v2013 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2013 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2015 = v348 + v2013;
-  const uint v2016 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2016 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2018 = v351 + v2016;
-  const bool v2019 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2019 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2020 = v2018 < v1;
   const bool v2021 = v2019 && v2020;
   if (v2021) {
@@ -1931,11 +1931,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2028 = fma(v2022, v3, v2027);
     c[v2024] = v2028;
   }
-  const uint v2030 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2030 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2032 = v348 + v2030;
-  const uint v2033 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2033 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2035 = v351 + v2033;
-  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2037 = v2035 < v1;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
@@ -1947,11 +1947,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2045 = fma(v2039, v3, v2044);
     c[v2041] = v2045;
   }
-  const uint v2047 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2047 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2049 = v348 + v2047;
-  const uint v2050 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2050 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2052 = v351 + v2050;
-  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2054 = v2052 < v1;
   const bool v2055 = v2053 && v2054;
   if (v2055) {
@@ -1963,11 +1963,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2062 = fma(v2056, v3, v2061);
     c[v2058] = v2062;
   }
-  const uint v2064 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2064 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2066 = v348 + v2064;
-  const uint v2067 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2067 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2069 = v351 + v2067;
-  const bool v2070 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2070 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2071 = v2069 < v1;
   const bool v2072 = v2070 && v2071;
   if (v2072) {
@@ -1979,11 +1979,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2079 = fma(v2073, v3, v2078);
     c[v2075] = v2079;
   }
-  const uint v2081 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2081 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2083 = v348 + v2081;
-  const uint v2084 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2084 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2086 = v351 + v2084;
-  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2088 = v2086 < v1;
   const bool v2089 = v2087 && v2088;
   if (v2089) {
@@ -1995,11 +1995,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2096 = fma(v2090, v3, v2095);
     c[v2092] = v2096;
   }
-  const uint v2098 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2098 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2100 = v348 + v2098;
-  const uint v2101 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2101 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2103 = v351 + v2101;
-  const bool v2104 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2104 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2105 = v2103 < v1;
   const bool v2106 = v2104 && v2105;
   if (v2106) {
@@ -2011,11 +2011,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2113 = fma(v2107, v3, v2112);
     c[v2109] = v2113;
   }
-  const uint v2115 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2115 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2117 = v348 + v2115;
-  const uint v2118 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2118 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2120 = v351 + v2118;
-  const bool v2121 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2121 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2122 = v2120 < v1;
   const bool v2123 = v2121 && v2122;
   if (v2123) {
@@ -2027,11 +2027,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2130 = fma(v2124, v3, v2129);
     c[v2126] = v2130;
   }
-  const uint v2132 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2132 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2134 = v348 + v2132;
-  const uint v2135 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2135 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2137 = v351 + v2135;
-  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2139 = v2137 < v1;
   const bool v2140 = v2138 && v2139;
   if (v2140) {
@@ -2043,11 +2043,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2147 = fma(v2141, v3, v2146);
     c[v2143] = v2147;
   }
-  const uint v2149 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2149 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2151 = v348 + v2149;
-  const uint v2152 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2152 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2154 = v351 + v2152;
-  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2156 = v2154 < v1;
   const bool v2157 = v2155 && v2156;
   if (v2157) {
@@ -2059,11 +2059,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2164 = fma(v2158, v3, v2163);
     c[v2160] = v2164;
   }
-  const uint v2166 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2166 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2168 = v348 + v2166;
-  const uint v2169 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2169 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2171 = v351 + v2169;
-  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2173 = v2171 < v1;
   const bool v2174 = v2172 && v2173;
   if (v2174) {
@@ -2075,11 +2075,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2181 = fma(v2175, v3, v2180);
     c[v2177] = v2181;
   }
-  const uint v2183 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2183 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2185 = v348 + v2183;
-  const uint v2186 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2186 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2188 = v351 + v2186;
-  const bool v2189 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2189 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2190 = v2188 < v1;
   const bool v2191 = v2189 && v2190;
   if (v2191) {
@@ -2091,11 +2091,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2198 = fma(v2192, v3, v2197);
     c[v2194] = v2198;
   }
-  const uint v2200 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2200 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2202 = v348 + v2200;
-  const uint v2203 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2203 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2205 = v351 + v2203;
-  const bool v2206 = v2202 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2206 = v2202 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2207 = v2205 < v1;
   const bool v2208 = v2206 && v2207;
   if (v2208) {
@@ -2107,11 +2107,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2215 = fma(v2209, v3, v2214);
     c[v2211] = v2215;
   }
-  const uint v2217 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2217 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2219 = v348 + v2217;
-  const uint v2220 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2220 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2222 = v351 + v2220;
-  const bool v2223 = v2219 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2223 = v2219 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2224 = v2222 < v1;
   const bool v2225 = v2223 && v2224;
   if (v2225) {
@@ -2123,11 +2123,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2232 = fma(v2226, v3, v2231);
     c[v2228] = v2232;
   }
-  const uint v2234 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2234 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2236 = v348 + v2234;
-  const uint v2237 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2237 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2239 = v351 + v2237;
-  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2241 = v2239 < v1;
   const bool v2242 = v2240 && v2241;
   if (v2242) {
@@ -2139,11 +2139,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2249 = fma(v2243, v3, v2248);
     c[v2245] = v2249;
   }
-  const uint v2251 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2251 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2253 = v348 + v2251;
-  const uint v2254 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2254 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2256 = v351 + v2254;
-  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2258 = v2256 < v1;
   const bool v2259 = v2257 && v2258;
   if (v2259) {
@@ -2155,11 +2155,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2266 = fma(v2260, v3, v2265);
     c[v2262] = v2266;
   }
-  const uint v2268 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2268 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2270 = v348 + v2268;
-  const uint v2271 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2271 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2273 = v351 + v2271;
-  const bool v2274 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2274 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2275 = v2273 < v1;
   const bool v2276 = v2274 && v2275;
   if (v2276) {
@@ -2171,11 +2171,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2283 = fma(v2277, v3, v2282);
     c[v2279] = v2283;
   }
-  const uint v2285 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2285 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2287 = v348 + v2285;
-  const uint v2288 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2288 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2290 = v351 + v2288;
-  const bool v2291 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2291 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2292 = v2290 < v1;
   const bool v2293 = v2291 && v2292;
   if (v2293) {
@@ -2187,11 +2187,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2300 = fma(v2294, v3, v2299);
     c[v2296] = v2300;
   }
-  const uint v2302 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2302 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2304 = v348 + v2302;
-  const uint v2305 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2305 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2307 = v351 + v2305;
-  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2309 = v2307 < v1;
   const bool v2310 = v2308 && v2309;
   if (v2310) {
@@ -2203,11 +2203,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2317 = fma(v2311, v3, v2316);
     c[v2313] = v2317;
   }
-  const uint v2319 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2319 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2321 = v348 + v2319;
-  const uint v2322 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2322 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2324 = v351 + v2322;
-  const bool v2325 = v2321 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2325 = v2321 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2326 = v2324 < v1;
   const bool v2327 = v2325 && v2326;
   if (v2327) {
@@ -2219,11 +2219,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2334 = fma(v2328, v3, v2333);
     c[v2330] = v2334;
   }
-  const uint v2336 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2336 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2338 = v348 + v2336;
-  const uint v2339 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2339 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2341 = v351 + v2339;
-  const bool v2342 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2342 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2343 = v2341 < v1;
   const bool v2344 = v2342 && v2343;
   if (v2344) {
@@ -2235,11 +2235,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2351 = fma(v2345, v3, v2350);
     c[v2347] = v2351;
   }
-  const uint v2353 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2353 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2355 = v348 + v2353;
-  const uint v2356 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2356 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2358 = v351 + v2356;
-  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2360 = v2358 < v1;
   const bool v2361 = v2359 && v2360;
   if (v2361) {
@@ -2251,11 +2251,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2368 = fma(v2362, v3, v2367);
     c[v2364] = v2368;
   }
-  const uint v2370 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2370 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2372 = v348 + v2370;
-  const uint v2373 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2373 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2375 = v351 + v2373;
-  const bool v2376 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2376 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2377 = v2375 < v1;
   const bool v2378 = v2376 && v2377;
   if (v2378) {
@@ -2267,11 +2267,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2385 = fma(v2379, v3, v2384);
     c[v2381] = v2385;
   }
-  const uint v2387 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2387 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2389 = v348 + v2387;
-  const uint v2390 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2390 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2392 = v351 + v2390;
-  const bool v2393 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2393 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2394 = v2392 < v1;
   const bool v2395 = v2393 && v2394;
   if (v2395) {
@@ -2283,11 +2283,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2402 = fma(v2396, v3, v2401);
     c[v2398] = v2402;
   }
-  const uint v2404 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2404 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2406 = v348 + v2404;
-  const uint v2407 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2407 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2409 = v351 + v2407;
-  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2411 = v2409 < v1;
   const bool v2412 = v2410 && v2411;
   if (v2412) {
@@ -2299,11 +2299,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2419 = fma(v2413, v3, v2418);
     c[v2415] = v2419;
   }
-  const uint v2421 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2421 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2423 = v348 + v2421;
-  const uint v2424 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2424 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2426 = v351 + v2424;
-  const bool v2427 = v2423 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2427 = v2423 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2428 = v2426 < v1;
   const bool v2429 = v2427 && v2428;
   if (v2429) {
@@ -2315,11 +2315,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2436 = fma(v2430, v3, v2435);
     c[v2432] = v2436;
   }
-  const uint v2438 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2438 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2440 = v348 + v2438;
-  const uint v2441 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2441 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2443 = v351 + v2441;
-  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2445 = v2443 < v1;
   const bool v2446 = v2444 && v2445;
   if (v2446) {
@@ -2331,11 +2331,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2453 = fma(v2447, v3, v2452);
     c[v2449] = v2453;
   }
-  const uint v2455 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2455 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2457 = v348 + v2455;
-  const uint v2458 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2458 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2460 = v351 + v2458;
-  const bool v2461 = v2457 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2461 = v2457 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2462 = v2460 < v1;
   const bool v2463 = v2461 && v2462;
   if (v2463) {
@@ -2347,11 +2347,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2470 = fma(v2464, v3, v2469);
     c[v2466] = v2470;
   }
-  const uint v2472 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2472 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2474 = v348 + v2472;
-  const uint v2475 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2475 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2477 = v351 + v2475;
-  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2479 = v2477 < v1;
   const bool v2480 = v2478 && v2479;
   if (v2480) {
@@ -2363,11 +2363,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2487 = fma(v2481, v3, v2486);
     c[v2483] = v2487;
   }
-  const uint v2489 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2489 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2491 = v348 + v2489;
-  const uint v2492 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2492 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2494 = v351 + v2492;
-  const bool v2495 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2495 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2496 = v2494 < v1;
   const bool v2497 = v2495 && v2496;
   if (v2497) {
@@ -2379,11 +2379,11 @@ kernel void iron_gemm_beta_kn_f32(
     const float v2504 = fma(v2498, v3, v2503);
     c[v2500] = v2504;
   }
-  const uint v2506 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2506 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2508 = v348 + v2506;
-  const uint v2509 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2509 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2511 = v351 + v2509;
-  const bool v2512 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2512 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2513 = v2511 < v1;
   const bool v2514 = v2512 && v2513;
   if (v2514) {

@@ -87,189 +87,189 @@ kernel void iron_gemm_beta_nk_f32(
   const uint v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const uint v7 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const uint v8 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const uint v7 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const uint v8 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
   const uint v9 = iron_gid.y;
   const uint v10 = v9 * v7;
   const uint v11 = v10 + v8;
-  const uint v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const uint v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:184
+  const uint v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const uint v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:128
   const uint v16 = v15 << 3u;
-  const uint v18 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const uint v18 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
   const uint v19 = v18 - v16;
   const uint v20 = min(v19, 8u);
-  const uint v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:186
+  const uint v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:130
   const uint v23 = v22 % v20;
   const uint v24 = v16 + v23;
   const uint v25 = v24 << 7u;
-  const uint v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:187
+  const uint v28 = v22 / v20;
   const uint v29 = v28 << 7u;
-  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:188
-  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const uint v34 = v33 << 6u;
-  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const uint v38 = v37 << 6u;
-  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v40, float(0.0f));
-  iron_frag<float, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v42, float(0.0f));
-  iron_frag<float, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v44, float(0.0f));
-  const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v48 = v47 == 0u;
   const bool v63 = v48 && v48;
   if (v63) {
-    const uint v2535 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2538 = v2535 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2541 = v2535 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2535 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2538 = v2535 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2541 = v2535 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2542 = v2541 << 2u;
-    const uint v2543 = v25 + v2538;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2543 = v25 + v2538;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2544 = v2543 < v0;
-    const uint v2549 = v2543 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2555 = v2538 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2560 = v2535 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2562 = v2560 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2565 = v2560 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2549 = v2543 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2555 = v2538 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2560 = v2535 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2562 = v2560 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2565 = v2560 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2566 = v2565 << 2u;
-    const uint v2567 = v25 + v2562;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2567 = v25 + v2562;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2568 = v2567 < v0;
-    const uint v2573 = v2567 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2579 = v2562 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2584 = v2535 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2586 = v2584 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2589 = v2584 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2573 = v2567 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2579 = v2562 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2584 = v2535 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2586 = v2584 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2589 = v2584 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2590 = v2589 << 2u;
-    const uint v2591 = v25 + v2586;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2591 = v25 + v2586;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2592 = v2591 < v0;
-    const uint v2597 = v2591 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2603 = v2586 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2608 = v2535 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2610 = v2608 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2613 = v2608 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2597 = v2591 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2603 = v2586 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2608 = v2535 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2610 = v2608 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2613 = v2608 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2614 = v2613 << 2u;
-    const uint v2615 = v25 + v2610;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2615 = v25 + v2610;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2616 = v2615 < v0;
-    const uint v2621 = v2615 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2627 = v2610 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2641 = v29 + v2538;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2621 = v2615 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2627 = v2610 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2641 = v29 + v2538;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2642 = v2641 < v1;
-    const uint v2647 = v2641 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2665 = v29 + v2562;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2647 = v2641 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2665 = v29 + v2562;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2666 = v2665 < v1;
-    const uint v2671 = v2665 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2689 = v29 + v2586;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2671 = v2665 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2689 = v29 + v2586;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2690 = v2689 < v1;
-    const uint v2695 = v2689 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2713 = v29 + v2610;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2695 = v2689 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2713 = v29 + v2610;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2714 = v2713 < v1;
-    const uint v2719 = v2713 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2735 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v2741 = v38 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v2719 = v2713 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2735 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v2741 = v38 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (uint v2527 = 0u; v2527 < v2; v2527 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (uint v2527 = 0u; v2527 < v2; v2527 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const uint v2529 = v2527 >> 4u;
       const uint v2531 = v2529 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2533 = v2531 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v2545 = v2527 + v2542;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2533 = v2531 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v2545 = v2527 + v2542;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2546 = v2545 < v2;
       const bool v2547 = v2544 && v2546;
-      const uint v2551 = v2549 + v2527;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2551 = v2549 + v2527;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2552 = v2551 + v2542;
       const uint v2553 = v2547 ? v2552 : 0u;
-      const uint v2556 = v2533 + v2555;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2556 = v2533 + v2555;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2557 = v2556 + v2542;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2557 + e] = v2547 ? a[v2553 + e] : float(0);
       }
-      const uint v2569 = v2527 + v2566;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2569 = v2527 + v2566;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2570 = v2569 < v2;
       const bool v2571 = v2568 && v2570;
-      const uint v2575 = v2573 + v2527;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2575 = v2573 + v2527;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2576 = v2575 + v2566;
       const uint v2577 = v2571 ? v2576 : 0u;
-      const uint v2580 = v2533 + v2579;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2580 = v2533 + v2579;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2581 = v2580 + v2566;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2581 + e] = v2571 ? a[v2577 + e] : float(0);
       }
-      const uint v2593 = v2527 + v2590;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2593 = v2527 + v2590;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2594 = v2593 < v2;
       const bool v2595 = v2592 && v2594;
-      const uint v2599 = v2597 + v2527;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2599 = v2597 + v2527;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2600 = v2599 + v2590;
       const uint v2601 = v2595 ? v2600 : 0u;
-      const uint v2604 = v2533 + v2603;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2604 = v2533 + v2603;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2605 = v2604 + v2590;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2605 + e] = v2595 ? a[v2601 + e] : float(0);
       }
-      const uint v2617 = v2527 + v2614;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2617 = v2527 + v2614;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2618 = v2617 < v2;
       const bool v2619 = v2616 && v2618;
-      const uint v2623 = v2621 + v2527;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2623 = v2621 + v2527;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2624 = v2623 + v2614;
       const uint v2625 = v2619 ? v2624 : 0u;
-      const uint v2628 = v2533 + v2627;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2628 = v2533 + v2627;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2629 = v2628 + v2614;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2629 + e] = v2619 ? a[v2625 + e] : float(0);
       }
-      const bool v2645 = v2642 && v2546;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v2649 = v2647 + v2527;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2645 = v2642 && v2546;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2649 = v2647 + v2527;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2650 = v2649 + v2542;
       const uint v2651 = v2645 ? v2650 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v2557 + e] = v2645 ? b[v2651 + e] : float(0);
       }
-      const bool v2669 = v2666 && v2570;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v2673 = v2671 + v2527;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2669 = v2666 && v2570;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2673 = v2671 + v2527;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2674 = v2673 + v2566;
       const uint v2675 = v2669 ? v2674 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v2581 + e] = v2669 ? b[v2675 + e] : float(0);
       }
-      const bool v2693 = v2690 && v2594;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v2697 = v2695 + v2527;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2693 = v2690 && v2594;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2697 = v2695 + v2527;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2698 = v2697 + v2590;
       const uint v2699 = v2693 ? v2698 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v2605 + e] = v2693 ? b[v2699 + e] : float(0);
       }
-      const bool v2717 = v2714 && v2618;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v2721 = v2719 + v2527;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2717 = v2714 && v2618;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2721 = v2719 + v2527;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2722 = v2721 + v2614;
       const uint v2723 = v2717 ? v2722 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v2629 + e] = v2717 ? b[v2723 + e] : float(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2736 = v2533 + v2735;  // kernels/gemm/gemm_tiles.hpp:199
+      const uint v2736 = v2533 + v2735;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load<false>(v42, shm0, long(v2736), long(20u));
-      const uint v2742 = v2533 + v2741;  // kernels/gemm/gemm_tiles.hpp:203
+      const uint v2742 = v2533 + v2741;  // kernels/gemm/gemm_tiles.hpp:210
       iron_frag_load<true>(v44, shm1, long(v2742), long(20u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:205
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
   } else {
-    const uint v285 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v285 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v286 = iron_tid.x;
-    const uint v342 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v348 = v38 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v342 = v34 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v348 = v38 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (uint v284 = 0u; v284 < v2; v284 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v288 = v286; v288 < 2048u; v288 += v285) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v290 = v288 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v292 = v288 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v293 = v25 + v290;  // kernels/gemm/gemm_tiles.hpp:95
+    for (uint v284 = 0u; v284 < v2; v284 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (uint v288 = v286; v288 < 2048u; v288 += v285) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v290 = v288 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v292 = v288 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v293 = v25 + v290;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v294 = v293 < v0;
         const uint v295 = v284 + v292;
         const bool v296 = v295 < v2;
         const bool v297 = v294 && v296;
         if (v297) {
-          const uint v299 = v293 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v299 = v293 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v301 = v299 + v284;
           const uint v302 = v301 + v292;
           const float v303 = a[v302];
@@ -277,22 +277,22 @@ kernel void iron_gemm_beta_nk_f32(
           const uint v306 = v305 + v292;
           shm0[v306] = v303;
         } else {
-          const uint v308 = v290 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v308 = v290 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v309 = v308 + v292;
           shm0[v309] = 0.0f;
         }
       }
 
-      for (uint v314 = v286; v314 < 2048u; v314 += v285) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v316 = v314 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v318 = v314 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v319 = v29 + v316;  // kernels/gemm/gemm_tiles.hpp:95
+      for (uint v314 = v286; v314 < 2048u; v314 += v285) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v316 = v314 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v318 = v314 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v319 = v29 + v316;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v320 = v319 < v1;
         const uint v321 = v284 + v318;
         const bool v322 = v321 < v2;
         const bool v323 = v320 && v322;
         if (v323) {
-          const uint v325 = v319 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v325 = v319 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v327 = v325 + v284;
           const uint v328 = v327 + v318;
           const float v329 = b[v328];
@@ -300,25 +300,25 @@ kernel void iron_gemm_beta_nk_f32(
           const uint v332 = v331 + v318;
           shm1[v332] = v329;
         } else {
-          const uint v334 = v316 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v334 = v316 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v335 = v334 + v318;
           shm1[v335] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v42, shm0, long(v342), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<true>(v44, shm1, long(v348), long(20u));  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:205
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load<false>(v42, shm0, long(v342), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load<true>(v44, shm1, long(v348), long(20u));  // kernels/gemm/gemm_tiles.hpp:210
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const uint v351 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v351 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v352 = v25 + v34;
   const uint v353 = v352 + v351;
-  const uint v354 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v354 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v355 = v29 + v38;
   const uint v356 = v355 + v354;
-  const bool v357 = v353 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v357 = v353 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v358 = v356 < v1;
   const bool v359 = v357 && v358;
   if (v359) {
@@ -330,11 +330,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v366 = fma(v360, v3, v365);
     c[v362] = v366;
   }
-  const uint v368 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v368 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v370 = v352 + v368;
-  const uint v371 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v371 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v373 = v355 + v371;
-  const bool v374 = v370 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v374 = v370 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v375 = v373 < v1;
   const bool v376 = v374 && v375;
   if (v376) {
@@ -346,11 +346,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v383 = fma(v377, v3, v382);
     c[v379] = v383;
   }
-  const uint v385 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v385 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v387 = v352 + v385;
-  const uint v388 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v388 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v390 = v355 + v388;
-  const bool v391 = v387 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v391 = v387 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v392 = v390 < v1;
   const bool v393 = v391 && v392;
   if (v393) {
@@ -362,11 +362,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v400 = fma(v394, v3, v399);
     c[v396] = v400;
   }
-  const uint v402 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v402 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v404 = v352 + v402;
-  const uint v405 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v405 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v407 = v355 + v405;
-  const bool v408 = v404 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v408 = v404 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v409 = v407 < v1;
   const bool v410 = v408 && v409;
   if (v410) {
@@ -378,11 +378,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v417 = fma(v411, v3, v416);
     c[v413] = v417;
   }
-  const uint v419 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v419 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v421 = v352 + v419;
-  const uint v422 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v422 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v424 = v355 + v422;
-  const bool v425 = v421 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v425 = v421 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v426 = v424 < v1;
   const bool v427 = v425 && v426;
   if (v427) {
@@ -394,11 +394,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v434 = fma(v428, v3, v433);
     c[v430] = v434;
   }
-  const uint v436 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v436 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v438 = v352 + v436;
-  const uint v439 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v439 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v441 = v355 + v439;
-  const bool v442 = v438 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v442 = v438 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v443 = v441 < v1;
   const bool v444 = v442 && v443;
   if (v444) {
@@ -410,11 +410,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v451 = fma(v445, v3, v450);
     c[v447] = v451;
   }
-  const uint v453 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v453 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v455 = v352 + v453;
-  const uint v456 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v456 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v458 = v355 + v456;
-  const bool v459 = v455 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v459 = v455 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v460 = v458 < v1;
   const bool v461 = v459 && v460;
   if (v461) {
@@ -426,11 +426,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v468 = fma(v462, v3, v467);
     c[v464] = v468;
   }
-  const uint v470 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v470 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v472 = v352 + v470;
-  const uint v473 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v473 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v475 = v355 + v473;
-  const bool v476 = v472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v476 = v472 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v477 = v475 < v1;
   const bool v478 = v476 && v477;
   if (v478) {
@@ -442,11 +442,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v485 = fma(v479, v3, v484);
     c[v481] = v485;
   }
-  const uint v487 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v487 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v489 = v352 + v487;
-  const uint v490 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v490 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v492 = v355 + v490;
-  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v493 = v489 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v494 = v492 < v1;
   const bool v495 = v493 && v494;
   if (v495) {
@@ -458,11 +458,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v502 = fma(v496, v3, v501);
     c[v498] = v502;
   }
-  const uint v504 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v504 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v506 = v352 + v504;
-  const uint v507 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v507 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v509 = v355 + v507;
-  const bool v510 = v506 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v510 = v506 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v511 = v509 < v1;
   const bool v512 = v510 && v511;
   if (v512) {
@@ -474,11 +474,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v519 = fma(v513, v3, v518);
     c[v515] = v519;
   }
-  const uint v521 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v521 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v523 = v352 + v521;
-  const uint v524 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v524 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v526 = v355 + v524;
-  const bool v527 = v523 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v527 = v523 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v528 = v526 < v1;
   const bool v529 = v527 && v528;
   if (v529) {
@@ -490,11 +490,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v536 = fma(v530, v3, v535);
     c[v532] = v536;
   }
-  const uint v538 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v538 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v540 = v352 + v538;
-  const uint v541 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v541 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v543 = v355 + v541;
-  const bool v544 = v540 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v544 = v540 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v545 = v543 < v1;
   const bool v546 = v544 && v545;
   if (v546) {
@@ -506,11 +506,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v553 = fma(v547, v3, v552);
     c[v549] = v553;
   }
-  const uint v555 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v555 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v557 = v352 + v555;
-  const uint v558 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v558 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v560 = v355 + v558;
-  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v561 = v557 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v562 = v560 < v1;
   const bool v563 = v561 && v562;
   if (v563) {
@@ -522,11 +522,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v570 = fma(v564, v3, v569);
     c[v566] = v570;
   }
-  const uint v572 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v572 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v574 = v352 + v572;
-  const uint v575 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v575 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v577 = v355 + v575;
-  const bool v578 = v574 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v578 = v574 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v579 = v577 < v1;
   const bool v580 = v578 && v579;
   if (v580) {
@@ -538,11 +538,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v587 = fma(v581, v3, v586);
     c[v583] = v587;
   }
-  const uint v589 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v589 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v591 = v352 + v589;
-  const uint v592 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v592 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v594 = v355 + v592;
-  const bool v595 = v591 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v595 = v591 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v596 = v594 < v1;
   const bool v597 = v595 && v596;
   if (v597) {
@@ -554,11 +554,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v604 = fma(v598, v3, v603);
     c[v600] = v604;
   }
-  const uint v606 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v606 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v608 = v352 + v606;
-  const uint v609 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v609 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v611 = v355 + v609;
-  const bool v612 = v608 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v612 = v608 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v613 = v611 < v1;
   const bool v614 = v612 && v613;
   if (v614) {
@@ -570,11 +570,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v621 = fma(v615, v3, v620);
     c[v617] = v621;
   }
-  const uint v623 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v623 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v625 = v352 + v623;
-  const uint v626 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v626 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v628 = v355 + v626;
-  const bool v629 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v629 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v630 = v628 < v1;
   const bool v631 = v629 && v630;
   if (v631) {
@@ -586,11 +586,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v638 = fma(v632, v3, v637);
     c[v634] = v638;
   }
-  const uint v640 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v640 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v642 = v352 + v640;
-  const uint v643 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v643 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v645 = v355 + v643;
-  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v647 = v645 < v1;
   const bool v648 = v646 && v647;
   if (v648) {
@@ -602,11 +602,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v655 = fma(v649, v3, v654);
     c[v651] = v655;
   }
-  const uint v657 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v657 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v659 = v352 + v657;
-  const uint v660 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v660 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v662 = v355 + v660;
-  const bool v663 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v663 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v664 = v662 < v1;
   const bool v665 = v663 && v664;
   if (v665) {
@@ -618,11 +618,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v672 = fma(v666, v3, v671);
     c[v668] = v672;
   }
-  const uint v674 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v674 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v676 = v352 + v674;
-  const uint v677 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v677 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v679 = v355 + v677;
-  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v681 = v679 < v1;
   const bool v682 = v680 && v681;
   if (v682) {
@@ -634,11 +634,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v689 = fma(v683, v3, v688);
     c[v685] = v689;
   }
-  const uint v691 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v691 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v693 = v352 + v691;
-  const uint v694 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v694 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v696 = v355 + v694;
-  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v697 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v698 = v696 < v1;
   const bool v699 = v697 && v698;
   if (v699) {
@@ -650,11 +650,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v706 = fma(v700, v3, v705);
     c[v702] = v706;
   }
-  const uint v708 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v708 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v710 = v352 + v708;
-  const uint v711 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v711 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v713 = v355 + v711;
-  const bool v714 = v710 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v714 = v710 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v715 = v713 < v1;
   const bool v716 = v714 && v715;
   if (v716) {
@@ -666,11 +666,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v723 = fma(v717, v3, v722);
     c[v719] = v723;
   }
-  const uint v725 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v725 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v727 = v352 + v725;
-  const uint v728 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v728 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v730 = v355 + v728;
-  const bool v731 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v731 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v732 = v730 < v1;
   const bool v733 = v731 && v732;
   if (v733) {
@@ -682,11 +682,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v740 = fma(v734, v3, v739);
     c[v736] = v740;
   }
-  const uint v742 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v742 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v744 = v352 + v742;
-  const uint v745 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v745 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v747 = v355 + v745;
-  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v749 = v747 < v1;
   const bool v750 = v748 && v749;
   if (v750) {
@@ -698,11 +698,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v757 = fma(v751, v3, v756);
     c[v753] = v757;
   }
-  const uint v759 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v759 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v761 = v352 + v759;
-  const uint v762 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v762 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v764 = v355 + v762;
-  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v766 = v764 < v1;
   const bool v767 = v765 && v766;
   if (v767) {
@@ -714,11 +714,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v774 = fma(v768, v3, v773);
     c[v770] = v774;
   }
-  const uint v776 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v776 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v778 = v352 + v776;
-  const uint v779 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v779 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v781 = v355 + v779;
-  const bool v782 = v778 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v782 = v778 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v783 = v781 < v1;
   const bool v784 = v782 && v783;
   if (v784) {
@@ -730,11 +730,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v791 = fma(v785, v3, v790);
     c[v787] = v791;
   }
-  const uint v793 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v793 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v795 = v352 + v793;
-  const uint v796 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v796 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v798 = v355 + v796;
-  const bool v799 = v795 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v799 = v795 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v800 = v798 < v1;
   const bool v801 = v799 && v800;
   if (v801) {
@@ -746,11 +746,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v808 = fma(v802, v3, v807);
     c[v804] = v808;
   }
-  const uint v810 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v810 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v812 = v352 + v810;
-  const uint v813 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v813 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v815 = v355 + v813;
-  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v817 = v815 < v1;
   const bool v818 = v816 && v817;
   if (v818) {
@@ -762,11 +762,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v825 = fma(v819, v3, v824);
     c[v821] = v825;
   }
-  const uint v827 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v827 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v829 = v352 + v827;
-  const uint v830 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v830 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v832 = v355 + v830;
-  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v833 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v834 = v832 < v1;
   const bool v835 = v833 && v834;
   if (v835) {
@@ -778,11 +778,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v842 = fma(v836, v3, v841);
     c[v838] = v842;
   }
-  const uint v844 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v844 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v846 = v352 + v844;
-  const uint v847 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v847 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v849 = v355 + v847;
-  const bool v850 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v850 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v851 = v849 < v1;
   const bool v852 = v850 && v851;
   if (v852) {
@@ -794,11 +794,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v859 = fma(v853, v3, v858);
     c[v855] = v859;
   }
-  const uint v861 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v861 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v863 = v352 + v861;
-  const uint v864 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v864 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v866 = v355 + v864;
-  const bool v867 = v863 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v867 = v863 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v868 = v866 < v1;
   const bool v869 = v867 && v868;
   if (v869) {
@@ -810,11 +810,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v876 = fma(v870, v3, v875);
     c[v872] = v876;
   }
-  const uint v878 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v878 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v880 = v352 + v878;
-  const uint v881 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v881 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v883 = v355 + v881;
-  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v885 = v883 < v1;
   const bool v886 = v884 && v885;
   if (v886) {
@@ -826,11 +826,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v893 = fma(v887, v3, v892);
     c[v889] = v893;
   }
-  const uint v895 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v895 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v897 = v352 + v895;
-  const uint v898 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v898 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v900 = v355 + v898;
-  const bool v901 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v901 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v902 = v900 < v1;
   const bool v903 = v901 && v902;
   if (v903) {
@@ -842,11 +842,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v910 = fma(v904, v3, v909);
     c[v906] = v910;
   }
-  const uint v912 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v912 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v914 = v352 + v912;
-  const uint v915 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v915 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v917 = v355 + v915;
-  const bool v918 = v914 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v918 = v914 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v919 = v917 < v1;
   const bool v920 = v918 && v919;
   if (v920) {
@@ -858,11 +858,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v927 = fma(v921, v3, v926);
     c[v923] = v927;
   }
-  const uint v929 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v929 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v931 = v352 + v929;
-  const uint v932 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v932 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v934 = v355 + v932;
-  const bool v935 = v931 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v935 = v931 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v936 = v934 < v1;
   const bool v937 = v935 && v936;
   if (v937) {
@@ -874,11 +874,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v944 = fma(v938, v3, v943);
     c[v940] = v944;
   }
-  const uint v946 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v946 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v948 = v352 + v946;
-  const uint v949 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v949 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v951 = v355 + v949;
-  const bool v952 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v952 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v953 = v951 < v1;
   const bool v954 = v952 && v953;
   if (v954) {
@@ -890,11 +890,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v961 = fma(v955, v3, v960);
     c[v957] = v961;
   }
-  const uint v963 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v963 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v965 = v352 + v963;
-  const uint v966 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v966 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v968 = v355 + v966;
-  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v970 = v968 < v1;
   const bool v971 = v969 && v970;
   if (v971) {
@@ -906,11 +906,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v978 = fma(v972, v3, v977);
     c[v974] = v978;
   }
-  const uint v980 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v980 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v982 = v352 + v980;
-  const uint v983 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v983 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v985 = v355 + v983;
-  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v987 = v985 < v1;
   const bool v988 = v986 && v987;
   if (v988) {
@@ -922,11 +922,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v995 = fma(v989, v3, v994);
     c[v991] = v995;
   }
-  const uint v997 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v997 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v999 = v352 + v997;
-  const uint v1000 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1000 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1002 = v355 + v1000;
-  const bool v1003 = v999 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1003 = v999 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1004 = v1002 < v1;
   const bool v1005 = v1003 && v1004;
   if (v1005) {
@@ -938,11 +938,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1012 = fma(v1006, v3, v1011);
     c[v1008] = v1012;
   }
-  const uint v1014 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1014 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1016 = v352 + v1014;
-  const uint v1017 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1017 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1019 = v355 + v1017;
-  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1021 = v1019 < v1;
   const bool v1022 = v1020 && v1021;
   if (v1022) {
@@ -954,11 +954,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1029 = fma(v1023, v3, v1028);
     c[v1025] = v1029;
   }
-  const uint v1031 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1031 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1033 = v352 + v1031;
-  const uint v1034 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1034 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1036 = v355 + v1034;
-  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1037 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1038 = v1036 < v1;
   const bool v1039 = v1037 && v1038;
   if (v1039) {
@@ -970,11 +970,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1046 = fma(v1040, v3, v1045);
     c[v1042] = v1046;
   }
-  const uint v1048 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1048 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1050 = v352 + v1048;
-  const uint v1051 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1051 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1053 = v355 + v1051;
-  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1055 = v1053 < v1;
   const bool v1056 = v1054 && v1055;
   if (v1056) {
@@ -986,11 +986,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1063 = fma(v1057, v3, v1062);
     c[v1059] = v1063;
   }
-  const uint v1065 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1065 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1067 = v352 + v1065;
-  const uint v1068 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1068 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1070 = v355 + v1068;
-  const bool v1071 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1071 = v1067 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1072 = v1070 < v1;
   const bool v1073 = v1071 && v1072;
   if (v1073) {
@@ -1002,11 +1002,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1080 = fma(v1074, v3, v1079);
     c[v1076] = v1080;
   }
-  const uint v1082 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1082 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1084 = v352 + v1082;
-  const uint v1085 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1085 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1087 = v355 + v1085;
-  const bool v1088 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1088 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1089 = v1087 < v1;
   const bool v1090 = v1088 && v1089;
   if (v1090) {
@@ -1018,11 +1018,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1097 = fma(v1091, v3, v1096);
     c[v1093] = v1097;
   }
-  const uint v1099 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1099 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1101 = v352 + v1099;
-  const uint v1102 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1102 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1104 = v355 + v1102;
-  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1105 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1106 = v1104 < v1;
   const bool v1107 = v1105 && v1106;
   if (v1107) {
@@ -1034,11 +1034,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1114 = fma(v1108, v3, v1113);
     c[v1110] = v1114;
   }
-  const uint v1116 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1116 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1118 = v352 + v1116;
-  const uint v1119 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1119 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1121 = v355 + v1119;
-  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1123 = v1121 < v1;
   const bool v1124 = v1122 && v1123;
   if (v1124) {
@@ -1050,11 +1050,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1131 = fma(v1125, v3, v1130);
     c[v1127] = v1131;
   }
-  const uint v1133 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1133 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1135 = v352 + v1133;
-  const uint v1136 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1136 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1138 = v355 + v1136;
-  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1140 = v1138 < v1;
   const bool v1141 = v1139 && v1140;
   if (v1141) {
@@ -1066,11 +1066,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1148 = fma(v1142, v3, v1147);
     c[v1144] = v1148;
   }
-  const uint v1150 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1150 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1152 = v352 + v1150;
-  const uint v1153 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1153 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1155 = v355 + v1153;
-  const bool v1156 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1156 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1157 = v1155 < v1;
   const bool v1158 = v1156 && v1157;
   if (v1158) {
@@ -1082,11 +1082,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1165 = fma(v1159, v3, v1164);
     c[v1161] = v1165;
   }
-  const uint v1167 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1167 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1169 = v352 + v1167;
-  const uint v1170 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1170 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1172 = v355 + v1170;
-  const bool v1173 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1173 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1174 = v1172 < v1;
   const bool v1175 = v1173 && v1174;
   if (v1175) {
@@ -1098,11 +1098,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1182 = fma(v1176, v3, v1181);
     c[v1178] = v1182;
   }
-  const uint v1184 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1184 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1186 = v352 + v1184;
-  const uint v1187 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1187 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1189 = v355 + v1187;
-  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1191 = v1189 < v1;
   const bool v1192 = v1190 && v1191;
   if (v1192) {
@@ -1114,11 +1114,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1199 = fma(v1193, v3, v1198);
     c[v1195] = v1199;
   }
-  const uint v1201 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1201 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1203 = v352 + v1201;
-  const uint v1204 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1204 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1206 = v355 + v1204;
-  const bool v1207 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1207 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1208 = v1206 < v1;
   const bool v1209 = v1207 && v1208;
   if (v1209) {
@@ -1130,11 +1130,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1216 = fma(v1210, v3, v1215);
     c[v1212] = v1216;
   }
-  const uint v1218 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1218 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1220 = v352 + v1218;
-  const uint v1221 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1221 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1223 = v355 + v1221;
-  const bool v1224 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1224 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1225 = v1223 < v1;
   const bool v1226 = v1224 && v1225;
   if (v1226) {
@@ -1146,11 +1146,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1233 = fma(v1227, v3, v1232);
     c[v1229] = v1233;
   }
-  const uint v1235 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1235 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1237 = v352 + v1235;
-  const uint v1238 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1238 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1240 = v355 + v1238;
-  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1242 = v1240 < v1;
   const bool v1243 = v1241 && v1242;
   if (v1243) {
@@ -1162,11 +1162,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1250 = fma(v1244, v3, v1249);
     c[v1246] = v1250;
   }
-  const uint v1252 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1252 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1254 = v352 + v1252;
-  const uint v1255 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1255 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1257 = v355 + v1255;
-  const bool v1258 = v1254 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1258 = v1254 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1259 = v1257 < v1;
   const bool v1260 = v1258 && v1259;
   if (v1260) {
@@ -1178,11 +1178,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1267 = fma(v1261, v3, v1266);
     c[v1263] = v1267;
   }
-  const uint v1269 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1269 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1271 = v352 + v1269;
-  const uint v1272 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1272 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1274 = v355 + v1272;
-  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1275 = v1271 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1276 = v1274 < v1;
   const bool v1277 = v1275 && v1276;
   if (v1277) {
@@ -1194,11 +1194,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1284 = fma(v1278, v3, v1283);
     c[v1280] = v1284;
   }
-  const uint v1286 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1286 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1288 = v352 + v1286;
-  const uint v1289 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1289 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1291 = v355 + v1289;
-  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
@@ -1210,11 +1210,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1301 = fma(v1295, v3, v1300);
     c[v1297] = v1301;
   }
-  const uint v1303 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1303 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1305 = v352 + v1303;
-  const uint v1306 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1306 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1308 = v355 + v1306;
-  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1309 = v1305 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1310 = v1308 < v1;
   const bool v1311 = v1309 && v1310;
   if (v1311) {
@@ -1226,11 +1226,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1318 = fma(v1312, v3, v1317);
     c[v1314] = v1318;
   }
-  const uint v1320 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1320 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1322 = v352 + v1320;
-  const uint v1323 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1323 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1325 = v355 + v1323;
-  const bool v1326 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1326 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1327 = v1325 < v1;
   const bool v1328 = v1326 && v1327;
   if (v1328) {
@@ -1242,11 +1242,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1335 = fma(v1329, v3, v1334);
     c[v1331] = v1335;
   }
-  const uint v1337 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1337 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1339 = v352 + v1337;
-  const uint v1340 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1340 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1342 = v355 + v1340;
-  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1344 = v1342 < v1;
   const bool v1345 = v1343 && v1344;
   if (v1345) {
@@ -1258,11 +1258,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1352 = fma(v1346, v3, v1351);
     c[v1348] = v1352;
   }
-  const uint v1354 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1354 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1356 = v352 + v1354;
-  const uint v1357 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1357 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1359 = v355 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1274,11 +1274,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1369 = fma(v1363, v3, v1368);
     c[v1365] = v1369;
   }
-  const uint v1371 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1371 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1373 = v352 + v1371;
-  const uint v1374 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1374 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1376 = v355 + v1374;
-  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1377 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1378 = v1376 < v1;
   const bool v1379 = v1377 && v1378;
   if (v1379) {
@@ -1290,11 +1290,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1386 = fma(v1380, v3, v1385);
     c[v1382] = v1386;
   }
-  const uint v1388 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1388 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1390 = v352 + v1388;
-  const uint v1391 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1391 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1393 = v355 + v1391;
-  const bool v1394 = v1390 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1394 = v1390 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1395 = v1393 < v1;
   const bool v1396 = v1394 && v1395;
   if (v1396) {
@@ -1306,11 +1306,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1403 = fma(v1397, v3, v1402);
     c[v1399] = v1403;
   }
-  const uint v1405 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1405 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1407 = v352 + v1405;
-  const uint v1408 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1408 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1410 = v355 + v1408;
-  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1412 = v1410 < v1;
   const bool v1413 = v1411 && v1412;
   if (v1413) {
@@ -1322,11 +1322,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1420 = fma(v1414, v3, v1419);
     c[v1416] = v1420;
   }
-  const uint v1422 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1422 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1424 = v352 + v1422;
-  const uint v1425 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1425 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1427 = v355 + v1425;
-  const bool v1428 = v1424 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1428 = v1424 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1429 = v1427 < v1;
   const bool v1430 = v1428 && v1429;
   if (v1430) {
@@ -1338,11 +1338,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1437 = fma(v1431, v3, v1436);
     c[v1433] = v1437;
   }
-  const uint v1439 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1439 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1441 = v352 + v1439;
-  const uint v1442 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1442 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1444 = v355 + v1442;
-  const bool v1445 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1445 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1446 = v1444 < v1;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
@@ -1354,11 +1354,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1454 = fma(v1448, v3, v1453);
     c[v1450] = v1454;
   }
-  const uint v1456 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1456 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1458 = v352 + v1456;
-  const uint v1459 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1459 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1461 = v355 + v1459;
-  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1463 = v1461 < v1;
   const bool v1464 = v1462 && v1463;
   if (v1464) {
@@ -1370,11 +1370,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1471 = fma(v1465, v3, v1470);
     c[v1467] = v1471;
   }
-  const uint v1473 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1473 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1475 = v352 + v1473;
-  const uint v1476 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1476 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1478 = v355 + v1476;
-  const bool v1479 = v1475 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1479 = v1475 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1480 = v1478 < v1;
   const bool v1481 = v1479 && v1480;
   if (v1481) {
@@ -1386,11 +1386,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1488 = fma(v1482, v3, v1487);
     c[v1484] = v1488;
   }
-  const uint v1490 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1490 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1492 = v352 + v1490;
-  const uint v1493 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1493 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1495 = v355 + v1493;
-  const bool v1496 = v1492 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1496 = v1492 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1497 = v1495 < v1;
   const bool v1498 = v1496 && v1497;
   if (v1498) {
@@ -1402,11 +1402,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1505 = fma(v1499, v3, v1504);
     c[v1501] = v1505;
   }
-  const uint v1507 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1507 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1509 = v352 + v1507;
-  const uint v1510 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1510 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1512 = v355 + v1510;
-  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1514 = v1512 < v1;
   const bool v1515 = v1513 && v1514;
   if (v1515) {
@@ -1418,11 +1418,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1522 = fma(v1516, v3, v1521);
     c[v1518] = v1522;
   }
-  const uint v1524 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1524 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1526 = v352 + v1524;
-  const uint v1527 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1527 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1529 = v355 + v1527;
-  const bool v1530 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1530 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1531 = v1529 < v1;
   const bool v1532 = v1530 && v1531;
   if (v1532) {
@@ -1434,11 +1434,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1539 = fma(v1533, v3, v1538);
     c[v1535] = v1539;
   }
-  const uint v1541 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1541 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1543 = v352 + v1541;
-  const uint v1544 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1544 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1546 = v355 + v1544;
-  const bool v1547 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1547 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1548 = v1546 < v1;
   const bool v1549 = v1547 && v1548;
   if (v1549) {
@@ -1450,11 +1450,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1556 = fma(v1550, v3, v1555);
     c[v1552] = v1556;
   }
-  const uint v1558 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1558 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1560 = v352 + v1558;
-  const uint v1561 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1561 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1563 = v355 + v1561;
-  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1565 = v1563 < v1;
   const bool v1566 = v1564 && v1565;
   if (v1566) {
@@ -1466,11 +1466,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1573 = fma(v1567, v3, v1572);
     c[v1569] = v1573;
   }
-  const uint v1575 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1575 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1577 = v352 + v1575;
-  const uint v1578 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1578 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1580 = v355 + v1578;
-  const bool v1581 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1581 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1582 = v1580 < v1;
   const bool v1583 = v1581 && v1582;
   if (v1583) {
@@ -1482,11 +1482,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1590 = fma(v1584, v3, v1589);
     c[v1586] = v1590;
   }
-  const uint v1592 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1592 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1594 = v352 + v1592;
-  const uint v1595 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1595 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1597 = v355 + v1595;
-  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1599 = v1597 < v1;
   const bool v1600 = v1598 && v1599;
   if (v1600) {
@@ -1498,11 +1498,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1607 = fma(v1601, v3, v1606);
     c[v1603] = v1607;
   }
-  const uint v1609 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1609 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1611 = v352 + v1609;
-  const uint v1612 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1612 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1614 = v355 + v1612;
-  const bool v1615 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1615 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1616 = v1614 < v1;
   const bool v1617 = v1615 && v1616;
   if (v1617) {
@@ -1514,11 +1514,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1624 = fma(v1618, v3, v1623);
     c[v1620] = v1624;
   }
-  const uint v1626 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1626 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1628 = v352 + v1626;
-  const uint v1629 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1629 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1631 = v355 + v1629;
-  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1633 = v1631 < v1;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
@@ -1530,11 +1530,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1641 = fma(v1635, v3, v1640);
     c[v1637] = v1641;
   }
-  const uint v1643 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1643 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1645 = v352 + v1643;
-  const uint v1646 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1646 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1648 = v355 + v1646;
-  const bool v1649 = v1645 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1649 = v1645 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1650 = v1648 < v1;
   const bool v1651 = v1649 && v1650;
   if (v1651) {
@@ -1546,11 +1546,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1658 = fma(v1652, v3, v1657);
     c[v1654] = v1658;
   }
-  const uint v1660 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1660 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1662 = v352 + v1660;
-  const uint v1663 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1663 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1665 = v355 + v1663;
-  const bool v1666 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1666 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1667 = v1665 < v1;
   const bool v1668 = v1666 && v1667;
   if (v1668) {
@@ -1562,11 +1562,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1675 = fma(v1669, v3, v1674);
     c[v1671] = v1675;
   }
-  const uint v1677 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1677 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1679 = v352 + v1677;
-  const uint v1680 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1680 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1682 = v355 + v1680;
-  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1684 = v1682 < v1;
   const bool v1685 = v1683 && v1684;
   if (v1685) {
@@ -1578,11 +1578,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1692 = fma(v1686, v3, v1691);
     c[v1688] = v1692;
   }
-  const uint v1694 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1694 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1696 = v352 + v1694;
-  const uint v1697 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1697 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1699 = v355 + v1697;
-  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1701 = v1699 < v1;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -1594,11 +1594,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1709 = fma(v1703, v3, v1708);
     c[v1705] = v1709;
   }
-  const uint v1711 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1711 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1713 = v352 + v1711;
-  const uint v1714 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1714 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1716 = v355 + v1714;
-  const bool v1717 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1717 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1718 = v1716 < v1;
   const bool v1719 = v1717 && v1718;
   if (v1719) {
@@ -1610,11 +1610,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1726 = fma(v1720, v3, v1725);
     c[v1722] = v1726;
   }
-  const uint v1728 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1728 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1730 = v352 + v1728;
-  const uint v1731 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1731 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1733 = v355 + v1731;
-  const bool v1734 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1734 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1735 = v1733 < v1;
   const bool v1736 = v1734 && v1735;
   if (v1736) {
@@ -1626,11 +1626,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1743 = fma(v1737, v3, v1742);
     c[v1739] = v1743;
   }
-  const uint v1745 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1745 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1747 = v352 + v1745;
-  const uint v1748 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1748 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1750 = v355 + v1748;
-  const bool v1751 = v1747 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1751 = v1747 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1752 = v1750 < v1;
   const bool v1753 = v1751 && v1752;
   if (v1753) {
@@ -1642,11 +1642,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1760 = fma(v1754, v3, v1759);
     c[v1756] = v1760;
   }
-  const uint v1762 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1762 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1764 = v352 + v1762;
-  const uint v1765 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1765 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1767 = v355 + v1765;
-  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1769 = v1767 < v1;
   const bool v1770 = v1768 && v1769;
   if (v1770) {
@@ -1658,11 +1658,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1777 = fma(v1771, v3, v1776);
     c[v1773] = v1777;
   }
-  const uint v1779 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1779 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1781 = v352 + v1779;
-  const uint v1782 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1782 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1784 = v355 + v1782;
-  const bool v1785 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1785 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1786 = v1784 < v1;
   const bool v1787 = v1785 && v1786;
   if (v1787) {
@@ -1674,11 +1674,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1794 = fma(v1788, v3, v1793);
     c[v1790] = v1794;
   }
-  const uint v1796 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1796 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1798 = v352 + v1796;
-  const uint v1799 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1799 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1801 = v355 + v1799;
-  const bool v1802 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1802 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1803 = v1801 < v1;
   const bool v1804 = v1802 && v1803;
   if (v1804) {
@@ -1690,11 +1690,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1811 = fma(v1805, v3, v1810);
     c[v1807] = v1811;
   }
-  const uint v1813 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1813 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1815 = v352 + v1813;
-  const uint v1816 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1816 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1818 = v355 + v1816;
-  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1820 = v1818 < v1;
   const bool v1821 = v1819 && v1820;
   if (v1821) {
@@ -1706,11 +1706,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1828 = fma(v1822, v3, v1827);
     c[v1824] = v1828;
   }
-  const uint v1830 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1830 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1832 = v352 + v1830;
-  const uint v1833 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1833 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1835 = v355 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
@@ -1722,11 +1722,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1845 = fma(v1839, v3, v1844);
     c[v1841] = v1845;
   }
-  const uint v1847 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1847 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1849 = v352 + v1847;
-  const uint v1850 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1850 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1852 = v355 + v1850;
-  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1854 = v1852 < v1;
   const bool v1855 = v1853 && v1854;
   if (v1855) {
@@ -1738,11 +1738,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1862 = fma(v1856, v3, v1861);
     c[v1858] = v1862;
   }
-  const uint v1864 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1864 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1866 = v352 + v1864;
-  const uint v1867 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1867 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1869 = v355 + v1867;
-  const bool v1870 = v1866 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1870 = v1866 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1871 = v1869 < v1;
   const bool v1872 = v1870 && v1871;
   if (v1872) {
@@ -1754,11 +1754,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1879 = fma(v1873, v3, v1878);
     c[v1875] = v1879;
   }
-  const uint v1881 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1881 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1883 = v352 + v1881;
-  const uint v1884 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1884 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1886 = v355 + v1884;
-  const bool v1887 = v1883 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1887 = v1883 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1888 = v1886 < v1;
   const bool v1889 = v1887 && v1888;
   if (v1889) {
@@ -1770,11 +1770,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1896 = fma(v1890, v3, v1895);
     c[v1892] = v1896;
   }
-  const uint v1898 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1898 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1900 = v352 + v1898;
-  const uint v1901 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1901 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1903 = v355 + v1901;
-  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1905 = v1903 < v1;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -1786,11 +1786,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1913 = fma(v1907, v3, v1912);
     c[v1909] = v1913;
   }
-  const uint v1915 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1915 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1917 = v352 + v1915;
-  const uint v1918 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1918 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1920 = v355 + v1918;
-  const bool v1921 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1921 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1922 = v1920 < v1;
   const bool v1923 = v1921 && v1922;
   if (v1923) {
@@ -1802,11 +1802,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1930 = fma(v1924, v3, v1929);
     c[v1926] = v1930;
   }
-  const uint v1932 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1932 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1934 = v352 + v1932;
-  const uint v1935 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1935 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1937 = v355 + v1935;
-  const bool v1938 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1938 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1939 = v1937 < v1;
   const bool v1940 = v1938 && v1939;
   if (v1940) {
@@ -1818,11 +1818,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1947 = fma(v1941, v3, v1946);
     c[v1943] = v1947;
   }
-  const uint v1949 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1949 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1951 = v352 + v1949;
-  const uint v1952 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1952 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1954 = v355 + v1952;
-  const bool v1955 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1955 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1956 = v1954 < v1;
   const bool v1957 = v1955 && v1956;
   if (v1957) {
@@ -1834,11 +1834,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1964 = fma(v1958, v3, v1963);
     c[v1960] = v1964;
   }
-  const uint v1966 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1966 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1968 = v352 + v1966;
-  const uint v1969 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1969 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1971 = v355 + v1969;
-  const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1973 = v1971 < v1;
   const bool v1974 = v1972 && v1973;
   if (v1974) {
@@ -1850,11 +1850,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1981 = fma(v1975, v3, v1980);
     c[v1977] = v1981;
   }
-  const uint v1983 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1983 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1985 = v352 + v1983;
-  const uint v1986 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1986 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1988 = v355 + v1986;
-  const bool v1989 = v1985 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1989 = v1985 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1990 = v1988 < v1;
   const bool v1991 = v1989 && v1990;
   if (v1991) {
@@ -1866,11 +1866,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v1998 = fma(v1992, v3, v1997);
     c[v1994] = v1998;
   }
-  const uint v2000 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2000 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2002 = v352 + v2000;
-  const uint v2003 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2003 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2005 = v355 + v2003;
-  const bool v2006 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2006 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2007 = v2005 < v1;
   const bool v2008 = v2006 && v2007;
   if (v2008) {
@@ -1882,11 +1882,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2015 = fma(v2009, v3, v2014);
     c[v2011] = v2015;
   }
-  const uint v2017 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2017 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2019 = v352 + v2017;
-  const uint v2020 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2020 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2022 = v355 + v2020;
-  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2024 = v2022 < v1;
   const bool v2025 = v2023 && v2024;
   if (v2025) {
@@ -1898,11 +1898,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2032 = fma(v2026, v3, v2031);
     c[v2028] = v2032;
   }
-  const uint v2034 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2034 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2036 = v352 + v2034;
-  const uint v2037 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2037 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2039 = v355 + v2037;
-  const bool v2040 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2040 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2041 = v2039 < v1;
   const bool v2042 = v2040 && v2041;
   if (v2042) {
@@ -1914,11 +1914,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2049 = fma(v2043, v3, v2048);
     c[v2045] = v2049;
   }
-  const uint v2051 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2051 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2053 = v352 + v2051;
-  const uint v2054 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2054 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2056 = v355 + v2054;
-  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2058 = v2056 < v1;
   const bool v2059 = v2057 && v2058;
   if (v2059) {
@@ -1930,11 +1930,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2066 = fma(v2060, v3, v2065);
     c[v2062] = v2066;
   }
-  const uint v2068 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2068 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2070 = v352 + v2068;
-  const uint v2071 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2071 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2073 = v355 + v2071;
-  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
@@ -1946,11 +1946,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2083 = fma(v2077, v3, v2082);
     c[v2079] = v2083;
   }
-  const uint v2085 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2085 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2087 = v352 + v2085;
-  const uint v2088 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2088 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2090 = v355 + v2088;
-  const bool v2091 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2091 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2092 = v2090 < v1;
   const bool v2093 = v2091 && v2092;
   if (v2093) {
@@ -1962,11 +1962,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2100 = fma(v2094, v3, v2099);
     c[v2096] = v2100;
   }
-  const uint v2102 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2102 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2104 = v352 + v2102;
-  const uint v2105 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2105 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2107 = v355 + v2105;
-  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2109 = v2107 < v1;
   const bool v2110 = v2108 && v2109;
   if (v2110) {
@@ -1978,11 +1978,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2117 = fma(v2111, v3, v2116);
     c[v2113] = v2117;
   }
-  const uint v2119 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2119 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2121 = v352 + v2119;
-  const uint v2122 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2122 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2124 = v355 + v2122;
-  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2126 = v2124 < v1;
   const bool v2127 = v2125 && v2126;
   if (v2127) {
@@ -1994,11 +1994,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2134 = fma(v2128, v3, v2133);
     c[v2130] = v2134;
   }
-  const uint v2136 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2136 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2138 = v352 + v2136;
-  const uint v2139 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2139 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2141 = v355 + v2139;
-  const bool v2142 = v2138 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2142 = v2138 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2143 = v2141 < v1;
   const bool v2144 = v2142 && v2143;
   if (v2144) {
@@ -2010,11 +2010,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2151 = fma(v2145, v3, v2150);
     c[v2147] = v2151;
   }
-  const uint v2153 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2153 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2155 = v352 + v2153;
-  const uint v2156 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2156 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2158 = v355 + v2156;
-  const bool v2159 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2159 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2160 = v2158 < v1;
   const bool v2161 = v2159 && v2160;
   if (v2161) {
@@ -2026,11 +2026,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2168 = fma(v2162, v3, v2167);
     c[v2164] = v2168;
   }
-  const uint v2170 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2170 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2172 = v352 + v2170;
-  const uint v2173 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2173 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2175 = v355 + v2173;
-  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2177 = v2175 < v1;
   const bool v2178 = v2176 && v2177;
   if (v2178) {
@@ -2042,11 +2042,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2185 = fma(v2179, v3, v2184);
     c[v2181] = v2185;
   }
-  const uint v2187 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2187 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2189 = v352 + v2187;
-  const uint v2190 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2190 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2192 = v355 + v2190;
-  const bool v2193 = v2189 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2193 = v2189 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2194 = v2192 < v1;
   const bool v2195 = v2193 && v2194;
   if (v2195) {
@@ -2058,11 +2058,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2202 = fma(v2196, v3, v2201);
     c[v2198] = v2202;
   }
-  const uint v2204 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2204 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2206 = v352 + v2204;
-  const uint v2207 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2207 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2209 = v355 + v2207;
-  const bool v2210 = v2206 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2210 = v2206 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2211 = v2209 < v1;
   const bool v2212 = v2210 && v2211;
   if (v2212) {
@@ -2074,11 +2074,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2219 = fma(v2213, v3, v2218);
     c[v2215] = v2219;
   }
-  const uint v2221 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2221 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2223 = v352 + v2221;
-  const uint v2224 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2224 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2226 = v355 + v2224;
-  const bool v2227 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2227 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2228 = v2226 < v1;
   const bool v2229 = v2227 && v2228;
   if (v2229) {
@@ -2090,11 +2090,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2236 = fma(v2230, v3, v2235);
     c[v2232] = v2236;
   }
-  const uint v2238 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2238 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2240 = v352 + v2238;
-  const uint v2241 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2241 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2243 = v355 + v2241;
-  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2245 = v2243 < v1;
   const bool v2246 = v2244 && v2245;
   if (v2246) {
@@ -2106,11 +2106,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2253 = fma(v2247, v3, v2252);
     c[v2249] = v2253;
   }
-  const uint v2255 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2255 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2257 = v352 + v2255;
-  const uint v2258 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2258 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2260 = v355 + v2258;
-  const bool v2261 = v2257 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2261 = v2257 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2262 = v2260 < v1;
   const bool v2263 = v2261 && v2262;
   if (v2263) {
@@ -2122,11 +2122,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2270 = fma(v2264, v3, v2269);
     c[v2266] = v2270;
   }
-  const uint v2272 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2272 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2274 = v352 + v2272;
-  const uint v2275 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2275 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2277 = v355 + v2275;
-  const bool v2278 = v2274 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2278 = v2274 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2279 = v2277 < v1;
   const bool v2280 = v2278 && v2279;
   if (v2280) {
@@ -2138,11 +2138,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2287 = fma(v2281, v3, v2286);
     c[v2283] = v2287;
   }
-  const uint v2289 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2289 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2291 = v352 + v2289;
-  const uint v2292 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2292 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2294 = v355 + v2292;
-  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2296 = v2294 < v1;
   const bool v2297 = v2295 && v2296;
   if (v2297) {
@@ -2154,11 +2154,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2304 = fma(v2298, v3, v2303);
     c[v2300] = v2304;
   }
-  const uint v2306 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2306 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2308 = v352 + v2306;
-  const uint v2309 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2309 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2311 = v355 + v2309;
-  const bool v2312 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2312 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2313 = v2311 < v1;
   const bool v2314 = v2312 && v2313;
   if (v2314) {
@@ -2170,11 +2170,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2321 = fma(v2315, v3, v2320);
     c[v2317] = v2321;
   }
-  const uint v2323 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2323 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2325 = v352 + v2323;
-  const uint v2326 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2326 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2328 = v355 + v2326;
-  const bool v2329 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2329 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2330 = v2328 < v1;
   const bool v2331 = v2329 && v2330;
   if (v2331) {
@@ -2186,11 +2186,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2338 = fma(v2332, v3, v2337);
     c[v2334] = v2338;
   }
-  const uint v2340 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2340 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2342 = v352 + v2340;
-  const uint v2343 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2343 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2345 = v355 + v2343;
-  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2347 = v2345 < v1;
   const bool v2348 = v2346 && v2347;
   if (v2348) {
@@ -2202,11 +2202,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2355 = fma(v2349, v3, v2354);
     c[v2351] = v2355;
   }
-  const uint v2357 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2357 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2359 = v352 + v2357;
-  const uint v2360 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2360 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2362 = v355 + v2360;
-  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2364 = v2362 < v1;
   const bool v2365 = v2363 && v2364;
   if (v2365) {
@@ -2218,11 +2218,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2372 = fma(v2366, v3, v2371);
     c[v2368] = v2372;
   }
-  const uint v2374 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2374 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2376 = v352 + v2374;
-  const uint v2377 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2377 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2379 = v355 + v2377;
-  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2381 = v2379 < v1;
   const bool v2382 = v2380 && v2381;
   if (v2382) {
@@ -2234,11 +2234,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2389 = fma(v2383, v3, v2388);
     c[v2385] = v2389;
   }
-  const uint v2391 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2391 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2393 = v352 + v2391;
-  const uint v2394 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2394 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2396 = v355 + v2394;
-  const bool v2397 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2397 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2398 = v2396 < v1;
   const bool v2399 = v2397 && v2398;
   if (v2399) {
@@ -2250,11 +2250,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2406 = fma(v2400, v3, v2405);
     c[v2402] = v2406;
   }
-  const uint v2408 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2408 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2410 = v352 + v2408;
-  const uint v2411 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2411 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2413 = v355 + v2411;
-  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2415 = v2413 < v1;
   const bool v2416 = v2414 && v2415;
   if (v2416) {
@@ -2266,11 +2266,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2423 = fma(v2417, v3, v2422);
     c[v2419] = v2423;
   }
-  const uint v2425 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2425 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2427 = v352 + v2425;
-  const uint v2428 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2428 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2430 = v355 + v2428;
-  const bool v2431 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2431 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2432 = v2430 < v1;
   const bool v2433 = v2431 && v2432;
   if (v2433) {
@@ -2282,11 +2282,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2440 = fma(v2434, v3, v2439);
     c[v2436] = v2440;
   }
-  const uint v2442 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2442 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2444 = v352 + v2442;
-  const uint v2445 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2445 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2447 = v355 + v2445;
-  const bool v2448 = v2444 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2448 = v2444 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2449 = v2447 < v1;
   const bool v2450 = v2448 && v2449;
   if (v2450) {
@@ -2298,11 +2298,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2457 = fma(v2451, v3, v2456);
     c[v2453] = v2457;
   }
-  const uint v2459 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2459 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2461 = v352 + v2459;
-  const uint v2462 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2462 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2464 = v355 + v2462;
-  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2466 = v2464 < v1;
   const bool v2467 = v2465 && v2466;
   if (v2467) {
@@ -2314,11 +2314,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2474 = fma(v2468, v3, v2473);
     c[v2470] = v2474;
   }
-  const uint v2476 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2476 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2478 = v352 + v2476;
-  const uint v2479 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2479 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2481 = v355 + v2479;
-  const bool v2482 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2482 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2483 = v2481 < v1;
   const bool v2484 = v2482 && v2483;
   if (v2484) {
@@ -2330,11 +2330,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2491 = fma(v2485, v3, v2490);
     c[v2487] = v2491;
   }
-  const uint v2493 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2493 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2495 = v352 + v2493;
-  const uint v2496 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2496 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2498 = v355 + v2496;
-  const bool v2499 = v2495 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2499 = v2495 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2500 = v2498 < v1;
   const bool v2501 = v2499 && v2500;
   if (v2501) {
@@ -2346,11 +2346,11 @@ kernel void iron_gemm_beta_nk_f32(
     const float v2508 = fma(v2502, v3, v2507);
     c[v2504] = v2508;
   }
-  const uint v2510 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2510 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2512 = v352 + v2510;
-  const uint v2513 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2513 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2515 = v355 + v2513;
-  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2517 = v2515 < v1;
   const bool v2518 = v2516 && v2517;
   if (v2518) {

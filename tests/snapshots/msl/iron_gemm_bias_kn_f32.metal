@@ -86,222 +86,222 @@ kernel void iron_gemm_bias_kn_f32(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
   const uint v8 = iron_gid.y;
   const uint v9 = v8 * v6;
   const uint v10 = v9 + v7;
-  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:184
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
   const uint v15 = v14 << 3u;
-  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
   const uint v18 = v17 - v15;
   const uint v19 = min(v18, 8u);
-  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:186
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
   const uint v22 = v21 % v19;
   const uint v23 = v15 + v22;
   const uint v24 = v23 << 7u;
-  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:187
+  const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:188
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<float, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v41, float(0.0f));
-  iron_frag<float, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v43, float(0.0f));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v47 = v46 == 0u;
-  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:208
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:215
   if (v62) {
-    const uint v2402 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2405 = v2402 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2408 = v2402 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2402 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2405 = v2402 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2408 = v2402 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2409 = v2408 << 2u;
-    const uint v2410 = v24 + v2405;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2410 = v24 + v2405;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2411 = v2410 < v0;
-    const uint v2416 = v2410 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2422 = v2405 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2427 = v2402 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2429 = v2427 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2432 = v2427 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2416 = v2410 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2422 = v2405 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2427 = v2402 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2429 = v2427 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2432 = v2427 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2433 = v2432 << 2u;
-    const uint v2434 = v24 + v2429;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2434 = v24 + v2429;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2435 = v2434 < v0;
-    const uint v2440 = v2434 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2446 = v2429 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2451 = v2402 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2453 = v2451 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2456 = v2451 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2440 = v2434 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2446 = v2429 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2451 = v2402 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2453 = v2451 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2456 = v2451 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2457 = v2456 << 2u;
-    const uint v2458 = v24 + v2453;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2458 = v24 + v2453;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2459 = v2458 < v0;
-    const uint v2464 = v2458 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2470 = v2453 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2475 = v2402 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2477 = v2475 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2480 = v2475 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2464 = v2458 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2470 = v2453 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2475 = v2402 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2477 = v2475 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2480 = v2475 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2481 = v2480 << 2u;
-    const uint v2482 = v24 + v2477;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2482 = v24 + v2477;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2483 = v2482 < v0;
-    const uint v2488 = v2482 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2494 = v2477 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2503 = v2402 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2506 = v2402 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2488 = v2482 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2494 = v2477 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2503 = v2402 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2506 = v2402 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2507 = v2506 << 2u;
-    const uint v2510 = v28 + v2507;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2510 = v28 + v2507;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2511 = v2510 < v1;
-    const uint v2520 = v2503 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2527 = v2427 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2530 = v2427 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2520 = v2503 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2527 = v2427 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2530 = v2427 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2531 = v2530 << 2u;
-    const uint v2534 = v28 + v2531;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2534 = v28 + v2531;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2535 = v2534 < v1;
-    const uint v2544 = v2527 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2551 = v2451 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2554 = v2451 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2544 = v2527 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2551 = v2451 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2554 = v2451 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2555 = v2554 << 2u;
-    const uint v2558 = v28 + v2555;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2558 = v28 + v2555;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2559 = v2558 < v1;
-    const uint v2568 = v2551 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2575 = v2475 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2578 = v2475 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2568 = v2551 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2575 = v2475 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2578 = v2475 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2579 = v2578 << 2u;
-    const uint v2582 = v28 + v2579;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2582 = v28 + v2579;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2583 = v2582 < v1;
-    const uint v2592 = v2575 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2602 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v2592 = v2575 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2602 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (uint v2394 = 0u; v2394 < v2; v2394 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (uint v2394 = 0u; v2394 < v2; v2394 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const uint v2396 = v2394 >> 4u;
       const uint v2398 = v2396 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2400 = v2398 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v2412 = v2394 + v2409;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2400 = v2398 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v2412 = v2394 + v2409;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2413 = v2412 < v2;
       const bool v2414 = v2411 && v2413;
-      const uint v2418 = v2416 + v2394;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2418 = v2416 + v2394;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2419 = v2418 + v2409;
       const uint v2420 = v2414 ? v2419 : 0u;
-      const uint v2423 = v2400 + v2422;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2423 = v2400 + v2422;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2424 = v2423 + v2409;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2424 + e] = v2414 ? a[v2420 + e] : float(0);
       }
-      const uint v2436 = v2394 + v2433;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2436 = v2394 + v2433;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2437 = v2436 < v2;
       const bool v2438 = v2435 && v2437;
-      const uint v2442 = v2440 + v2394;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2442 = v2440 + v2394;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2443 = v2442 + v2433;
       const uint v2444 = v2438 ? v2443 : 0u;
-      const uint v2447 = v2400 + v2446;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2447 = v2400 + v2446;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2448 = v2447 + v2433;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2448 + e] = v2438 ? a[v2444 + e] : float(0);
       }
-      const uint v2460 = v2394 + v2457;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2460 = v2394 + v2457;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2461 = v2460 < v2;
       const bool v2462 = v2459 && v2461;
-      const uint v2466 = v2464 + v2394;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2466 = v2464 + v2394;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2467 = v2466 + v2457;
       const uint v2468 = v2462 ? v2467 : 0u;
-      const uint v2471 = v2400 + v2470;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2471 = v2400 + v2470;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2472 = v2471 + v2457;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2472 + e] = v2462 ? a[v2468 + e] : float(0);
       }
-      const uint v2484 = v2394 + v2481;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2484 = v2394 + v2481;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2485 = v2484 < v2;
       const bool v2486 = v2483 && v2485;
-      const uint v2490 = v2488 + v2394;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2490 = v2488 + v2394;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2491 = v2490 + v2481;
       const uint v2492 = v2486 ? v2491 : 0u;
-      const uint v2495 = v2400 + v2494;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2495 = v2400 + v2494;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2496 = v2495 + v2481;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2496 + e] = v2486 ? a[v2492 + e] : float(0);
       }
-      const uint v2498 = v2398 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
-      const uint v2508 = v2394 + v2503;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2498 = v2398 * 2112u;  // kernels/gemm/gemm_tiles.hpp:220
+      const uint v2508 = v2394 + v2503;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2509 = v2508 < v2;
       const bool v2512 = v2509 && v2511;
-      const uint v2514 = v2508 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2514 = v2508 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2516 = v2514 + v28;
       const uint v2517 = v2516 + v2507;
       const uint v2518 = v2512 ? v2517 : 0u;
-      const uint v2521 = v2498 + v2520;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2521 = v2498 + v2520;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2522 = v2521 + v2507;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v2522 + e] = v2512 ? b[v2518 + e] : float(0);
       }
-      const uint v2532 = v2394 + v2527;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2532 = v2394 + v2527;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2533 = v2532 < v2;
       const bool v2536 = v2533 && v2535;
-      const uint v2538 = v2532 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2538 = v2532 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2540 = v2538 + v28;
       const uint v2541 = v2540 + v2531;
       const uint v2542 = v2536 ? v2541 : 0u;
-      const uint v2545 = v2498 + v2544;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2545 = v2498 + v2544;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2546 = v2545 + v2531;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v2546 + e] = v2536 ? b[v2542 + e] : float(0);
       }
-      const uint v2556 = v2394 + v2551;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2556 = v2394 + v2551;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2557 = v2556 < v2;
       const bool v2560 = v2557 && v2559;
-      const uint v2562 = v2556 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2562 = v2556 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2564 = v2562 + v28;
       const uint v2565 = v2564 + v2555;
       const uint v2566 = v2560 ? v2565 : 0u;
-      const uint v2569 = v2498 + v2568;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2569 = v2498 + v2568;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2570 = v2569 + v2555;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v2570 + e] = v2560 ? b[v2566 + e] : float(0);
       }
-      const uint v2580 = v2394 + v2575;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2580 = v2394 + v2575;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2581 = v2580 < v2;
       const bool v2584 = v2581 && v2583;
-      const uint v2586 = v2580 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2586 = v2580 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2588 = v2586 + v28;
       const uint v2589 = v2588 + v2579;
       const uint v2590 = v2584 ? v2589 : 0u;
-      const uint v2593 = v2498 + v2592;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2593 = v2498 + v2592;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2594 = v2593 + v2579;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v2594 + e] = v2584 ? b[v2590 + e] : float(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2603 = v2400 + v2602;  // kernels/gemm/gemm_tiles.hpp:199
+      const uint v2603 = v2400 + v2602;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load<false>(v41, shm0, long(v2603), long(20u));
-      const uint v2608 = v2498 + v37;  // kernels/gemm/gemm_tiles.hpp:201
+      const uint v2608 = v2498 + v37;  // kernels/gemm/gemm_tiles.hpp:208
       iron_frag_load<false>(v43, shm1, long(v2608), long(132u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
   } else {
-    const uint v282 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v282 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v283 = iron_tid.x;
-    const uint v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (uint v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:95
+    for (uint v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (uint v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v291 = v290 < v0;
         const uint v292 = v281 + v289;
         const bool v293 = v292 < v2;
         const bool v294 = v291 && v293;
         if (v294) {
-          const uint v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v298 = v296 + v281;
           const uint v299 = v298 + v289;
           const float v300 = a[v299];
@@ -309,22 +309,22 @@ kernel void iron_gemm_bias_kn_f32(
           const uint v303 = v302 + v289;
           shm0[v303] = v300;
         } else {
-          const uint v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v306 = v305 + v289;
           shm0[v306] = 0.0f;
         }
       }
 
-      for (uint v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:95
+      for (uint v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v317 = v316 < v2;
         const uint v318 = v28 + v315;
         const bool v319 = v318 < v1;
         const bool v320 = v317 && v319;
         if (v320) {
-          const uint v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v324 = v322 + v28;
           const uint v325 = v324 + v315;
           const float v326 = b[v325];
@@ -332,25 +332,25 @@ kernel void iron_gemm_bias_kn_f32(
           const uint v329 = v328 + v315;
           shm1[v329] = v326;
         } else {
-          const uint v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v332 = v331 + v315;
           shm1[v332] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v41, shm0, long(v339), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<false>(v43, shm1, long(v37), long(132u));  // kernels/gemm/gemm_tiles.hpp:201
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load<false>(v41, shm0, long(v339), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load<false>(v43, shm1, long(v37), long(132u));  // kernels/gemm/gemm_tiles.hpp:208
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const uint v346 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v346 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v347 = v24 + v33;
   const uint v348 = v347 + v346;
-  const uint v349 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v349 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v350 = v28 + v37;
   const uint v351 = v350 + v349;
-  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v353 = v351 < v1;
   const bool v354 = v352 && v353;
   if (v354) {
@@ -361,11 +361,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v361 = v360 + v351;
     out[v361] = v358;
   }
-  const uint v362 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v362 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v364 = v347 + v362;
-  const uint v365 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v365 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v367 = v350 + v365;
-  const bool v368 = v364 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v368 = v364 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v369 = v367 < v1;
   const bool v370 = v368 && v369;
   if (v370) {
@@ -376,11 +376,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v377 = v376 + v367;
     out[v377] = v374;
   }
-  const uint v378 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v378 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v380 = v347 + v378;
-  const uint v381 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v381 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v383 = v350 + v381;
-  const bool v384 = v380 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v384 = v380 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v385 = v383 < v1;
   const bool v386 = v384 && v385;
   if (v386) {
@@ -391,11 +391,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v393 = v392 + v383;
     out[v393] = v390;
   }
-  const uint v394 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v394 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v396 = v347 + v394;
-  const uint v397 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v397 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v399 = v350 + v397;
-  const bool v400 = v396 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v400 = v396 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v401 = v399 < v1;
   const bool v402 = v400 && v401;
   if (v402) {
@@ -406,11 +406,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v409 = v408 + v399;
     out[v409] = v406;
   }
-  const uint v410 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v410 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v412 = v347 + v410;
-  const uint v413 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v413 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v415 = v350 + v413;
-  const bool v416 = v412 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v416 = v412 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v417 = v415 < v1;
   const bool v418 = v416 && v417;
   if (v418) {
@@ -421,11 +421,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v425 = v424 + v415;
     out[v425] = v422;
   }
-  const uint v426 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v426 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v428 = v347 + v426;
-  const uint v429 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v429 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v431 = v350 + v429;
-  const bool v432 = v428 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v432 = v428 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v433 = v431 < v1;
   const bool v434 = v432 && v433;
   if (v434) {
@@ -436,11 +436,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v441 = v440 + v431;
     out[v441] = v438;
   }
-  const uint v442 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v442 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v444 = v347 + v442;
-  const uint v445 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v445 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v447 = v350 + v445;
-  const bool v448 = v444 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v448 = v444 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v449 = v447 < v1;
   const bool v450 = v448 && v449;
   if (v450) {
@@ -451,11 +451,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v457 = v456 + v447;
     out[v457] = v454;
   }
-  const uint v458 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v458 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v460 = v347 + v458;
-  const uint v461 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v461 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v463 = v350 + v461;
-  const bool v464 = v460 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v464 = v460 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v465 = v463 < v1;
   const bool v466 = v464 && v465;
   if (v466) {
@@ -466,11 +466,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v473 = v472 + v463;
     out[v473] = v470;
   }
-  const uint v474 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v474 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v476 = v347 + v474;
-  const uint v477 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v477 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v479 = v350 + v477;
-  const bool v480 = v476 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v480 = v476 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v481 = v479 < v1;
   const bool v482 = v480 && v481;
   if (v482) {
@@ -481,11 +481,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v489 = v488 + v479;
     out[v489] = v486;
   }
-  const uint v490 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v490 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v492 = v347 + v490;
-  const uint v493 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v493 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v495 = v350 + v493;
-  const bool v496 = v492 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v496 = v492 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v497 = v495 < v1;
   const bool v498 = v496 && v497;
   if (v498) {
@@ -496,11 +496,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v505 = v504 + v495;
     out[v505] = v502;
   }
-  const uint v506 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v506 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v508 = v347 + v506;
-  const uint v509 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v509 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v511 = v350 + v509;
-  const bool v512 = v508 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v512 = v508 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v513 = v511 < v1;
   const bool v514 = v512 && v513;
   if (v514) {
@@ -511,11 +511,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v521 = v520 + v511;
     out[v521] = v518;
   }
-  const uint v522 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v522 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v524 = v347 + v522;
-  const uint v525 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v525 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v527 = v350 + v525;
-  const bool v528 = v524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v528 = v524 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v529 = v527 < v1;
   const bool v530 = v528 && v529;
   if (v530) {
@@ -526,11 +526,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v537 = v536 + v527;
     out[v537] = v534;
   }
-  const uint v538 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v538 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v540 = v347 + v538;
-  const uint v541 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v541 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v543 = v350 + v541;
-  const bool v544 = v540 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v544 = v540 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v545 = v543 < v1;
   const bool v546 = v544 && v545;
   if (v546) {
@@ -541,11 +541,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v553 = v552 + v543;
     out[v553] = v550;
   }
-  const uint v554 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v554 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v556 = v347 + v554;
-  const uint v557 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v557 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v559 = v350 + v557;
-  const bool v560 = v556 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v560 = v556 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v561 = v559 < v1;
   const bool v562 = v560 && v561;
   if (v562) {
@@ -556,11 +556,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v569 = v568 + v559;
     out[v569] = v566;
   }
-  const uint v570 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v570 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v572 = v347 + v570;
-  const uint v573 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v573 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v575 = v350 + v573;
-  const bool v576 = v572 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v576 = v572 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v577 = v575 < v1;
   const bool v578 = v576 && v577;
   if (v578) {
@@ -571,11 +571,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v585 = v584 + v575;
     out[v585] = v582;
   }
-  const uint v586 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v586 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v588 = v347 + v586;
-  const uint v589 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v589 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v591 = v350 + v589;
-  const bool v592 = v588 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v592 = v588 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v593 = v591 < v1;
   const bool v594 = v592 && v593;
   if (v594) {
@@ -586,11 +586,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v601 = v600 + v591;
     out[v601] = v598;
   }
-  const uint v602 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v602 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v604 = v347 + v602;
-  const uint v605 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v605 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v607 = v350 + v605;
-  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v609 = v607 < v1;
   const bool v610 = v608 && v609;
   if (v610) {
@@ -601,11 +601,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v617 = v616 + v607;
     out[v617] = v614;
   }
-  const uint v618 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v618 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v620 = v347 + v618;
-  const uint v621 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v621 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v623 = v350 + v621;
-  const bool v624 = v620 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v624 = v620 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v625 = v623 < v1;
   const bool v626 = v624 && v625;
   if (v626) {
@@ -616,11 +616,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v633 = v632 + v623;
     out[v633] = v630;
   }
-  const uint v634 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v634 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v636 = v347 + v634;
-  const uint v637 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v637 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v639 = v350 + v637;
-  const bool v640 = v636 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v640 = v636 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v641 = v639 < v1;
   const bool v642 = v640 && v641;
   if (v642) {
@@ -631,11 +631,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v649 = v648 + v639;
     out[v649] = v646;
   }
-  const uint v650 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v650 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v652 = v347 + v650;
-  const uint v653 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v653 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v655 = v350 + v653;
-  const bool v656 = v652 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v656 = v652 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v657 = v655 < v1;
   const bool v658 = v656 && v657;
   if (v658) {
@@ -646,11 +646,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v665 = v664 + v655;
     out[v665] = v662;
   }
-  const uint v666 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v666 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v668 = v347 + v666;
-  const uint v669 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v669 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v671 = v350 + v669;
-  const bool v672 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v672 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v673 = v671 < v1;
   const bool v674 = v672 && v673;
   if (v674) {
@@ -661,11 +661,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v681 = v680 + v671;
     out[v681] = v678;
   }
-  const uint v682 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v682 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v684 = v347 + v682;
-  const uint v685 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v685 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v687 = v350 + v685;
-  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -676,11 +676,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v697 = v696 + v687;
     out[v697] = v694;
   }
-  const uint v698 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v698 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v700 = v347 + v698;
-  const uint v701 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v701 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v703 = v350 + v701;
-  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v705 = v703 < v1;
   const bool v706 = v704 && v705;
   if (v706) {
@@ -691,11 +691,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v713 = v712 + v703;
     out[v713] = v710;
   }
-  const uint v714 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v714 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v716 = v347 + v714;
-  const uint v717 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v717 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v719 = v350 + v717;
-  const bool v720 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v720 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v721 = v719 < v1;
   const bool v722 = v720 && v721;
   if (v722) {
@@ -706,11 +706,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v729 = v728 + v719;
     out[v729] = v726;
   }
-  const uint v730 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v730 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v732 = v347 + v730;
-  const uint v733 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v733 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v735 = v350 + v733;
-  const bool v736 = v732 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v736 = v732 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v737 = v735 < v1;
   const bool v738 = v736 && v737;
   if (v738) {
@@ -721,11 +721,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v745 = v744 + v735;
     out[v745] = v742;
   }
-  const uint v746 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v746 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v748 = v347 + v746;
-  const uint v749 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v749 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v751 = v350 + v749;
-  const bool v752 = v748 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v752 = v748 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v753 = v751 < v1;
   const bool v754 = v752 && v753;
   if (v754) {
@@ -736,11 +736,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v761 = v760 + v751;
     out[v761] = v758;
   }
-  const uint v762 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v762 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v764 = v347 + v762;
-  const uint v765 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v765 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v767 = v350 + v765;
-  const bool v768 = v764 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v768 = v764 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v769 = v767 < v1;
   const bool v770 = v768 && v769;
   if (v770) {
@@ -751,11 +751,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v777 = v776 + v767;
     out[v777] = v774;
   }
-  const uint v778 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v778 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v780 = v347 + v778;
-  const uint v781 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v781 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v783 = v350 + v781;
-  const bool v784 = v780 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v784 = v780 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v785 = v783 < v1;
   const bool v786 = v784 && v785;
   if (v786) {
@@ -766,11 +766,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v793 = v792 + v783;
     out[v793] = v790;
   }
-  const uint v794 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v794 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v796 = v347 + v794;
-  const uint v797 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v797 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v799 = v350 + v797;
-  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v801 = v799 < v1;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -781,11 +781,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v809 = v808 + v799;
     out[v809] = v806;
   }
-  const uint v810 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v810 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v812 = v347 + v810;
-  const uint v813 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v813 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v815 = v350 + v813;
-  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v817 = v815 < v1;
   const bool v818 = v816 && v817;
   if (v818) {
@@ -796,11 +796,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v825 = v824 + v815;
     out[v825] = v822;
   }
-  const uint v826 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v826 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v828 = v347 + v826;
-  const uint v829 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v829 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v831 = v350 + v829;
-  const bool v832 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v832 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v833 = v831 < v1;
   const bool v834 = v832 && v833;
   if (v834) {
@@ -811,11 +811,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v841 = v840 + v831;
     out[v841] = v838;
   }
-  const uint v842 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v842 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v844 = v347 + v842;
-  const uint v845 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v845 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v847 = v350 + v845;
-  const bool v848 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v848 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v849 = v847 < v1;
   const bool v850 = v848 && v849;
   if (v850) {
@@ -826,11 +826,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v857 = v856 + v847;
     out[v857] = v854;
   }
-  const uint v858 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v858 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v860 = v347 + v858;
-  const uint v861 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v861 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v863 = v350 + v861;
-  const bool v864 = v860 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v864 = v860 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v865 = v863 < v1;
   const bool v866 = v864 && v865;
   if (v866) {
@@ -841,11 +841,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v873 = v872 + v863;
     out[v873] = v870;
   }
-  const uint v874 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v874 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v876 = v347 + v874;
-  const uint v877 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v877 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v879 = v350 + v877;
-  const bool v880 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v880 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v881 = v879 < v1;
   const bool v882 = v880 && v881;
   if (v882) {
@@ -856,11 +856,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v889 = v888 + v879;
     out[v889] = v886;
   }
-  const uint v890 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v890 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v892 = v347 + v890;
-  const uint v893 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v893 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v895 = v350 + v893;
-  const bool v896 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v896 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v897 = v895 < v1;
   const bool v898 = v896 && v897;
   if (v898) {
@@ -871,11 +871,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v905 = v904 + v895;
     out[v905] = v902;
   }
-  const uint v906 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v906 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v908 = v347 + v906;
-  const uint v909 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v909 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v911 = v350 + v909;
-  const bool v912 = v908 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v912 = v908 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v913 = v911 < v1;
   const bool v914 = v912 && v913;
   if (v914) {
@@ -886,11 +886,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v921 = v920 + v911;
     out[v921] = v918;
   }
-  const uint v922 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v922 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v924 = v347 + v922;
-  const uint v925 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v925 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v927 = v350 + v925;
-  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v929 = v927 < v1;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -901,11 +901,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v937 = v936 + v927;
     out[v937] = v934;
   }
-  const uint v938 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v938 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v940 = v347 + v938;
-  const uint v941 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v941 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v943 = v350 + v941;
-  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v945 = v943 < v1;
   const bool v946 = v944 && v945;
   if (v946) {
@@ -916,11 +916,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v953 = v952 + v943;
     out[v953] = v950;
   }
-  const uint v954 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v954 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v956 = v347 + v954;
-  const uint v957 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v957 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v959 = v350 + v957;
-  const bool v960 = v956 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v960 = v956 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v961 = v959 < v1;
   const bool v962 = v960 && v961;
   if (v962) {
@@ -931,11 +931,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v969 = v968 + v959;
     out[v969] = v966;
   }
-  const uint v970 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v970 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v972 = v347 + v970;
-  const uint v973 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v973 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v975 = v350 + v973;
-  const bool v976 = v972 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v976 = v972 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v977 = v975 < v1;
   const bool v978 = v976 && v977;
   if (v978) {
@@ -946,11 +946,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v985 = v984 + v975;
     out[v985] = v982;
   }
-  const uint v986 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v986 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v988 = v347 + v986;
-  const uint v989 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v989 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v991 = v350 + v989;
-  const bool v992 = v988 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v992 = v988 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v993 = v991 < v1;
   const bool v994 = v992 && v993;
   if (v994) {
@@ -961,11 +961,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1001 = v1000 + v991;
     out[v1001] = v998;
   }
-  const uint v1002 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1002 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1004 = v347 + v1002;
-  const uint v1005 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1005 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1007 = v350 + v1005;
-  const bool v1008 = v1004 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1008 = v1004 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1009 = v1007 < v1;
   const bool v1010 = v1008 && v1009;
   if (v1010) {
@@ -976,11 +976,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1017 = v1016 + v1007;
     out[v1017] = v1014;
   }
-  const uint v1018 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1018 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1020 = v347 + v1018;
-  const uint v1021 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1021 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1023 = v350 + v1021;
-  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -991,11 +991,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1033 = v1032 + v1023;
     out[v1033] = v1030;
   }
-  const uint v1034 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1034 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1036 = v347 + v1034;
-  const uint v1037 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1037 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1039 = v350 + v1037;
-  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1041 = v1039 < v1;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -1006,11 +1006,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1049 = v1048 + v1039;
     out[v1049] = v1046;
   }
-  const uint v1050 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1050 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1052 = v347 + v1050;
-  const uint v1053 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1053 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1055 = v350 + v1053;
-  const bool v1056 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1056 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1057 = v1055 < v1;
   const bool v1058 = v1056 && v1057;
   if (v1058) {
@@ -1021,11 +1021,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1065 = v1064 + v1055;
     out[v1065] = v1062;
   }
-  const uint v1066 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1066 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1068 = v347 + v1066;
-  const uint v1069 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1069 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1071 = v350 + v1069;
-  const bool v1072 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1072 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1073 = v1071 < v1;
   const bool v1074 = v1072 && v1073;
   if (v1074) {
@@ -1036,11 +1036,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1081 = v1080 + v1071;
     out[v1081] = v1078;
   }
-  const uint v1082 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1082 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1084 = v347 + v1082;
-  const uint v1085 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1085 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1087 = v350 + v1085;
-  const bool v1088 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1088 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1089 = v1087 < v1;
   const bool v1090 = v1088 && v1089;
   if (v1090) {
@@ -1051,11 +1051,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1097 = v1096 + v1087;
     out[v1097] = v1094;
   }
-  const uint v1098 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1098 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1100 = v347 + v1098;
-  const uint v1101 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1101 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1103 = v350 + v1101;
-  const bool v1104 = v1100 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1104 = v1100 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1105 = v1103 < v1;
   const bool v1106 = v1104 && v1105;
   if (v1106) {
@@ -1066,11 +1066,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1113 = v1112 + v1103;
     out[v1113] = v1110;
   }
-  const uint v1114 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1114 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1116 = v347 + v1114;
-  const uint v1117 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1117 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1119 = v350 + v1117;
-  const bool v1120 = v1116 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1120 = v1116 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1121 = v1119 < v1;
   const bool v1122 = v1120 && v1121;
   if (v1122) {
@@ -1081,11 +1081,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1129 = v1128 + v1119;
     out[v1129] = v1126;
   }
-  const uint v1130 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1130 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1132 = v347 + v1130;
-  const uint v1133 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1133 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1135 = v350 + v1133;
-  const bool v1136 = v1132 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1136 = v1132 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1137 = v1135 < v1;
   const bool v1138 = v1136 && v1137;
   if (v1138) {
@@ -1096,11 +1096,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1145 = v1144 + v1135;
     out[v1145] = v1142;
   }
-  const uint v1146 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1146 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1148 = v347 + v1146;
-  const uint v1149 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1149 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1151 = v350 + v1149;
-  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1153 = v1151 < v1;
   const bool v1154 = v1152 && v1153;
   if (v1154) {
@@ -1111,11 +1111,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1161 = v1160 + v1151;
     out[v1161] = v1158;
   }
-  const uint v1162 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1162 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1164 = v347 + v1162;
-  const uint v1165 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1165 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1167 = v350 + v1165;
-  const bool v1168 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1168 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1169 = v1167 < v1;
   const bool v1170 = v1168 && v1169;
   if (v1170) {
@@ -1126,11 +1126,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1177 = v1176 + v1167;
     out[v1177] = v1174;
   }
-  const uint v1178 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1178 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1180 = v347 + v1178;
-  const uint v1181 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1181 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1183 = v350 + v1181;
-  const bool v1184 = v1180 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1184 = v1180 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1185 = v1183 < v1;
   const bool v1186 = v1184 && v1185;
   if (v1186) {
@@ -1141,11 +1141,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1193 = v1192 + v1183;
     out[v1193] = v1190;
   }
-  const uint v1194 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1194 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1196 = v347 + v1194;
-  const uint v1197 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1197 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1199 = v350 + v1197;
-  const bool v1200 = v1196 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1200 = v1196 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1201 = v1199 < v1;
   const bool v1202 = v1200 && v1201;
   if (v1202) {
@@ -1156,11 +1156,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1209 = v1208 + v1199;
     out[v1209] = v1206;
   }
-  const uint v1210 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1210 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1212 = v347 + v1210;
-  const uint v1213 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1213 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1215 = v350 + v1213;
-  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1217 = v1215 < v1;
   const bool v1218 = v1216 && v1217;
   if (v1218) {
@@ -1171,11 +1171,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1225 = v1224 + v1215;
     out[v1225] = v1222;
   }
-  const uint v1226 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1226 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1228 = v347 + v1226;
-  const uint v1229 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1229 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1231 = v350 + v1229;
-  const bool v1232 = v1228 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1232 = v1228 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1233 = v1231 < v1;
   const bool v1234 = v1232 && v1233;
   if (v1234) {
@@ -1186,11 +1186,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1241 = v1240 + v1231;
     out[v1241] = v1238;
   }
-  const uint v1242 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1242 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1244 = v347 + v1242;
-  const uint v1245 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1245 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1247 = v350 + v1245;
-  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1249 = v1247 < v1;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1201,11 +1201,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1257 = v1256 + v1247;
     out[v1257] = v1254;
   }
-  const uint v1258 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1258 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1260 = v347 + v1258;
-  const uint v1261 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1261 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1263 = v350 + v1261;
-  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1265 = v1263 < v1;
   const bool v1266 = v1264 && v1265;
   if (v1266) {
@@ -1216,11 +1216,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1273 = v1272 + v1263;
     out[v1273] = v1270;
   }
-  const uint v1274 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1274 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1276 = v347 + v1274;
-  const uint v1277 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1277 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1279 = v350 + v1277;
-  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1281 = v1279 < v1;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -1231,11 +1231,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1289 = v1288 + v1279;
     out[v1289] = v1286;
   }
-  const uint v1290 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1290 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1292 = v347 + v1290;
-  const uint v1293 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1293 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1295 = v350 + v1293;
-  const bool v1296 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1296 = v1292 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1297 = v1295 < v1;
   const bool v1298 = v1296 && v1297;
   if (v1298) {
@@ -1246,11 +1246,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1305 = v1304 + v1295;
     out[v1305] = v1302;
   }
-  const uint v1306 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1306 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1308 = v347 + v1306;
-  const uint v1309 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1309 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1311 = v350 + v1309;
-  const bool v1312 = v1308 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1312 = v1308 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1313 = v1311 < v1;
   const bool v1314 = v1312 && v1313;
   if (v1314) {
@@ -1261,11 +1261,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1321 = v1320 + v1311;
     out[v1321] = v1318;
   }
-  const uint v1322 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1322 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1324 = v347 + v1322;
-  const uint v1325 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1325 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1327 = v350 + v1325;
-  const bool v1328 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1328 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1329 = v1327 < v1;
   const bool v1330 = v1328 && v1329;
   if (v1330) {
@@ -1276,11 +1276,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1337 = v1336 + v1327;
     out[v1337] = v1334;
   }
-  const uint v1338 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1338 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1340 = v347 + v1338;
-  const uint v1341 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1341 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1343 = v350 + v1341;
-  const bool v1344 = v1340 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1344 = v1340 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1345 = v1343 < v1;
   const bool v1346 = v1344 && v1345;
   if (v1346) {
@@ -1291,11 +1291,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1353 = v1352 + v1343;
     out[v1353] = v1350;
   }
-  const uint v1354 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1354 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1356 = v347 + v1354;
-  const uint v1357 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1357 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1359 = v350 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1306,11 +1306,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1369 = v1368 + v1359;
     out[v1369] = v1366;
   }
-  const uint v1370 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1370 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1372 = v347 + v1370;
-  const uint v1373 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1373 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1375 = v350 + v1373;
-  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1377 = v1375 < v1;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
@@ -1321,11 +1321,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1385 = v1384 + v1375;
     out[v1385] = v1382;
   }
-  const uint v1386 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1386 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1388 = v347 + v1386;
-  const uint v1389 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1389 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1391 = v350 + v1389;
-  const bool v1392 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1392 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1393 = v1391 < v1;
   const bool v1394 = v1392 && v1393;
   if (v1394) {
@@ -1336,11 +1336,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1401 = v1400 + v1391;
     out[v1401] = v1398;
   }
-  const uint v1402 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1402 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1404 = v347 + v1402;
-  const uint v1405 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1405 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1407 = v350 + v1405;
-  const bool v1408 = v1404 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1408 = v1404 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1409 = v1407 < v1;
   const bool v1410 = v1408 && v1409;
   if (v1410) {
@@ -1351,11 +1351,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1417 = v1416 + v1407;
     out[v1417] = v1414;
   }
-  const uint v1418 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1418 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1420 = v347 + v1418;
-  const uint v1421 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1421 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1423 = v350 + v1421;
-  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1425 = v1423 < v1;
   const bool v1426 = v1424 && v1425;
   if (v1426) {
@@ -1366,11 +1366,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1433 = v1432 + v1423;
     out[v1433] = v1430;
   }
-  const uint v1434 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1434 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1436 = v347 + v1434;
-  const uint v1437 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1437 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1439 = v350 + v1437;
-  const bool v1440 = v1436 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1440 = v1436 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1441 = v1439 < v1;
   const bool v1442 = v1440 && v1441;
   if (v1442) {
@@ -1381,11 +1381,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1449 = v1448 + v1439;
     out[v1449] = v1446;
   }
-  const uint v1450 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1450 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1452 = v347 + v1450;
-  const uint v1453 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1453 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1455 = v350 + v1453;
-  const bool v1456 = v1452 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1456 = v1452 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1457 = v1455 < v1;
   const bool v1458 = v1456 && v1457;
   if (v1458) {
@@ -1396,11 +1396,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1465 = v1464 + v1455;
     out[v1465] = v1462;
   }
-  const uint v1466 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1466 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1468 = v347 + v1466;
-  const uint v1469 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1469 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1471 = v350 + v1469;
-  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1473 = v1471 < v1;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -1411,11 +1411,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1481 = v1480 + v1471;
     out[v1481] = v1478;
   }
-  const uint v1482 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1482 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1484 = v347 + v1482;
-  const uint v1485 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1485 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1487 = v350 + v1485;
-  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1489 = v1487 < v1;
   const bool v1490 = v1488 && v1489;
   if (v1490) {
@@ -1426,11 +1426,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1497 = v1496 + v1487;
     out[v1497] = v1494;
   }
-  const uint v1498 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1498 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1500 = v347 + v1498;
-  const uint v1501 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1501 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1503 = v350 + v1501;
-  const bool v1504 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1504 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1505 = v1503 < v1;
   const bool v1506 = v1504 && v1505;
   if (v1506) {
@@ -1441,11 +1441,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1513 = v1512 + v1503;
     out[v1513] = v1510;
   }
-  const uint v1514 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1514 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1516 = v347 + v1514;
-  const uint v1517 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1517 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1519 = v350 + v1517;
-  const bool v1520 = v1516 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1520 = v1516 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1521 = v1519 < v1;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
@@ -1456,11 +1456,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1529 = v1528 + v1519;
     out[v1529] = v1526;
   }
-  const uint v1530 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1530 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1532 = v347 + v1530;
-  const uint v1533 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1533 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1535 = v350 + v1533;
-  const bool v1536 = v1532 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1536 = v1532 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1537 = v1535 < v1;
   const bool v1538 = v1536 && v1537;
   if (v1538) {
@@ -1471,11 +1471,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1545 = v1544 + v1535;
     out[v1545] = v1542;
   }
-  const uint v1546 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1546 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1548 = v347 + v1546;
-  const uint v1549 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1549 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1551 = v350 + v1549;
-  const bool v1552 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1552 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1553 = v1551 < v1;
   const bool v1554 = v1552 && v1553;
   if (v1554) {
@@ -1486,11 +1486,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1561 = v1560 + v1551;
     out[v1561] = v1558;
   }
-  const uint v1562 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1562 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1564 = v347 + v1562;
-  const uint v1565 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1565 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1567 = v350 + v1565;
-  const bool v1568 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1568 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1569 = v1567 < v1;
   const bool v1570 = v1568 && v1569;
   if (v1570) {
@@ -1501,11 +1501,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1577 = v1576 + v1567;
     out[v1577] = v1574;
   }
-  const uint v1578 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1578 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1580 = v347 + v1578;
-  const uint v1581 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1581 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1583 = v350 + v1581;
-  const bool v1584 = v1580 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1584 = v1580 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1585 = v1583 < v1;
   const bool v1586 = v1584 && v1585;
   if (v1586) {
@@ -1516,11 +1516,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1593 = v1592 + v1583;
     out[v1593] = v1590;
   }
-  const uint v1594 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1594 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1596 = v347 + v1594;
-  const uint v1597 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1597 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1599 = v350 + v1597;
-  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1601 = v1599 < v1;
   const bool v1602 = v1600 && v1601;
   if (v1602) {
@@ -1531,11 +1531,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1609 = v1608 + v1599;
     out[v1609] = v1606;
   }
-  const uint v1610 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1610 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1612 = v347 + v1610;
-  const uint v1613 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1613 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1615 = v350 + v1613;
-  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1617 = v1615 < v1;
   const bool v1618 = v1616 && v1617;
   if (v1618) {
@@ -1546,11 +1546,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1625 = v1624 + v1615;
     out[v1625] = v1622;
   }
-  const uint v1626 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1626 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1628 = v347 + v1626;
-  const uint v1629 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1629 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1631 = v350 + v1629;
-  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1633 = v1631 < v1;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
@@ -1561,11 +1561,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1641 = v1640 + v1631;
     out[v1641] = v1638;
   }
-  const uint v1642 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1642 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1644 = v347 + v1642;
-  const uint v1645 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1645 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1647 = v350 + v1645;
-  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1649 = v1647 < v1;
   const bool v1650 = v1648 && v1649;
   if (v1650) {
@@ -1576,11 +1576,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1657 = v1656 + v1647;
     out[v1657] = v1654;
   }
-  const uint v1658 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1658 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1660 = v347 + v1658;
-  const uint v1661 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1661 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1663 = v350 + v1661;
-  const bool v1664 = v1660 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1664 = v1660 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1665 = v1663 < v1;
   const bool v1666 = v1664 && v1665;
   if (v1666) {
@@ -1591,11 +1591,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1673 = v1672 + v1663;
     out[v1673] = v1670;
   }
-  const uint v1674 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1674 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1676 = v347 + v1674;
-  const uint v1677 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1677 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1679 = v350 + v1677;
-  const bool v1680 = v1676 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1680 = v1676 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1681 = v1679 < v1;
   const bool v1682 = v1680 && v1681;
   if (v1682) {
@@ -1606,11 +1606,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1689 = v1688 + v1679;
     out[v1689] = v1686;
   }
-  const uint v1690 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1690 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1692 = v347 + v1690;
-  const uint v1693 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1693 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1695 = v350 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1621,11 +1621,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1705 = v1704 + v1695;
     out[v1705] = v1702;
   }
-  const uint v1706 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1706 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1708 = v347 + v1706;
-  const uint v1709 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1709 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1711 = v350 + v1709;
-  const bool v1712 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1712 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1713 = v1711 < v1;
   const bool v1714 = v1712 && v1713;
   if (v1714) {
@@ -1636,11 +1636,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1721 = v1720 + v1711;
     out[v1721] = v1718;
   }
-  const uint v1722 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1722 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1724 = v347 + v1722;
-  const uint v1725 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1725 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1727 = v350 + v1725;
-  const bool v1728 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1728 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1729 = v1727 < v1;
   const bool v1730 = v1728 && v1729;
   if (v1730) {
@@ -1651,11 +1651,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1737 = v1736 + v1727;
     out[v1737] = v1734;
   }
-  const uint v1738 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1738 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1740 = v347 + v1738;
-  const uint v1741 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1741 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1743 = v350 + v1741;
-  const bool v1744 = v1740 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1744 = v1740 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1745 = v1743 < v1;
   const bool v1746 = v1744 && v1745;
   if (v1746) {
@@ -1666,11 +1666,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1753 = v1752 + v1743;
     out[v1753] = v1750;
   }
-  const uint v1754 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1754 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1756 = v347 + v1754;
-  const uint v1757 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1757 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1759 = v350 + v1757;
-  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1761 = v1759 < v1;
   const bool v1762 = v1760 && v1761;
   if (v1762) {
@@ -1681,11 +1681,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1769 = v1768 + v1759;
     out[v1769] = v1766;
   }
-  const uint v1770 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1770 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1772 = v347 + v1770;
-  const uint v1773 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1773 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1775 = v350 + v1773;
-  const bool v1776 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1776 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1777 = v1775 < v1;
   const bool v1778 = v1776 && v1777;
   if (v1778) {
@@ -1696,11 +1696,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1785 = v1784 + v1775;
     out[v1785] = v1782;
   }
-  const uint v1786 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1786 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1788 = v347 + v1786;
-  const uint v1789 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1789 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1791 = v350 + v1789;
-  const bool v1792 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1792 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1793 = v1791 < v1;
   const bool v1794 = v1792 && v1793;
   if (v1794) {
@@ -1711,11 +1711,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1801 = v1800 + v1791;
     out[v1801] = v1798;
   }
-  const uint v1802 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1802 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1804 = v347 + v1802;
-  const uint v1805 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1805 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1807 = v350 + v1805;
-  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1809 = v1807 < v1;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -1726,11 +1726,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1817 = v1816 + v1807;
     out[v1817] = v1814;
   }
-  const uint v1818 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1818 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1820 = v347 + v1818;
-  const uint v1821 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1821 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1823 = v350 + v1821;
-  const bool v1824 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1824 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1825 = v1823 < v1;
   const bool v1826 = v1824 && v1825;
   if (v1826) {
@@ -1741,11 +1741,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1833 = v1832 + v1823;
     out[v1833] = v1830;
   }
-  const uint v1834 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1834 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1836 = v347 + v1834;
-  const uint v1837 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1837 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1839 = v350 + v1837;
-  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1841 = v1839 < v1;
   const bool v1842 = v1840 && v1841;
   if (v1842) {
@@ -1756,11 +1756,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1849 = v1848 + v1839;
     out[v1849] = v1846;
   }
-  const uint v1850 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1850 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1852 = v347 + v1850;
-  const uint v1853 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1853 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1855 = v350 + v1853;
-  const bool v1856 = v1852 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1856 = v1852 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1857 = v1855 < v1;
   const bool v1858 = v1856 && v1857;
   if (v1858) {
@@ -1771,11 +1771,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1865 = v1864 + v1855;
     out[v1865] = v1862;
   }
-  const uint v1866 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1866 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1868 = v347 + v1866;
-  const uint v1869 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1869 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1871 = v350 + v1869;
-  const bool v1872 = v1868 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1872 = v1868 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1873 = v1871 < v1;
   const bool v1874 = v1872 && v1873;
   if (v1874) {
@@ -1786,11 +1786,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1881 = v1880 + v1871;
     out[v1881] = v1878;
   }
-  const uint v1882 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1882 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1884 = v347 + v1882;
-  const uint v1885 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1885 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1887 = v350 + v1885;
-  const bool v1888 = v1884 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1888 = v1884 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1889 = v1887 < v1;
   const bool v1890 = v1888 && v1889;
   if (v1890) {
@@ -1801,11 +1801,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1897 = v1896 + v1887;
     out[v1897] = v1894;
   }
-  const uint v1898 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1898 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1900 = v347 + v1898;
-  const uint v1901 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1901 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1903 = v350 + v1901;
-  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1905 = v1903 < v1;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -1816,11 +1816,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1913 = v1912 + v1903;
     out[v1913] = v1910;
   }
-  const uint v1914 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1914 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1916 = v347 + v1914;
-  const uint v1917 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1917 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1919 = v350 + v1917;
-  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1921 = v1919 < v1;
   const bool v1922 = v1920 && v1921;
   if (v1922) {
@@ -1831,11 +1831,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1929 = v1928 + v1919;
     out[v1929] = v1926;
   }
-  const uint v1930 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1930 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1932 = v347 + v1930;
-  const uint v1933 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1933 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1935 = v350 + v1933;
-  const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1937 = v1935 < v1;
   const bool v1938 = v1936 && v1937;
   if (v1938) {
@@ -1846,11 +1846,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1945 = v1944 + v1935;
     out[v1945] = v1942;
   }
-  const uint v1946 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1946 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1948 = v347 + v1946;
-  const uint v1949 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1949 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1951 = v350 + v1949;
-  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1953 = v1951 < v1;
   const bool v1954 = v1952 && v1953;
   if (v1954) {
@@ -1861,11 +1861,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1961 = v1960 + v1951;
     out[v1961] = v1958;
   }
-  const uint v1962 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1962 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1964 = v347 + v1962;
-  const uint v1965 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1965 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1967 = v350 + v1965;
-  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1969 = v1967 < v1;
   const bool v1970 = v1968 && v1969;
   if (v1970) {
@@ -1876,11 +1876,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1977 = v1976 + v1967;
     out[v1977] = v1974;
   }
-  const uint v1978 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1978 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1980 = v347 + v1978;
-  const uint v1981 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1981 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1983 = v350 + v1981;
-  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1985 = v1983 < v1;
   const bool v1986 = v1984 && v1985;
   if (v1986) {
@@ -1891,11 +1891,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v1993 = v1992 + v1983;
     out[v1993] = v1990;
   }
-  const uint v1994 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1994 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1996 = v347 + v1994;
-  const uint v1997 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1997 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1999 = v350 + v1997;
-  const bool v2000 = v1996 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2000 = v1996 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2001 = v1999 < v1;
   const bool v2002 = v2000 && v2001;
   if (v2002) {
@@ -1906,11 +1906,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2009 = v2008 + v1999;
     out[v2009] = v2006;
   }
-  const uint v2010 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2010 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2012 = v347 + v2010;
-  const uint v2013 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2013 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2015 = v350 + v2013;
-  const bool v2016 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2016 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2017 = v2015 < v1;
   const bool v2018 = v2016 && v2017;
   if (v2018) {
@@ -1921,11 +1921,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2025 = v2024 + v2015;
     out[v2025] = v2022;
   }
-  const uint v2026 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2026 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2028 = v347 + v2026;
-  const uint v2029 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2029 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2031 = v350 + v2029;
-  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -1936,11 +1936,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2041 = v2040 + v2031;
     out[v2041] = v2038;
   }
-  const uint v2042 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2042 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2044 = v347 + v2042;
-  const uint v2045 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2045 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2047 = v350 + v2045;
-  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2049 = v2047 < v1;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
@@ -1951,11 +1951,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2057 = v2056 + v2047;
     out[v2057] = v2054;
   }
-  const uint v2058 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2058 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2060 = v347 + v2058;
-  const uint v2061 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2061 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2063 = v350 + v2061;
-  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2065 = v2063 < v1;
   const bool v2066 = v2064 && v2065;
   if (v2066) {
@@ -1966,11 +1966,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2073 = v2072 + v2063;
     out[v2073] = v2070;
   }
-  const uint v2074 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2074 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2076 = v347 + v2074;
-  const uint v2077 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2077 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2079 = v350 + v2077;
-  const bool v2080 = v2076 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2080 = v2076 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2081 = v2079 < v1;
   const bool v2082 = v2080 && v2081;
   if (v2082) {
@@ -1981,11 +1981,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2089 = v2088 + v2079;
     out[v2089] = v2086;
   }
-  const uint v2090 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2090 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2092 = v347 + v2090;
-  const uint v2093 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2093 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2095 = v350 + v2093;
-  const bool v2096 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2096 = v2092 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2097 = v2095 < v1;
   const bool v2098 = v2096 && v2097;
   if (v2098) {
@@ -1996,11 +1996,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2105 = v2104 + v2095;
     out[v2105] = v2102;
   }
-  const uint v2106 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2106 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2108 = v347 + v2106;
-  const uint v2109 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2109 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2111 = v350 + v2109;
-  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2113 = v2111 < v1;
   const bool v2114 = v2112 && v2113;
   if (v2114) {
@@ -2011,11 +2011,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2121 = v2120 + v2111;
     out[v2121] = v2118;
   }
-  const uint v2122 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2122 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2124 = v347 + v2122;
-  const uint v2125 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2125 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2127 = v350 + v2125;
-  const bool v2128 = v2124 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2128 = v2124 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2129 = v2127 < v1;
   const bool v2130 = v2128 && v2129;
   if (v2130) {
@@ -2026,11 +2026,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2137 = v2136 + v2127;
     out[v2137] = v2134;
   }
-  const uint v2138 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2138 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2140 = v347 + v2138;
-  const uint v2141 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2141 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2143 = v350 + v2141;
-  const bool v2144 = v2140 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2144 = v2140 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2145 = v2143 < v1;
   const bool v2146 = v2144 && v2145;
   if (v2146) {
@@ -2041,11 +2041,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2153 = v2152 + v2143;
     out[v2153] = v2150;
   }
-  const uint v2154 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2154 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2156 = v347 + v2154;
-  const uint v2157 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2157 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2159 = v350 + v2157;
-  const bool v2160 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2160 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2161 = v2159 < v1;
   const bool v2162 = v2160 && v2161;
   if (v2162) {
@@ -2056,11 +2056,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2169 = v2168 + v2159;
     out[v2169] = v2166;
   }
-  const uint v2170 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2170 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2172 = v347 + v2170;
-  const uint v2173 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2173 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2175 = v350 + v2173;
-  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2177 = v2175 < v1;
   const bool v2178 = v2176 && v2177;
   if (v2178) {
@@ -2071,11 +2071,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2185 = v2184 + v2175;
     out[v2185] = v2182;
   }
-  const uint v2186 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2186 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2188 = v347 + v2186;
-  const uint v2189 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2189 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2191 = v350 + v2189;
-  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2193 = v2191 < v1;
   const bool v2194 = v2192 && v2193;
   if (v2194) {
@@ -2086,11 +2086,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2201 = v2200 + v2191;
     out[v2201] = v2198;
   }
-  const uint v2202 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2202 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2204 = v347 + v2202;
-  const uint v2205 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2205 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2207 = v350 + v2205;
-  const bool v2208 = v2204 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2208 = v2204 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2209 = v2207 < v1;
   const bool v2210 = v2208 && v2209;
   if (v2210) {
@@ -2101,11 +2101,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2217 = v2216 + v2207;
     out[v2217] = v2214;
   }
-  const uint v2218 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2218 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2220 = v347 + v2218;
-  const uint v2221 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2221 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2223 = v350 + v2221;
-  const bool v2224 = v2220 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2224 = v2220 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2225 = v2223 < v1;
   const bool v2226 = v2224 && v2225;
   if (v2226) {
@@ -2116,11 +2116,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2233 = v2232 + v2223;
     out[v2233] = v2230;
   }
-  const uint v2234 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2234 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2236 = v347 + v2234;
-  const uint v2237 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2237 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2239 = v350 + v2237;
-  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2241 = v2239 < v1;
   const bool v2242 = v2240 && v2241;
   if (v2242) {
@@ -2131,11 +2131,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2249 = v2248 + v2239;
     out[v2249] = v2246;
   }
-  const uint v2250 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2250 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2252 = v347 + v2250;
-  const uint v2253 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2253 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2255 = v350 + v2253;
-  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2257 = v2255 < v1;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -2146,11 +2146,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2265 = v2264 + v2255;
     out[v2265] = v2262;
   }
-  const uint v2266 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2266 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2268 = v347 + v2266;
-  const uint v2269 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2269 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2271 = v350 + v2269;
-  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2273 = v2271 < v1;
   const bool v2274 = v2272 && v2273;
   if (v2274) {
@@ -2161,11 +2161,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2281 = v2280 + v2271;
     out[v2281] = v2278;
   }
-  const uint v2282 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2282 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2284 = v347 + v2282;
-  const uint v2285 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2285 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2287 = v350 + v2285;
-  const bool v2288 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2288 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2289 = v2287 < v1;
   const bool v2290 = v2288 && v2289;
   if (v2290) {
@@ -2176,11 +2176,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2297 = v2296 + v2287;
     out[v2297] = v2294;
   }
-  const uint v2298 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2298 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2300 = v347 + v2298;
-  const uint v2301 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2301 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2303 = v350 + v2301;
-  const bool v2304 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2304 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2305 = v2303 < v1;
   const bool v2306 = v2304 && v2305;
   if (v2306) {
@@ -2191,11 +2191,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2313 = v2312 + v2303;
     out[v2313] = v2310;
   }
-  const uint v2314 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2314 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2316 = v347 + v2314;
-  const uint v2317 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2317 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2319 = v350 + v2317;
-  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2321 = v2319 < v1;
   const bool v2322 = v2320 && v2321;
   if (v2322) {
@@ -2206,11 +2206,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2329 = v2328 + v2319;
     out[v2329] = v2326;
   }
-  const uint v2330 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2330 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2332 = v347 + v2330;
-  const uint v2333 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2333 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2335 = v350 + v2333;
-  const bool v2336 = v2332 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2336 = v2332 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2337 = v2335 < v1;
   const bool v2338 = v2336 && v2337;
   if (v2338) {
@@ -2221,11 +2221,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2345 = v2344 + v2335;
     out[v2345] = v2342;
   }
-  const uint v2346 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2346 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2348 = v347 + v2346;
-  const uint v2349 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2349 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2351 = v350 + v2349;
-  const bool v2352 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2352 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2353 = v2351 < v1;
   const bool v2354 = v2352 && v2353;
   if (v2354) {
@@ -2236,11 +2236,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2361 = v2360 + v2351;
     out[v2361] = v2358;
   }
-  const uint v2362 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2362 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2364 = v347 + v2362;
-  const uint v2365 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2365 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2367 = v350 + v2365;
-  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2369 = v2367 < v1;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -2251,11 +2251,11 @@ kernel void iron_gemm_bias_kn_f32(
     const uint v2377 = v2376 + v2367;
     out[v2377] = v2374;
   }
-  const uint v2378 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2378 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2380 = v347 + v2378;
-  const uint v2381 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2381 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2383 = v350 + v2381;
-  const bool v2384 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2384 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2385 = v2383 < v1;
   const bool v2386 = v2384 && v2385;
   if (v2386) {

@@ -86,222 +86,222 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
   const uint v8 = iron_gid.y;
   const uint v9 = v8 * v6;
   const uint v10 = v9 + v7;
-  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:184
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
   const uint v15 = v14 << 3u;
-  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
   const uint v18 = v17 - v15;
   const uint v19 = min(v18, 8u);
-  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:186
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
   const uint v22 = v21 % v19;
   const uint v23 = v15 + v22;
   const uint v24 = v23 << 7u;
-  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:187
+  const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:188
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<float, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v41, float(0.0f));
-  iron_frag<float, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v43, float(0.0f));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v47 = v46 == 0u;
-  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:208
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:215
   if (v62) {
-    const uint v3810 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3813 = v3810 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3816 = v3810 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3810 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3813 = v3810 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3816 = v3810 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3817 = v3816 << 2u;
-    const uint v3818 = v24 + v3813;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3818 = v24 + v3813;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3819 = v3818 < v0;
-    const uint v3824 = v3818 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3830 = v3813 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3835 = v3810 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3837 = v3835 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3840 = v3835 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3824 = v3818 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3830 = v3813 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3835 = v3810 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3837 = v3835 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3840 = v3835 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3841 = v3840 << 2u;
-    const uint v3842 = v24 + v3837;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3842 = v24 + v3837;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3843 = v3842 < v0;
-    const uint v3848 = v3842 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3854 = v3837 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3859 = v3810 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3861 = v3859 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3864 = v3859 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3848 = v3842 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3854 = v3837 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3859 = v3810 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3861 = v3859 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3864 = v3859 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3865 = v3864 << 2u;
-    const uint v3866 = v24 + v3861;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3866 = v24 + v3861;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3867 = v3866 < v0;
-    const uint v3872 = v3866 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3878 = v3861 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3883 = v3810 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3885 = v3883 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3888 = v3883 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3872 = v3866 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3878 = v3861 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3883 = v3810 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3885 = v3883 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3888 = v3883 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3889 = v3888 << 2u;
-    const uint v3890 = v24 + v3885;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3890 = v24 + v3885;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3891 = v3890 < v0;
-    const uint v3896 = v3890 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3902 = v3885 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3911 = v3810 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3914 = v3810 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3896 = v3890 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3902 = v3885 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3911 = v3810 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3914 = v3810 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3915 = v3914 << 2u;
-    const uint v3918 = v28 + v3915;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3918 = v28 + v3915;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3919 = v3918 < v1;
-    const uint v3928 = v3911 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3935 = v3835 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3938 = v3835 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3928 = v3911 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3935 = v3835 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3938 = v3835 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3939 = v3938 << 2u;
-    const uint v3942 = v28 + v3939;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3942 = v28 + v3939;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3943 = v3942 < v1;
-    const uint v3952 = v3935 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3959 = v3859 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3962 = v3859 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3952 = v3935 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3959 = v3859 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3962 = v3859 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3963 = v3962 << 2u;
-    const uint v3966 = v28 + v3963;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3966 = v28 + v3963;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3967 = v3966 < v1;
-    const uint v3976 = v3959 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3983 = v3883 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3986 = v3883 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3976 = v3959 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3983 = v3883 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3986 = v3883 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3987 = v3986 << 2u;
-    const uint v3990 = v28 + v3987;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3990 = v28 + v3987;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3991 = v3990 < v1;
-    const uint v4000 = v3983 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4010 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v4000 = v3983 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v4010 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (uint v3802 = 0u; v3802 < v2; v3802 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (uint v3802 = 0u; v3802 < v2; v3802 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const uint v3804 = v3802 >> 4u;
       const uint v3806 = v3804 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3808 = v3806 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3820 = v3802 + v3817;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3808 = v3806 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v3820 = v3802 + v3817;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3821 = v3820 < v2;
       const bool v3822 = v3819 && v3821;
-      const uint v3826 = v3824 + v3802;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3826 = v3824 + v3802;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3827 = v3826 + v3817;
       const uint v3828 = v3822 ? v3827 : 0u;
-      const uint v3831 = v3808 + v3830;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3831 = v3808 + v3830;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3832 = v3831 + v3817;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3832 + e] = v3822 ? a[v3828 + e] : float(0);
       }
-      const uint v3844 = v3802 + v3841;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3844 = v3802 + v3841;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3845 = v3844 < v2;
       const bool v3846 = v3843 && v3845;
-      const uint v3850 = v3848 + v3802;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3850 = v3848 + v3802;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3851 = v3850 + v3841;
       const uint v3852 = v3846 ? v3851 : 0u;
-      const uint v3855 = v3808 + v3854;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3855 = v3808 + v3854;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3856 = v3855 + v3841;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3856 + e] = v3846 ? a[v3852 + e] : float(0);
       }
-      const uint v3868 = v3802 + v3865;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3868 = v3802 + v3865;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3869 = v3868 < v2;
       const bool v3870 = v3867 && v3869;
-      const uint v3874 = v3872 + v3802;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3874 = v3872 + v3802;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3875 = v3874 + v3865;
       const uint v3876 = v3870 ? v3875 : 0u;
-      const uint v3879 = v3808 + v3878;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3879 = v3808 + v3878;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3880 = v3879 + v3865;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3880 + e] = v3870 ? a[v3876 + e] : float(0);
       }
-      const uint v3892 = v3802 + v3889;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3892 = v3802 + v3889;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3893 = v3892 < v2;
       const bool v3894 = v3891 && v3893;
-      const uint v3898 = v3896 + v3802;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3898 = v3896 + v3802;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3899 = v3898 + v3889;
       const uint v3900 = v3894 ? v3899 : 0u;
-      const uint v3903 = v3808 + v3902;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3903 = v3808 + v3902;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3904 = v3903 + v3889;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3904 + e] = v3894 ? a[v3900 + e] : float(0);
       }
-      const uint v3906 = v3806 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
-      const uint v3916 = v3802 + v3911;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3906 = v3806 * 2112u;  // kernels/gemm/gemm_tiles.hpp:220
+      const uint v3916 = v3802 + v3911;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3917 = v3916 < v2;
       const bool v3920 = v3917 && v3919;
-      const uint v3922 = v3916 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3922 = v3916 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3924 = v3922 + v28;
       const uint v3925 = v3924 + v3915;
       const uint v3926 = v3920 ? v3925 : 0u;
-      const uint v3929 = v3906 + v3928;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3929 = v3906 + v3928;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3930 = v3929 + v3915;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v3930 + e] = v3920 ? b[v3926 + e] : float(0);
       }
-      const uint v3940 = v3802 + v3935;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3940 = v3802 + v3935;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3941 = v3940 < v2;
       const bool v3944 = v3941 && v3943;
-      const uint v3946 = v3940 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3946 = v3940 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3948 = v3946 + v28;
       const uint v3949 = v3948 + v3939;
       const uint v3950 = v3944 ? v3949 : 0u;
-      const uint v3953 = v3906 + v3952;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3953 = v3906 + v3952;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3954 = v3953 + v3939;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v3954 + e] = v3944 ? b[v3950 + e] : float(0);
       }
-      const uint v3964 = v3802 + v3959;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3964 = v3802 + v3959;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3965 = v3964 < v2;
       const bool v3968 = v3965 && v3967;
-      const uint v3970 = v3964 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3970 = v3964 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3972 = v3970 + v28;
       const uint v3973 = v3972 + v3963;
       const uint v3974 = v3968 ? v3973 : 0u;
-      const uint v3977 = v3906 + v3976;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3977 = v3906 + v3976;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3978 = v3977 + v3963;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v3978 + e] = v3968 ? b[v3974 + e] : float(0);
       }
-      const uint v3988 = v3802 + v3983;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3988 = v3802 + v3983;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3989 = v3988 < v2;
       const bool v3992 = v3989 && v3991;
-      const uint v3994 = v3988 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3994 = v3988 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3996 = v3994 + v28;
       const uint v3997 = v3996 + v3987;
       const uint v3998 = v3992 ? v3997 : 0u;
-      const uint v4001 = v3906 + v4000;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4001 = v3906 + v4000;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v4002 = v4001 + v3987;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v4002 + e] = v3992 ? b[v3998 + e] : float(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4011 = v3808 + v4010;  // kernels/gemm/gemm_tiles.hpp:199
+      const uint v4011 = v3808 + v4010;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load<false>(v41, shm0, long(v4011), long(20u));
-      const uint v4016 = v3906 + v37;  // kernels/gemm/gemm_tiles.hpp:201
+      const uint v4016 = v3906 + v37;  // kernels/gemm/gemm_tiles.hpp:208
       iron_frag_load<false>(v43, shm1, long(v4016), long(132u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
   } else {
-    const uint v282 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v282 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v283 = iron_tid.x;
-    const uint v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (uint v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:95
+    for (uint v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (uint v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v291 = v290 < v0;
         const uint v292 = v281 + v289;
         const bool v293 = v292 < v2;
         const bool v294 = v291 && v293;
         if (v294) {
-          const uint v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v298 = v296 + v281;
           const uint v299 = v298 + v289;
           const float v300 = a[v299];
@@ -309,22 +309,22 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
           const uint v303 = v302 + v289;
           shm0[v303] = v300;
         } else {
-          const uint v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v306 = v305 + v289;
           shm0[v306] = 0.0f;
         }
       }
 
-      for (uint v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:95
+      for (uint v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v317 = v316 < v2;
         const uint v318 = v28 + v315;
         const bool v319 = v318 < v1;
         const bool v320 = v317 && v319;
         if (v320) {
-          const uint v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v324 = v322 + v28;
           const uint v325 = v324 + v315;
           const float v326 = b[v325];
@@ -332,25 +332,25 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
           const uint v329 = v328 + v315;
           shm1[v329] = v326;
         } else {
-          const uint v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v332 = v331 + v315;
           shm1[v332] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v41, shm0, long(v339), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<false>(v43, shm1, long(v37), long(132u));  // kernels/gemm/gemm_tiles.hpp:201
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load<false>(v41, shm0, long(v339), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load<false>(v43, shm1, long(v37), long(132u));  // kernels/gemm/gemm_tiles.hpp:208
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const uint v346 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v346 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v347 = v24 + v33;
   const uint v348 = v347 + v346;
-  const uint v349 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v349 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v350 = v28 + v37;
   const uint v351 = v350 + v349;
-  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v353 = v351 < v1;
   const bool v354 = v352 && v353;
   if (v354) {
@@ -369,11 +369,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v372 = v371 + v351;
     out[v372] = v369;
   }
-  const uint v373 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v373 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v375 = v347 + v373;
-  const uint v376 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v376 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v378 = v350 + v376;
-  const bool v379 = v375 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v379 = v375 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v380 = v378 < v1;
   const bool v381 = v379 && v380;
   if (v381) {
@@ -392,11 +392,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v399 = v398 + v378;
     out[v399] = v396;
   }
-  const uint v400 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v400 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v402 = v347 + v400;
-  const uint v403 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v403 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v405 = v350 + v403;
-  const bool v406 = v402 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v406 = v402 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v407 = v405 < v1;
   const bool v408 = v406 && v407;
   if (v408) {
@@ -415,11 +415,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v426 = v425 + v405;
     out[v426] = v423;
   }
-  const uint v427 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v427 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v429 = v347 + v427;
-  const uint v430 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v430 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v432 = v350 + v430;
-  const bool v433 = v429 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v433 = v429 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v434 = v432 < v1;
   const bool v435 = v433 && v434;
   if (v435) {
@@ -438,11 +438,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v453 = v452 + v432;
     out[v453] = v450;
   }
-  const uint v454 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v454 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v456 = v347 + v454;
-  const uint v457 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v457 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v459 = v350 + v457;
-  const bool v460 = v456 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v460 = v456 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v461 = v459 < v1;
   const bool v462 = v460 && v461;
   if (v462) {
@@ -461,11 +461,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v480 = v479 + v459;
     out[v480] = v477;
   }
-  const uint v481 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v481 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v483 = v347 + v481;
-  const uint v484 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v484 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v486 = v350 + v484;
-  const bool v487 = v483 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v487 = v483 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v488 = v486 < v1;
   const bool v489 = v487 && v488;
   if (v489) {
@@ -484,11 +484,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v507 = v506 + v486;
     out[v507] = v504;
   }
-  const uint v508 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v508 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v510 = v347 + v508;
-  const uint v511 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v511 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v513 = v350 + v511;
-  const bool v514 = v510 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v514 = v510 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v515 = v513 < v1;
   const bool v516 = v514 && v515;
   if (v516) {
@@ -507,11 +507,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v534 = v533 + v513;
     out[v534] = v531;
   }
-  const uint v535 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v535 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v537 = v347 + v535;
-  const uint v538 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v538 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v540 = v350 + v538;
-  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v542 = v540 < v1;
   const bool v543 = v541 && v542;
   if (v543) {
@@ -530,11 +530,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v561 = v560 + v540;
     out[v561] = v558;
   }
-  const uint v562 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v562 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v564 = v347 + v562;
-  const uint v565 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v565 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v567 = v350 + v565;
-  const bool v568 = v564 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v568 = v564 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v569 = v567 < v1;
   const bool v570 = v568 && v569;
   if (v570) {
@@ -553,11 +553,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v588 = v587 + v567;
     out[v588] = v585;
   }
-  const uint v589 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v589 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v591 = v347 + v589;
-  const uint v592 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v592 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v594 = v350 + v592;
-  const bool v595 = v591 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v595 = v591 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v596 = v594 < v1;
   const bool v597 = v595 && v596;
   if (v597) {
@@ -576,11 +576,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v615 = v614 + v594;
     out[v615] = v612;
   }
-  const uint v616 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v616 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v618 = v347 + v616;
-  const uint v619 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v619 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v621 = v350 + v619;
-  const bool v622 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v622 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v623 = v621 < v1;
   const bool v624 = v622 && v623;
   if (v624) {
@@ -599,11 +599,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v642 = v641 + v621;
     out[v642] = v639;
   }
-  const uint v643 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v643 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v645 = v347 + v643;
-  const uint v646 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v646 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v648 = v350 + v646;
-  const bool v649 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v649 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v650 = v648 < v1;
   const bool v651 = v649 && v650;
   if (v651) {
@@ -622,11 +622,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v669 = v668 + v648;
     out[v669] = v666;
   }
-  const uint v670 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v670 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v672 = v347 + v670;
-  const uint v673 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v673 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v675 = v350 + v673;
-  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v677 = v675 < v1;
   const bool v678 = v676 && v677;
   if (v678) {
@@ -645,11 +645,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v696 = v695 + v675;
     out[v696] = v693;
   }
-  const uint v697 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v697 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v699 = v347 + v697;
-  const uint v700 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v700 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v702 = v350 + v700;
-  const bool v703 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v703 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v704 = v702 < v1;
   const bool v705 = v703 && v704;
   if (v705) {
@@ -668,11 +668,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v723 = v722 + v702;
     out[v723] = v720;
   }
-  const uint v724 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v724 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v726 = v347 + v724;
-  const uint v727 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v727 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v729 = v350 + v727;
-  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v731 = v729 < v1;
   const bool v732 = v730 && v731;
   if (v732) {
@@ -691,11 +691,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v750 = v749 + v729;
     out[v750] = v747;
   }
-  const uint v751 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v751 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v753 = v347 + v751;
-  const uint v754 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v754 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v756 = v350 + v754;
-  const bool v757 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v757 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v758 = v756 < v1;
   const bool v759 = v757 && v758;
   if (v759) {
@@ -714,11 +714,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v777 = v776 + v756;
     out[v777] = v774;
   }
-  const uint v778 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v778 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v780 = v347 + v778;
-  const uint v781 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v781 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v783 = v350 + v781;
-  const bool v784 = v780 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v784 = v780 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v785 = v783 < v1;
   const bool v786 = v784 && v785;
   if (v786) {
@@ -737,11 +737,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v804 = v803 + v783;
     out[v804] = v801;
   }
-  const uint v805 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v805 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v807 = v347 + v805;
-  const uint v808 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v808 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v810 = v350 + v808;
-  const bool v811 = v807 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v811 = v807 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v812 = v810 < v1;
   const bool v813 = v811 && v812;
   if (v813) {
@@ -760,11 +760,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v831 = v830 + v810;
     out[v831] = v828;
   }
-  const uint v832 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v832 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v834 = v347 + v832;
-  const uint v835 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v835 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v837 = v350 + v835;
-  const bool v838 = v834 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v838 = v834 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v839 = v837 < v1;
   const bool v840 = v838 && v839;
   if (v840) {
@@ -783,11 +783,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v858 = v857 + v837;
     out[v858] = v855;
   }
-  const uint v859 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v859 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v861 = v347 + v859;
-  const uint v862 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v862 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v864 = v350 + v862;
-  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v865 = v861 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v866 = v864 < v1;
   const bool v867 = v865 && v866;
   if (v867) {
@@ -806,11 +806,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v885 = v884 + v864;
     out[v885] = v882;
   }
-  const uint v886 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v886 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v888 = v347 + v886;
-  const uint v889 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v889 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v891 = v350 + v889;
-  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v893 = v891 < v1;
   const bool v894 = v892 && v893;
   if (v894) {
@@ -829,11 +829,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v912 = v911 + v891;
     out[v912] = v909;
   }
-  const uint v913 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v913 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v915 = v347 + v913;
-  const uint v916 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v916 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v918 = v350 + v916;
-  const bool v919 = v915 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v919 = v915 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v920 = v918 < v1;
   const bool v921 = v919 && v920;
   if (v921) {
@@ -852,11 +852,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v939 = v938 + v918;
     out[v939] = v936;
   }
-  const uint v940 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v940 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v942 = v347 + v940;
-  const uint v943 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v943 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v945 = v350 + v943;
-  const bool v946 = v942 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v946 = v942 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v947 = v945 < v1;
   const bool v948 = v946 && v947;
   if (v948) {
@@ -875,11 +875,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v966 = v965 + v945;
     out[v966] = v963;
   }
-  const uint v967 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v967 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v969 = v347 + v967;
-  const uint v970 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v970 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v972 = v350 + v970;
-  const bool v973 = v969 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v973 = v969 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v974 = v972 < v1;
   const bool v975 = v973 && v974;
   if (v975) {
@@ -898,11 +898,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v993 = v992 + v972;
     out[v993] = v990;
   }
-  const uint v994 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v994 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v996 = v347 + v994;
-  const uint v997 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v997 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v999 = v350 + v997;
-  const bool v1000 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1000 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1001 = v999 < v1;
   const bool v1002 = v1000 && v1001;
   if (v1002) {
@@ -921,11 +921,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1020 = v1019 + v999;
     out[v1020] = v1017;
   }
-  const uint v1021 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1021 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1023 = v347 + v1021;
-  const uint v1024 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1024 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1026 = v350 + v1024;
-  const bool v1027 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1027 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1028 = v1026 < v1;
   const bool v1029 = v1027 && v1028;
   if (v1029) {
@@ -944,11 +944,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1047 = v1046 + v1026;
     out[v1047] = v1044;
   }
-  const uint v1048 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1048 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1050 = v347 + v1048;
-  const uint v1051 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1051 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1053 = v350 + v1051;
-  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1055 = v1053 < v1;
   const bool v1056 = v1054 && v1055;
   if (v1056) {
@@ -967,11 +967,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1074 = v1073 + v1053;
     out[v1074] = v1071;
   }
-  const uint v1075 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1075 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1077 = v347 + v1075;
-  const uint v1078 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1078 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1080 = v350 + v1078;
-  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1082 = v1080 < v1;
   const bool v1083 = v1081 && v1082;
   if (v1083) {
@@ -990,11 +990,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1101 = v1100 + v1080;
     out[v1101] = v1098;
   }
-  const uint v1102 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1102 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1104 = v347 + v1102;
-  const uint v1105 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1105 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1107 = v350 + v1105;
-  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1013,11 +1013,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1128 = v1127 + v1107;
     out[v1128] = v1125;
   }
-  const uint v1129 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1129 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1131 = v347 + v1129;
-  const uint v1132 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1132 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1134 = v350 + v1132;
-  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1135 = v1131 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1136 = v1134 < v1;
   const bool v1137 = v1135 && v1136;
   if (v1137) {
@@ -1036,11 +1036,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1155 = v1154 + v1134;
     out[v1155] = v1152;
   }
-  const uint v1156 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1156 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1158 = v347 + v1156;
-  const uint v1159 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1159 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1161 = v350 + v1159;
-  const bool v1162 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1162 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1163 = v1161 < v1;
   const bool v1164 = v1162 && v1163;
   if (v1164) {
@@ -1059,11 +1059,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1182 = v1181 + v1161;
     out[v1182] = v1179;
   }
-  const uint v1183 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1183 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1185 = v347 + v1183;
-  const uint v1186 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1186 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1188 = v350 + v1186;
-  const bool v1189 = v1185 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1189 = v1185 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1190 = v1188 < v1;
   const bool v1191 = v1189 && v1190;
   if (v1191) {
@@ -1082,11 +1082,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1209 = v1208 + v1188;
     out[v1209] = v1206;
   }
-  const uint v1210 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1210 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1212 = v347 + v1210;
-  const uint v1213 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1213 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1215 = v350 + v1213;
-  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1217 = v1215 < v1;
   const bool v1218 = v1216 && v1217;
   if (v1218) {
@@ -1105,11 +1105,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1236 = v1235 + v1215;
     out[v1236] = v1233;
   }
-  const uint v1237 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1237 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1239 = v347 + v1237;
-  const uint v1240 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1240 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1242 = v350 + v1240;
-  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1244 = v1242 < v1;
   const bool v1245 = v1243 && v1244;
   if (v1245) {
@@ -1128,11 +1128,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1263 = v1262 + v1242;
     out[v1263] = v1260;
   }
-  const uint v1264 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1264 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1266 = v347 + v1264;
-  const uint v1267 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1267 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1269 = v350 + v1267;
-  const bool v1270 = v1266 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1270 = v1266 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1271 = v1269 < v1;
   const bool v1272 = v1270 && v1271;
   if (v1272) {
@@ -1151,11 +1151,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1290 = v1289 + v1269;
     out[v1290] = v1287;
   }
-  const uint v1291 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1291 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1293 = v347 + v1291;
-  const uint v1294 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1294 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1296 = v350 + v1294;
-  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1298 = v1296 < v1;
   const bool v1299 = v1297 && v1298;
   if (v1299) {
@@ -1174,11 +1174,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1317 = v1316 + v1296;
     out[v1317] = v1314;
   }
-  const uint v1318 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1318 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1320 = v347 + v1318;
-  const uint v1321 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1321 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1323 = v350 + v1321;
-  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1325 = v1323 < v1;
   const bool v1326 = v1324 && v1325;
   if (v1326) {
@@ -1197,11 +1197,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1344 = v1343 + v1323;
     out[v1344] = v1341;
   }
-  const uint v1345 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1345 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1347 = v347 + v1345;
-  const uint v1348 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1348 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1350 = v350 + v1348;
-  const bool v1351 = v1347 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1351 = v1347 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1352 = v1350 < v1;
   const bool v1353 = v1351 && v1352;
   if (v1353) {
@@ -1220,11 +1220,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1371 = v1370 + v1350;
     out[v1371] = v1368;
   }
-  const uint v1372 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1372 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1374 = v347 + v1372;
-  const uint v1375 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1375 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1377 = v350 + v1375;
-  const bool v1378 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1378 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1379 = v1377 < v1;
   const bool v1380 = v1378 && v1379;
   if (v1380) {
@@ -1243,11 +1243,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1398 = v1397 + v1377;
     out[v1398] = v1395;
   }
-  const uint v1399 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1399 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1401 = v347 + v1399;
-  const uint v1402 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1402 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1404 = v350 + v1402;
-  const bool v1405 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1405 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1406 = v1404 < v1;
   const bool v1407 = v1405 && v1406;
   if (v1407) {
@@ -1266,11 +1266,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1425 = v1424 + v1404;
     out[v1425] = v1422;
   }
-  const uint v1426 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1426 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1428 = v347 + v1426;
-  const uint v1429 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1429 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1431 = v350 + v1429;
-  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1433 = v1431 < v1;
   const bool v1434 = v1432 && v1433;
   if (v1434) {
@@ -1289,11 +1289,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1452 = v1451 + v1431;
     out[v1452] = v1449;
   }
-  const uint v1453 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1453 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1455 = v347 + v1453;
-  const uint v1456 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1456 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1458 = v350 + v1456;
-  const bool v1459 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1459 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1460 = v1458 < v1;
   const bool v1461 = v1459 && v1460;
   if (v1461) {
@@ -1312,11 +1312,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1479 = v1478 + v1458;
     out[v1479] = v1476;
   }
-  const uint v1480 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1480 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1482 = v347 + v1480;
-  const uint v1483 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1483 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1485 = v350 + v1483;
-  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1487 = v1485 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
@@ -1335,11 +1335,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1506 = v1505 + v1485;
     out[v1506] = v1503;
   }
-  const uint v1507 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1507 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1509 = v347 + v1507;
-  const uint v1510 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1510 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1512 = v350 + v1510;
-  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1514 = v1512 < v1;
   const bool v1515 = v1513 && v1514;
   if (v1515) {
@@ -1358,11 +1358,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1533 = v1532 + v1512;
     out[v1533] = v1530;
   }
-  const uint v1534 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1534 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1536 = v347 + v1534;
-  const uint v1537 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1537 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1539 = v350 + v1537;
-  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1541 = v1539 < v1;
   const bool v1542 = v1540 && v1541;
   if (v1542) {
@@ -1381,11 +1381,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1560 = v1559 + v1539;
     out[v1560] = v1557;
   }
-  const uint v1561 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1561 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1563 = v347 + v1561;
-  const uint v1564 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1564 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1566 = v350 + v1564;
-  const bool v1567 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1567 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1568 = v1566 < v1;
   const bool v1569 = v1567 && v1568;
   if (v1569) {
@@ -1404,11 +1404,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1587 = v1586 + v1566;
     out[v1587] = v1584;
   }
-  const uint v1588 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1588 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1590 = v347 + v1588;
-  const uint v1591 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1591 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1593 = v350 + v1591;
-  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1595 = v1593 < v1;
   const bool v1596 = v1594 && v1595;
   if (v1596) {
@@ -1427,11 +1427,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1614 = v1613 + v1593;
     out[v1614] = v1611;
   }
-  const uint v1615 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1615 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1617 = v347 + v1615;
-  const uint v1618 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1618 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1620 = v350 + v1618;
-  const bool v1621 = v1617 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1621 = v1617 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1622 = v1620 < v1;
   const bool v1623 = v1621 && v1622;
   if (v1623) {
@@ -1450,11 +1450,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1641 = v1640 + v1620;
     out[v1641] = v1638;
   }
-  const uint v1642 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1642 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1644 = v347 + v1642;
-  const uint v1645 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1645 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1647 = v350 + v1645;
-  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1649 = v1647 < v1;
   const bool v1650 = v1648 && v1649;
   if (v1650) {
@@ -1473,11 +1473,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1668 = v1667 + v1647;
     out[v1668] = v1665;
   }
-  const uint v1669 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1669 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1671 = v347 + v1669;
-  const uint v1672 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1672 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1674 = v350 + v1672;
-  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1676 = v1674 < v1;
   const bool v1677 = v1675 && v1676;
   if (v1677) {
@@ -1496,11 +1496,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1695 = v1694 + v1674;
     out[v1695] = v1692;
   }
-  const uint v1696 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1696 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1698 = v347 + v1696;
-  const uint v1699 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1699 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1701 = v350 + v1699;
-  const bool v1702 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1702 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1703 = v1701 < v1;
   const bool v1704 = v1702 && v1703;
   if (v1704) {
@@ -1519,11 +1519,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1722 = v1721 + v1701;
     out[v1722] = v1719;
   }
-  const uint v1723 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1723 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1725 = v347 + v1723;
-  const uint v1726 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1726 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1728 = v350 + v1726;
-  const bool v1729 = v1725 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1729 = v1725 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1730 = v1728 < v1;
   const bool v1731 = v1729 && v1730;
   if (v1731) {
@@ -1542,11 +1542,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1749 = v1748 + v1728;
     out[v1749] = v1746;
   }
-  const uint v1750 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1750 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1752 = v347 + v1750;
-  const uint v1753 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1753 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1755 = v350 + v1753;
-  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1757 = v1755 < v1;
   const bool v1758 = v1756 && v1757;
   if (v1758) {
@@ -1565,11 +1565,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1776 = v1775 + v1755;
     out[v1776] = v1773;
   }
-  const uint v1777 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1777 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1779 = v347 + v1777;
-  const uint v1780 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1780 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1782 = v350 + v1780;
-  const bool v1783 = v1779 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1783 = v1779 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1784 = v1782 < v1;
   const bool v1785 = v1783 && v1784;
   if (v1785) {
@@ -1588,11 +1588,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1803 = v1802 + v1782;
     out[v1803] = v1800;
   }
-  const uint v1804 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1804 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1806 = v347 + v1804;
-  const uint v1807 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1807 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1809 = v350 + v1807;
-  const bool v1810 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1810 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1811 = v1809 < v1;
   const bool v1812 = v1810 && v1811;
   if (v1812) {
@@ -1611,11 +1611,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1830 = v1829 + v1809;
     out[v1830] = v1827;
   }
-  const uint v1831 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1831 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1833 = v347 + v1831;
-  const uint v1834 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1834 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1836 = v350 + v1834;
-  const bool v1837 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1837 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1838 = v1836 < v1;
   const bool v1839 = v1837 && v1838;
   if (v1839) {
@@ -1634,11 +1634,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1857 = v1856 + v1836;
     out[v1857] = v1854;
   }
-  const uint v1858 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1858 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1860 = v347 + v1858;
-  const uint v1861 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1861 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1863 = v350 + v1861;
-  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -1657,11 +1657,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1884 = v1883 + v1863;
     out[v1884] = v1881;
   }
-  const uint v1885 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1885 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1887 = v347 + v1885;
-  const uint v1888 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1888 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1890 = v350 + v1888;
-  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1892 = v1890 < v1;
   const bool v1893 = v1891 && v1892;
   if (v1893) {
@@ -1680,11 +1680,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1911 = v1910 + v1890;
     out[v1911] = v1908;
   }
-  const uint v1912 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1912 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1914 = v347 + v1912;
-  const uint v1915 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1915 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1917 = v350 + v1915;
-  const bool v1918 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1918 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1919 = v1917 < v1;
   const bool v1920 = v1918 && v1919;
   if (v1920) {
@@ -1703,11 +1703,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1938 = v1937 + v1917;
     out[v1938] = v1935;
   }
-  const uint v1939 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1939 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1941 = v347 + v1939;
-  const uint v1942 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1942 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1944 = v350 + v1942;
-  const bool v1945 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1945 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1946 = v1944 < v1;
   const bool v1947 = v1945 && v1946;
   if (v1947) {
@@ -1726,11 +1726,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1965 = v1964 + v1944;
     out[v1965] = v1962;
   }
-  const uint v1966 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1966 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1968 = v347 + v1966;
-  const uint v1969 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1969 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1971 = v350 + v1969;
-  const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1973 = v1971 < v1;
   const bool v1974 = v1972 && v1973;
   if (v1974) {
@@ -1749,11 +1749,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v1992 = v1991 + v1971;
     out[v1992] = v1989;
   }
-  const uint v1993 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1993 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1995 = v347 + v1993;
-  const uint v1996 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1996 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1998 = v350 + v1996;
-  const bool v1999 = v1995 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1999 = v1995 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2000 = v1998 < v1;
   const bool v2001 = v1999 && v2000;
   if (v2001) {
@@ -1772,11 +1772,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2019 = v2018 + v1998;
     out[v2019] = v2016;
   }
-  const uint v2020 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2020 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2022 = v347 + v2020;
-  const uint v2023 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2023 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2025 = v350 + v2023;
-  const bool v2026 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2026 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2027 = v2025 < v1;
   const bool v2028 = v2026 && v2027;
   if (v2028) {
@@ -1795,11 +1795,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2046 = v2045 + v2025;
     out[v2046] = v2043;
   }
-  const uint v2047 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2047 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2049 = v347 + v2047;
-  const uint v2050 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2050 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2052 = v350 + v2050;
-  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2054 = v2052 < v1;
   const bool v2055 = v2053 && v2054;
   if (v2055) {
@@ -1818,11 +1818,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2073 = v2072 + v2052;
     out[v2073] = v2070;
   }
-  const uint v2074 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2074 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2076 = v347 + v2074;
-  const uint v2077 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2077 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2079 = v350 + v2077;
-  const bool v2080 = v2076 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2080 = v2076 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2081 = v2079 < v1;
   const bool v2082 = v2080 && v2081;
   if (v2082) {
@@ -1841,11 +1841,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2100 = v2099 + v2079;
     out[v2100] = v2097;
   }
-  const uint v2101 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2101 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2103 = v347 + v2101;
-  const uint v2104 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2104 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2106 = v350 + v2104;
-  const bool v2107 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2107 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2108 = v2106 < v1;
   const bool v2109 = v2107 && v2108;
   if (v2109) {
@@ -1864,11 +1864,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2127 = v2126 + v2106;
     out[v2127] = v2124;
   }
-  const uint v2128 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2128 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2130 = v347 + v2128;
-  const uint v2131 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2131 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2133 = v350 + v2131;
-  const bool v2134 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2134 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2135 = v2133 < v1;
   const bool v2136 = v2134 && v2135;
   if (v2136) {
@@ -1887,11 +1887,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2154 = v2153 + v2133;
     out[v2154] = v2151;
   }
-  const uint v2155 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2155 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2157 = v347 + v2155;
-  const uint v2158 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2158 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2160 = v350 + v2158;
-  const bool v2161 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2161 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2162 = v2160 < v1;
   const bool v2163 = v2161 && v2162;
   if (v2163) {
@@ -1910,11 +1910,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2181 = v2180 + v2160;
     out[v2181] = v2178;
   }
-  const uint v2182 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2182 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2184 = v347 + v2182;
-  const uint v2185 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2185 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2187 = v350 + v2185;
-  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2189 = v2187 < v1;
   const bool v2190 = v2188 && v2189;
   if (v2190) {
@@ -1933,11 +1933,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2208 = v2207 + v2187;
     out[v2208] = v2205;
   }
-  const uint v2209 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2209 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2211 = v347 + v2209;
-  const uint v2212 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2212 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2214 = v350 + v2212;
-  const bool v2215 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2215 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2216 = v2214 < v1;
   const bool v2217 = v2215 && v2216;
   if (v2217) {
@@ -1956,11 +1956,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2235 = v2234 + v2214;
     out[v2235] = v2232;
   }
-  const uint v2236 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2236 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2238 = v347 + v2236;
-  const uint v2239 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2239 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2241 = v350 + v2239;
-  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -1979,11 +1979,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2262 = v2261 + v2241;
     out[v2262] = v2259;
   }
-  const uint v2263 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2263 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2265 = v347 + v2263;
-  const uint v2266 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2266 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2268 = v350 + v2266;
-  const bool v2269 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2269 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2270 = v2268 < v1;
   const bool v2271 = v2269 && v2270;
   if (v2271) {
@@ -2002,11 +2002,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2289 = v2288 + v2268;
     out[v2289] = v2286;
   }
-  const uint v2290 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2290 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2292 = v347 + v2290;
-  const uint v2293 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2293 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2295 = v350 + v2293;
-  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2297 = v2295 < v1;
   const bool v2298 = v2296 && v2297;
   if (v2298) {
@@ -2025,11 +2025,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2316 = v2315 + v2295;
     out[v2316] = v2313;
   }
-  const uint v2317 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2317 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2319 = v347 + v2317;
-  const uint v2320 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2320 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2322 = v350 + v2320;
-  const bool v2323 = v2319 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2323 = v2319 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2324 = v2322 < v1;
   const bool v2325 = v2323 && v2324;
   if (v2325) {
@@ -2048,11 +2048,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2343 = v2342 + v2322;
     out[v2343] = v2340;
   }
-  const uint v2344 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2344 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2346 = v347 + v2344;
-  const uint v2347 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2347 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2349 = v350 + v2347;
-  const bool v2350 = v2346 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2350 = v2346 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2351 = v2349 < v1;
   const bool v2352 = v2350 && v2351;
   if (v2352) {
@@ -2071,11 +2071,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2370 = v2369 + v2349;
     out[v2370] = v2367;
   }
-  const uint v2371 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2371 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2373 = v347 + v2371;
-  const uint v2374 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2374 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2376 = v350 + v2374;
-  const bool v2377 = v2373 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2377 = v2373 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2378 = v2376 < v1;
   const bool v2379 = v2377 && v2378;
   if (v2379) {
@@ -2094,11 +2094,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2397 = v2396 + v2376;
     out[v2397] = v2394;
   }
-  const uint v2398 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2398 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2400 = v347 + v2398;
-  const uint v2401 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2401 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2403 = v350 + v2401;
-  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2405 = v2403 < v1;
   const bool v2406 = v2404 && v2405;
   if (v2406) {
@@ -2117,11 +2117,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2424 = v2423 + v2403;
     out[v2424] = v2421;
   }
-  const uint v2425 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2425 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2427 = v347 + v2425;
-  const uint v2428 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2428 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2430 = v350 + v2428;
-  const bool v2431 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2431 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2432 = v2430 < v1;
   const bool v2433 = v2431 && v2432;
   if (v2433) {
@@ -2140,11 +2140,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2451 = v2450 + v2430;
     out[v2451] = v2448;
   }
-  const uint v2452 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2452 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2454 = v347 + v2452;
-  const uint v2455 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2455 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2457 = v350 + v2455;
-  const bool v2458 = v2454 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2458 = v2454 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2459 = v2457 < v1;
   const bool v2460 = v2458 && v2459;
   if (v2460) {
@@ -2163,11 +2163,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2478 = v2477 + v2457;
     out[v2478] = v2475;
   }
-  const uint v2479 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2479 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2481 = v347 + v2479;
-  const uint v2482 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2482 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2484 = v350 + v2482;
-  const bool v2485 = v2481 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2485 = v2481 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2486 = v2484 < v1;
   const bool v2487 = v2485 && v2486;
   if (v2487) {
@@ -2186,11 +2186,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2505 = v2504 + v2484;
     out[v2505] = v2502;
   }
-  const uint v2506 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2506 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2508 = v347 + v2506;
-  const uint v2509 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2509 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2511 = v350 + v2509;
-  const bool v2512 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2512 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2513 = v2511 < v1;
   const bool v2514 = v2512 && v2513;
   if (v2514) {
@@ -2209,11 +2209,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2532 = v2531 + v2511;
     out[v2532] = v2529;
   }
-  const uint v2533 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2533 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2535 = v347 + v2533;
-  const uint v2536 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2536 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2538 = v350 + v2536;
-  const bool v2539 = v2535 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2539 = v2535 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2540 = v2538 < v1;
   const bool v2541 = v2539 && v2540;
   if (v2541) {
@@ -2232,11 +2232,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2559 = v2558 + v2538;
     out[v2559] = v2556;
   }
-  const uint v2560 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2560 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2562 = v347 + v2560;
-  const uint v2563 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2563 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2565 = v350 + v2563;
-  const bool v2566 = v2562 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2566 = v2562 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2567 = v2565 < v1;
   const bool v2568 = v2566 && v2567;
   if (v2568) {
@@ -2255,11 +2255,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2586 = v2585 + v2565;
     out[v2586] = v2583;
   }
-  const uint v2587 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2587 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2589 = v347 + v2587;
-  const uint v2590 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2590 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2592 = v350 + v2590;
-  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2594 = v2592 < v1;
   const bool v2595 = v2593 && v2594;
   if (v2595) {
@@ -2278,11 +2278,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2613 = v2612 + v2592;
     out[v2613] = v2610;
   }
-  const uint v2614 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2614 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2616 = v347 + v2614;
-  const uint v2617 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2617 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2619 = v350 + v2617;
-  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2621 = v2619 < v1;
   const bool v2622 = v2620 && v2621;
   if (v2622) {
@@ -2301,11 +2301,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2640 = v2639 + v2619;
     out[v2640] = v2637;
   }
-  const uint v2641 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2641 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2643 = v347 + v2641;
-  const uint v2644 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2644 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2646 = v350 + v2644;
-  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2648 = v2646 < v1;
   const bool v2649 = v2647 && v2648;
   if (v2649) {
@@ -2324,11 +2324,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2667 = v2666 + v2646;
     out[v2667] = v2664;
   }
-  const uint v2668 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2668 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2670 = v347 + v2668;
-  const uint v2671 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2671 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2673 = v350 + v2671;
-  const bool v2674 = v2670 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2674 = v2670 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2675 = v2673 < v1;
   const bool v2676 = v2674 && v2675;
   if (v2676) {
@@ -2347,11 +2347,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2694 = v2693 + v2673;
     out[v2694] = v2691;
   }
-  const uint v2695 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2695 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2697 = v347 + v2695;
-  const uint v2698 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2698 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2700 = v350 + v2698;
-  const bool v2701 = v2697 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2701 = v2697 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2702 = v2700 < v1;
   const bool v2703 = v2701 && v2702;
   if (v2703) {
@@ -2370,11 +2370,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2721 = v2720 + v2700;
     out[v2721] = v2718;
   }
-  const uint v2722 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2722 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2724 = v347 + v2722;
-  const uint v2725 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2725 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2727 = v350 + v2725;
-  const bool v2728 = v2724 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2728 = v2724 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2729 = v2727 < v1;
   const bool v2730 = v2728 && v2729;
   if (v2730) {
@@ -2393,11 +2393,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2748 = v2747 + v2727;
     out[v2748] = v2745;
   }
-  const uint v2749 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2749 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2751 = v347 + v2749;
-  const uint v2752 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2752 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2754 = v350 + v2752;
-  const bool v2755 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2755 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2756 = v2754 < v1;
   const bool v2757 = v2755 && v2756;
   if (v2757) {
@@ -2416,11 +2416,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2775 = v2774 + v2754;
     out[v2775] = v2772;
   }
-  const uint v2776 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2776 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2778 = v347 + v2776;
-  const uint v2779 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2779 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2781 = v350 + v2779;
-  const bool v2782 = v2778 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2782 = v2778 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2783 = v2781 < v1;
   const bool v2784 = v2782 && v2783;
   if (v2784) {
@@ -2439,11 +2439,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2802 = v2801 + v2781;
     out[v2802] = v2799;
   }
-  const uint v2803 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2803 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2805 = v347 + v2803;
-  const uint v2806 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2806 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2808 = v350 + v2806;
-  const bool v2809 = v2805 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2809 = v2805 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2810 = v2808 < v1;
   const bool v2811 = v2809 && v2810;
   if (v2811) {
@@ -2462,11 +2462,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2829 = v2828 + v2808;
     out[v2829] = v2826;
   }
-  const uint v2830 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2830 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2832 = v347 + v2830;
-  const uint v2833 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2833 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2835 = v350 + v2833;
-  const bool v2836 = v2832 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2836 = v2832 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2837 = v2835 < v1;
   const bool v2838 = v2836 && v2837;
   if (v2838) {
@@ -2485,11 +2485,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2856 = v2855 + v2835;
     out[v2856] = v2853;
   }
-  const uint v2857 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2857 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2859 = v347 + v2857;
-  const uint v2860 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2860 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2862 = v350 + v2860;
-  const bool v2863 = v2859 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2863 = v2859 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2864 = v2862 < v1;
   const bool v2865 = v2863 && v2864;
   if (v2865) {
@@ -2508,11 +2508,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2883 = v2882 + v2862;
     out[v2883] = v2880;
   }
-  const uint v2884 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2884 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2886 = v347 + v2884;
-  const uint v2887 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2887 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2889 = v350 + v2887;
-  const bool v2890 = v2886 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2890 = v2886 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2891 = v2889 < v1;
   const bool v2892 = v2890 && v2891;
   if (v2892) {
@@ -2531,11 +2531,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2910 = v2909 + v2889;
     out[v2910] = v2907;
   }
-  const uint v2911 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2911 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2913 = v347 + v2911;
-  const uint v2914 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2914 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2916 = v350 + v2914;
-  const bool v2917 = v2913 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2917 = v2913 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2918 = v2916 < v1;
   const bool v2919 = v2917 && v2918;
   if (v2919) {
@@ -2554,11 +2554,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2937 = v2936 + v2916;
     out[v2937] = v2934;
   }
-  const uint v2938 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2938 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2940 = v347 + v2938;
-  const uint v2941 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2941 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2943 = v350 + v2941;
-  const bool v2944 = v2940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2944 = v2940 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2945 = v2943 < v1;
   const bool v2946 = v2944 && v2945;
   if (v2946) {
@@ -2577,11 +2577,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2964 = v2963 + v2943;
     out[v2964] = v2961;
   }
-  const uint v2965 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2965 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2967 = v347 + v2965;
-  const uint v2968 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2968 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2970 = v350 + v2968;
-  const bool v2971 = v2967 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2971 = v2967 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2972 = v2970 < v1;
   const bool v2973 = v2971 && v2972;
   if (v2973) {
@@ -2600,11 +2600,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v2991 = v2990 + v2970;
     out[v2991] = v2988;
   }
-  const uint v2992 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2992 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2994 = v347 + v2992;
-  const uint v2995 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2995 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2997 = v350 + v2995;
-  const bool v2998 = v2994 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2998 = v2994 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2999 = v2997 < v1;
   const bool v3000 = v2998 && v2999;
   if (v3000) {
@@ -2623,11 +2623,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3018 = v3017 + v2997;
     out[v3018] = v3015;
   }
-  const uint v3019 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3019 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3021 = v347 + v3019;
-  const uint v3022 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3022 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3024 = v350 + v3022;
-  const bool v3025 = v3021 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3025 = v3021 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3026 = v3024 < v1;
   const bool v3027 = v3025 && v3026;
   if (v3027) {
@@ -2646,11 +2646,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3045 = v3044 + v3024;
     out[v3045] = v3042;
   }
-  const uint v3046 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3046 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3048 = v347 + v3046;
-  const uint v3049 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3049 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3051 = v350 + v3049;
-  const bool v3052 = v3048 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3052 = v3048 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3053 = v3051 < v1;
   const bool v3054 = v3052 && v3053;
   if (v3054) {
@@ -2669,11 +2669,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3072 = v3071 + v3051;
     out[v3072] = v3069;
   }
-  const uint v3073 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3073 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3075 = v347 + v3073;
-  const uint v3076 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3076 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3078 = v350 + v3076;
-  const bool v3079 = v3075 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3079 = v3075 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3080 = v3078 < v1;
   const bool v3081 = v3079 && v3080;
   if (v3081) {
@@ -2692,11 +2692,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3099 = v3098 + v3078;
     out[v3099] = v3096;
   }
-  const uint v3100 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3100 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3102 = v347 + v3100;
-  const uint v3103 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3103 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3105 = v350 + v3103;
-  const bool v3106 = v3102 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3106 = v3102 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3107 = v3105 < v1;
   const bool v3108 = v3106 && v3107;
   if (v3108) {
@@ -2715,11 +2715,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3126 = v3125 + v3105;
     out[v3126] = v3123;
   }
-  const uint v3127 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3127 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3129 = v347 + v3127;
-  const uint v3130 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3130 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3132 = v350 + v3130;
-  const bool v3133 = v3129 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3133 = v3129 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3134 = v3132 < v1;
   const bool v3135 = v3133 && v3134;
   if (v3135) {
@@ -2738,11 +2738,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3153 = v3152 + v3132;
     out[v3153] = v3150;
   }
-  const uint v3154 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3154 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3156 = v347 + v3154;
-  const uint v3157 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3157 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3159 = v350 + v3157;
-  const bool v3160 = v3156 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3160 = v3156 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3161 = v3159 < v1;
   const bool v3162 = v3160 && v3161;
   if (v3162) {
@@ -2761,11 +2761,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3180 = v3179 + v3159;
     out[v3180] = v3177;
   }
-  const uint v3181 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3181 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3183 = v347 + v3181;
-  const uint v3184 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3184 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3186 = v350 + v3184;
-  const bool v3187 = v3183 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3187 = v3183 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3188 = v3186 < v1;
   const bool v3189 = v3187 && v3188;
   if (v3189) {
@@ -2784,11 +2784,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3207 = v3206 + v3186;
     out[v3207] = v3204;
   }
-  const uint v3208 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3208 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3210 = v347 + v3208;
-  const uint v3211 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3211 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3213 = v350 + v3211;
-  const bool v3214 = v3210 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3214 = v3210 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3215 = v3213 < v1;
   const bool v3216 = v3214 && v3215;
   if (v3216) {
@@ -2807,11 +2807,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3234 = v3233 + v3213;
     out[v3234] = v3231;
   }
-  const uint v3235 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3235 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3237 = v347 + v3235;
-  const uint v3238 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3238 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3240 = v350 + v3238;
-  const bool v3241 = v3237 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3241 = v3237 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3242 = v3240 < v1;
   const bool v3243 = v3241 && v3242;
   if (v3243) {
@@ -2830,11 +2830,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3261 = v3260 + v3240;
     out[v3261] = v3258;
   }
-  const uint v3262 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3262 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3264 = v347 + v3262;
-  const uint v3265 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3265 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3267 = v350 + v3265;
-  const bool v3268 = v3264 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3268 = v3264 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3269 = v3267 < v1;
   const bool v3270 = v3268 && v3269;
   if (v3270) {
@@ -2853,11 +2853,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3288 = v3287 + v3267;
     out[v3288] = v3285;
   }
-  const uint v3289 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3289 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3291 = v347 + v3289;
-  const uint v3292 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3292 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3294 = v350 + v3292;
-  const bool v3295 = v3291 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3295 = v3291 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3296 = v3294 < v1;
   const bool v3297 = v3295 && v3296;
   if (v3297) {
@@ -2876,11 +2876,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3315 = v3314 + v3294;
     out[v3315] = v3312;
   }
-  const uint v3316 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3316 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3318 = v347 + v3316;
-  const uint v3319 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3319 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3321 = v350 + v3319;
-  const bool v3322 = v3318 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3322 = v3318 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3323 = v3321 < v1;
   const bool v3324 = v3322 && v3323;
   if (v3324) {
@@ -2899,11 +2899,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3342 = v3341 + v3321;
     out[v3342] = v3339;
   }
-  const uint v3343 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3343 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3345 = v347 + v3343;
-  const uint v3346 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3346 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3348 = v350 + v3346;
-  const bool v3349 = v3345 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3349 = v3345 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3350 = v3348 < v1;
   const bool v3351 = v3349 && v3350;
   if (v3351) {
@@ -2922,11 +2922,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3369 = v3368 + v3348;
     out[v3369] = v3366;
   }
-  const uint v3370 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3370 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3372 = v347 + v3370;
-  const uint v3373 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3373 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3375 = v350 + v3373;
-  const bool v3376 = v3372 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3376 = v3372 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3377 = v3375 < v1;
   const bool v3378 = v3376 && v3377;
   if (v3378) {
@@ -2945,11 +2945,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3396 = v3395 + v3375;
     out[v3396] = v3393;
   }
-  const uint v3397 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3397 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3399 = v347 + v3397;
-  const uint v3400 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3400 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3402 = v350 + v3400;
-  const bool v3403 = v3399 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3403 = v3399 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3404 = v3402 < v1;
   const bool v3405 = v3403 && v3404;
   if (v3405) {
@@ -2968,11 +2968,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3423 = v3422 + v3402;
     out[v3423] = v3420;
   }
-  const uint v3424 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3424 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3426 = v347 + v3424;
-  const uint v3427 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3427 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3429 = v350 + v3427;
-  const bool v3430 = v3426 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3430 = v3426 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3431 = v3429 < v1;
   const bool v3432 = v3430 && v3431;
   if (v3432) {
@@ -2991,11 +2991,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3450 = v3449 + v3429;
     out[v3450] = v3447;
   }
-  const uint v3451 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3451 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3453 = v347 + v3451;
-  const uint v3454 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3454 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3456 = v350 + v3454;
-  const bool v3457 = v3453 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3457 = v3453 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3458 = v3456 < v1;
   const bool v3459 = v3457 && v3458;
   if (v3459) {
@@ -3014,11 +3014,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3477 = v3476 + v3456;
     out[v3477] = v3474;
   }
-  const uint v3478 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3478 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3480 = v347 + v3478;
-  const uint v3481 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3481 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3483 = v350 + v3481;
-  const bool v3484 = v3480 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3484 = v3480 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3485 = v3483 < v1;
   const bool v3486 = v3484 && v3485;
   if (v3486) {
@@ -3037,11 +3037,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3504 = v3503 + v3483;
     out[v3504] = v3501;
   }
-  const uint v3505 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3505 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3507 = v347 + v3505;
-  const uint v3508 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3508 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3510 = v350 + v3508;
-  const bool v3511 = v3507 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3511 = v3507 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3512 = v3510 < v1;
   const bool v3513 = v3511 && v3512;
   if (v3513) {
@@ -3060,11 +3060,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3531 = v3530 + v3510;
     out[v3531] = v3528;
   }
-  const uint v3532 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3532 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3534 = v347 + v3532;
-  const uint v3535 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3535 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3537 = v350 + v3535;
-  const bool v3538 = v3534 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3538 = v3534 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3539 = v3537 < v1;
   const bool v3540 = v3538 && v3539;
   if (v3540) {
@@ -3083,11 +3083,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3558 = v3557 + v3537;
     out[v3558] = v3555;
   }
-  const uint v3559 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3559 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3561 = v347 + v3559;
-  const uint v3562 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3562 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3564 = v350 + v3562;
-  const bool v3565 = v3561 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3565 = v3561 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3566 = v3564 < v1;
   const bool v3567 = v3565 && v3566;
   if (v3567) {
@@ -3106,11 +3106,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3585 = v3584 + v3564;
     out[v3585] = v3582;
   }
-  const uint v3586 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3586 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3588 = v347 + v3586;
-  const uint v3589 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3589 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3591 = v350 + v3589;
-  const bool v3592 = v3588 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3592 = v3588 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3593 = v3591 < v1;
   const bool v3594 = v3592 && v3593;
   if (v3594) {
@@ -3129,11 +3129,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3612 = v3611 + v3591;
     out[v3612] = v3609;
   }
-  const uint v3613 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3613 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3615 = v347 + v3613;
-  const uint v3616 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3616 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3618 = v350 + v3616;
-  const bool v3619 = v3615 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3619 = v3615 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3620 = v3618 < v1;
   const bool v3621 = v3619 && v3620;
   if (v3621) {
@@ -3152,11 +3152,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3639 = v3638 + v3618;
     out[v3639] = v3636;
   }
-  const uint v3640 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3640 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3642 = v347 + v3640;
-  const uint v3643 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3643 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3645 = v350 + v3643;
-  const bool v3646 = v3642 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3646 = v3642 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3647 = v3645 < v1;
   const bool v3648 = v3646 && v3647;
   if (v3648) {
@@ -3175,11 +3175,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3666 = v3665 + v3645;
     out[v3666] = v3663;
   }
-  const uint v3667 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3667 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3669 = v347 + v3667;
-  const uint v3670 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3670 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3672 = v350 + v3670;
-  const bool v3673 = v3669 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3673 = v3669 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3674 = v3672 < v1;
   const bool v3675 = v3673 && v3674;
   if (v3675) {
@@ -3198,11 +3198,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3693 = v3692 + v3672;
     out[v3693] = v3690;
   }
-  const uint v3694 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3694 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3696 = v347 + v3694;
-  const uint v3697 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3697 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3699 = v350 + v3697;
-  const bool v3700 = v3696 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3700 = v3696 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3701 = v3699 < v1;
   const bool v3702 = v3700 && v3701;
   if (v3702) {
@@ -3221,11 +3221,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3720 = v3719 + v3699;
     out[v3720] = v3717;
   }
-  const uint v3721 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3721 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3723 = v347 + v3721;
-  const uint v3724 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3724 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3726 = v350 + v3724;
-  const bool v3727 = v3723 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3727 = v3723 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3728 = v3726 < v1;
   const bool v3729 = v3727 && v3728;
   if (v3729) {
@@ -3244,11 +3244,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3747 = v3746 + v3726;
     out[v3747] = v3744;
   }
-  const uint v3748 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3748 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3750 = v347 + v3748;
-  const uint v3751 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3751 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3753 = v350 + v3751;
-  const bool v3754 = v3750 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3754 = v3750 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3755 = v3753 < v1;
   const bool v3756 = v3754 && v3755;
   if (v3756) {
@@ -3267,11 +3267,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_f32(
     const uint v3774 = v3773 + v3753;
     out[v3774] = v3771;
   }
-  const uint v3775 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3775 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3777 = v347 + v3775;
-  const uint v3778 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3778 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3780 = v350 + v3778;
-  const bool v3781 = v3777 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3781 = v3777 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3782 = v3780 < v1;
   const bool v3783 = v3781 && v3782;
   if (v3783) {

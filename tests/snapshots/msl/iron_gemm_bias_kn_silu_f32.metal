@@ -86,222 +86,222 @@ kernel void iron_gemm_bias_kn_silu_f32(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
   const uint v8 = iron_gid.y;
   const uint v9 = v8 * v6;
   const uint v10 = v9 + v7;
-  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:184
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
   const uint v15 = v14 << 3u;
-  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
   const uint v18 = v17 - v15;
   const uint v19 = min(v18, 8u);
-  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:186
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
   const uint v22 = v21 % v19;
   const uint v23 = v15 + v22;
   const uint v24 = v23 << 7u;
-  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:187
+  const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:188
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<float, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v41, float(0.0f));
-  iron_frag<float, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v43, float(0.0f));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v47 = v46 == 0u;
-  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:208
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:215
   if (v62) {
-    const uint v3042 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3045 = v3042 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3048 = v3042 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3042 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3045 = v3042 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3048 = v3042 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3049 = v3048 << 2u;
-    const uint v3050 = v24 + v3045;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3050 = v24 + v3045;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3051 = v3050 < v0;
-    const uint v3056 = v3050 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3062 = v3045 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3067 = v3042 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3069 = v3067 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3072 = v3067 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3056 = v3050 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3062 = v3045 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3067 = v3042 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3069 = v3067 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3072 = v3067 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3073 = v3072 << 2u;
-    const uint v3074 = v24 + v3069;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3074 = v24 + v3069;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3075 = v3074 < v0;
-    const uint v3080 = v3074 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3086 = v3069 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3091 = v3042 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3093 = v3091 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3096 = v3091 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3080 = v3074 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3086 = v3069 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3091 = v3042 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3093 = v3091 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3096 = v3091 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3097 = v3096 << 2u;
-    const uint v3098 = v24 + v3093;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3098 = v24 + v3093;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3099 = v3098 < v0;
-    const uint v3104 = v3098 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3110 = v3093 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3115 = v3042 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3117 = v3115 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3120 = v3115 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3104 = v3098 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3110 = v3093 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3115 = v3042 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3117 = v3115 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3120 = v3115 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3121 = v3120 << 2u;
-    const uint v3122 = v24 + v3117;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3122 = v24 + v3117;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3123 = v3122 < v0;
-    const uint v3128 = v3122 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3134 = v3117 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3143 = v3042 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3146 = v3042 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3128 = v3122 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3134 = v3117 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3143 = v3042 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3146 = v3042 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3147 = v3146 << 2u;
-    const uint v3150 = v28 + v3147;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3150 = v28 + v3147;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3151 = v3150 < v1;
-    const uint v3160 = v3143 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3167 = v3067 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3170 = v3067 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3160 = v3143 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3167 = v3067 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3170 = v3067 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3171 = v3170 << 2u;
-    const uint v3174 = v28 + v3171;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3174 = v28 + v3171;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3175 = v3174 < v1;
-    const uint v3184 = v3167 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3191 = v3091 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3194 = v3091 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3184 = v3167 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3191 = v3091 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3194 = v3091 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3195 = v3194 << 2u;
-    const uint v3198 = v28 + v3195;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3198 = v28 + v3195;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3199 = v3198 < v1;
-    const uint v3208 = v3191 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3215 = v3115 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3218 = v3115 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3208 = v3191 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3215 = v3115 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3218 = v3115 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3219 = v3218 << 2u;
-    const uint v3222 = v28 + v3219;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3222 = v28 + v3219;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3223 = v3222 < v1;
-    const uint v3232 = v3215 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3242 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v3232 = v3215 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3242 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (uint v3034 = 0u; v3034 < v2; v3034 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (uint v3034 = 0u; v3034 < v2; v3034 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const uint v3036 = v3034 >> 4u;
       const uint v3038 = v3036 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3040 = v3038 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3052 = v3034 + v3049;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3040 = v3038 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v3052 = v3034 + v3049;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3053 = v3052 < v2;
       const bool v3054 = v3051 && v3053;
-      const uint v3058 = v3056 + v3034;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3058 = v3056 + v3034;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3059 = v3058 + v3049;
       const uint v3060 = v3054 ? v3059 : 0u;
-      const uint v3063 = v3040 + v3062;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3063 = v3040 + v3062;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3064 = v3063 + v3049;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3064 + e] = v3054 ? a[v3060 + e] : float(0);
       }
-      const uint v3076 = v3034 + v3073;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3076 = v3034 + v3073;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3077 = v3076 < v2;
       const bool v3078 = v3075 && v3077;
-      const uint v3082 = v3080 + v3034;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3082 = v3080 + v3034;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3083 = v3082 + v3073;
       const uint v3084 = v3078 ? v3083 : 0u;
-      const uint v3087 = v3040 + v3086;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3087 = v3040 + v3086;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3088 = v3087 + v3073;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3088 + e] = v3078 ? a[v3084 + e] : float(0);
       }
-      const uint v3100 = v3034 + v3097;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3100 = v3034 + v3097;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3101 = v3100 < v2;
       const bool v3102 = v3099 && v3101;
-      const uint v3106 = v3104 + v3034;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3106 = v3104 + v3034;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3107 = v3106 + v3097;
       const uint v3108 = v3102 ? v3107 : 0u;
-      const uint v3111 = v3040 + v3110;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3111 = v3040 + v3110;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3112 = v3111 + v3097;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3112 + e] = v3102 ? a[v3108 + e] : float(0);
       }
-      const uint v3124 = v3034 + v3121;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3124 = v3034 + v3121;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3125 = v3124 < v2;
       const bool v3126 = v3123 && v3125;
-      const uint v3130 = v3128 + v3034;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3130 = v3128 + v3034;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3131 = v3130 + v3121;
       const uint v3132 = v3126 ? v3131 : 0u;
-      const uint v3135 = v3040 + v3134;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3135 = v3040 + v3134;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3136 = v3135 + v3121;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3136 + e] = v3126 ? a[v3132 + e] : float(0);
       }
-      const uint v3138 = v3038 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
-      const uint v3148 = v3034 + v3143;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3138 = v3038 * 2112u;  // kernels/gemm/gemm_tiles.hpp:220
+      const uint v3148 = v3034 + v3143;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3149 = v3148 < v2;
       const bool v3152 = v3149 && v3151;
-      const uint v3154 = v3148 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3154 = v3148 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3156 = v3154 + v28;
       const uint v3157 = v3156 + v3147;
       const uint v3158 = v3152 ? v3157 : 0u;
-      const uint v3161 = v3138 + v3160;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3161 = v3138 + v3160;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3162 = v3161 + v3147;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v3162 + e] = v3152 ? b[v3158 + e] : float(0);
       }
-      const uint v3172 = v3034 + v3167;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3172 = v3034 + v3167;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3173 = v3172 < v2;
       const bool v3176 = v3173 && v3175;
-      const uint v3178 = v3172 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3178 = v3172 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3180 = v3178 + v28;
       const uint v3181 = v3180 + v3171;
       const uint v3182 = v3176 ? v3181 : 0u;
-      const uint v3185 = v3138 + v3184;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3185 = v3138 + v3184;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3186 = v3185 + v3171;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v3186 + e] = v3176 ? b[v3182 + e] : float(0);
       }
-      const uint v3196 = v3034 + v3191;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3196 = v3034 + v3191;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3197 = v3196 < v2;
       const bool v3200 = v3197 && v3199;
-      const uint v3202 = v3196 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3202 = v3196 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3204 = v3202 + v28;
       const uint v3205 = v3204 + v3195;
       const uint v3206 = v3200 ? v3205 : 0u;
-      const uint v3209 = v3138 + v3208;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3209 = v3138 + v3208;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3210 = v3209 + v3195;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v3210 + e] = v3200 ? b[v3206 + e] : float(0);
       }
-      const uint v3220 = v3034 + v3215;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3220 = v3034 + v3215;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3221 = v3220 < v2;
       const bool v3224 = v3221 && v3223;
-      const uint v3226 = v3220 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3226 = v3220 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3228 = v3226 + v28;
       const uint v3229 = v3228 + v3219;
       const uint v3230 = v3224 ? v3229 : 0u;
-      const uint v3233 = v3138 + v3232;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3233 = v3138 + v3232;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3234 = v3233 + v3219;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v3234 + e] = v3224 ? b[v3230 + e] : float(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3243 = v3040 + v3242;  // kernels/gemm/gemm_tiles.hpp:199
+      const uint v3243 = v3040 + v3242;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load<false>(v41, shm0, long(v3243), long(20u));
-      const uint v3248 = v3138 + v37;  // kernels/gemm/gemm_tiles.hpp:201
+      const uint v3248 = v3138 + v37;  // kernels/gemm/gemm_tiles.hpp:208
       iron_frag_load<false>(v43, shm1, long(v3248), long(132u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
   } else {
-    const uint v282 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v282 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v283 = iron_tid.x;
-    const uint v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (uint v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:95
+    for (uint v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (uint v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v291 = v290 < v0;
         const uint v292 = v281 + v289;
         const bool v293 = v292 < v2;
         const bool v294 = v291 && v293;
         if (v294) {
-          const uint v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v298 = v296 + v281;
           const uint v299 = v298 + v289;
           const float v300 = a[v299];
@@ -309,22 +309,22 @@ kernel void iron_gemm_bias_kn_silu_f32(
           const uint v303 = v302 + v289;
           shm0[v303] = v300;
         } else {
-          const uint v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v306 = v305 + v289;
           shm0[v306] = 0.0f;
         }
       }
 
-      for (uint v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:95
+      for (uint v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v317 = v316 < v2;
         const uint v318 = v28 + v315;
         const bool v319 = v318 < v1;
         const bool v320 = v317 && v319;
         if (v320) {
-          const uint v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v324 = v322 + v28;
           const uint v325 = v324 + v315;
           const float v326 = b[v325];
@@ -332,25 +332,25 @@ kernel void iron_gemm_bias_kn_silu_f32(
           const uint v329 = v328 + v315;
           shm1[v329] = v326;
         } else {
-          const uint v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v332 = v331 + v315;
           shm1[v332] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v41, shm0, long(v339), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<false>(v43, shm1, long(v37), long(132u));  // kernels/gemm/gemm_tiles.hpp:201
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load<false>(v41, shm0, long(v339), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load<false>(v43, shm1, long(v37), long(132u));  // kernels/gemm/gemm_tiles.hpp:208
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const uint v346 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v346 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v347 = v24 + v33;
   const uint v348 = v347 + v346;
-  const uint v349 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v349 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v350 = v28 + v37;
   const uint v351 = v350 + v349;
-  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v353 = v351 < v1;
   const bool v354 = v352 && v353;
   if (v354) {
@@ -365,11 +365,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v366 = v365 + v351;
     out[v366] = v363;
   }
-  const uint v367 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v367 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v369 = v347 + v367;
-  const uint v370 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v370 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v372 = v350 + v370;
-  const bool v373 = v369 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v373 = v369 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v374 = v372 < v1;
   const bool v375 = v373 && v374;
   if (v375) {
@@ -384,11 +384,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v387 = v386 + v372;
     out[v387] = v384;
   }
-  const uint v388 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v388 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v390 = v347 + v388;
-  const uint v391 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v391 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v393 = v350 + v391;
-  const bool v394 = v390 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v394 = v390 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v395 = v393 < v1;
   const bool v396 = v394 && v395;
   if (v396) {
@@ -403,11 +403,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v408 = v407 + v393;
     out[v408] = v405;
   }
-  const uint v409 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v409 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v411 = v347 + v409;
-  const uint v412 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v412 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v414 = v350 + v412;
-  const bool v415 = v411 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v415 = v411 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v416 = v414 < v1;
   const bool v417 = v415 && v416;
   if (v417) {
@@ -422,11 +422,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v429 = v428 + v414;
     out[v429] = v426;
   }
-  const uint v430 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v430 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v432 = v347 + v430;
-  const uint v433 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v433 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v435 = v350 + v433;
-  const bool v436 = v432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v436 = v432 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v437 = v435 < v1;
   const bool v438 = v436 && v437;
   if (v438) {
@@ -441,11 +441,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v450 = v449 + v435;
     out[v450] = v447;
   }
-  const uint v451 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v451 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v453 = v347 + v451;
-  const uint v454 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v454 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v456 = v350 + v454;
-  const bool v457 = v453 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v457 = v453 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v458 = v456 < v1;
   const bool v459 = v457 && v458;
   if (v459) {
@@ -460,11 +460,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v471 = v470 + v456;
     out[v471] = v468;
   }
-  const uint v472 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v472 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v474 = v347 + v472;
-  const uint v475 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v475 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v477 = v350 + v475;
-  const bool v478 = v474 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v478 = v474 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v479 = v477 < v1;
   const bool v480 = v478 && v479;
   if (v480) {
@@ -479,11 +479,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v492 = v491 + v477;
     out[v492] = v489;
   }
-  const uint v493 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v493 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v495 = v347 + v493;
-  const uint v496 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v496 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v498 = v350 + v496;
-  const bool v499 = v495 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v499 = v495 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v500 = v498 < v1;
   const bool v501 = v499 && v500;
   if (v501) {
@@ -498,11 +498,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v513 = v512 + v498;
     out[v513] = v510;
   }
-  const uint v514 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v514 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v516 = v347 + v514;
-  const uint v517 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v517 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v519 = v350 + v517;
-  const bool v520 = v516 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v520 = v516 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v521 = v519 < v1;
   const bool v522 = v520 && v521;
   if (v522) {
@@ -517,11 +517,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v534 = v533 + v519;
     out[v534] = v531;
   }
-  const uint v535 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v535 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v537 = v347 + v535;
-  const uint v538 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v538 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v540 = v350 + v538;
-  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v541 = v537 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v542 = v540 < v1;
   const bool v543 = v541 && v542;
   if (v543) {
@@ -536,11 +536,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v555 = v554 + v540;
     out[v555] = v552;
   }
-  const uint v556 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v556 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v558 = v347 + v556;
-  const uint v559 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v559 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v561 = v350 + v559;
-  const bool v562 = v558 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v562 = v558 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v563 = v561 < v1;
   const bool v564 = v562 && v563;
   if (v564) {
@@ -555,11 +555,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v576 = v575 + v561;
     out[v576] = v573;
   }
-  const uint v577 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v577 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v579 = v347 + v577;
-  const uint v580 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v580 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v582 = v350 + v580;
-  const bool v583 = v579 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v583 = v579 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v584 = v582 < v1;
   const bool v585 = v583 && v584;
   if (v585) {
@@ -574,11 +574,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v597 = v596 + v582;
     out[v597] = v594;
   }
-  const uint v598 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v598 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v600 = v347 + v598;
-  const uint v601 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v601 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v603 = v350 + v601;
-  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -593,11 +593,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v618 = v617 + v603;
     out[v618] = v615;
   }
-  const uint v619 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v619 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v621 = v347 + v619;
-  const uint v622 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v622 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v624 = v350 + v622;
-  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v625 = v621 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v626 = v624 < v1;
   const bool v627 = v625 && v626;
   if (v627) {
@@ -612,11 +612,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v639 = v638 + v624;
     out[v639] = v636;
   }
-  const uint v640 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v640 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v642 = v347 + v640;
-  const uint v643 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v643 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v645 = v350 + v643;
-  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v647 = v645 < v1;
   const bool v648 = v646 && v647;
   if (v648) {
@@ -631,11 +631,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v660 = v659 + v645;
     out[v660] = v657;
   }
-  const uint v661 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v661 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v663 = v347 + v661;
-  const uint v664 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v664 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v666 = v350 + v664;
-  const bool v667 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v667 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v668 = v666 < v1;
   const bool v669 = v667 && v668;
   if (v669) {
@@ -650,11 +650,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v681 = v680 + v666;
     out[v681] = v678;
   }
-  const uint v682 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v682 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v684 = v347 + v682;
-  const uint v685 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v685 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v687 = v350 + v685;
-  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -669,11 +669,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v702 = v701 + v687;
     out[v702] = v699;
   }
-  const uint v703 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v703 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v705 = v347 + v703;
-  const uint v706 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v706 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v708 = v350 + v706;
-  const bool v709 = v705 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v709 = v705 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v710 = v708 < v1;
   const bool v711 = v709 && v710;
   if (v711) {
@@ -688,11 +688,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v723 = v722 + v708;
     out[v723] = v720;
   }
-  const uint v724 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v724 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v726 = v347 + v724;
-  const uint v727 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v727 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v729 = v350 + v727;
-  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v731 = v729 < v1;
   const bool v732 = v730 && v731;
   if (v732) {
@@ -707,11 +707,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v744 = v743 + v729;
     out[v744] = v741;
   }
-  const uint v745 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v745 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v747 = v347 + v745;
-  const uint v748 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v748 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v750 = v350 + v748;
-  const bool v751 = v747 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v751 = v747 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v752 = v750 < v1;
   const bool v753 = v751 && v752;
   if (v753) {
@@ -726,11 +726,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v765 = v764 + v750;
     out[v765] = v762;
   }
-  const uint v766 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v766 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v768 = v347 + v766;
-  const uint v769 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v769 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v771 = v350 + v769;
-  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -745,11 +745,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v786 = v785 + v771;
     out[v786] = v783;
   }
-  const uint v787 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v787 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v789 = v347 + v787;
-  const uint v790 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v790 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v792 = v350 + v790;
-  const bool v793 = v789 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v793 = v789 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v794 = v792 < v1;
   const bool v795 = v793 && v794;
   if (v795) {
@@ -764,11 +764,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v807 = v806 + v792;
     out[v807] = v804;
   }
-  const uint v808 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v808 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v810 = v347 + v808;
-  const uint v811 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v811 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v813 = v350 + v811;
-  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v815 = v813 < v1;
   const bool v816 = v814 && v815;
   if (v816) {
@@ -783,11 +783,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v828 = v827 + v813;
     out[v828] = v825;
   }
-  const uint v829 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v829 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v831 = v347 + v829;
-  const uint v832 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v832 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v834 = v350 + v832;
-  const bool v835 = v831 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v835 = v831 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v836 = v834 < v1;
   const bool v837 = v835 && v836;
   if (v837) {
@@ -802,11 +802,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v849 = v848 + v834;
     out[v849] = v846;
   }
-  const uint v850 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v850 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v852 = v347 + v850;
-  const uint v853 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v853 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v855 = v350 + v853;
-  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -821,11 +821,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v870 = v869 + v855;
     out[v870] = v867;
   }
-  const uint v871 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v871 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v873 = v347 + v871;
-  const uint v874 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v874 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v876 = v350 + v874;
-  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v878 = v876 < v1;
   const bool v879 = v877 && v878;
   if (v879) {
@@ -840,11 +840,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v891 = v890 + v876;
     out[v891] = v888;
   }
-  const uint v892 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v892 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v894 = v347 + v892;
-  const uint v895 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v895 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v897 = v350 + v895;
-  const bool v898 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v898 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v899 = v897 < v1;
   const bool v900 = v898 && v899;
   if (v900) {
@@ -859,11 +859,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v912 = v911 + v897;
     out[v912] = v909;
   }
-  const uint v913 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v913 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v915 = v347 + v913;
-  const uint v916 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v916 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v918 = v350 + v916;
-  const bool v919 = v915 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v919 = v915 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v920 = v918 < v1;
   const bool v921 = v919 && v920;
   if (v921) {
@@ -878,11 +878,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v933 = v932 + v918;
     out[v933] = v930;
   }
-  const uint v934 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v934 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v936 = v347 + v934;
-  const uint v937 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v937 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v939 = v350 + v937;
-  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
@@ -897,11 +897,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v954 = v953 + v939;
     out[v954] = v951;
   }
-  const uint v955 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v955 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v957 = v347 + v955;
-  const uint v958 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v958 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v960 = v350 + v958;
-  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v962 = v960 < v1;
   const bool v963 = v961 && v962;
   if (v963) {
@@ -916,11 +916,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v975 = v974 + v960;
     out[v975] = v972;
   }
-  const uint v976 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v976 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v978 = v347 + v976;
-  const uint v979 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v979 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v981 = v350 + v979;
-  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -935,11 +935,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v996 = v995 + v981;
     out[v996] = v993;
   }
-  const uint v997 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v997 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v999 = v347 + v997;
-  const uint v1000 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1000 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1002 = v350 + v1000;
-  const bool v1003 = v999 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1003 = v999 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1004 = v1002 < v1;
   const bool v1005 = v1003 && v1004;
   if (v1005) {
@@ -954,11 +954,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1017 = v1016 + v1002;
     out[v1017] = v1014;
   }
-  const uint v1018 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1018 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1020 = v347 + v1018;
-  const uint v1021 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1021 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1023 = v350 + v1021;
-  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -973,11 +973,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1038 = v1037 + v1023;
     out[v1038] = v1035;
   }
-  const uint v1039 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1039 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1041 = v347 + v1039;
-  const uint v1042 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1042 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1044 = v350 + v1042;
-  const bool v1045 = v1041 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1045 = v1041 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1046 = v1044 < v1;
   const bool v1047 = v1045 && v1046;
   if (v1047) {
@@ -992,11 +992,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1059 = v1058 + v1044;
     out[v1059] = v1056;
   }
-  const uint v1060 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1060 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1062 = v347 + v1060;
-  const uint v1063 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1063 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1065 = v350 + v1063;
-  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1067 = v1065 < v1;
   const bool v1068 = v1066 && v1067;
   if (v1068) {
@@ -1011,11 +1011,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1080 = v1079 + v1065;
     out[v1080] = v1077;
   }
-  const uint v1081 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1081 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1083 = v347 + v1081;
-  const uint v1084 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1084 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1086 = v350 + v1084;
-  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1088 = v1086 < v1;
   const bool v1089 = v1087 && v1088;
   if (v1089) {
@@ -1030,11 +1030,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1101 = v1100 + v1086;
     out[v1101] = v1098;
   }
-  const uint v1102 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1102 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1104 = v347 + v1102;
-  const uint v1105 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1105 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1107 = v350 + v1105;
-  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1049,11 +1049,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1122 = v1121 + v1107;
     out[v1122] = v1119;
   }
-  const uint v1123 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1123 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1125 = v347 + v1123;
-  const uint v1126 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1126 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1128 = v350 + v1126;
-  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1129 = v1125 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1130 = v1128 < v1;
   const bool v1131 = v1129 && v1130;
   if (v1131) {
@@ -1068,11 +1068,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1143 = v1142 + v1128;
     out[v1143] = v1140;
   }
-  const uint v1144 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1144 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1146 = v347 + v1144;
-  const uint v1147 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1147 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1149 = v350 + v1147;
-  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1151 = v1149 < v1;
   const bool v1152 = v1150 && v1151;
   if (v1152) {
@@ -1087,11 +1087,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1164 = v1163 + v1149;
     out[v1164] = v1161;
   }
-  const uint v1165 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1165 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1167 = v347 + v1165;
-  const uint v1168 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1168 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1170 = v350 + v1168;
-  const bool v1171 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1171 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1172 = v1170 < v1;
   const bool v1173 = v1171 && v1172;
   if (v1173) {
@@ -1106,11 +1106,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1185 = v1184 + v1170;
     out[v1185] = v1182;
   }
-  const uint v1186 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1186 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1188 = v347 + v1186;
-  const uint v1189 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1189 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1191 = v350 + v1189;
-  const bool v1192 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1192 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1193 = v1191 < v1;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
@@ -1125,11 +1125,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1206 = v1205 + v1191;
     out[v1206] = v1203;
   }
-  const uint v1207 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1207 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1209 = v347 + v1207;
-  const uint v1210 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1210 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1212 = v350 + v1210;
-  const bool v1213 = v1209 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1213 = v1209 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1214 = v1212 < v1;
   const bool v1215 = v1213 && v1214;
   if (v1215) {
@@ -1144,11 +1144,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1227 = v1226 + v1212;
     out[v1227] = v1224;
   }
-  const uint v1228 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1228 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1230 = v347 + v1228;
-  const uint v1231 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1231 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1233 = v350 + v1231;
-  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1235 = v1233 < v1;
   const bool v1236 = v1234 && v1235;
   if (v1236) {
@@ -1163,11 +1163,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1248 = v1247 + v1233;
     out[v1248] = v1245;
   }
-  const uint v1249 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1249 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1251 = v347 + v1249;
-  const uint v1252 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1252 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1254 = v350 + v1252;
-  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1256 = v1254 < v1;
   const bool v1257 = v1255 && v1256;
   if (v1257) {
@@ -1182,11 +1182,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1269 = v1268 + v1254;
     out[v1269] = v1266;
   }
-  const uint v1270 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1270 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1272 = v347 + v1270;
-  const uint v1273 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1273 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1275 = v350 + v1273;
-  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
@@ -1201,11 +1201,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1290 = v1289 + v1275;
     out[v1290] = v1287;
   }
-  const uint v1291 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1291 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1293 = v347 + v1291;
-  const uint v1294 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1294 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1296 = v350 + v1294;
-  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1297 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1298 = v1296 < v1;
   const bool v1299 = v1297 && v1298;
   if (v1299) {
@@ -1220,11 +1220,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1311 = v1310 + v1296;
     out[v1311] = v1308;
   }
-  const uint v1312 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1312 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1314 = v347 + v1312;
-  const uint v1315 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1315 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1317 = v350 + v1315;
-  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1319 = v1317 < v1;
   const bool v1320 = v1318 && v1319;
   if (v1320) {
@@ -1239,11 +1239,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1332 = v1331 + v1317;
     out[v1332] = v1329;
   }
-  const uint v1333 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1333 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1335 = v347 + v1333;
-  const uint v1336 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1336 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1338 = v350 + v1336;
-  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1339 = v1335 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1340 = v1338 < v1;
   const bool v1341 = v1339 && v1340;
   if (v1341) {
@@ -1258,11 +1258,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1353 = v1352 + v1338;
     out[v1353] = v1350;
   }
-  const uint v1354 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1354 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1356 = v347 + v1354;
-  const uint v1357 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1357 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1359 = v350 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1277,11 +1277,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1374 = v1373 + v1359;
     out[v1374] = v1371;
   }
-  const uint v1375 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1375 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1377 = v347 + v1375;
-  const uint v1378 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1378 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1380 = v350 + v1378;
-  const bool v1381 = v1377 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1381 = v1377 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1382 = v1380 < v1;
   const bool v1383 = v1381 && v1382;
   if (v1383) {
@@ -1296,11 +1296,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1395 = v1394 + v1380;
     out[v1395] = v1392;
   }
-  const uint v1396 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1396 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1398 = v347 + v1396;
-  const uint v1399 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1399 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1401 = v350 + v1399;
-  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1403 = v1401 < v1;
   const bool v1404 = v1402 && v1403;
   if (v1404) {
@@ -1315,11 +1315,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1416 = v1415 + v1401;
     out[v1416] = v1413;
   }
-  const uint v1417 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1417 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1419 = v347 + v1417;
-  const uint v1420 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1420 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1422 = v350 + v1420;
-  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1424 = v1422 < v1;
   const bool v1425 = v1423 && v1424;
   if (v1425) {
@@ -1334,11 +1334,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1437 = v1436 + v1422;
     out[v1437] = v1434;
   }
-  const uint v1438 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1438 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1440 = v347 + v1438;
-  const uint v1441 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1441 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1443 = v350 + v1441;
-  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -1353,11 +1353,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1458 = v1457 + v1443;
     out[v1458] = v1455;
   }
-  const uint v1459 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1459 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1461 = v347 + v1459;
-  const uint v1462 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1462 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1464 = v350 + v1462;
-  const bool v1465 = v1461 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1465 = v1461 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1466 = v1464 < v1;
   const bool v1467 = v1465 && v1466;
   if (v1467) {
@@ -1372,11 +1372,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1479 = v1478 + v1464;
     out[v1479] = v1476;
   }
-  const uint v1480 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1480 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1482 = v347 + v1480;
-  const uint v1483 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1483 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1485 = v350 + v1483;
-  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1487 = v1485 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
@@ -1391,11 +1391,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1500 = v1499 + v1485;
     out[v1500] = v1497;
   }
-  const uint v1501 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1501 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1503 = v347 + v1501;
-  const uint v1504 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1504 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1506 = v350 + v1504;
-  const bool v1507 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1507 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1508 = v1506 < v1;
   const bool v1509 = v1507 && v1508;
   if (v1509) {
@@ -1410,11 +1410,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1521 = v1520 + v1506;
     out[v1521] = v1518;
   }
-  const uint v1522 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1522 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1524 = v347 + v1522;
-  const uint v1525 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1525 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1527 = v350 + v1525;
-  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -1429,11 +1429,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1542 = v1541 + v1527;
     out[v1542] = v1539;
   }
-  const uint v1543 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1543 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1545 = v347 + v1543;
-  const uint v1546 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1546 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1548 = v350 + v1546;
-  const bool v1549 = v1545 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1549 = v1545 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1550 = v1548 < v1;
   const bool v1551 = v1549 && v1550;
   if (v1551) {
@@ -1448,11 +1448,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1563 = v1562 + v1548;
     out[v1563] = v1560;
   }
-  const uint v1564 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1564 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1566 = v347 + v1564;
-  const uint v1567 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1567 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1569 = v350 + v1567;
-  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1571 = v1569 < v1;
   const bool v1572 = v1570 && v1571;
   if (v1572) {
@@ -1467,11 +1467,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1584 = v1583 + v1569;
     out[v1584] = v1581;
   }
-  const uint v1585 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1585 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1587 = v347 + v1585;
-  const uint v1588 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1588 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1590 = v350 + v1588;
-  const bool v1591 = v1587 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1591 = v1587 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1592 = v1590 < v1;
   const bool v1593 = v1591 && v1592;
   if (v1593) {
@@ -1486,11 +1486,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1605 = v1604 + v1590;
     out[v1605] = v1602;
   }
-  const uint v1606 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1606 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1608 = v347 + v1606;
-  const uint v1609 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1609 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1611 = v350 + v1609;
-  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
@@ -1505,11 +1505,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1626 = v1625 + v1611;
     out[v1626] = v1623;
   }
-  const uint v1627 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1627 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1629 = v347 + v1627;
-  const uint v1630 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1630 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1632 = v350 + v1630;
-  const bool v1633 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1633 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1634 = v1632 < v1;
   const bool v1635 = v1633 && v1634;
   if (v1635) {
@@ -1524,11 +1524,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1647 = v1646 + v1632;
     out[v1647] = v1644;
   }
-  const uint v1648 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1648 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1650 = v347 + v1648;
-  const uint v1651 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1651 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1653 = v350 + v1651;
-  const bool v1654 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1654 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1655 = v1653 < v1;
   const bool v1656 = v1654 && v1655;
   if (v1656) {
@@ -1543,11 +1543,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1668 = v1667 + v1653;
     out[v1668] = v1665;
   }
-  const uint v1669 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1669 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1671 = v347 + v1669;
-  const uint v1672 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1672 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1674 = v350 + v1672;
-  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1676 = v1674 < v1;
   const bool v1677 = v1675 && v1676;
   if (v1677) {
@@ -1562,11 +1562,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1689 = v1688 + v1674;
     out[v1689] = v1686;
   }
-  const uint v1690 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1690 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1692 = v347 + v1690;
-  const uint v1693 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1693 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1695 = v350 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1581,11 +1581,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1710 = v1709 + v1695;
     out[v1710] = v1707;
   }
-  const uint v1711 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1711 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1713 = v347 + v1711;
-  const uint v1714 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1714 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1716 = v350 + v1714;
-  const bool v1717 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1717 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1718 = v1716 < v1;
   const bool v1719 = v1717 && v1718;
   if (v1719) {
@@ -1600,11 +1600,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1731 = v1730 + v1716;
     out[v1731] = v1728;
   }
-  const uint v1732 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1732 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1734 = v347 + v1732;
-  const uint v1735 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1735 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1737 = v350 + v1735;
-  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1739 = v1737 < v1;
   const bool v1740 = v1738 && v1739;
   if (v1740) {
@@ -1619,11 +1619,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1752 = v1751 + v1737;
     out[v1752] = v1749;
   }
-  const uint v1753 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1753 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1755 = v347 + v1753;
-  const uint v1756 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1756 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1758 = v350 + v1756;
-  const bool v1759 = v1755 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1759 = v1755 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1760 = v1758 < v1;
   const bool v1761 = v1759 && v1760;
   if (v1761) {
@@ -1638,11 +1638,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1773 = v1772 + v1758;
     out[v1773] = v1770;
   }
-  const uint v1774 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1774 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1776 = v347 + v1774;
-  const uint v1777 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1777 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1779 = v350 + v1777;
-  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -1657,11 +1657,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1794 = v1793 + v1779;
     out[v1794] = v1791;
   }
-  const uint v1795 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1795 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1797 = v347 + v1795;
-  const uint v1798 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1798 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1800 = v350 + v1798;
-  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1802 = v1800 < v1;
   const bool v1803 = v1801 && v1802;
   if (v1803) {
@@ -1676,11 +1676,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1815 = v1814 + v1800;
     out[v1815] = v1812;
   }
-  const uint v1816 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1816 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1818 = v347 + v1816;
-  const uint v1819 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1819 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1821 = v350 + v1819;
-  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1823 = v1821 < v1;
   const bool v1824 = v1822 && v1823;
   if (v1824) {
@@ -1695,11 +1695,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1836 = v1835 + v1821;
     out[v1836] = v1833;
   }
-  const uint v1837 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1837 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1839 = v347 + v1837;
-  const uint v1840 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1840 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1842 = v350 + v1840;
-  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1844 = v1842 < v1;
   const bool v1845 = v1843 && v1844;
   if (v1845) {
@@ -1714,11 +1714,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1857 = v1856 + v1842;
     out[v1857] = v1854;
   }
-  const uint v1858 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1858 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1860 = v347 + v1858;
-  const uint v1861 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1861 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1863 = v350 + v1861;
-  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -1733,11 +1733,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1878 = v1877 + v1863;
     out[v1878] = v1875;
   }
-  const uint v1879 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1879 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1881 = v347 + v1879;
-  const uint v1882 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1882 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1884 = v350 + v1882;
-  const bool v1885 = v1881 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1885 = v1881 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1886 = v1884 < v1;
   const bool v1887 = v1885 && v1886;
   if (v1887) {
@@ -1752,11 +1752,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1899 = v1898 + v1884;
     out[v1899] = v1896;
   }
-  const uint v1900 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1900 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1902 = v347 + v1900;
-  const uint v1903 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1903 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1905 = v350 + v1903;
-  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1907 = v1905 < v1;
   const bool v1908 = v1906 && v1907;
   if (v1908) {
@@ -1771,11 +1771,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1920 = v1919 + v1905;
     out[v1920] = v1917;
   }
-  const uint v1921 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1921 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1923 = v347 + v1921;
-  const uint v1924 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1924 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1926 = v350 + v1924;
-  const bool v1927 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1927 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1928 = v1926 < v1;
   const bool v1929 = v1927 && v1928;
   if (v1929) {
@@ -1790,11 +1790,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1941 = v1940 + v1926;
     out[v1941] = v1938;
   }
-  const uint v1942 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1942 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1944 = v347 + v1942;
-  const uint v1945 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1945 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1947 = v350 + v1945;
-  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -1809,11 +1809,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1962 = v1961 + v1947;
     out[v1962] = v1959;
   }
-  const uint v1963 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1963 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1965 = v347 + v1963;
-  const uint v1966 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1966 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1968 = v350 + v1966;
-  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1970 = v1968 < v1;
   const bool v1971 = v1969 && v1970;
   if (v1971) {
@@ -1828,11 +1828,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v1983 = v1982 + v1968;
     out[v1983] = v1980;
   }
-  const uint v1984 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1984 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1986 = v347 + v1984;
-  const uint v1987 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1987 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1989 = v350 + v1987;
-  const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1991 = v1989 < v1;
   const bool v1992 = v1990 && v1991;
   if (v1992) {
@@ -1847,11 +1847,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2004 = v2003 + v1989;
     out[v2004] = v2001;
   }
-  const uint v2005 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2005 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2007 = v347 + v2005;
-  const uint v2008 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2008 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2010 = v350 + v2008;
-  const bool v2011 = v2007 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2011 = v2007 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2012 = v2010 < v1;
   const bool v2013 = v2011 && v2012;
   if (v2013) {
@@ -1866,11 +1866,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2025 = v2024 + v2010;
     out[v2025] = v2022;
   }
-  const uint v2026 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2026 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2028 = v347 + v2026;
-  const uint v2029 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2029 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2031 = v350 + v2029;
-  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -1885,11 +1885,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2046 = v2045 + v2031;
     out[v2046] = v2043;
   }
-  const uint v2047 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2047 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2049 = v347 + v2047;
-  const uint v2050 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2050 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2052 = v350 + v2050;
-  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2054 = v2052 < v1;
   const bool v2055 = v2053 && v2054;
   if (v2055) {
@@ -1904,11 +1904,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2067 = v2066 + v2052;
     out[v2067] = v2064;
   }
-  const uint v2068 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2068 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2070 = v347 + v2068;
-  const uint v2071 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2071 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2073 = v350 + v2071;
-  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
@@ -1923,11 +1923,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2088 = v2087 + v2073;
     out[v2088] = v2085;
   }
-  const uint v2089 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2089 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2091 = v347 + v2089;
-  const uint v2092 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2092 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2094 = v350 + v2092;
-  const bool v2095 = v2091 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2095 = v2091 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2096 = v2094 < v1;
   const bool v2097 = v2095 && v2096;
   if (v2097) {
@@ -1942,11 +1942,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2109 = v2108 + v2094;
     out[v2109] = v2106;
   }
-  const uint v2110 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2110 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2112 = v347 + v2110;
-  const uint v2113 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2113 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2115 = v350 + v2113;
-  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -1961,11 +1961,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2130 = v2129 + v2115;
     out[v2130] = v2127;
   }
-  const uint v2131 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2131 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2133 = v347 + v2131;
-  const uint v2134 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2134 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2136 = v350 + v2134;
-  const bool v2137 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2137 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2138 = v2136 < v1;
   const bool v2139 = v2137 && v2138;
   if (v2139) {
@@ -1980,11 +1980,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2151 = v2150 + v2136;
     out[v2151] = v2148;
   }
-  const uint v2152 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2152 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2154 = v347 + v2152;
-  const uint v2155 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2155 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2157 = v350 + v2155;
-  const bool v2158 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2158 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2159 = v2157 < v1;
   const bool v2160 = v2158 && v2159;
   if (v2160) {
@@ -1999,11 +1999,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2172 = v2171 + v2157;
     out[v2172] = v2169;
   }
-  const uint v2173 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2173 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2175 = v347 + v2173;
-  const uint v2176 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2176 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2178 = v350 + v2176;
-  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2180 = v2178 < v1;
   const bool v2181 = v2179 && v2180;
   if (v2181) {
@@ -2018,11 +2018,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2193 = v2192 + v2178;
     out[v2193] = v2190;
   }
-  const uint v2194 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2194 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2196 = v347 + v2194;
-  const uint v2197 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2197 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2199 = v350 + v2197;
-  const bool v2200 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2200 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2201 = v2199 < v1;
   const bool v2202 = v2200 && v2201;
   if (v2202) {
@@ -2037,11 +2037,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2214 = v2213 + v2199;
     out[v2214] = v2211;
   }
-  const uint v2215 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2215 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2217 = v347 + v2215;
-  const uint v2218 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2218 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2220 = v350 + v2218;
-  const bool v2221 = v2217 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2221 = v2217 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2222 = v2220 < v1;
   const bool v2223 = v2221 && v2222;
   if (v2223) {
@@ -2056,11 +2056,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2235 = v2234 + v2220;
     out[v2235] = v2232;
   }
-  const uint v2236 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2236 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2238 = v347 + v2236;
-  const uint v2239 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2239 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2241 = v350 + v2239;
-  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -2075,11 +2075,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2256 = v2255 + v2241;
     out[v2256] = v2253;
   }
-  const uint v2257 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2257 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2259 = v347 + v2257;
-  const uint v2260 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2260 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2262 = v350 + v2260;
-  const bool v2263 = v2259 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2263 = v2259 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2264 = v2262 < v1;
   const bool v2265 = v2263 && v2264;
   if (v2265) {
@@ -2094,11 +2094,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2277 = v2276 + v2262;
     out[v2277] = v2274;
   }
-  const uint v2278 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2278 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2280 = v347 + v2278;
-  const uint v2281 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2281 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2283 = v350 + v2281;
-  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2285 = v2283 < v1;
   const bool v2286 = v2284 && v2285;
   if (v2286) {
@@ -2113,11 +2113,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2298 = v2297 + v2283;
     out[v2298] = v2295;
   }
-  const uint v2299 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2299 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2301 = v347 + v2299;
-  const uint v2302 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2302 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2304 = v350 + v2302;
-  const bool v2305 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2305 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2306 = v2304 < v1;
   const bool v2307 = v2305 && v2306;
   if (v2307) {
@@ -2132,11 +2132,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2319 = v2318 + v2304;
     out[v2319] = v2316;
   }
-  const uint v2320 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2320 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2322 = v347 + v2320;
-  const uint v2323 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2323 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2325 = v350 + v2323;
-  const bool v2326 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2326 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2327 = v2325 < v1;
   const bool v2328 = v2326 && v2327;
   if (v2328) {
@@ -2151,11 +2151,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2340 = v2339 + v2325;
     out[v2340] = v2337;
   }
-  const uint v2341 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2341 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2343 = v347 + v2341;
-  const uint v2344 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2344 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2346 = v350 + v2344;
-  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2348 = v2346 < v1;
   const bool v2349 = v2347 && v2348;
   if (v2349) {
@@ -2170,11 +2170,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2361 = v2360 + v2346;
     out[v2361] = v2358;
   }
-  const uint v2362 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2362 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2364 = v347 + v2362;
-  const uint v2365 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2365 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2367 = v350 + v2365;
-  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2369 = v2367 < v1;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -2189,11 +2189,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2382 = v2381 + v2367;
     out[v2382] = v2379;
   }
-  const uint v2383 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2383 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2385 = v347 + v2383;
-  const uint v2386 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2386 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2388 = v350 + v2386;
-  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2390 = v2388 < v1;
   const bool v2391 = v2389 && v2390;
   if (v2391) {
@@ -2208,11 +2208,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2403 = v2402 + v2388;
     out[v2403] = v2400;
   }
-  const uint v2404 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2404 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2406 = v347 + v2404;
-  const uint v2407 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2407 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2409 = v350 + v2407;
-  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2411 = v2409 < v1;
   const bool v2412 = v2410 && v2411;
   if (v2412) {
@@ -2227,11 +2227,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2424 = v2423 + v2409;
     out[v2424] = v2421;
   }
-  const uint v2425 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2425 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2427 = v347 + v2425;
-  const uint v2428 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2428 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2430 = v350 + v2428;
-  const bool v2431 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2431 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2432 = v2430 < v1;
   const bool v2433 = v2431 && v2432;
   if (v2433) {
@@ -2246,11 +2246,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2445 = v2444 + v2430;
     out[v2445] = v2442;
   }
-  const uint v2446 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2446 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2448 = v347 + v2446;
-  const uint v2449 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2449 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2451 = v350 + v2449;
-  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2453 = v2451 < v1;
   const bool v2454 = v2452 && v2453;
   if (v2454) {
@@ -2265,11 +2265,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2466 = v2465 + v2451;
     out[v2466] = v2463;
   }
-  const uint v2467 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2467 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2469 = v347 + v2467;
-  const uint v2470 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2470 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2472 = v350 + v2470;
-  const bool v2473 = v2469 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2473 = v2469 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2474 = v2472 < v1;
   const bool v2475 = v2473 && v2474;
   if (v2475) {
@@ -2284,11 +2284,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2487 = v2486 + v2472;
     out[v2487] = v2484;
   }
-  const uint v2488 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2488 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2490 = v347 + v2488;
-  const uint v2491 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2491 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2493 = v350 + v2491;
-  const bool v2494 = v2490 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2494 = v2490 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2495 = v2493 < v1;
   const bool v2496 = v2494 && v2495;
   if (v2496) {
@@ -2303,11 +2303,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2508 = v2507 + v2493;
     out[v2508] = v2505;
   }
-  const uint v2509 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2509 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2511 = v347 + v2509;
-  const uint v2512 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2512 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2514 = v350 + v2512;
-  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2516 = v2514 < v1;
   const bool v2517 = v2515 && v2516;
   if (v2517) {
@@ -2322,11 +2322,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2529 = v2528 + v2514;
     out[v2529] = v2526;
   }
-  const uint v2530 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2530 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2532 = v347 + v2530;
-  const uint v2533 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2533 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2535 = v350 + v2533;
-  const bool v2536 = v2532 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2536 = v2532 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2537 = v2535 < v1;
   const bool v2538 = v2536 && v2537;
   if (v2538) {
@@ -2341,11 +2341,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2550 = v2549 + v2535;
     out[v2550] = v2547;
   }
-  const uint v2551 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2551 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2553 = v347 + v2551;
-  const uint v2554 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2554 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2556 = v350 + v2554;
-  const bool v2557 = v2553 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2557 = v2553 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2558 = v2556 < v1;
   const bool v2559 = v2557 && v2558;
   if (v2559) {
@@ -2360,11 +2360,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2571 = v2570 + v2556;
     out[v2571] = v2568;
   }
-  const uint v2572 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2572 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2574 = v347 + v2572;
-  const uint v2575 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2575 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2577 = v350 + v2575;
-  const bool v2578 = v2574 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2578 = v2574 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2579 = v2577 < v1;
   const bool v2580 = v2578 && v2579;
   if (v2580) {
@@ -2379,11 +2379,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2592 = v2591 + v2577;
     out[v2592] = v2589;
   }
-  const uint v2593 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2593 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2595 = v347 + v2593;
-  const uint v2596 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2596 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2598 = v350 + v2596;
-  const bool v2599 = v2595 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2599 = v2595 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2600 = v2598 < v1;
   const bool v2601 = v2599 && v2600;
   if (v2601) {
@@ -2398,11 +2398,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2613 = v2612 + v2598;
     out[v2613] = v2610;
   }
-  const uint v2614 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2614 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2616 = v347 + v2614;
-  const uint v2617 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2617 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2619 = v350 + v2617;
-  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2621 = v2619 < v1;
   const bool v2622 = v2620 && v2621;
   if (v2622) {
@@ -2417,11 +2417,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2634 = v2633 + v2619;
     out[v2634] = v2631;
   }
-  const uint v2635 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2635 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2637 = v347 + v2635;
-  const uint v2638 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2638 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2640 = v350 + v2638;
-  const bool v2641 = v2637 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2641 = v2637 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2642 = v2640 < v1;
   const bool v2643 = v2641 && v2642;
   if (v2643) {
@@ -2436,11 +2436,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2655 = v2654 + v2640;
     out[v2655] = v2652;
   }
-  const uint v2656 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2656 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2658 = v347 + v2656;
-  const uint v2659 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2659 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2661 = v350 + v2659;
-  const bool v2662 = v2658 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2662 = v2658 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2663 = v2661 < v1;
   const bool v2664 = v2662 && v2663;
   if (v2664) {
@@ -2455,11 +2455,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2676 = v2675 + v2661;
     out[v2676] = v2673;
   }
-  const uint v2677 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2677 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2679 = v347 + v2677;
-  const uint v2680 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2680 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2682 = v350 + v2680;
-  const bool v2683 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2683 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2684 = v2682 < v1;
   const bool v2685 = v2683 && v2684;
   if (v2685) {
@@ -2474,11 +2474,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2697 = v2696 + v2682;
     out[v2697] = v2694;
   }
-  const uint v2698 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2698 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2700 = v347 + v2698;
-  const uint v2701 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2701 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2703 = v350 + v2701;
-  const bool v2704 = v2700 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2704 = v2700 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2705 = v2703 < v1;
   const bool v2706 = v2704 && v2705;
   if (v2706) {
@@ -2493,11 +2493,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2718 = v2717 + v2703;
     out[v2718] = v2715;
   }
-  const uint v2719 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2719 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2721 = v347 + v2719;
-  const uint v2722 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2722 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2724 = v350 + v2722;
-  const bool v2725 = v2721 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2725 = v2721 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2726 = v2724 < v1;
   const bool v2727 = v2725 && v2726;
   if (v2727) {
@@ -2512,11 +2512,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2739 = v2738 + v2724;
     out[v2739] = v2736;
   }
-  const uint v2740 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2740 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2742 = v347 + v2740;
-  const uint v2743 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2743 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2745 = v350 + v2743;
-  const bool v2746 = v2742 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2746 = v2742 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2747 = v2745 < v1;
   const bool v2748 = v2746 && v2747;
   if (v2748) {
@@ -2531,11 +2531,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2760 = v2759 + v2745;
     out[v2760] = v2757;
   }
-  const uint v2761 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2761 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2763 = v347 + v2761;
-  const uint v2764 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2764 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2766 = v350 + v2764;
-  const bool v2767 = v2763 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2767 = v2763 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2768 = v2766 < v1;
   const bool v2769 = v2767 && v2768;
   if (v2769) {
@@ -2550,11 +2550,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2781 = v2780 + v2766;
     out[v2781] = v2778;
   }
-  const uint v2782 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2782 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2784 = v347 + v2782;
-  const uint v2785 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2785 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2787 = v350 + v2785;
-  const bool v2788 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2788 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2789 = v2787 < v1;
   const bool v2790 = v2788 && v2789;
   if (v2790) {
@@ -2569,11 +2569,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2802 = v2801 + v2787;
     out[v2802] = v2799;
   }
-  const uint v2803 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2803 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2805 = v347 + v2803;
-  const uint v2806 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2806 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2808 = v350 + v2806;
-  const bool v2809 = v2805 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2809 = v2805 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2810 = v2808 < v1;
   const bool v2811 = v2809 && v2810;
   if (v2811) {
@@ -2588,11 +2588,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2823 = v2822 + v2808;
     out[v2823] = v2820;
   }
-  const uint v2824 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2824 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2826 = v347 + v2824;
-  const uint v2827 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2827 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2829 = v350 + v2827;
-  const bool v2830 = v2826 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2830 = v2826 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2831 = v2829 < v1;
   const bool v2832 = v2830 && v2831;
   if (v2832) {
@@ -2607,11 +2607,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2844 = v2843 + v2829;
     out[v2844] = v2841;
   }
-  const uint v2845 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2845 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2847 = v347 + v2845;
-  const uint v2848 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2848 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2850 = v350 + v2848;
-  const bool v2851 = v2847 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2851 = v2847 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2852 = v2850 < v1;
   const bool v2853 = v2851 && v2852;
   if (v2853) {
@@ -2626,11 +2626,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2865 = v2864 + v2850;
     out[v2865] = v2862;
   }
-  const uint v2866 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2866 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2868 = v347 + v2866;
-  const uint v2869 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2869 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2871 = v350 + v2869;
-  const bool v2872 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2872 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2873 = v2871 < v1;
   const bool v2874 = v2872 && v2873;
   if (v2874) {
@@ -2645,11 +2645,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2886 = v2885 + v2871;
     out[v2886] = v2883;
   }
-  const uint v2887 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2887 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2889 = v347 + v2887;
-  const uint v2890 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2890 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2892 = v350 + v2890;
-  const bool v2893 = v2889 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2893 = v2889 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2894 = v2892 < v1;
   const bool v2895 = v2893 && v2894;
   if (v2895) {
@@ -2664,11 +2664,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2907 = v2906 + v2892;
     out[v2907] = v2904;
   }
-  const uint v2908 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2908 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2910 = v347 + v2908;
-  const uint v2911 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2911 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2913 = v350 + v2911;
-  const bool v2914 = v2910 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2914 = v2910 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2915 = v2913 < v1;
   const bool v2916 = v2914 && v2915;
   if (v2916) {
@@ -2683,11 +2683,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2928 = v2927 + v2913;
     out[v2928] = v2925;
   }
-  const uint v2929 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2929 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2931 = v347 + v2929;
-  const uint v2932 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2932 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2934 = v350 + v2932;
-  const bool v2935 = v2931 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2935 = v2931 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2936 = v2934 < v1;
   const bool v2937 = v2935 && v2936;
   if (v2937) {
@@ -2702,11 +2702,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2949 = v2948 + v2934;
     out[v2949] = v2946;
   }
-  const uint v2950 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2950 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2952 = v347 + v2950;
-  const uint v2953 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2953 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2955 = v350 + v2953;
-  const bool v2956 = v2952 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2956 = v2952 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2957 = v2955 < v1;
   const bool v2958 = v2956 && v2957;
   if (v2958) {
@@ -2721,11 +2721,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2970 = v2969 + v2955;
     out[v2970] = v2967;
   }
-  const uint v2971 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2971 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2973 = v347 + v2971;
-  const uint v2974 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2974 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2976 = v350 + v2974;
-  const bool v2977 = v2973 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2977 = v2973 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2978 = v2976 < v1;
   const bool v2979 = v2977 && v2978;
   if (v2979) {
@@ -2740,11 +2740,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v2991 = v2990 + v2976;
     out[v2991] = v2988;
   }
-  const uint v2992 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2992 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2994 = v347 + v2992;
-  const uint v2995 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2995 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2997 = v350 + v2995;
-  const bool v2998 = v2994 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2998 = v2994 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2999 = v2997 < v1;
   const bool v3000 = v2998 && v2999;
   if (v3000) {
@@ -2759,11 +2759,11 @@ kernel void iron_gemm_bias_kn_silu_f32(
     const uint v3012 = v3011 + v2997;
     out[v3012] = v3009;
   }
-  const uint v3013 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3013 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3015 = v347 + v3013;
-  const uint v3016 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3016 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3018 = v350 + v3016;
-  const bool v3019 = v3015 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3019 = v3015 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3020 = v3018 < v1;
   const bool v3021 = v3019 && v3020;
   if (v3021) {

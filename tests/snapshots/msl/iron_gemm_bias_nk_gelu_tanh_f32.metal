@@ -86,189 +86,189 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
   const uint v8 = iron_gid.y;
   const uint v9 = v8 * v6;
   const uint v10 = v9 + v7;
-  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:184
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
   const uint v15 = v14 << 3u;
-  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
   const uint v18 = v17 - v15;
   const uint v19 = min(v18, 8u);
-  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:186
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
   const uint v22 = v21 % v19;
   const uint v23 = v15 + v22;
   const uint v24 = v23 << 7u;
-  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:187
+  const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:188
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<float, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v41, float(0.0f));
-  iron_frag<float, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v43, float(0.0f));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;
   if (v62) {
-    const uint v3814 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3817 = v3814 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3820 = v3814 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3814 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3817 = v3814 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3820 = v3814 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3821 = v3820 << 2u;
-    const uint v3822 = v24 + v3817;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3822 = v24 + v3817;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3823 = v3822 < v0;
-    const uint v3828 = v3822 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3834 = v3817 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3839 = v3814 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3841 = v3839 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3844 = v3839 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3828 = v3822 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3834 = v3817 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3839 = v3814 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3841 = v3839 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3844 = v3839 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3845 = v3844 << 2u;
-    const uint v3846 = v24 + v3841;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3846 = v24 + v3841;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3847 = v3846 < v0;
-    const uint v3852 = v3846 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3858 = v3841 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3863 = v3814 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3865 = v3863 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3868 = v3863 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3852 = v3846 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3858 = v3841 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3863 = v3814 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3865 = v3863 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3868 = v3863 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3869 = v3868 << 2u;
-    const uint v3870 = v24 + v3865;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3870 = v24 + v3865;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3871 = v3870 < v0;
-    const uint v3876 = v3870 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3882 = v3865 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3887 = v3814 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3889 = v3887 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3892 = v3887 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3876 = v3870 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3882 = v3865 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3887 = v3814 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3889 = v3887 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3892 = v3887 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3893 = v3892 << 2u;
-    const uint v3894 = v24 + v3889;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3894 = v24 + v3889;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3895 = v3894 < v0;
-    const uint v3900 = v3894 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3906 = v3889 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3920 = v28 + v3817;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3900 = v3894 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3906 = v3889 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3920 = v28 + v3817;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3921 = v3920 < v1;
-    const uint v3926 = v3920 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3944 = v28 + v3841;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3926 = v3920 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3944 = v28 + v3841;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3945 = v3944 < v1;
-    const uint v3950 = v3944 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3968 = v28 + v3865;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3950 = v3944 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3968 = v28 + v3865;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3969 = v3968 < v1;
-    const uint v3974 = v3968 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3992 = v28 + v3889;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3974 = v3968 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3992 = v28 + v3889;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3993 = v3992 < v1;
-    const uint v3998 = v3992 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v4014 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v4020 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v3998 = v3992 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v4014 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v4020 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (uint v3806 = 0u; v3806 < v2; v3806 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (uint v3806 = 0u; v3806 < v2; v3806 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const uint v3808 = v3806 >> 4u;
       const uint v3810 = v3808 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3812 = v3810 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3824 = v3806 + v3821;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3812 = v3810 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v3824 = v3806 + v3821;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3825 = v3824 < v2;
       const bool v3826 = v3823 && v3825;
-      const uint v3830 = v3828 + v3806;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3830 = v3828 + v3806;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3831 = v3830 + v3821;
       const uint v3832 = v3826 ? v3831 : 0u;
-      const uint v3835 = v3812 + v3834;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3835 = v3812 + v3834;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3836 = v3835 + v3821;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3836 + e] = v3826 ? a[v3832 + e] : float(0);
       }
-      const uint v3848 = v3806 + v3845;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3848 = v3806 + v3845;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3849 = v3848 < v2;
       const bool v3850 = v3847 && v3849;
-      const uint v3854 = v3852 + v3806;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3854 = v3852 + v3806;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3855 = v3854 + v3845;
       const uint v3856 = v3850 ? v3855 : 0u;
-      const uint v3859 = v3812 + v3858;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3859 = v3812 + v3858;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3860 = v3859 + v3845;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3860 + e] = v3850 ? a[v3856 + e] : float(0);
       }
-      const uint v3872 = v3806 + v3869;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3872 = v3806 + v3869;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3873 = v3872 < v2;
       const bool v3874 = v3871 && v3873;
-      const uint v3878 = v3876 + v3806;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3878 = v3876 + v3806;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3879 = v3878 + v3869;
       const uint v3880 = v3874 ? v3879 : 0u;
-      const uint v3883 = v3812 + v3882;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3883 = v3812 + v3882;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3884 = v3883 + v3869;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3884 + e] = v3874 ? a[v3880 + e] : float(0);
       }
-      const uint v3896 = v3806 + v3893;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3896 = v3806 + v3893;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3897 = v3896 < v2;
       const bool v3898 = v3895 && v3897;
-      const uint v3902 = v3900 + v3806;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3902 = v3900 + v3806;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3903 = v3902 + v3893;
       const uint v3904 = v3898 ? v3903 : 0u;
-      const uint v3907 = v3812 + v3906;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3907 = v3812 + v3906;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3908 = v3907 + v3893;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3908 + e] = v3898 ? a[v3904 + e] : float(0);
       }
-      const bool v3924 = v3921 && v3825;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3928 = v3926 + v3806;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3924 = v3921 && v3825;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3928 = v3926 + v3806;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3929 = v3928 + v3821;
       const uint v3930 = v3924 ? v3929 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v3836 + e] = v3924 ? b[v3930 + e] : float(0);
       }
-      const bool v3948 = v3945 && v3849;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3952 = v3950 + v3806;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3948 = v3945 && v3849;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3952 = v3950 + v3806;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3953 = v3952 + v3845;
       const uint v3954 = v3948 ? v3953 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v3860 + e] = v3948 ? b[v3954 + e] : float(0);
       }
-      const bool v3972 = v3969 && v3873;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3976 = v3974 + v3806;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3972 = v3969 && v3873;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3976 = v3974 + v3806;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3977 = v3976 + v3869;
       const uint v3978 = v3972 ? v3977 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v3884 + e] = v3972 ? b[v3978 + e] : float(0);
       }
-      const bool v3996 = v3993 && v3897;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4000 = v3998 + v3806;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3996 = v3993 && v3897;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v4000 = v3998 + v3806;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v4001 = v4000 + v3893;
       const uint v4002 = v3996 ? v4001 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v3908 + e] = v3996 ? b[v4002 + e] : float(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4015 = v3812 + v4014;  // kernels/gemm/gemm_tiles.hpp:199
+      const uint v4015 = v3812 + v4014;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load<false>(v41, shm0, long(v4015), long(20u));
-      const uint v4021 = v3812 + v4020;  // kernels/gemm/gemm_tiles.hpp:203
+      const uint v4021 = v3812 + v4020;  // kernels/gemm/gemm_tiles.hpp:210
       iron_frag_load<true>(v43, shm1, long(v4021), long(20u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
   } else {
-    const uint v284 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v284 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v285 = iron_tid.x;
-    const uint v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (uint v283 = 0u; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v292 = v24 + v289;  // kernels/gemm/gemm_tiles.hpp:95
+    for (uint v283 = 0u; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (uint v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v292 = v24 + v289;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v293 = v292 < v0;
         const uint v294 = v283 + v291;
         const bool v295 = v294 < v2;
         const bool v296 = v293 && v295;
         if (v296) {
-          const uint v298 = v292 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v298 = v292 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v300 = v298 + v283;
           const uint v301 = v300 + v291;
           const float v302 = a[v301];
@@ -276,22 +276,22 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
           const uint v305 = v304 + v291;
           shm0[v305] = v302;
         } else {
-          const uint v307 = v289 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v307 = v289 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v308 = v307 + v291;
           shm0[v308] = 0.0f;
         }
       }
 
-      for (uint v313 = v285; v313 < 2048u; v313 += v284) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v315 = v313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v317 = v313 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v318 = v28 + v315;  // kernels/gemm/gemm_tiles.hpp:95
+      for (uint v313 = v285; v313 < 2048u; v313 += v284) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v315 = v313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v317 = v313 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v318 = v28 + v315;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v319 = v318 < v1;
         const uint v320 = v283 + v317;
         const bool v321 = v320 < v2;
         const bool v322 = v319 && v321;
         if (v322) {
-          const uint v324 = v318 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v324 = v318 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v326 = v324 + v283;
           const uint v327 = v326 + v317;
           const float v328 = b[v327];
@@ -299,25 +299,25 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
           const uint v331 = v330 + v317;
           shm1[v331] = v328;
         } else {
-          const uint v333 = v315 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v333 = v315 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v334 = v333 + v317;
           shm1[v334] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v41, shm0, long(v341), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<true>(v43, shm1, long(v347), long(20u));  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load<false>(v41, shm0, long(v341), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load<true>(v43, shm1, long(v347), long(20u));  // kernels/gemm/gemm_tiles.hpp:210
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const uint v350 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v350 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v351 = v24 + v33;
   const uint v352 = v351 + v350;
-  const uint v353 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v353 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v354 = v28 + v37;
   const uint v355 = v354 + v353;
-  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v357 = v355 < v1;
   const bool v358 = v356 && v357;
   if (v358) {
@@ -336,11 +336,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v376 = v375 + v355;
     out[v376] = v373;
   }
-  const uint v377 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v377 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v379 = v351 + v377;
-  const uint v380 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v380 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v382 = v354 + v380;
-  const bool v383 = v379 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v383 = v379 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v384 = v382 < v1;
   const bool v385 = v383 && v384;
   if (v385) {
@@ -359,11 +359,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v403 = v402 + v382;
     out[v403] = v400;
   }
-  const uint v404 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v404 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v406 = v351 + v404;
-  const uint v407 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v407 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v409 = v354 + v407;
-  const bool v410 = v406 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v410 = v406 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v411 = v409 < v1;
   const bool v412 = v410 && v411;
   if (v412) {
@@ -382,11 +382,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v430 = v429 + v409;
     out[v430] = v427;
   }
-  const uint v431 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v431 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v433 = v351 + v431;
-  const uint v434 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v434 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v436 = v354 + v434;
-  const bool v437 = v433 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v437 = v433 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v438 = v436 < v1;
   const bool v439 = v437 && v438;
   if (v439) {
@@ -405,11 +405,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v457 = v456 + v436;
     out[v457] = v454;
   }
-  const uint v458 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v458 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v460 = v351 + v458;
-  const uint v461 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v461 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v463 = v354 + v461;
-  const bool v464 = v460 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v464 = v460 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v465 = v463 < v1;
   const bool v466 = v464 && v465;
   if (v466) {
@@ -428,11 +428,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v484 = v483 + v463;
     out[v484] = v481;
   }
-  const uint v485 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v485 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v487 = v351 + v485;
-  const uint v488 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v488 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v490 = v354 + v488;
-  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v491 = v487 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v492 = v490 < v1;
   const bool v493 = v491 && v492;
   if (v493) {
@@ -451,11 +451,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v511 = v510 + v490;
     out[v511] = v508;
   }
-  const uint v512 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v512 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v514 = v351 + v512;
-  const uint v515 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v515 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v517 = v354 + v515;
-  const bool v518 = v514 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v518 = v514 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v519 = v517 < v1;
   const bool v520 = v518 && v519;
   if (v520) {
@@ -474,11 +474,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v538 = v537 + v517;
     out[v538] = v535;
   }
-  const uint v539 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v539 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v541 = v351 + v539;
-  const uint v542 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v542 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v544 = v354 + v542;
-  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v546 = v544 < v1;
   const bool v547 = v545 && v546;
   if (v547) {
@@ -497,11 +497,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v565 = v564 + v544;
     out[v565] = v562;
   }
-  const uint v566 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v566 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v568 = v351 + v566;
-  const uint v569 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v569 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v571 = v354 + v569;
-  const bool v572 = v568 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v572 = v568 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v573 = v571 < v1;
   const bool v574 = v572 && v573;
   if (v574) {
@@ -520,11 +520,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v592 = v591 + v571;
     out[v592] = v589;
   }
-  const uint v593 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v593 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v595 = v351 + v593;
-  const uint v596 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v596 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v598 = v354 + v596;
-  const bool v599 = v595 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v599 = v595 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v600 = v598 < v1;
   const bool v601 = v599 && v600;
   if (v601) {
@@ -543,11 +543,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v619 = v618 + v598;
     out[v619] = v616;
   }
-  const uint v620 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v620 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v622 = v351 + v620;
-  const uint v623 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v623 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v625 = v354 + v623;
-  const bool v626 = v622 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v626 = v622 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v627 = v625 < v1;
   const bool v628 = v626 && v627;
   if (v628) {
@@ -566,11 +566,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v646 = v645 + v625;
     out[v646] = v643;
   }
-  const uint v647 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v647 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v649 = v351 + v647;
-  const uint v650 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v650 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v652 = v354 + v650;
-  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v653 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v654 = v652 < v1;
   const bool v655 = v653 && v654;
   if (v655) {
@@ -589,11 +589,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v673 = v672 + v652;
     out[v673] = v670;
   }
-  const uint v674 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v674 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v676 = v351 + v674;
-  const uint v677 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v677 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v679 = v354 + v677;
-  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v681 = v679 < v1;
   const bool v682 = v680 && v681;
   if (v682) {
@@ -612,11 +612,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v700 = v699 + v679;
     out[v700] = v697;
   }
-  const uint v701 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v701 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v703 = v351 + v701;
-  const uint v704 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v704 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v706 = v354 + v704;
-  const bool v707 = v703 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v707 = v703 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v708 = v706 < v1;
   const bool v709 = v707 && v708;
   if (v709) {
@@ -635,11 +635,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v727 = v726 + v706;
     out[v727] = v724;
   }
-  const uint v728 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v728 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v730 = v351 + v728;
-  const uint v731 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v731 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v733 = v354 + v731;
-  const bool v734 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v734 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v735 = v733 < v1;
   const bool v736 = v734 && v735;
   if (v736) {
@@ -658,11 +658,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v754 = v753 + v733;
     out[v754] = v751;
   }
-  const uint v755 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v755 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v757 = v351 + v755;
-  const uint v758 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v758 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v760 = v354 + v758;
-  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v761 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v762 = v760 < v1;
   const bool v763 = v761 && v762;
   if (v763) {
@@ -681,11 +681,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v781 = v780 + v760;
     out[v781] = v778;
   }
-  const uint v782 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v782 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v784 = v351 + v782;
-  const uint v785 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v785 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v787 = v354 + v785;
-  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v789 = v787 < v1;
   const bool v790 = v788 && v789;
   if (v790) {
@@ -704,11 +704,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v808 = v807 + v787;
     out[v808] = v805;
   }
-  const uint v809 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v809 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v811 = v351 + v809;
-  const uint v812 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v812 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v814 = v354 + v812;
-  const bool v815 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v815 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v816 = v814 < v1;
   const bool v817 = v815 && v816;
   if (v817) {
@@ -727,11 +727,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v835 = v834 + v814;
     out[v835] = v832;
   }
-  const uint v836 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v836 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v838 = v351 + v836;
-  const uint v839 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v839 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v841 = v354 + v839;
-  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v843 = v841 < v1;
   const bool v844 = v842 && v843;
   if (v844) {
@@ -750,11 +750,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v862 = v861 + v841;
     out[v862] = v859;
   }
-  const uint v863 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v863 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v865 = v351 + v863;
-  const uint v866 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v866 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v868 = v354 + v866;
-  const bool v869 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v869 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v870 = v868 < v1;
   const bool v871 = v869 && v870;
   if (v871) {
@@ -773,11 +773,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v889 = v888 + v868;
     out[v889] = v886;
   }
-  const uint v890 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v890 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v892 = v351 + v890;
-  const uint v893 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v893 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v895 = v354 + v893;
-  const bool v896 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v896 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v897 = v895 < v1;
   const bool v898 = v896 && v897;
   if (v898) {
@@ -796,11 +796,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v916 = v915 + v895;
     out[v916] = v913;
   }
-  const uint v917 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v917 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v919 = v351 + v917;
-  const uint v920 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v920 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v922 = v354 + v920;
-  const bool v923 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v923 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v924 = v922 < v1;
   const bool v925 = v923 && v924;
   if (v925) {
@@ -819,11 +819,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v943 = v942 + v922;
     out[v943] = v940;
   }
-  const uint v944 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v944 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v946 = v351 + v944;
-  const uint v947 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v947 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v949 = v354 + v947;
-  const bool v950 = v946 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v950 = v946 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v951 = v949 < v1;
   const bool v952 = v950 && v951;
   if (v952) {
@@ -842,11 +842,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v970 = v969 + v949;
     out[v970] = v967;
   }
-  const uint v971 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v971 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v973 = v351 + v971;
-  const uint v974 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v974 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v976 = v354 + v974;
-  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v977 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v978 = v976 < v1;
   const bool v979 = v977 && v978;
   if (v979) {
@@ -865,11 +865,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v997 = v996 + v976;
     out[v997] = v994;
   }
-  const uint v998 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v998 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1000 = v351 + v998;
-  const uint v1001 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1001 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1003 = v354 + v1001;
-  const bool v1004 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1004 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1005 = v1003 < v1;
   const bool v1006 = v1004 && v1005;
   if (v1006) {
@@ -888,11 +888,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1024 = v1023 + v1003;
     out[v1024] = v1021;
   }
-  const uint v1025 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1025 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1027 = v351 + v1025;
-  const uint v1028 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1028 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1030 = v354 + v1028;
-  const bool v1031 = v1027 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1031 = v1027 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1032 = v1030 < v1;
   const bool v1033 = v1031 && v1032;
   if (v1033) {
@@ -911,11 +911,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1051 = v1050 + v1030;
     out[v1051] = v1048;
   }
-  const uint v1052 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1052 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1054 = v351 + v1052;
-  const uint v1055 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1055 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1057 = v354 + v1055;
-  const bool v1058 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1058 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1059 = v1057 < v1;
   const bool v1060 = v1058 && v1059;
   if (v1060) {
@@ -934,11 +934,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1078 = v1077 + v1057;
     out[v1078] = v1075;
   }
-  const uint v1079 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1079 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1081 = v351 + v1079;
-  const uint v1082 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1082 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1084 = v354 + v1082;
-  const bool v1085 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1085 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1086 = v1084 < v1;
   const bool v1087 = v1085 && v1086;
   if (v1087) {
@@ -957,11 +957,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1105 = v1104 + v1084;
     out[v1105] = v1102;
   }
-  const uint v1106 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1106 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1108 = v351 + v1106;
-  const uint v1109 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1109 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1111 = v354 + v1109;
-  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1113 = v1111 < v1;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
@@ -980,11 +980,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1132 = v1131 + v1111;
     out[v1132] = v1129;
   }
-  const uint v1133 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1133 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1135 = v351 + v1133;
-  const uint v1136 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1136 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1138 = v354 + v1136;
-  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1140 = v1138 < v1;
   const bool v1141 = v1139 && v1140;
   if (v1141) {
@@ -1003,11 +1003,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1159 = v1158 + v1138;
     out[v1159] = v1156;
   }
-  const uint v1160 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1160 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1162 = v351 + v1160;
-  const uint v1163 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1163 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1165 = v354 + v1163;
-  const bool v1166 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1166 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1167 = v1165 < v1;
   const bool v1168 = v1166 && v1167;
   if (v1168) {
@@ -1026,11 +1026,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1186 = v1185 + v1165;
     out[v1186] = v1183;
   }
-  const uint v1187 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1187 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1189 = v351 + v1187;
-  const uint v1190 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1190 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1192 = v354 + v1190;
-  const bool v1193 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1193 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1194 = v1192 < v1;
   const bool v1195 = v1193 && v1194;
   if (v1195) {
@@ -1049,11 +1049,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1213 = v1212 + v1192;
     out[v1213] = v1210;
   }
-  const uint v1214 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1214 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1216 = v351 + v1214;
-  const uint v1217 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1217 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1219 = v354 + v1217;
-  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1072,11 +1072,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1240 = v1239 + v1219;
     out[v1240] = v1237;
   }
-  const uint v1241 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1241 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1243 = v351 + v1241;
-  const uint v1244 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1244 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1246 = v354 + v1244;
-  const bool v1247 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1247 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1248 = v1246 < v1;
   const bool v1249 = v1247 && v1248;
   if (v1249) {
@@ -1095,11 +1095,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1267 = v1266 + v1246;
     out[v1267] = v1264;
   }
-  const uint v1268 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1268 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1270 = v351 + v1268;
-  const uint v1271 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1271 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1273 = v354 + v1271;
-  const bool v1274 = v1270 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1274 = v1270 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1275 = v1273 < v1;
   const bool v1276 = v1274 && v1275;
   if (v1276) {
@@ -1118,11 +1118,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1294 = v1293 + v1273;
     out[v1294] = v1291;
   }
-  const uint v1295 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1295 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1297 = v351 + v1295;
-  const uint v1298 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1298 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1300 = v354 + v1298;
-  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1302 = v1300 < v1;
   const bool v1303 = v1301 && v1302;
   if (v1303) {
@@ -1141,11 +1141,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1321 = v1320 + v1300;
     out[v1321] = v1318;
   }
-  const uint v1322 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1322 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1324 = v351 + v1322;
-  const uint v1325 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1325 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1327 = v354 + v1325;
-  const bool v1328 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1328 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1329 = v1327 < v1;
   const bool v1330 = v1328 && v1329;
   if (v1330) {
@@ -1164,11 +1164,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1348 = v1347 + v1327;
     out[v1348] = v1345;
   }
-  const uint v1349 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1349 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1351 = v351 + v1349;
-  const uint v1352 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1352 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1354 = v354 + v1352;
-  const bool v1355 = v1351 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1355 = v1351 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1356 = v1354 < v1;
   const bool v1357 = v1355 && v1356;
   if (v1357) {
@@ -1187,11 +1187,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1375 = v1374 + v1354;
     out[v1375] = v1372;
   }
-  const uint v1376 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1376 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1378 = v351 + v1376;
-  const uint v1379 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1379 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1381 = v354 + v1379;
-  const bool v1382 = v1378 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1382 = v1378 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1383 = v1381 < v1;
   const bool v1384 = v1382 && v1383;
   if (v1384) {
@@ -1210,11 +1210,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1402 = v1401 + v1381;
     out[v1402] = v1399;
   }
-  const uint v1403 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1403 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1405 = v351 + v1403;
-  const uint v1406 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1406 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1408 = v354 + v1406;
-  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1410 = v1408 < v1;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
@@ -1233,11 +1233,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1429 = v1428 + v1408;
     out[v1429] = v1426;
   }
-  const uint v1430 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1430 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1432 = v351 + v1430;
-  const uint v1433 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1433 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1435 = v354 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1437 = v1435 < v1;
   const bool v1438 = v1436 && v1437;
   if (v1438) {
@@ -1256,11 +1256,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1456 = v1455 + v1435;
     out[v1456] = v1453;
   }
-  const uint v1457 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1457 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1459 = v351 + v1457;
-  const uint v1460 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1460 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1462 = v354 + v1460;
-  const bool v1463 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1463 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1464 = v1462 < v1;
   const bool v1465 = v1463 && v1464;
   if (v1465) {
@@ -1279,11 +1279,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1483 = v1482 + v1462;
     out[v1483] = v1480;
   }
-  const uint v1484 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1484 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1486 = v351 + v1484;
-  const uint v1487 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1487 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1489 = v354 + v1487;
-  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1491 = v1489 < v1;
   const bool v1492 = v1490 && v1491;
   if (v1492) {
@@ -1302,11 +1302,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1510 = v1509 + v1489;
     out[v1510] = v1507;
   }
-  const uint v1511 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1511 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1513 = v351 + v1511;
-  const uint v1514 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1514 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1516 = v354 + v1514;
-  const bool v1517 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1517 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1518 = v1516 < v1;
   const bool v1519 = v1517 && v1518;
   if (v1519) {
@@ -1325,11 +1325,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1537 = v1536 + v1516;
     out[v1537] = v1534;
   }
-  const uint v1538 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1538 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1540 = v351 + v1538;
-  const uint v1541 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1541 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1543 = v354 + v1541;
-  const bool v1544 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1544 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1545 = v1543 < v1;
   const bool v1546 = v1544 && v1545;
   if (v1546) {
@@ -1348,11 +1348,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1564 = v1563 + v1543;
     out[v1564] = v1561;
   }
-  const uint v1565 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1565 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1567 = v351 + v1565;
-  const uint v1568 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1568 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1570 = v354 + v1568;
-  const bool v1571 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1571 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1572 = v1570 < v1;
   const bool v1573 = v1571 && v1572;
   if (v1573) {
@@ -1371,11 +1371,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1591 = v1590 + v1570;
     out[v1591] = v1588;
   }
-  const uint v1592 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1592 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1594 = v351 + v1592;
-  const uint v1595 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1595 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1597 = v354 + v1595;
-  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1599 = v1597 < v1;
   const bool v1600 = v1598 && v1599;
   if (v1600) {
@@ -1394,11 +1394,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1618 = v1617 + v1597;
     out[v1618] = v1615;
   }
-  const uint v1619 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1619 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1621 = v351 + v1619;
-  const uint v1622 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1622 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1624 = v354 + v1622;
-  const bool v1625 = v1621 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1625 = v1621 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1626 = v1624 < v1;
   const bool v1627 = v1625 && v1626;
   if (v1627) {
@@ -1417,11 +1417,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1645 = v1644 + v1624;
     out[v1645] = v1642;
   }
-  const uint v1646 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1646 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1648 = v351 + v1646;
-  const uint v1649 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1649 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1651 = v354 + v1649;
-  const bool v1652 = v1648 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1652 = v1648 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1653 = v1651 < v1;
   const bool v1654 = v1652 && v1653;
   if (v1654) {
@@ -1440,11 +1440,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1672 = v1671 + v1651;
     out[v1672] = v1669;
   }
-  const uint v1673 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1673 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1675 = v351 + v1673;
-  const uint v1676 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1676 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1678 = v354 + v1676;
-  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1680 = v1678 < v1;
   const bool v1681 = v1679 && v1680;
   if (v1681) {
@@ -1463,11 +1463,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1699 = v1698 + v1678;
     out[v1699] = v1696;
   }
-  const uint v1700 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1700 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1702 = v351 + v1700;
-  const uint v1703 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1703 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1705 = v354 + v1703;
-  const bool v1706 = v1702 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1706 = v1702 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1707 = v1705 < v1;
   const bool v1708 = v1706 && v1707;
   if (v1708) {
@@ -1486,11 +1486,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1726 = v1725 + v1705;
     out[v1726] = v1723;
   }
-  const uint v1727 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1727 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1729 = v351 + v1727;
-  const uint v1730 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1730 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1732 = v354 + v1730;
-  const bool v1733 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1733 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1734 = v1732 < v1;
   const bool v1735 = v1733 && v1734;
   if (v1735) {
@@ -1509,11 +1509,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1753 = v1752 + v1732;
     out[v1753] = v1750;
   }
-  const uint v1754 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1754 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1756 = v351 + v1754;
-  const uint v1757 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1757 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1759 = v354 + v1757;
-  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1761 = v1759 < v1;
   const bool v1762 = v1760 && v1761;
   if (v1762) {
@@ -1532,11 +1532,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1780 = v1779 + v1759;
     out[v1780] = v1777;
   }
-  const uint v1781 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1781 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1783 = v351 + v1781;
-  const uint v1784 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1784 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1786 = v354 + v1784;
-  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1788 = v1786 < v1;
   const bool v1789 = v1787 && v1788;
   if (v1789) {
@@ -1555,11 +1555,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1807 = v1806 + v1786;
     out[v1807] = v1804;
   }
-  const uint v1808 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1808 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1810 = v351 + v1808;
-  const uint v1811 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1811 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1813 = v354 + v1811;
-  const bool v1814 = v1810 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1814 = v1810 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1815 = v1813 < v1;
   const bool v1816 = v1814 && v1815;
   if (v1816) {
@@ -1578,11 +1578,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1834 = v1833 + v1813;
     out[v1834] = v1831;
   }
-  const uint v1835 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1835 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1837 = v351 + v1835;
-  const uint v1838 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1838 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1840 = v354 + v1838;
-  const bool v1841 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1841 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1842 = v1840 < v1;
   const bool v1843 = v1841 && v1842;
   if (v1843) {
@@ -1601,11 +1601,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1861 = v1860 + v1840;
     out[v1861] = v1858;
   }
-  const uint v1862 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1862 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1864 = v351 + v1862;
-  const uint v1865 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1865 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1867 = v354 + v1865;
-  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1869 = v1867 < v1;
   const bool v1870 = v1868 && v1869;
   if (v1870) {
@@ -1624,11 +1624,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1888 = v1887 + v1867;
     out[v1888] = v1885;
   }
-  const uint v1889 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1889 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1891 = v351 + v1889;
-  const uint v1892 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1892 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1894 = v354 + v1892;
-  const bool v1895 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1895 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1896 = v1894 < v1;
   const bool v1897 = v1895 && v1896;
   if (v1897) {
@@ -1647,11 +1647,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1915 = v1914 + v1894;
     out[v1915] = v1912;
   }
-  const uint v1916 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1916 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1918 = v351 + v1916;
-  const uint v1919 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1919 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1921 = v354 + v1919;
-  const bool v1922 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1922 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1923 = v1921 < v1;
   const bool v1924 = v1922 && v1923;
   if (v1924) {
@@ -1670,11 +1670,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1942 = v1941 + v1921;
     out[v1942] = v1939;
   }
-  const uint v1943 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1943 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1945 = v351 + v1943;
-  const uint v1946 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1946 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1948 = v354 + v1946;
-  const bool v1949 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1949 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1950 = v1948 < v1;
   const bool v1951 = v1949 && v1950;
   if (v1951) {
@@ -1693,11 +1693,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1969 = v1968 + v1948;
     out[v1969] = v1966;
   }
-  const uint v1970 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1970 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1972 = v351 + v1970;
-  const uint v1973 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1973 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1975 = v354 + v1973;
-  const bool v1976 = v1972 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1976 = v1972 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1977 = v1975 < v1;
   const bool v1978 = v1976 && v1977;
   if (v1978) {
@@ -1716,11 +1716,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v1996 = v1995 + v1975;
     out[v1996] = v1993;
   }
-  const uint v1997 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1997 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1999 = v351 + v1997;
-  const uint v2000 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2000 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2002 = v354 + v2000;
-  const bool v2003 = v1999 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2003 = v1999 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2004 = v2002 < v1;
   const bool v2005 = v2003 && v2004;
   if (v2005) {
@@ -1739,11 +1739,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2023 = v2022 + v2002;
     out[v2023] = v2020;
   }
-  const uint v2024 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2024 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2026 = v351 + v2024;
-  const uint v2027 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2027 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2029 = v354 + v2027;
-  const bool v2030 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2030 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2031 = v2029 < v1;
   const bool v2032 = v2030 && v2031;
   if (v2032) {
@@ -1762,11 +1762,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2050 = v2049 + v2029;
     out[v2050] = v2047;
   }
-  const uint v2051 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2051 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2053 = v351 + v2051;
-  const uint v2054 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2054 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2056 = v354 + v2054;
-  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2058 = v2056 < v1;
   const bool v2059 = v2057 && v2058;
   if (v2059) {
@@ -1785,11 +1785,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2077 = v2076 + v2056;
     out[v2077] = v2074;
   }
-  const uint v2078 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2078 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2080 = v351 + v2078;
-  const uint v2081 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2081 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2083 = v354 + v2081;
-  const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2085 = v2083 < v1;
   const bool v2086 = v2084 && v2085;
   if (v2086) {
@@ -1808,11 +1808,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2104 = v2103 + v2083;
     out[v2104] = v2101;
   }
-  const uint v2105 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2105 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2107 = v351 + v2105;
-  const uint v2108 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2108 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2110 = v354 + v2108;
-  const bool v2111 = v2107 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2111 = v2107 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2112 = v2110 < v1;
   const bool v2113 = v2111 && v2112;
   if (v2113) {
@@ -1831,11 +1831,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2131 = v2130 + v2110;
     out[v2131] = v2128;
   }
-  const uint v2132 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2132 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2134 = v351 + v2132;
-  const uint v2135 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2135 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2137 = v354 + v2135;
-  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2139 = v2137 < v1;
   const bool v2140 = v2138 && v2139;
   if (v2140) {
@@ -1854,11 +1854,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2158 = v2157 + v2137;
     out[v2158] = v2155;
   }
-  const uint v2159 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2159 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2161 = v351 + v2159;
-  const uint v2162 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2162 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2164 = v354 + v2162;
-  const bool v2165 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2165 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2166 = v2164 < v1;
   const bool v2167 = v2165 && v2166;
   if (v2167) {
@@ -1877,11 +1877,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2185 = v2184 + v2164;
     out[v2185] = v2182;
   }
-  const uint v2186 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2186 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2188 = v351 + v2186;
-  const uint v2189 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2189 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2191 = v354 + v2189;
-  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2193 = v2191 < v1;
   const bool v2194 = v2192 && v2193;
   if (v2194) {
@@ -1900,11 +1900,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2212 = v2211 + v2191;
     out[v2212] = v2209;
   }
-  const uint v2213 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2213 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2215 = v351 + v2213;
-  const uint v2216 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2216 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2218 = v354 + v2216;
-  const bool v2219 = v2215 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2219 = v2215 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2220 = v2218 < v1;
   const bool v2221 = v2219 && v2220;
   if (v2221) {
@@ -1923,11 +1923,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2239 = v2238 + v2218;
     out[v2239] = v2236;
   }
-  const uint v2240 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2240 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2242 = v351 + v2240;
-  const uint v2243 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2243 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2245 = v354 + v2243;
-  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2247 = v2245 < v1;
   const bool v2248 = v2246 && v2247;
   if (v2248) {
@@ -1946,11 +1946,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2266 = v2265 + v2245;
     out[v2266] = v2263;
   }
-  const uint v2267 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2267 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2269 = v351 + v2267;
-  const uint v2270 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2270 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2272 = v354 + v2270;
-  const bool v2273 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2273 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2274 = v2272 < v1;
   const bool v2275 = v2273 && v2274;
   if (v2275) {
@@ -1969,11 +1969,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2293 = v2292 + v2272;
     out[v2293] = v2290;
   }
-  const uint v2294 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2294 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2296 = v351 + v2294;
-  const uint v2297 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2297 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2299 = v354 + v2297;
-  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
@@ -1992,11 +1992,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2320 = v2319 + v2299;
     out[v2320] = v2317;
   }
-  const uint v2321 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2321 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2323 = v351 + v2321;
-  const uint v2324 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2324 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2326 = v354 + v2324;
-  const bool v2327 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2327 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2328 = v2326 < v1;
   const bool v2329 = v2327 && v2328;
   if (v2329) {
@@ -2015,11 +2015,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2347 = v2346 + v2326;
     out[v2347] = v2344;
   }
-  const uint v2348 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2348 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2350 = v351 + v2348;
-  const uint v2351 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2351 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2353 = v354 + v2351;
-  const bool v2354 = v2350 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2354 = v2350 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2355 = v2353 < v1;
   const bool v2356 = v2354 && v2355;
   if (v2356) {
@@ -2038,11 +2038,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2374 = v2373 + v2353;
     out[v2374] = v2371;
   }
-  const uint v2375 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2375 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2377 = v351 + v2375;
-  const uint v2378 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2378 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2380 = v354 + v2378;
-  const bool v2381 = v2377 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2381 = v2377 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2382 = v2380 < v1;
   const bool v2383 = v2381 && v2382;
   if (v2383) {
@@ -2061,11 +2061,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2401 = v2400 + v2380;
     out[v2401] = v2398;
   }
-  const uint v2402 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2402 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2404 = v351 + v2402;
-  const uint v2405 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2405 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2407 = v354 + v2405;
-  const bool v2408 = v2404 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2408 = v2404 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2409 = v2407 < v1;
   const bool v2410 = v2408 && v2409;
   if (v2410) {
@@ -2084,11 +2084,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2428 = v2427 + v2407;
     out[v2428] = v2425;
   }
-  const uint v2429 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2429 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2431 = v351 + v2429;
-  const uint v2432 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2432 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2434 = v354 + v2432;
-  const bool v2435 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2435 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2436 = v2434 < v1;
   const bool v2437 = v2435 && v2436;
   if (v2437) {
@@ -2107,11 +2107,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2455 = v2454 + v2434;
     out[v2455] = v2452;
   }
-  const uint v2456 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2456 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2458 = v351 + v2456;
-  const uint v2459 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2459 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2461 = v354 + v2459;
-  const bool v2462 = v2458 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2462 = v2458 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2463 = v2461 < v1;
   const bool v2464 = v2462 && v2463;
   if (v2464) {
@@ -2130,11 +2130,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2482 = v2481 + v2461;
     out[v2482] = v2479;
   }
-  const uint v2483 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2483 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2485 = v351 + v2483;
-  const uint v2486 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2486 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2488 = v354 + v2486;
-  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2490 = v2488 < v1;
   const bool v2491 = v2489 && v2490;
   if (v2491) {
@@ -2153,11 +2153,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2509 = v2508 + v2488;
     out[v2509] = v2506;
   }
-  const uint v2510 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2510 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2512 = v351 + v2510;
-  const uint v2513 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2513 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2515 = v354 + v2513;
-  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2517 = v2515 < v1;
   const bool v2518 = v2516 && v2517;
   if (v2518) {
@@ -2176,11 +2176,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2536 = v2535 + v2515;
     out[v2536] = v2533;
   }
-  const uint v2537 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2537 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2539 = v351 + v2537;
-  const uint v2540 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2540 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2542 = v354 + v2540;
-  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2544 = v2542 < v1;
   const bool v2545 = v2543 && v2544;
   if (v2545) {
@@ -2199,11 +2199,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2563 = v2562 + v2542;
     out[v2563] = v2560;
   }
-  const uint v2564 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2564 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2566 = v351 + v2564;
-  const uint v2567 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2567 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2569 = v354 + v2567;
-  const bool v2570 = v2566 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2570 = v2566 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2571 = v2569 < v1;
   const bool v2572 = v2570 && v2571;
   if (v2572) {
@@ -2222,11 +2222,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2590 = v2589 + v2569;
     out[v2590] = v2587;
   }
-  const uint v2591 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2591 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2593 = v351 + v2591;
-  const uint v2594 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2594 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2596 = v354 + v2594;
-  const bool v2597 = v2593 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2597 = v2593 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2598 = v2596 < v1;
   const bool v2599 = v2597 && v2598;
   if (v2599) {
@@ -2245,11 +2245,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2617 = v2616 + v2596;
     out[v2617] = v2614;
   }
-  const uint v2618 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2618 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2620 = v351 + v2618;
-  const uint v2621 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2621 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2623 = v354 + v2621;
-  const bool v2624 = v2620 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2624 = v2620 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2625 = v2623 < v1;
   const bool v2626 = v2624 && v2625;
   if (v2626) {
@@ -2268,11 +2268,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2644 = v2643 + v2623;
     out[v2644] = v2641;
   }
-  const uint v2645 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2645 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2647 = v351 + v2645;
-  const uint v2648 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2648 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2650 = v354 + v2648;
-  const bool v2651 = v2647 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2651 = v2647 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2652 = v2650 < v1;
   const bool v2653 = v2651 && v2652;
   if (v2653) {
@@ -2291,11 +2291,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2671 = v2670 + v2650;
     out[v2671] = v2668;
   }
-  const uint v2672 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2672 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2674 = v351 + v2672;
-  const uint v2675 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2675 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2677 = v354 + v2675;
-  const bool v2678 = v2674 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2678 = v2674 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2679 = v2677 < v1;
   const bool v2680 = v2678 && v2679;
   if (v2680) {
@@ -2314,11 +2314,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2698 = v2697 + v2677;
     out[v2698] = v2695;
   }
-  const uint v2699 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2699 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2701 = v351 + v2699;
-  const uint v2702 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2702 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2704 = v354 + v2702;
-  const bool v2705 = v2701 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2705 = v2701 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2706 = v2704 < v1;
   const bool v2707 = v2705 && v2706;
   if (v2707) {
@@ -2337,11 +2337,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2725 = v2724 + v2704;
     out[v2725] = v2722;
   }
-  const uint v2726 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2726 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2728 = v351 + v2726;
-  const uint v2729 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2729 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2731 = v354 + v2729;
-  const bool v2732 = v2728 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2732 = v2728 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2733 = v2731 < v1;
   const bool v2734 = v2732 && v2733;
   if (v2734) {
@@ -2360,11 +2360,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2752 = v2751 + v2731;
     out[v2752] = v2749;
   }
-  const uint v2753 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2753 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2755 = v351 + v2753;
-  const uint v2756 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2756 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2758 = v354 + v2756;
-  const bool v2759 = v2755 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2759 = v2755 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2760 = v2758 < v1;
   const bool v2761 = v2759 && v2760;
   if (v2761) {
@@ -2383,11 +2383,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2779 = v2778 + v2758;
     out[v2779] = v2776;
   }
-  const uint v2780 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2780 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2782 = v351 + v2780;
-  const uint v2783 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2783 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2785 = v354 + v2783;
-  const bool v2786 = v2782 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2786 = v2782 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2787 = v2785 < v1;
   const bool v2788 = v2786 && v2787;
   if (v2788) {
@@ -2406,11 +2406,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2806 = v2805 + v2785;
     out[v2806] = v2803;
   }
-  const uint v2807 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2807 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2809 = v351 + v2807;
-  const uint v2810 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2810 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2812 = v354 + v2810;
-  const bool v2813 = v2809 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2813 = v2809 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2814 = v2812 < v1;
   const bool v2815 = v2813 && v2814;
   if (v2815) {
@@ -2429,11 +2429,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2833 = v2832 + v2812;
     out[v2833] = v2830;
   }
-  const uint v2834 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2834 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2836 = v351 + v2834;
-  const uint v2837 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2837 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2839 = v354 + v2837;
-  const bool v2840 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2840 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2841 = v2839 < v1;
   const bool v2842 = v2840 && v2841;
   if (v2842) {
@@ -2452,11 +2452,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2860 = v2859 + v2839;
     out[v2860] = v2857;
   }
-  const uint v2861 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2861 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2863 = v351 + v2861;
-  const uint v2864 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2864 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2866 = v354 + v2864;
-  const bool v2867 = v2863 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2867 = v2863 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2868 = v2866 < v1;
   const bool v2869 = v2867 && v2868;
   if (v2869) {
@@ -2475,11 +2475,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2887 = v2886 + v2866;
     out[v2887] = v2884;
   }
-  const uint v2888 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2888 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2890 = v351 + v2888;
-  const uint v2891 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2891 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2893 = v354 + v2891;
-  const bool v2894 = v2890 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2894 = v2890 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2895 = v2893 < v1;
   const bool v2896 = v2894 && v2895;
   if (v2896) {
@@ -2498,11 +2498,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2914 = v2913 + v2893;
     out[v2914] = v2911;
   }
-  const uint v2915 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2915 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2917 = v351 + v2915;
-  const uint v2918 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2918 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2920 = v354 + v2918;
-  const bool v2921 = v2917 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2921 = v2917 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2922 = v2920 < v1;
   const bool v2923 = v2921 && v2922;
   if (v2923) {
@@ -2521,11 +2521,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2941 = v2940 + v2920;
     out[v2941] = v2938;
   }
-  const uint v2942 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2942 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2944 = v351 + v2942;
-  const uint v2945 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2945 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2947 = v354 + v2945;
-  const bool v2948 = v2944 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2948 = v2944 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2949 = v2947 < v1;
   const bool v2950 = v2948 && v2949;
   if (v2950) {
@@ -2544,11 +2544,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2968 = v2967 + v2947;
     out[v2968] = v2965;
   }
-  const uint v2969 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2969 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2971 = v351 + v2969;
-  const uint v2972 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2972 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2974 = v354 + v2972;
-  const bool v2975 = v2971 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2975 = v2971 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2976 = v2974 < v1;
   const bool v2977 = v2975 && v2976;
   if (v2977) {
@@ -2567,11 +2567,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v2995 = v2994 + v2974;
     out[v2995] = v2992;
   }
-  const uint v2996 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2996 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2998 = v351 + v2996;
-  const uint v2999 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2999 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3001 = v354 + v2999;
-  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3003 = v3001 < v1;
   const bool v3004 = v3002 && v3003;
   if (v3004) {
@@ -2590,11 +2590,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3022 = v3021 + v3001;
     out[v3022] = v3019;
   }
-  const uint v3023 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3023 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3025 = v351 + v3023;
-  const uint v3026 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3026 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3028 = v354 + v3026;
-  const bool v3029 = v3025 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3029 = v3025 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3030 = v3028 < v1;
   const bool v3031 = v3029 && v3030;
   if (v3031) {
@@ -2613,11 +2613,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3049 = v3048 + v3028;
     out[v3049] = v3046;
   }
-  const uint v3050 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3050 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3052 = v351 + v3050;
-  const uint v3053 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3053 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3055 = v354 + v3053;
-  const bool v3056 = v3052 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3056 = v3052 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3057 = v3055 < v1;
   const bool v3058 = v3056 && v3057;
   if (v3058) {
@@ -2636,11 +2636,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3076 = v3075 + v3055;
     out[v3076] = v3073;
   }
-  const uint v3077 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3077 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3079 = v351 + v3077;
-  const uint v3080 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3080 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3082 = v354 + v3080;
-  const bool v3083 = v3079 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3083 = v3079 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3084 = v3082 < v1;
   const bool v3085 = v3083 && v3084;
   if (v3085) {
@@ -2659,11 +2659,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3103 = v3102 + v3082;
     out[v3103] = v3100;
   }
-  const uint v3104 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3104 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3106 = v351 + v3104;
-  const uint v3107 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3107 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3109 = v354 + v3107;
-  const bool v3110 = v3106 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3110 = v3106 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3111 = v3109 < v1;
   const bool v3112 = v3110 && v3111;
   if (v3112) {
@@ -2682,11 +2682,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3130 = v3129 + v3109;
     out[v3130] = v3127;
   }
-  const uint v3131 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3131 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3133 = v351 + v3131;
-  const uint v3134 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3134 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3136 = v354 + v3134;
-  const bool v3137 = v3133 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3137 = v3133 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3138 = v3136 < v1;
   const bool v3139 = v3137 && v3138;
   if (v3139) {
@@ -2705,11 +2705,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3157 = v3156 + v3136;
     out[v3157] = v3154;
   }
-  const uint v3158 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3158 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3160 = v351 + v3158;
-  const uint v3161 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3161 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3163 = v354 + v3161;
-  const bool v3164 = v3160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3164 = v3160 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3165 = v3163 < v1;
   const bool v3166 = v3164 && v3165;
   if (v3166) {
@@ -2728,11 +2728,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3184 = v3183 + v3163;
     out[v3184] = v3181;
   }
-  const uint v3185 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3185 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3187 = v351 + v3185;
-  const uint v3188 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3188 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3190 = v354 + v3188;
-  const bool v3191 = v3187 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3191 = v3187 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3192 = v3190 < v1;
   const bool v3193 = v3191 && v3192;
   if (v3193) {
@@ -2751,11 +2751,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3211 = v3210 + v3190;
     out[v3211] = v3208;
   }
-  const uint v3212 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3212 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3214 = v351 + v3212;
-  const uint v3215 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3215 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3217 = v354 + v3215;
-  const bool v3218 = v3214 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3218 = v3214 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3219 = v3217 < v1;
   const bool v3220 = v3218 && v3219;
   if (v3220) {
@@ -2774,11 +2774,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3238 = v3237 + v3217;
     out[v3238] = v3235;
   }
-  const uint v3239 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3239 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3241 = v351 + v3239;
-  const uint v3242 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3242 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3244 = v354 + v3242;
-  const bool v3245 = v3241 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3245 = v3241 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3246 = v3244 < v1;
   const bool v3247 = v3245 && v3246;
   if (v3247) {
@@ -2797,11 +2797,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3265 = v3264 + v3244;
     out[v3265] = v3262;
   }
-  const uint v3266 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3266 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3268 = v351 + v3266;
-  const uint v3269 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3269 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3271 = v354 + v3269;
-  const bool v3272 = v3268 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3272 = v3268 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3273 = v3271 < v1;
   const bool v3274 = v3272 && v3273;
   if (v3274) {
@@ -2820,11 +2820,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3292 = v3291 + v3271;
     out[v3292] = v3289;
   }
-  const uint v3293 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3293 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3295 = v351 + v3293;
-  const uint v3296 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3296 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3298 = v354 + v3296;
-  const bool v3299 = v3295 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3299 = v3295 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3300 = v3298 < v1;
   const bool v3301 = v3299 && v3300;
   if (v3301) {
@@ -2843,11 +2843,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3319 = v3318 + v3298;
     out[v3319] = v3316;
   }
-  const uint v3320 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3320 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3322 = v351 + v3320;
-  const uint v3323 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3323 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3325 = v354 + v3323;
-  const bool v3326 = v3322 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3326 = v3322 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3327 = v3325 < v1;
   const bool v3328 = v3326 && v3327;
   if (v3328) {
@@ -2866,11 +2866,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3346 = v3345 + v3325;
     out[v3346] = v3343;
   }
-  const uint v3347 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3347 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3349 = v351 + v3347;
-  const uint v3350 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3350 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3352 = v354 + v3350;
-  const bool v3353 = v3349 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3353 = v3349 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3354 = v3352 < v1;
   const bool v3355 = v3353 && v3354;
   if (v3355) {
@@ -2889,11 +2889,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3373 = v3372 + v3352;
     out[v3373] = v3370;
   }
-  const uint v3374 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3374 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3376 = v351 + v3374;
-  const uint v3377 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3377 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3379 = v354 + v3377;
-  const bool v3380 = v3376 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3380 = v3376 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3381 = v3379 < v1;
   const bool v3382 = v3380 && v3381;
   if (v3382) {
@@ -2912,11 +2912,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3400 = v3399 + v3379;
     out[v3400] = v3397;
   }
-  const uint v3401 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3401 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3403 = v351 + v3401;
-  const uint v3404 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3404 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3406 = v354 + v3404;
-  const bool v3407 = v3403 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3407 = v3403 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3408 = v3406 < v1;
   const bool v3409 = v3407 && v3408;
   if (v3409) {
@@ -2935,11 +2935,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3427 = v3426 + v3406;
     out[v3427] = v3424;
   }
-  const uint v3428 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3428 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3430 = v351 + v3428;
-  const uint v3431 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3431 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3433 = v354 + v3431;
-  const bool v3434 = v3430 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3434 = v3430 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3435 = v3433 < v1;
   const bool v3436 = v3434 && v3435;
   if (v3436) {
@@ -2958,11 +2958,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3454 = v3453 + v3433;
     out[v3454] = v3451;
   }
-  const uint v3455 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3455 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3457 = v351 + v3455;
-  const uint v3458 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3458 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3460 = v354 + v3458;
-  const bool v3461 = v3457 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3461 = v3457 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3462 = v3460 < v1;
   const bool v3463 = v3461 && v3462;
   if (v3463) {
@@ -2981,11 +2981,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3481 = v3480 + v3460;
     out[v3481] = v3478;
   }
-  const uint v3482 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3482 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3484 = v351 + v3482;
-  const uint v3485 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3485 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3487 = v354 + v3485;
-  const bool v3488 = v3484 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3488 = v3484 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3489 = v3487 < v1;
   const bool v3490 = v3488 && v3489;
   if (v3490) {
@@ -3004,11 +3004,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3508 = v3507 + v3487;
     out[v3508] = v3505;
   }
-  const uint v3509 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3509 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3511 = v351 + v3509;
-  const uint v3512 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3512 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3514 = v354 + v3512;
-  const bool v3515 = v3511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3515 = v3511 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3516 = v3514 < v1;
   const bool v3517 = v3515 && v3516;
   if (v3517) {
@@ -3027,11 +3027,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3535 = v3534 + v3514;
     out[v3535] = v3532;
   }
-  const uint v3536 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3536 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3538 = v351 + v3536;
-  const uint v3539 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3539 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3541 = v354 + v3539;
-  const bool v3542 = v3538 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3542 = v3538 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3543 = v3541 < v1;
   const bool v3544 = v3542 && v3543;
   if (v3544) {
@@ -3050,11 +3050,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3562 = v3561 + v3541;
     out[v3562] = v3559;
   }
-  const uint v3563 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3563 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3565 = v351 + v3563;
-  const uint v3566 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3566 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3568 = v354 + v3566;
-  const bool v3569 = v3565 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3569 = v3565 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3570 = v3568 < v1;
   const bool v3571 = v3569 && v3570;
   if (v3571) {
@@ -3073,11 +3073,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3589 = v3588 + v3568;
     out[v3589] = v3586;
   }
-  const uint v3590 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3590 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3592 = v351 + v3590;
-  const uint v3593 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3593 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3595 = v354 + v3593;
-  const bool v3596 = v3592 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3596 = v3592 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3597 = v3595 < v1;
   const bool v3598 = v3596 && v3597;
   if (v3598) {
@@ -3096,11 +3096,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3616 = v3615 + v3595;
     out[v3616] = v3613;
   }
-  const uint v3617 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3617 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3619 = v351 + v3617;
-  const uint v3620 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3620 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3622 = v354 + v3620;
-  const bool v3623 = v3619 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3623 = v3619 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3624 = v3622 < v1;
   const bool v3625 = v3623 && v3624;
   if (v3625) {
@@ -3119,11 +3119,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3643 = v3642 + v3622;
     out[v3643] = v3640;
   }
-  const uint v3644 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3644 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3646 = v351 + v3644;
-  const uint v3647 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3647 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3649 = v354 + v3647;
-  const bool v3650 = v3646 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3650 = v3646 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3651 = v3649 < v1;
   const bool v3652 = v3650 && v3651;
   if (v3652) {
@@ -3142,11 +3142,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3670 = v3669 + v3649;
     out[v3670] = v3667;
   }
-  const uint v3671 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3671 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3673 = v351 + v3671;
-  const uint v3674 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3674 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3676 = v354 + v3674;
-  const bool v3677 = v3673 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3677 = v3673 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3678 = v3676 < v1;
   const bool v3679 = v3677 && v3678;
   if (v3679) {
@@ -3165,11 +3165,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3697 = v3696 + v3676;
     out[v3697] = v3694;
   }
-  const uint v3698 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3698 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3700 = v351 + v3698;
-  const uint v3701 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3701 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3703 = v354 + v3701;
-  const bool v3704 = v3700 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3704 = v3700 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3705 = v3703 < v1;
   const bool v3706 = v3704 && v3705;
   if (v3706) {
@@ -3188,11 +3188,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3724 = v3723 + v3703;
     out[v3724] = v3721;
   }
-  const uint v3725 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3725 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3727 = v351 + v3725;
-  const uint v3728 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3728 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3730 = v354 + v3728;
-  const bool v3731 = v3727 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3731 = v3727 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3732 = v3730 < v1;
   const bool v3733 = v3731 && v3732;
   if (v3733) {
@@ -3211,11 +3211,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3751 = v3750 + v3730;
     out[v3751] = v3748;
   }
-  const uint v3752 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3752 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3754 = v351 + v3752;
-  const uint v3755 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3755 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3757 = v354 + v3755;
-  const bool v3758 = v3754 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3758 = v3754 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3759 = v3757 < v1;
   const bool v3760 = v3758 && v3759;
   if (v3760) {
@@ -3234,11 +3234,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_f32(
     const uint v3778 = v3777 + v3757;
     out[v3778] = v3775;
   }
-  const uint v3779 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3779 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3781 = v351 + v3779;
-  const uint v3782 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3782 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3784 = v354 + v3782;
-  const bool v3785 = v3781 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3785 = v3781 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3786 = v3784 < v1;
   const bool v3787 = v3785 && v3786;
   if (v3787) {

@@ -86,189 +86,189 @@ kernel void iron_gemm_bias_nk_silu_f32(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
   const uint v8 = iron_gid.y;
   const uint v9 = v8 * v6;
   const uint v10 = v9 + v7;
-  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:184
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
   const uint v15 = v14 << 3u;
-  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
   const uint v18 = v17 - v15;
   const uint v19 = min(v18, 8u);
-  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:186
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
   const uint v22 = v21 % v19;
   const uint v23 = v15 + v22;
   const uint v24 = v23 << 7u;
-  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:187
+  const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:188
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<float, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v41, float(0.0f));
-  iron_frag<float, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v43, float(0.0f));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;
   if (v62) {
-    const uint v3046 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3049 = v3046 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3052 = v3046 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3046 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3049 = v3046 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3052 = v3046 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3053 = v3052 << 2u;
-    const uint v3054 = v24 + v3049;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3054 = v24 + v3049;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3055 = v3054 < v0;
-    const uint v3060 = v3054 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3066 = v3049 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3071 = v3046 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3073 = v3071 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3076 = v3071 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3060 = v3054 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3066 = v3049 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3071 = v3046 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3073 = v3071 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3076 = v3071 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3077 = v3076 << 2u;
-    const uint v3078 = v24 + v3073;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3078 = v24 + v3073;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3079 = v3078 < v0;
-    const uint v3084 = v3078 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3090 = v3073 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3095 = v3046 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3097 = v3095 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3100 = v3095 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3084 = v3078 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3090 = v3073 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3095 = v3046 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3097 = v3095 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3100 = v3095 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3101 = v3100 << 2u;
-    const uint v3102 = v24 + v3097;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3102 = v24 + v3097;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3103 = v3102 < v0;
-    const uint v3108 = v3102 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3114 = v3097 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3119 = v3046 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3121 = v3119 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3124 = v3119 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3108 = v3102 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3114 = v3097 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3119 = v3046 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3121 = v3119 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3124 = v3119 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3125 = v3124 << 2u;
-    const uint v3126 = v24 + v3121;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3126 = v24 + v3121;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3127 = v3126 < v0;
-    const uint v3132 = v3126 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3138 = v3121 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3152 = v28 + v3049;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3132 = v3126 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3138 = v3121 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3152 = v28 + v3049;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3153 = v3152 < v1;
-    const uint v3158 = v3152 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3176 = v28 + v3073;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3158 = v3152 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3176 = v28 + v3073;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3177 = v3176 < v1;
-    const uint v3182 = v3176 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3200 = v28 + v3097;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3182 = v3176 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3200 = v28 + v3097;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3201 = v3200 < v1;
-    const uint v3206 = v3200 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3224 = v28 + v3121;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3206 = v3200 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3224 = v28 + v3121;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3225 = v3224 < v1;
-    const uint v3230 = v3224 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3246 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v3252 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v3230 = v3224 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3246 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v3252 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (uint v3038 = 0u; v3038 < v2; v3038 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (uint v3038 = 0u; v3038 < v2; v3038 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const uint v3040 = v3038 >> 4u;
       const uint v3042 = v3040 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3044 = v3042 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3056 = v3038 + v3053;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3044 = v3042 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v3056 = v3038 + v3053;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3057 = v3056 < v2;
       const bool v3058 = v3055 && v3057;
-      const uint v3062 = v3060 + v3038;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3062 = v3060 + v3038;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3063 = v3062 + v3053;
       const uint v3064 = v3058 ? v3063 : 0u;
-      const uint v3067 = v3044 + v3066;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3067 = v3044 + v3066;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3068 = v3067 + v3053;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3068 + e] = v3058 ? a[v3064 + e] : float(0);
       }
-      const uint v3080 = v3038 + v3077;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3080 = v3038 + v3077;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3081 = v3080 < v2;
       const bool v3082 = v3079 && v3081;
-      const uint v3086 = v3084 + v3038;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3086 = v3084 + v3038;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3087 = v3086 + v3077;
       const uint v3088 = v3082 ? v3087 : 0u;
-      const uint v3091 = v3044 + v3090;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3091 = v3044 + v3090;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3092 = v3091 + v3077;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3092 + e] = v3082 ? a[v3088 + e] : float(0);
       }
-      const uint v3104 = v3038 + v3101;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3104 = v3038 + v3101;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3105 = v3104 < v2;
       const bool v3106 = v3103 && v3105;
-      const uint v3110 = v3108 + v3038;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3110 = v3108 + v3038;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3111 = v3110 + v3101;
       const uint v3112 = v3106 ? v3111 : 0u;
-      const uint v3115 = v3044 + v3114;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3115 = v3044 + v3114;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3116 = v3115 + v3101;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3116 + e] = v3106 ? a[v3112 + e] : float(0);
       }
-      const uint v3128 = v3038 + v3125;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3128 = v3038 + v3125;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3129 = v3128 < v2;
       const bool v3130 = v3127 && v3129;
-      const uint v3134 = v3132 + v3038;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3134 = v3132 + v3038;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3135 = v3134 + v3125;
       const uint v3136 = v3130 ? v3135 : 0u;
-      const uint v3139 = v3044 + v3138;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3139 = v3044 + v3138;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v3140 = v3139 + v3125;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3140 + e] = v3130 ? a[v3136 + e] : float(0);
       }
-      const bool v3156 = v3153 && v3057;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3160 = v3158 + v3038;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3156 = v3153 && v3057;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3160 = v3158 + v3038;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3161 = v3160 + v3053;
       const uint v3162 = v3156 ? v3161 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v3068 + e] = v3156 ? b[v3162 + e] : float(0);
       }
-      const bool v3180 = v3177 && v3081;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3184 = v3182 + v3038;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3180 = v3177 && v3081;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3184 = v3182 + v3038;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3185 = v3184 + v3077;
       const uint v3186 = v3180 ? v3185 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v3092 + e] = v3180 ? b[v3186 + e] : float(0);
       }
-      const bool v3204 = v3201 && v3105;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3208 = v3206 + v3038;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3204 = v3201 && v3105;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3208 = v3206 + v3038;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3209 = v3208 + v3101;
       const uint v3210 = v3204 ? v3209 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v3116 + e] = v3204 ? b[v3210 + e] : float(0);
       }
-      const bool v3228 = v3225 && v3129;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3232 = v3230 + v3038;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3228 = v3225 && v3129;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3232 = v3230 + v3038;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v3233 = v3232 + v3125;
       const uint v3234 = v3228 ? v3233 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v3140 + e] = v3228 ? b[v3234 + e] : float(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3247 = v3044 + v3246;  // kernels/gemm/gemm_tiles.hpp:199
+      const uint v3247 = v3044 + v3246;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load<false>(v41, shm0, long(v3247), long(20u));
-      const uint v3253 = v3044 + v3252;  // kernels/gemm/gemm_tiles.hpp:203
+      const uint v3253 = v3044 + v3252;  // kernels/gemm/gemm_tiles.hpp:210
       iron_frag_load<true>(v43, shm1, long(v3253), long(20u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
   } else {
-    const uint v284 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v284 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v285 = iron_tid.x;
-    const uint v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (uint v283 = 0u; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v292 = v24 + v289;  // kernels/gemm/gemm_tiles.hpp:95
+    for (uint v283 = 0u; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (uint v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v292 = v24 + v289;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v293 = v292 < v0;
         const uint v294 = v283 + v291;
         const bool v295 = v294 < v2;
         const bool v296 = v293 && v295;
         if (v296) {
-          const uint v298 = v292 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v298 = v292 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v300 = v298 + v283;
           const uint v301 = v300 + v291;
           const float v302 = a[v301];
@@ -276,22 +276,22 @@ kernel void iron_gemm_bias_nk_silu_f32(
           const uint v305 = v304 + v291;
           shm0[v305] = v302;
         } else {
-          const uint v307 = v289 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v307 = v289 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v308 = v307 + v291;
           shm0[v308] = 0.0f;
         }
       }
 
-      for (uint v313 = v285; v313 < 2048u; v313 += v284) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v315 = v313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v317 = v313 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v318 = v28 + v315;  // kernels/gemm/gemm_tiles.hpp:95
+      for (uint v313 = v285; v313 < 2048u; v313 += v284) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v315 = v313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v317 = v313 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v318 = v28 + v315;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v319 = v318 < v1;
         const uint v320 = v283 + v317;
         const bool v321 = v320 < v2;
         const bool v322 = v319 && v321;
         if (v322) {
-          const uint v324 = v318 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v324 = v318 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v326 = v324 + v283;
           const uint v327 = v326 + v317;
           const float v328 = b[v327];
@@ -299,25 +299,25 @@ kernel void iron_gemm_bias_nk_silu_f32(
           const uint v331 = v330 + v317;
           shm1[v331] = v328;
         } else {
-          const uint v333 = v315 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v333 = v315 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v334 = v333 + v317;
           shm1[v334] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v41, shm0, long(v341), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<true>(v43, shm1, long(v347), long(20u));  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load<false>(v41, shm0, long(v341), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load<true>(v43, shm1, long(v347), long(20u));  // kernels/gemm/gemm_tiles.hpp:210
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const uint v350 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v350 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v351 = v24 + v33;
   const uint v352 = v351 + v350;
-  const uint v353 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v353 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v354 = v28 + v37;
   const uint v355 = v354 + v353;
-  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v357 = v355 < v1;
   const bool v358 = v356 && v357;
   if (v358) {
@@ -332,11 +332,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v370 = v369 + v355;
     out[v370] = v367;
   }
-  const uint v371 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v371 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v373 = v351 + v371;
-  const uint v374 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v374 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v376 = v354 + v374;
-  const bool v377 = v373 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v377 = v373 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v378 = v376 < v1;
   const bool v379 = v377 && v378;
   if (v379) {
@@ -351,11 +351,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v391 = v390 + v376;
     out[v391] = v388;
   }
-  const uint v392 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v392 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v394 = v351 + v392;
-  const uint v395 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v395 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v397 = v354 + v395;
-  const bool v398 = v394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v398 = v394 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v399 = v397 < v1;
   const bool v400 = v398 && v399;
   if (v400) {
@@ -370,11 +370,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v412 = v411 + v397;
     out[v412] = v409;
   }
-  const uint v413 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v413 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v415 = v351 + v413;
-  const uint v416 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v416 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v418 = v354 + v416;
-  const bool v419 = v415 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v419 = v415 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v420 = v418 < v1;
   const bool v421 = v419 && v420;
   if (v421) {
@@ -389,11 +389,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v433 = v432 + v418;
     out[v433] = v430;
   }
-  const uint v434 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v434 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v436 = v351 + v434;
-  const uint v437 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v437 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v439 = v354 + v437;
-  const bool v440 = v436 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v440 = v436 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v441 = v439 < v1;
   const bool v442 = v440 && v441;
   if (v442) {
@@ -408,11 +408,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v454 = v453 + v439;
     out[v454] = v451;
   }
-  const uint v455 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v455 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v457 = v351 + v455;
-  const uint v458 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v458 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v460 = v354 + v458;
-  const bool v461 = v457 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v461 = v457 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v462 = v460 < v1;
   const bool v463 = v461 && v462;
   if (v463) {
@@ -427,11 +427,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v475 = v474 + v460;
     out[v475] = v472;
   }
-  const uint v476 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v476 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v478 = v351 + v476;
-  const uint v479 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v479 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v481 = v354 + v479;
-  const bool v482 = v478 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v482 = v478 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v483 = v481 < v1;
   const bool v484 = v482 && v483;
   if (v484) {
@@ -446,11 +446,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v496 = v495 + v481;
     out[v496] = v493;
   }
-  const uint v497 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v497 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v499 = v351 + v497;
-  const uint v500 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v500 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v502 = v354 + v500;
-  const bool v503 = v499 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v503 = v499 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v504 = v502 < v1;
   const bool v505 = v503 && v504;
   if (v505) {
@@ -465,11 +465,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v517 = v516 + v502;
     out[v517] = v514;
   }
-  const uint v518 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v518 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v520 = v351 + v518;
-  const uint v521 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v521 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v523 = v354 + v521;
-  const bool v524 = v520 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v524 = v520 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v525 = v523 < v1;
   const bool v526 = v524 && v525;
   if (v526) {
@@ -484,11 +484,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v538 = v537 + v523;
     out[v538] = v535;
   }
-  const uint v539 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v539 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v541 = v351 + v539;
-  const uint v542 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v542 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v544 = v354 + v542;
-  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v545 = v541 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v546 = v544 < v1;
   const bool v547 = v545 && v546;
   if (v547) {
@@ -503,11 +503,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v559 = v558 + v544;
     out[v559] = v556;
   }
-  const uint v560 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v560 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v562 = v351 + v560;
-  const uint v563 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v563 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v565 = v354 + v563;
-  const bool v566 = v562 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v566 = v562 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v567 = v565 < v1;
   const bool v568 = v566 && v567;
   if (v568) {
@@ -522,11 +522,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v580 = v579 + v565;
     out[v580] = v577;
   }
-  const uint v581 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v581 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v583 = v351 + v581;
-  const uint v584 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v584 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v586 = v354 + v584;
-  const bool v587 = v583 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v587 = v583 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v588 = v586 < v1;
   const bool v589 = v587 && v588;
   if (v589) {
@@ -541,11 +541,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v601 = v600 + v586;
     out[v601] = v598;
   }
-  const uint v602 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v602 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v604 = v351 + v602;
-  const uint v605 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v605 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v607 = v354 + v605;
-  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v609 = v607 < v1;
   const bool v610 = v608 && v609;
   if (v610) {
@@ -560,11 +560,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v622 = v621 + v607;
     out[v622] = v619;
   }
-  const uint v623 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v623 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v625 = v351 + v623;
-  const uint v626 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v626 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v628 = v354 + v626;
-  const bool v629 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v629 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v630 = v628 < v1;
   const bool v631 = v629 && v630;
   if (v631) {
@@ -579,11 +579,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v643 = v642 + v628;
     out[v643] = v640;
   }
-  const uint v644 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v644 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v646 = v351 + v644;
-  const uint v647 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v647 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v649 = v354 + v647;
-  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v651 = v649 < v1;
   const bool v652 = v650 && v651;
   if (v652) {
@@ -598,11 +598,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v664 = v663 + v649;
     out[v664] = v661;
   }
-  const uint v665 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v665 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v667 = v351 + v665;
-  const uint v668 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v668 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v670 = v354 + v668;
-  const bool v671 = v667 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v671 = v667 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v672 = v670 < v1;
   const bool v673 = v671 && v672;
   if (v673) {
@@ -617,11 +617,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v685 = v684 + v670;
     out[v685] = v682;
   }
-  const uint v686 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v686 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v688 = v351 + v686;
-  const uint v689 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v689 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v691 = v354 + v689;
-  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v693 = v691 < v1;
   const bool v694 = v692 && v693;
   if (v694) {
@@ -636,11 +636,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v706 = v705 + v691;
     out[v706] = v703;
   }
-  const uint v707 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v707 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v709 = v351 + v707;
-  const uint v710 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v710 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v712 = v354 + v710;
-  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v713 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v714 = v712 < v1;
   const bool v715 = v713 && v714;
   if (v715) {
@@ -655,11 +655,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v727 = v726 + v712;
     out[v727] = v724;
   }
-  const uint v728 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v728 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v730 = v351 + v728;
-  const uint v731 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v731 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v733 = v354 + v731;
-  const bool v734 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v734 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v735 = v733 < v1;
   const bool v736 = v734 && v735;
   if (v736) {
@@ -674,11 +674,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v748 = v747 + v733;
     out[v748] = v745;
   }
-  const uint v749 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v749 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v751 = v351 + v749;
-  const uint v752 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v752 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v754 = v354 + v752;
-  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v756 = v754 < v1;
   const bool v757 = v755 && v756;
   if (v757) {
@@ -693,11 +693,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v769 = v768 + v754;
     out[v769] = v766;
   }
-  const uint v770 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v770 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v772 = v351 + v770;
-  const uint v773 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v773 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v775 = v354 + v773;
-  const bool v776 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v776 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v777 = v775 < v1;
   const bool v778 = v776 && v777;
   if (v778) {
@@ -712,11 +712,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v790 = v789 + v775;
     out[v790] = v787;
   }
-  const uint v791 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v791 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v793 = v351 + v791;
-  const uint v794 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v794 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v796 = v354 + v794;
-  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v797 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v798 = v796 < v1;
   const bool v799 = v797 && v798;
   if (v799) {
@@ -731,11 +731,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v811 = v810 + v796;
     out[v811] = v808;
   }
-  const uint v812 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v812 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v814 = v351 + v812;
-  const uint v815 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v815 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v817 = v354 + v815;
-  const bool v818 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v818 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v819 = v817 < v1;
   const bool v820 = v818 && v819;
   if (v820) {
@@ -750,11 +750,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v832 = v831 + v817;
     out[v832] = v829;
   }
-  const uint v833 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v833 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v835 = v351 + v833;
-  const uint v836 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v836 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v838 = v354 + v836;
-  const bool v839 = v835 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v839 = v835 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v840 = v838 < v1;
   const bool v841 = v839 && v840;
   if (v841) {
@@ -769,11 +769,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v853 = v852 + v838;
     out[v853] = v850;
   }
-  const uint v854 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v854 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v856 = v351 + v854;
-  const uint v857 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v857 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v859 = v354 + v857;
-  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v861 = v859 < v1;
   const bool v862 = v860 && v861;
   if (v862) {
@@ -788,11 +788,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v874 = v873 + v859;
     out[v874] = v871;
   }
-  const uint v875 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v875 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v877 = v351 + v875;
-  const uint v878 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v878 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v880 = v354 + v878;
-  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v881 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v882 = v880 < v1;
   const bool v883 = v881 && v882;
   if (v883) {
@@ -807,11 +807,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v895 = v894 + v880;
     out[v895] = v892;
   }
-  const uint v896 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v896 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v898 = v351 + v896;
-  const uint v899 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v899 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v901 = v354 + v899;
-  const bool v902 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v902 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v903 = v901 < v1;
   const bool v904 = v902 && v903;
   if (v904) {
@@ -826,11 +826,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v916 = v915 + v901;
     out[v916] = v913;
   }
-  const uint v917 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v917 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v919 = v351 + v917;
-  const uint v920 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v920 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v922 = v354 + v920;
-  const bool v923 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v923 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v924 = v922 < v1;
   const bool v925 = v923 && v924;
   if (v925) {
@@ -845,11 +845,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v937 = v936 + v922;
     out[v937] = v934;
   }
-  const uint v938 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v938 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v940 = v351 + v938;
-  const uint v941 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v941 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v943 = v354 + v941;
-  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v945 = v943 < v1;
   const bool v946 = v944 && v945;
   if (v946) {
@@ -864,11 +864,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v958 = v957 + v943;
     out[v958] = v955;
   }
-  const uint v959 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v959 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v961 = v351 + v959;
-  const uint v962 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v962 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v964 = v354 + v962;
-  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v966 = v964 < v1;
   const bool v967 = v965 && v966;
   if (v967) {
@@ -883,11 +883,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v979 = v978 + v964;
     out[v979] = v976;
   }
-  const uint v980 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v980 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v982 = v351 + v980;
-  const uint v983 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v983 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v985 = v354 + v983;
-  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v987 = v985 < v1;
   const bool v988 = v986 && v987;
   if (v988) {
@@ -902,11 +902,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1000 = v999 + v985;
     out[v1000] = v997;
   }
-  const uint v1001 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1001 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1003 = v351 + v1001;
-  const uint v1004 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1004 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1006 = v354 + v1004;
-  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1008 = v1006 < v1;
   const bool v1009 = v1007 && v1008;
   if (v1009) {
@@ -921,11 +921,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1021 = v1020 + v1006;
     out[v1021] = v1018;
   }
-  const uint v1022 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1022 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1024 = v351 + v1022;
-  const uint v1025 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1025 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1027 = v354 + v1025;
-  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1029 = v1027 < v1;
   const bool v1030 = v1028 && v1029;
   if (v1030) {
@@ -940,11 +940,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1042 = v1041 + v1027;
     out[v1042] = v1039;
   }
-  const uint v1043 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1043 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1045 = v351 + v1043;
-  const uint v1046 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1046 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1048 = v354 + v1046;
-  const bool v1049 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1049 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1050 = v1048 < v1;
   const bool v1051 = v1049 && v1050;
   if (v1051) {
@@ -959,11 +959,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1063 = v1062 + v1048;
     out[v1063] = v1060;
   }
-  const uint v1064 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1064 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1066 = v351 + v1064;
-  const uint v1067 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1067 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1069 = v354 + v1067;
-  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1071 = v1069 < v1;
   const bool v1072 = v1070 && v1071;
   if (v1072) {
@@ -978,11 +978,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1084 = v1083 + v1069;
     out[v1084] = v1081;
   }
-  const uint v1085 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1085 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1087 = v351 + v1085;
-  const uint v1088 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1088 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1090 = v354 + v1088;
-  const bool v1091 = v1087 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1091 = v1087 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1092 = v1090 < v1;
   const bool v1093 = v1091 && v1092;
   if (v1093) {
@@ -997,11 +997,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1105 = v1104 + v1090;
     out[v1105] = v1102;
   }
-  const uint v1106 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1106 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1108 = v351 + v1106;
-  const uint v1109 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1109 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1111 = v354 + v1109;
-  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1113 = v1111 < v1;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
@@ -1016,11 +1016,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1126 = v1125 + v1111;
     out[v1126] = v1123;
   }
-  const uint v1127 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1127 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1129 = v351 + v1127;
-  const uint v1130 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1130 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1132 = v354 + v1130;
-  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1134 = v1132 < v1;
   const bool v1135 = v1133 && v1134;
   if (v1135) {
@@ -1035,11 +1035,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1147 = v1146 + v1132;
     out[v1147] = v1144;
   }
-  const uint v1148 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1148 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1150 = v351 + v1148;
-  const uint v1151 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1151 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1153 = v354 + v1151;
-  const bool v1154 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1154 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1155 = v1153 < v1;
   const bool v1156 = v1154 && v1155;
   if (v1156) {
@@ -1054,11 +1054,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1168 = v1167 + v1153;
     out[v1168] = v1165;
   }
-  const uint v1169 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1169 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1171 = v351 + v1169;
-  const uint v1172 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1172 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1174 = v354 + v1172;
-  const bool v1175 = v1171 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1175 = v1171 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1176 = v1174 < v1;
   const bool v1177 = v1175 && v1176;
   if (v1177) {
@@ -1073,11 +1073,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1189 = v1188 + v1174;
     out[v1189] = v1186;
   }
-  const uint v1190 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1190 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1192 = v351 + v1190;
-  const uint v1193 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1193 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1195 = v354 + v1193;
-  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1197 = v1195 < v1;
   const bool v1198 = v1196 && v1197;
   if (v1198) {
@@ -1092,11 +1092,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1210 = v1209 + v1195;
     out[v1210] = v1207;
   }
-  const uint v1211 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1211 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1213 = v351 + v1211;
-  const uint v1214 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1214 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1216 = v354 + v1214;
-  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1218 = v1216 < v1;
   const bool v1219 = v1217 && v1218;
   if (v1219) {
@@ -1111,11 +1111,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1231 = v1230 + v1216;
     out[v1231] = v1228;
   }
-  const uint v1232 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1232 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1234 = v351 + v1232;
-  const uint v1235 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1235 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1237 = v354 + v1235;
-  const bool v1238 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1238 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1239 = v1237 < v1;
   const bool v1240 = v1238 && v1239;
   if (v1240) {
@@ -1130,11 +1130,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1252 = v1251 + v1237;
     out[v1252] = v1249;
   }
-  const uint v1253 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1253 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1255 = v351 + v1253;
-  const uint v1256 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1256 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1258 = v354 + v1256;
-  const bool v1259 = v1255 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1259 = v1255 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1260 = v1258 < v1;
   const bool v1261 = v1259 && v1260;
   if (v1261) {
@@ -1149,11 +1149,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1273 = v1272 + v1258;
     out[v1273] = v1270;
   }
-  const uint v1274 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1274 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1276 = v351 + v1274;
-  const uint v1277 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1277 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1279 = v354 + v1277;
-  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1281 = v1279 < v1;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -1168,11 +1168,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1294 = v1293 + v1279;
     out[v1294] = v1291;
   }
-  const uint v1295 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1295 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1297 = v351 + v1295;
-  const uint v1298 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1298 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1300 = v354 + v1298;
-  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1302 = v1300 < v1;
   const bool v1303 = v1301 && v1302;
   if (v1303) {
@@ -1187,11 +1187,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1315 = v1314 + v1300;
     out[v1315] = v1312;
   }
-  const uint v1316 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1316 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1318 = v351 + v1316;
-  const uint v1319 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1319 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1321 = v354 + v1319;
-  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1323 = v1321 < v1;
   const bool v1324 = v1322 && v1323;
   if (v1324) {
@@ -1206,11 +1206,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1336 = v1335 + v1321;
     out[v1336] = v1333;
   }
-  const uint v1337 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1337 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1339 = v351 + v1337;
-  const uint v1340 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1340 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1342 = v354 + v1340;
-  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1343 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1344 = v1342 < v1;
   const bool v1345 = v1343 && v1344;
   if (v1345) {
@@ -1225,11 +1225,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1357 = v1356 + v1342;
     out[v1357] = v1354;
   }
-  const uint v1358 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1358 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1360 = v351 + v1358;
-  const uint v1361 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1361 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1363 = v354 + v1361;
-  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1365 = v1363 < v1;
   const bool v1366 = v1364 && v1365;
   if (v1366) {
@@ -1244,11 +1244,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1378 = v1377 + v1363;
     out[v1378] = v1375;
   }
-  const uint v1379 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1379 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1381 = v351 + v1379;
-  const uint v1382 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1382 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1384 = v354 + v1382;
-  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1386 = v1384 < v1;
   const bool v1387 = v1385 && v1386;
   if (v1387) {
@@ -1263,11 +1263,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1399 = v1398 + v1384;
     out[v1399] = v1396;
   }
-  const uint v1400 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1400 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1402 = v351 + v1400;
-  const uint v1403 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1403 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1405 = v354 + v1403;
-  const bool v1406 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1406 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1407 = v1405 < v1;
   const bool v1408 = v1406 && v1407;
   if (v1408) {
@@ -1282,11 +1282,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1420 = v1419 + v1405;
     out[v1420] = v1417;
   }
-  const uint v1421 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1421 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1423 = v351 + v1421;
-  const uint v1424 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1424 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1426 = v354 + v1424;
-  const bool v1427 = v1423 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1427 = v1423 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1428 = v1426 < v1;
   const bool v1429 = v1427 && v1428;
   if (v1429) {
@@ -1301,11 +1301,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1441 = v1440 + v1426;
     out[v1441] = v1438;
   }
-  const uint v1442 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1442 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1444 = v351 + v1442;
-  const uint v1445 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1445 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1447 = v354 + v1445;
-  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1449 = v1447 < v1;
   const bool v1450 = v1448 && v1449;
   if (v1450) {
@@ -1320,11 +1320,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1462 = v1461 + v1447;
     out[v1462] = v1459;
   }
-  const uint v1463 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1463 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1465 = v351 + v1463;
-  const uint v1466 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1466 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1468 = v354 + v1466;
-  const bool v1469 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1469 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1470 = v1468 < v1;
   const bool v1471 = v1469 && v1470;
   if (v1471) {
@@ -1339,11 +1339,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1483 = v1482 + v1468;
     out[v1483] = v1480;
   }
-  const uint v1484 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1484 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1486 = v351 + v1484;
-  const uint v1487 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1487 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1489 = v354 + v1487;
-  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1491 = v1489 < v1;
   const bool v1492 = v1490 && v1491;
   if (v1492) {
@@ -1358,11 +1358,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1504 = v1503 + v1489;
     out[v1504] = v1501;
   }
-  const uint v1505 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1505 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1507 = v351 + v1505;
-  const uint v1508 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1508 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1510 = v354 + v1508;
-  const bool v1511 = v1507 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1511 = v1507 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1512 = v1510 < v1;
   const bool v1513 = v1511 && v1512;
   if (v1513) {
@@ -1377,11 +1377,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1525 = v1524 + v1510;
     out[v1525] = v1522;
   }
-  const uint v1526 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1526 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1528 = v351 + v1526;
-  const uint v1529 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1529 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1531 = v354 + v1529;
-  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1533 = v1531 < v1;
   const bool v1534 = v1532 && v1533;
   if (v1534) {
@@ -1396,11 +1396,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1546 = v1545 + v1531;
     out[v1546] = v1543;
   }
-  const uint v1547 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1547 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1549 = v351 + v1547;
-  const uint v1550 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1550 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1552 = v354 + v1550;
-  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1554 = v1552 < v1;
   const bool v1555 = v1553 && v1554;
   if (v1555) {
@@ -1415,11 +1415,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1567 = v1566 + v1552;
     out[v1567] = v1564;
   }
-  const uint v1568 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1568 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1570 = v351 + v1568;
-  const uint v1571 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1571 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1573 = v354 + v1571;
-  const bool v1574 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1574 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1575 = v1573 < v1;
   const bool v1576 = v1574 && v1575;
   if (v1576) {
@@ -1434,11 +1434,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1588 = v1587 + v1573;
     out[v1588] = v1585;
   }
-  const uint v1589 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1589 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1591 = v351 + v1589;
-  const uint v1592 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1592 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1594 = v354 + v1592;
-  const bool v1595 = v1591 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1595 = v1591 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1596 = v1594 < v1;
   const bool v1597 = v1595 && v1596;
   if (v1597) {
@@ -1453,11 +1453,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1609 = v1608 + v1594;
     out[v1609] = v1606;
   }
-  const uint v1610 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1610 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1612 = v351 + v1610;
-  const uint v1613 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1613 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1615 = v354 + v1613;
-  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1617 = v1615 < v1;
   const bool v1618 = v1616 && v1617;
   if (v1618) {
@@ -1472,11 +1472,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1630 = v1629 + v1615;
     out[v1630] = v1627;
   }
-  const uint v1631 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1631 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1633 = v351 + v1631;
-  const uint v1634 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1634 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1636 = v354 + v1634;
-  const bool v1637 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1637 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1638 = v1636 < v1;
   const bool v1639 = v1637 && v1638;
   if (v1639) {
@@ -1491,11 +1491,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1651 = v1650 + v1636;
     out[v1651] = v1648;
   }
-  const uint v1652 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1652 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1654 = v351 + v1652;
-  const uint v1655 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1655 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1657 = v354 + v1655;
-  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1659 = v1657 < v1;
   const bool v1660 = v1658 && v1659;
   if (v1660) {
@@ -1510,11 +1510,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1672 = v1671 + v1657;
     out[v1672] = v1669;
   }
-  const uint v1673 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1673 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1675 = v351 + v1673;
-  const uint v1676 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1676 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1678 = v354 + v1676;
-  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1679 = v1675 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1680 = v1678 < v1;
   const bool v1681 = v1679 && v1680;
   if (v1681) {
@@ -1529,11 +1529,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1693 = v1692 + v1678;
     out[v1693] = v1690;
   }
-  const uint v1694 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1694 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1696 = v351 + v1694;
-  const uint v1697 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1697 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1699 = v354 + v1697;
-  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1701 = v1699 < v1;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -1548,11 +1548,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1714 = v1713 + v1699;
     out[v1714] = v1711;
   }
-  const uint v1715 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1715 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1717 = v351 + v1715;
-  const uint v1718 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1718 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1720 = v354 + v1718;
-  const bool v1721 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1721 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1722 = v1720 < v1;
   const bool v1723 = v1721 && v1722;
   if (v1723) {
@@ -1567,11 +1567,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1735 = v1734 + v1720;
     out[v1735] = v1732;
   }
-  const uint v1736 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1736 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1738 = v351 + v1736;
-  const uint v1739 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1739 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1741 = v354 + v1739;
-  const bool v1742 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1742 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1743 = v1741 < v1;
   const bool v1744 = v1742 && v1743;
   if (v1744) {
@@ -1586,11 +1586,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1756 = v1755 + v1741;
     out[v1756] = v1753;
   }
-  const uint v1757 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1757 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1759 = v351 + v1757;
-  const uint v1760 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1760 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1762 = v354 + v1760;
-  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1764 = v1762 < v1;
   const bool v1765 = v1763 && v1764;
   if (v1765) {
@@ -1605,11 +1605,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1777 = v1776 + v1762;
     out[v1777] = v1774;
   }
-  const uint v1778 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1778 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1780 = v351 + v1778;
-  const uint v1781 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1781 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1783 = v354 + v1781;
-  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1785 = v1783 < v1;
   const bool v1786 = v1784 && v1785;
   if (v1786) {
@@ -1624,11 +1624,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1798 = v1797 + v1783;
     out[v1798] = v1795;
   }
-  const uint v1799 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1799 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1801 = v351 + v1799;
-  const uint v1802 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1802 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1804 = v354 + v1802;
-  const bool v1805 = v1801 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1805 = v1801 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1806 = v1804 < v1;
   const bool v1807 = v1805 && v1806;
   if (v1807) {
@@ -1643,11 +1643,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1819 = v1818 + v1804;
     out[v1819] = v1816;
   }
-  const uint v1820 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1820 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1822 = v351 + v1820;
-  const uint v1823 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1823 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1825 = v354 + v1823;
-  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1827 = v1825 < v1;
   const bool v1828 = v1826 && v1827;
   if (v1828) {
@@ -1662,11 +1662,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1840 = v1839 + v1825;
     out[v1840] = v1837;
   }
-  const uint v1841 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1841 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1843 = v351 + v1841;
-  const uint v1844 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1844 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1846 = v354 + v1844;
-  const bool v1847 = v1843 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1847 = v1843 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1848 = v1846 < v1;
   const bool v1849 = v1847 && v1848;
   if (v1849) {
@@ -1681,11 +1681,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1861 = v1860 + v1846;
     out[v1861] = v1858;
   }
-  const uint v1862 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1862 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1864 = v351 + v1862;
-  const uint v1865 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1865 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1867 = v354 + v1865;
-  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1869 = v1867 < v1;
   const bool v1870 = v1868 && v1869;
   if (v1870) {
@@ -1700,11 +1700,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1882 = v1881 + v1867;
     out[v1882] = v1879;
   }
-  const uint v1883 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1883 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1885 = v351 + v1883;
-  const uint v1886 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1886 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1888 = v354 + v1886;
-  const bool v1889 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1889 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1890 = v1888 < v1;
   const bool v1891 = v1889 && v1890;
   if (v1891) {
@@ -1719,11 +1719,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1903 = v1902 + v1888;
     out[v1903] = v1900;
   }
-  const uint v1904 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1904 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1906 = v351 + v1904;
-  const uint v1907 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1907 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1909 = v354 + v1907;
-  const bool v1910 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1910 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1911 = v1909 < v1;
   const bool v1912 = v1910 && v1911;
   if (v1912) {
@@ -1738,11 +1738,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1924 = v1923 + v1909;
     out[v1924] = v1921;
   }
-  const uint v1925 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1925 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1927 = v351 + v1925;
-  const uint v1928 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1928 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1930 = v354 + v1928;
-  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1932 = v1930 < v1;
   const bool v1933 = v1931 && v1932;
   if (v1933) {
@@ -1757,11 +1757,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1945 = v1944 + v1930;
     out[v1945] = v1942;
   }
-  const uint v1946 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1946 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1948 = v351 + v1946;
-  const uint v1949 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1949 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1951 = v354 + v1949;
-  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1953 = v1951 < v1;
   const bool v1954 = v1952 && v1953;
   if (v1954) {
@@ -1776,11 +1776,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1966 = v1965 + v1951;
     out[v1966] = v1963;
   }
-  const uint v1967 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1967 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1969 = v351 + v1967;
-  const uint v1970 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1970 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1972 = v354 + v1970;
-  const bool v1973 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1973 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1974 = v1972 < v1;
   const bool v1975 = v1973 && v1974;
   if (v1975) {
@@ -1795,11 +1795,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v1987 = v1986 + v1972;
     out[v1987] = v1984;
   }
-  const uint v1988 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1988 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1990 = v351 + v1988;
-  const uint v1991 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1991 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1993 = v354 + v1991;
-  const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1995 = v1993 < v1;
   const bool v1996 = v1994 && v1995;
   if (v1996) {
@@ -1814,11 +1814,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2008 = v2007 + v1993;
     out[v2008] = v2005;
   }
-  const uint v2009 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2009 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2011 = v351 + v2009;
-  const uint v2012 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2012 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2014 = v354 + v2012;
-  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2016 = v2014 < v1;
   const bool v2017 = v2015 && v2016;
   if (v2017) {
@@ -1833,11 +1833,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2029 = v2028 + v2014;
     out[v2029] = v2026;
   }
-  const uint v2030 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2030 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2032 = v351 + v2030;
-  const uint v2033 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2033 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2035 = v354 + v2033;
-  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2037 = v2035 < v1;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
@@ -1852,11 +1852,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2050 = v2049 + v2035;
     out[v2050] = v2047;
   }
-  const uint v2051 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2051 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2053 = v351 + v2051;
-  const uint v2054 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2054 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2056 = v354 + v2054;
-  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2057 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2058 = v2056 < v1;
   const bool v2059 = v2057 && v2058;
   if (v2059) {
@@ -1871,11 +1871,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2071 = v2070 + v2056;
     out[v2071] = v2068;
   }
-  const uint v2072 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2072 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2074 = v351 + v2072;
-  const uint v2075 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2075 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2077 = v354 + v2075;
-  const bool v2078 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2078 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2079 = v2077 < v1;
   const bool v2080 = v2078 && v2079;
   if (v2080) {
@@ -1890,11 +1890,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2092 = v2091 + v2077;
     out[v2092] = v2089;
   }
-  const uint v2093 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2093 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2095 = v351 + v2093;
-  const uint v2096 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2096 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2098 = v354 + v2096;
-  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2100 = v2098 < v1;
   const bool v2101 = v2099 && v2100;
   if (v2101) {
@@ -1909,11 +1909,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2113 = v2112 + v2098;
     out[v2113] = v2110;
   }
-  const uint v2114 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2114 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2116 = v351 + v2114;
-  const uint v2117 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2117 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2119 = v354 + v2117;
-  const bool v2120 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2120 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2121 = v2119 < v1;
   const bool v2122 = v2120 && v2121;
   if (v2122) {
@@ -1928,11 +1928,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2134 = v2133 + v2119;
     out[v2134] = v2131;
   }
-  const uint v2135 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2135 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2137 = v351 + v2135;
-  const uint v2138 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2138 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2140 = v354 + v2138;
-  const bool v2141 = v2137 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2141 = v2137 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2142 = v2140 < v1;
   const bool v2143 = v2141 && v2142;
   if (v2143) {
@@ -1947,11 +1947,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2155 = v2154 + v2140;
     out[v2155] = v2152;
   }
-  const uint v2156 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2156 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2158 = v351 + v2156;
-  const uint v2159 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2159 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2161 = v354 + v2159;
-  const bool v2162 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2162 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2163 = v2161 < v1;
   const bool v2164 = v2162 && v2163;
   if (v2164) {
@@ -1966,11 +1966,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2176 = v2175 + v2161;
     out[v2176] = v2173;
   }
-  const uint v2177 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2177 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2179 = v351 + v2177;
-  const uint v2180 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2180 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2182 = v354 + v2180;
-  const bool v2183 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2183 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2184 = v2182 < v1;
   const bool v2185 = v2183 && v2184;
   if (v2185) {
@@ -1985,11 +1985,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2197 = v2196 + v2182;
     out[v2197] = v2194;
   }
-  const uint v2198 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2198 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2200 = v351 + v2198;
-  const uint v2201 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2201 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2203 = v354 + v2201;
-  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2205 = v2203 < v1;
   const bool v2206 = v2204 && v2205;
   if (v2206) {
@@ -2004,11 +2004,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2218 = v2217 + v2203;
     out[v2218] = v2215;
   }
-  const uint v2219 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2219 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2221 = v351 + v2219;
-  const uint v2222 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2222 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2224 = v354 + v2222;
-  const bool v2225 = v2221 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2225 = v2221 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2226 = v2224 < v1;
   const bool v2227 = v2225 && v2226;
   if (v2227) {
@@ -2023,11 +2023,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2239 = v2238 + v2224;
     out[v2239] = v2236;
   }
-  const uint v2240 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2240 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2242 = v351 + v2240;
-  const uint v2243 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2243 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2245 = v354 + v2243;
-  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2247 = v2245 < v1;
   const bool v2248 = v2246 && v2247;
   if (v2248) {
@@ -2042,11 +2042,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2260 = v2259 + v2245;
     out[v2260] = v2257;
   }
-  const uint v2261 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2261 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2263 = v351 + v2261;
-  const uint v2264 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2264 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2266 = v354 + v2264;
-  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2268 = v2266 < v1;
   const bool v2269 = v2267 && v2268;
   if (v2269) {
@@ -2061,11 +2061,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2281 = v2280 + v2266;
     out[v2281] = v2278;
   }
-  const uint v2282 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2282 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2284 = v351 + v2282;
-  const uint v2285 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2285 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2287 = v354 + v2285;
-  const bool v2288 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2288 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2289 = v2287 < v1;
   const bool v2290 = v2288 && v2289;
   if (v2290) {
@@ -2080,11 +2080,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2302 = v2301 + v2287;
     out[v2302] = v2299;
   }
-  const uint v2303 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2303 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2305 = v351 + v2303;
-  const uint v2306 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2306 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2308 = v354 + v2306;
-  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2310 = v2308 < v1;
   const bool v2311 = v2309 && v2310;
   if (v2311) {
@@ -2099,11 +2099,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2323 = v2322 + v2308;
     out[v2323] = v2320;
   }
-  const uint v2324 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2324 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2326 = v351 + v2324;
-  const uint v2327 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2327 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2329 = v354 + v2327;
-  const bool v2330 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2330 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2331 = v2329 < v1;
   const bool v2332 = v2330 && v2331;
   if (v2332) {
@@ -2118,11 +2118,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2344 = v2343 + v2329;
     out[v2344] = v2341;
   }
-  const uint v2345 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2345 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2347 = v351 + v2345;
-  const uint v2348 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2348 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2350 = v354 + v2348;
-  const bool v2351 = v2347 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2351 = v2347 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2352 = v2350 < v1;
   const bool v2353 = v2351 && v2352;
   if (v2353) {
@@ -2137,11 +2137,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2365 = v2364 + v2350;
     out[v2365] = v2362;
   }
-  const uint v2366 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2366 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2368 = v351 + v2366;
-  const uint v2369 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2369 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2371 = v354 + v2369;
-  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2373 = v2371 < v1;
   const bool v2374 = v2372 && v2373;
   if (v2374) {
@@ -2156,11 +2156,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2386 = v2385 + v2371;
     out[v2386] = v2383;
   }
-  const uint v2387 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2387 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2389 = v351 + v2387;
-  const uint v2390 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2390 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2392 = v354 + v2390;
-  const bool v2393 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2393 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2394 = v2392 < v1;
   const bool v2395 = v2393 && v2394;
   if (v2395) {
@@ -2175,11 +2175,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2407 = v2406 + v2392;
     out[v2407] = v2404;
   }
-  const uint v2408 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2408 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2410 = v351 + v2408;
-  const uint v2411 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2411 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2413 = v354 + v2411;
-  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2415 = v2413 < v1;
   const bool v2416 = v2414 && v2415;
   if (v2416) {
@@ -2194,11 +2194,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2428 = v2427 + v2413;
     out[v2428] = v2425;
   }
-  const uint v2429 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2429 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2431 = v351 + v2429;
-  const uint v2432 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2432 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2434 = v354 + v2432;
-  const bool v2435 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2435 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2436 = v2434 < v1;
   const bool v2437 = v2435 && v2436;
   if (v2437) {
@@ -2213,11 +2213,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2449 = v2448 + v2434;
     out[v2449] = v2446;
   }
-  const uint v2450 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2450 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2452 = v351 + v2450;
-  const uint v2453 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2453 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2455 = v354 + v2453;
-  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2457 = v2455 < v1;
   const bool v2458 = v2456 && v2457;
   if (v2458) {
@@ -2232,11 +2232,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2470 = v2469 + v2455;
     out[v2470] = v2467;
   }
-  const uint v2471 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2471 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2473 = v351 + v2471;
-  const uint v2474 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2474 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2476 = v354 + v2474;
-  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2478 = v2476 < v1;
   const bool v2479 = v2477 && v2478;
   if (v2479) {
@@ -2251,11 +2251,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2491 = v2490 + v2476;
     out[v2491] = v2488;
   }
-  const uint v2492 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2492 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2494 = v351 + v2492;
-  const uint v2495 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2495 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2497 = v354 + v2495;
-  const bool v2498 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2498 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2499 = v2497 < v1;
   const bool v2500 = v2498 && v2499;
   if (v2500) {
@@ -2270,11 +2270,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2512 = v2511 + v2497;
     out[v2512] = v2509;
   }
-  const uint v2513 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2513 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2515 = v351 + v2513;
-  const uint v2516 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2516 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2518 = v354 + v2516;
-  const bool v2519 = v2515 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2519 = v2515 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2520 = v2518 < v1;
   const bool v2521 = v2519 && v2520;
   if (v2521) {
@@ -2289,11 +2289,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2533 = v2532 + v2518;
     out[v2533] = v2530;
   }
-  const uint v2534 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2534 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2536 = v351 + v2534;
-  const uint v2537 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2537 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2539 = v354 + v2537;
-  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2541 = v2539 < v1;
   const bool v2542 = v2540 && v2541;
   if (v2542) {
@@ -2308,11 +2308,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2554 = v2553 + v2539;
     out[v2554] = v2551;
   }
-  const uint v2555 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2555 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2557 = v351 + v2555;
-  const uint v2558 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2558 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2560 = v354 + v2558;
-  const bool v2561 = v2557 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2561 = v2557 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2562 = v2560 < v1;
   const bool v2563 = v2561 && v2562;
   if (v2563) {
@@ -2327,11 +2327,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2575 = v2574 + v2560;
     out[v2575] = v2572;
   }
-  const uint v2576 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2576 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2578 = v351 + v2576;
-  const uint v2579 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2579 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2581 = v354 + v2579;
-  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2583 = v2581 < v1;
   const bool v2584 = v2582 && v2583;
   if (v2584) {
@@ -2346,11 +2346,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2596 = v2595 + v2581;
     out[v2596] = v2593;
   }
-  const uint v2597 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2597 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2599 = v351 + v2597;
-  const uint v2600 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2600 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2602 = v354 + v2600;
-  const bool v2603 = v2599 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2603 = v2599 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2604 = v2602 < v1;
   const bool v2605 = v2603 && v2604;
   if (v2605) {
@@ -2365,11 +2365,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2617 = v2616 + v2602;
     out[v2617] = v2614;
   }
-  const uint v2618 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2618 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2620 = v351 + v2618;
-  const uint v2621 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2621 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2623 = v354 + v2621;
-  const bool v2624 = v2620 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2624 = v2620 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2625 = v2623 < v1;
   const bool v2626 = v2624 && v2625;
   if (v2626) {
@@ -2384,11 +2384,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2638 = v2637 + v2623;
     out[v2638] = v2635;
   }
-  const uint v2639 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2639 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2641 = v351 + v2639;
-  const uint v2642 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2642 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2644 = v354 + v2642;
-  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2646 = v2644 < v1;
   const bool v2647 = v2645 && v2646;
   if (v2647) {
@@ -2403,11 +2403,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2659 = v2658 + v2644;
     out[v2659] = v2656;
   }
-  const uint v2660 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2660 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2662 = v351 + v2660;
-  const uint v2663 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2663 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2665 = v354 + v2663;
-  const bool v2666 = v2662 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2666 = v2662 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2667 = v2665 < v1;
   const bool v2668 = v2666 && v2667;
   if (v2668) {
@@ -2422,11 +2422,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2680 = v2679 + v2665;
     out[v2680] = v2677;
   }
-  const uint v2681 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2681 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2683 = v351 + v2681;
-  const uint v2684 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2684 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2686 = v354 + v2684;
-  const bool v2687 = v2683 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2687 = v2683 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2688 = v2686 < v1;
   const bool v2689 = v2687 && v2688;
   if (v2689) {
@@ -2441,11 +2441,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2701 = v2700 + v2686;
     out[v2701] = v2698;
   }
-  const uint v2702 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2702 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2704 = v351 + v2702;
-  const uint v2705 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2705 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2707 = v354 + v2705;
-  const bool v2708 = v2704 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2708 = v2704 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2709 = v2707 < v1;
   const bool v2710 = v2708 && v2709;
   if (v2710) {
@@ -2460,11 +2460,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2722 = v2721 + v2707;
     out[v2722] = v2719;
   }
-  const uint v2723 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2723 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2725 = v351 + v2723;
-  const uint v2726 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2726 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2728 = v354 + v2726;
-  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2730 = v2728 < v1;
   const bool v2731 = v2729 && v2730;
   if (v2731) {
@@ -2479,11 +2479,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2743 = v2742 + v2728;
     out[v2743] = v2740;
   }
-  const uint v2744 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2744 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2746 = v351 + v2744;
-  const uint v2747 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2747 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2749 = v354 + v2747;
-  const bool v2750 = v2746 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2750 = v2746 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2751 = v2749 < v1;
   const bool v2752 = v2750 && v2751;
   if (v2752) {
@@ -2498,11 +2498,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2764 = v2763 + v2749;
     out[v2764] = v2761;
   }
-  const uint v2765 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2765 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2767 = v351 + v2765;
-  const uint v2768 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2768 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2770 = v354 + v2768;
-  const bool v2771 = v2767 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2771 = v2767 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2772 = v2770 < v1;
   const bool v2773 = v2771 && v2772;
   if (v2773) {
@@ -2517,11 +2517,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2785 = v2784 + v2770;
     out[v2785] = v2782;
   }
-  const uint v2786 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2786 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2788 = v351 + v2786;
-  const uint v2789 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2789 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2791 = v354 + v2789;
-  const bool v2792 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2792 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2793 = v2791 < v1;
   const bool v2794 = v2792 && v2793;
   if (v2794) {
@@ -2536,11 +2536,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2806 = v2805 + v2791;
     out[v2806] = v2803;
   }
-  const uint v2807 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2807 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2809 = v351 + v2807;
-  const uint v2810 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2810 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2812 = v354 + v2810;
-  const bool v2813 = v2809 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2813 = v2809 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2814 = v2812 < v1;
   const bool v2815 = v2813 && v2814;
   if (v2815) {
@@ -2555,11 +2555,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2827 = v2826 + v2812;
     out[v2827] = v2824;
   }
-  const uint v2828 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2828 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2830 = v351 + v2828;
-  const uint v2831 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2831 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2833 = v354 + v2831;
-  const bool v2834 = v2830 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2834 = v2830 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2835 = v2833 < v1;
   const bool v2836 = v2834 && v2835;
   if (v2836) {
@@ -2574,11 +2574,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2848 = v2847 + v2833;
     out[v2848] = v2845;
   }
-  const uint v2849 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2849 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2851 = v351 + v2849;
-  const uint v2852 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2852 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2854 = v354 + v2852;
-  const bool v2855 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2855 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2856 = v2854 < v1;
   const bool v2857 = v2855 && v2856;
   if (v2857) {
@@ -2593,11 +2593,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2869 = v2868 + v2854;
     out[v2869] = v2866;
   }
-  const uint v2870 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2870 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2872 = v351 + v2870;
-  const uint v2873 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2873 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2875 = v354 + v2873;
-  const bool v2876 = v2872 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2876 = v2872 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2877 = v2875 < v1;
   const bool v2878 = v2876 && v2877;
   if (v2878) {
@@ -2612,11 +2612,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2890 = v2889 + v2875;
     out[v2890] = v2887;
   }
-  const uint v2891 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2891 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2893 = v351 + v2891;
-  const uint v2894 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2894 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2896 = v354 + v2894;
-  const bool v2897 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2897 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2898 = v2896 < v1;
   const bool v2899 = v2897 && v2898;
   if (v2899) {
@@ -2631,11 +2631,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2911 = v2910 + v2896;
     out[v2911] = v2908;
   }
-  const uint v2912 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2912 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2914 = v351 + v2912;
-  const uint v2915 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2915 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2917 = v354 + v2915;
-  const bool v2918 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2918 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2919 = v2917 < v1;
   const bool v2920 = v2918 && v2919;
   if (v2920) {
@@ -2650,11 +2650,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2932 = v2931 + v2917;
     out[v2932] = v2929;
   }
-  const uint v2933 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2933 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2935 = v351 + v2933;
-  const uint v2936 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2936 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2938 = v354 + v2936;
-  const bool v2939 = v2935 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2939 = v2935 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2940 = v2938 < v1;
   const bool v2941 = v2939 && v2940;
   if (v2941) {
@@ -2669,11 +2669,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2953 = v2952 + v2938;
     out[v2953] = v2950;
   }
-  const uint v2954 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2954 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2956 = v351 + v2954;
-  const uint v2957 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2957 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2959 = v354 + v2957;
-  const bool v2960 = v2956 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2960 = v2956 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2961 = v2959 < v1;
   const bool v2962 = v2960 && v2961;
   if (v2962) {
@@ -2688,11 +2688,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2974 = v2973 + v2959;
     out[v2974] = v2971;
   }
-  const uint v2975 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2975 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2977 = v351 + v2975;
-  const uint v2978 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2978 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2980 = v354 + v2978;
-  const bool v2981 = v2977 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2981 = v2977 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2982 = v2980 < v1;
   const bool v2983 = v2981 && v2982;
   if (v2983) {
@@ -2707,11 +2707,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v2995 = v2994 + v2980;
     out[v2995] = v2992;
   }
-  const uint v2996 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2996 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2998 = v351 + v2996;
-  const uint v2999 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2999 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3001 = v354 + v2999;
-  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3003 = v3001 < v1;
   const bool v3004 = v3002 && v3003;
   if (v3004) {
@@ -2726,11 +2726,11 @@ kernel void iron_gemm_bias_nk_silu_f32(
     const uint v3016 = v3015 + v3001;
     out[v3016] = v3013;
   }
-  const uint v3017 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3017 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v3019 = v351 + v3017;
-  const uint v3020 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3020 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v3022 = v354 + v3020;
-  const bool v3023 = v3019 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3023 = v3019 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v3024 = v3022 < v1;
   const bool v3025 = v3023 && v3024;
   if (v3025) {

@@ -84,222 +84,222 @@ kernel void iron_gemm_kn_f32(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
   const uint v8 = iron_gid.y;
   const uint v9 = v8 * v6;
   const uint v10 = v9 + v7;
-  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:184
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
   const uint v15 = v14 << 3u;
-  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
   const uint v18 = v17 - v15;
   const uint v19 = min(v18, 8u);
-  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:186
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
   const uint v22 = v21 % v19;
   const uint v23 = v15 + v22;
   const uint v24 = v23 << 7u;
-  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:187
+  const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:188
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<float, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v41, float(0.0f));
-  iron_frag<float, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v43, float(0.0f));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v47 = v46 == 0u;
-  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:134
+  const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:208
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:215
   if (v62) {
-    const uint v2146 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2149 = v2146 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2152 = v2146 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2146 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2149 = v2146 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2152 = v2146 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2153 = v2152 << 2u;
-    const uint v2154 = v24 + v2149;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2154 = v24 + v2149;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2155 = v2154 < v0;
-    const uint v2160 = v2154 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2166 = v2149 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2171 = v2146 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2173 = v2171 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2176 = v2171 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2160 = v2154 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2166 = v2149 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2171 = v2146 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2173 = v2171 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2176 = v2171 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2177 = v2176 << 2u;
-    const uint v2178 = v24 + v2173;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2178 = v24 + v2173;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2179 = v2178 < v0;
-    const uint v2184 = v2178 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2190 = v2173 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2195 = v2146 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2197 = v2195 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2200 = v2195 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2184 = v2178 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2190 = v2173 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2195 = v2146 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2197 = v2195 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2200 = v2195 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2201 = v2200 << 2u;
-    const uint v2202 = v24 + v2197;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2202 = v24 + v2197;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2203 = v2202 < v0;
-    const uint v2208 = v2202 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2214 = v2197 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2219 = v2146 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2221 = v2219 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2224 = v2219 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2208 = v2202 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2214 = v2197 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2219 = v2146 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2221 = v2219 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2224 = v2219 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2225 = v2224 << 2u;
-    const uint v2226 = v24 + v2221;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2226 = v24 + v2221;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2227 = v2226 < v0;
-    const uint v2232 = v2226 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2238 = v2221 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2247 = v2146 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2250 = v2146 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2232 = v2226 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2238 = v2221 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2247 = v2146 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2250 = v2146 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2251 = v2250 << 2u;
-    const uint v2254 = v28 + v2251;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2254 = v28 + v2251;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2255 = v2254 < v1;
-    const uint v2264 = v2247 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2271 = v2171 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2274 = v2171 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2264 = v2247 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2271 = v2171 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2274 = v2171 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2275 = v2274 << 2u;
-    const uint v2278 = v28 + v2275;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2278 = v28 + v2275;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2279 = v2278 < v1;
-    const uint v2288 = v2271 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2295 = v2195 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2298 = v2195 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2288 = v2271 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2295 = v2195 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2298 = v2195 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2299 = v2298 << 2u;
-    const uint v2302 = v28 + v2299;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2302 = v28 + v2299;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2303 = v2302 < v1;
-    const uint v2312 = v2295 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2319 = v2219 >> 5u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2322 = v2219 & 31u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2312 = v2295 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2319 = v2219 >> 5u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2322 = v2219 & 31u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2323 = v2322 << 2u;
-    const uint v2326 = v28 + v2323;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2326 = v28 + v2323;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2327 = v2326 < v1;
-    const uint v2336 = v2319 * 132u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2346 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v2336 = v2319 * 132u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2346 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (uint v2138 = 0u; v2138 < v2; v2138 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (uint v2138 = 0u; v2138 < v2; v2138 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const uint v2140 = v2138 >> 4u;
       const uint v2142 = v2140 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2144 = v2142 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v2156 = v2138 + v2153;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2144 = v2142 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v2156 = v2138 + v2153;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2157 = v2156 < v2;
       const bool v2158 = v2155 && v2157;
-      const uint v2162 = v2160 + v2138;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2162 = v2160 + v2138;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2163 = v2162 + v2153;
       const uint v2164 = v2158 ? v2163 : 0u;
-      const uint v2167 = v2144 + v2166;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2167 = v2144 + v2166;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2168 = v2167 + v2153;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2168 + e] = v2158 ? a[v2164 + e] : float(0);
       }
-      const uint v2180 = v2138 + v2177;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2180 = v2138 + v2177;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2181 = v2180 < v2;
       const bool v2182 = v2179 && v2181;
-      const uint v2186 = v2184 + v2138;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2186 = v2184 + v2138;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2187 = v2186 + v2177;
       const uint v2188 = v2182 ? v2187 : 0u;
-      const uint v2191 = v2144 + v2190;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2191 = v2144 + v2190;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2192 = v2191 + v2177;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2192 + e] = v2182 ? a[v2188 + e] : float(0);
       }
-      const uint v2204 = v2138 + v2201;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2204 = v2138 + v2201;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2205 = v2204 < v2;
       const bool v2206 = v2203 && v2205;
-      const uint v2210 = v2208 + v2138;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2210 = v2208 + v2138;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2211 = v2210 + v2201;
       const uint v2212 = v2206 ? v2211 : 0u;
-      const uint v2215 = v2144 + v2214;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2215 = v2144 + v2214;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2216 = v2215 + v2201;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2216 + e] = v2206 ? a[v2212 + e] : float(0);
       }
-      const uint v2228 = v2138 + v2225;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2228 = v2138 + v2225;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2229 = v2228 < v2;
       const bool v2230 = v2227 && v2229;
-      const uint v2234 = v2232 + v2138;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2234 = v2232 + v2138;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2235 = v2234 + v2225;
       const uint v2236 = v2230 ? v2235 : 0u;
-      const uint v2239 = v2144 + v2238;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2239 = v2144 + v2238;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2240 = v2239 + v2225;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2240 + e] = v2230 ? a[v2236 + e] : float(0);
       }
-      const uint v2242 = v2142 * 2112u;  // kernels/gemm/gemm_tiles.hpp:213
-      const uint v2252 = v2138 + v2247;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2242 = v2142 * 2112u;  // kernels/gemm/gemm_tiles.hpp:220
+      const uint v2252 = v2138 + v2247;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2253 = v2252 < v2;
       const bool v2256 = v2253 && v2255;
-      const uint v2258 = v2252 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2258 = v2252 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2260 = v2258 + v28;
       const uint v2261 = v2260 + v2251;
       const uint v2262 = v2256 ? v2261 : 0u;
-      const uint v2265 = v2242 + v2264;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2265 = v2242 + v2264;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2266 = v2265 + v2251;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v2266 + e] = v2256 ? b[v2262 + e] : float(0);
       }
-      const uint v2276 = v2138 + v2271;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2276 = v2138 + v2271;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2277 = v2276 < v2;
       const bool v2280 = v2277 && v2279;
-      const uint v2282 = v2276 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2282 = v2276 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2284 = v2282 + v28;
       const uint v2285 = v2284 + v2275;
       const uint v2286 = v2280 ? v2285 : 0u;
-      const uint v2289 = v2242 + v2288;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2289 = v2242 + v2288;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2290 = v2289 + v2275;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v2290 + e] = v2280 ? b[v2286 + e] : float(0);
       }
-      const uint v2300 = v2138 + v2295;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2300 = v2138 + v2295;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2301 = v2300 < v2;
       const bool v2304 = v2301 && v2303;
-      const uint v2306 = v2300 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2306 = v2300 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2308 = v2306 + v28;
       const uint v2309 = v2308 + v2299;
       const uint v2310 = v2304 ? v2309 : 0u;
-      const uint v2313 = v2242 + v2312;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2313 = v2242 + v2312;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2314 = v2313 + v2299;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v2314 + e] = v2304 ? b[v2310 + e] : float(0);
       }
-      const uint v2324 = v2138 + v2319;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2324 = v2138 + v2319;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2325 = v2324 < v2;
       const bool v2328 = v2325 && v2327;
-      const uint v2330 = v2324 * v1;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2330 = v2324 * v1;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2332 = v2330 + v28;
       const uint v2333 = v2332 + v2323;
       const uint v2334 = v2328 ? v2333 : 0u;
-      const uint v2337 = v2242 + v2336;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2337 = v2242 + v2336;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2338 = v2337 + v2323;
       for (uint e = 0; e < 4u; ++e) {
         shm1[v2338 + e] = v2328 ? b[v2334 + e] : float(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2347 = v2144 + v2346;  // kernels/gemm/gemm_tiles.hpp:199
+      const uint v2347 = v2144 + v2346;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load<false>(v41, shm0, long(v2347), long(20u));
-      const uint v2352 = v2242 + v37;  // kernels/gemm/gemm_tiles.hpp:201
+      const uint v2352 = v2242 + v37;  // kernels/gemm/gemm_tiles.hpp:208
       iron_frag_load<false>(v43, shm1, long(v2352), long(132u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
   } else {
-    const uint v282 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v282 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v283 = iron_tid.x;
-    const uint v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v339 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
 
-    for (uint v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:95
+    for (uint v281 = 0u; v281 < v2; v281 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (uint v285 = v283; v285 < 2048u; v285 += v282) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v287 = v285 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v289 = v285 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v290 = v24 + v287;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v291 = v290 < v0;
         const uint v292 = v281 + v289;
         const bool v293 = v292 < v2;
         const bool v294 = v291 && v293;
         if (v294) {
-          const uint v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v296 = v290 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v298 = v296 + v281;
           const uint v299 = v298 + v289;
           const float v300 = a[v299];
@@ -307,22 +307,22 @@ kernel void iron_gemm_kn_f32(
           const uint v303 = v302 + v289;
           shm0[v303] = v300;
         } else {
-          const uint v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v305 = v287 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v306 = v305 + v289;
           shm0[v306] = 0.0f;
         }
       }
 
-      for (uint v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:95
+      for (uint v311 = v283; v311 < 2048u; v311 += v282) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v313 = v311 >> 7u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v315 = v311 & 127u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v316 = v281 + v313;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v317 = v316 < v2;
         const uint v318 = v28 + v315;
         const bool v319 = v318 < v1;
         const bool v320 = v317 && v319;
         if (v320) {
-          const uint v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v322 = v316 * v1;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v324 = v322 + v28;
           const uint v325 = v324 + v315;
           const float v326 = b[v325];
@@ -330,25 +330,25 @@ kernel void iron_gemm_kn_f32(
           const uint v329 = v328 + v315;
           shm1[v329] = v326;
         } else {
-          const uint v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v331 = v313 * 132u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v332 = v331 + v315;
           shm1[v332] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v41, shm0, long(v339), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<false>(v43, shm1, long(v37), long(132u));  // kernels/gemm/gemm_tiles.hpp:201
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load<false>(v41, shm0, long(v339), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load<false>(v43, shm1, long(v37), long(132u));  // kernels/gemm/gemm_tiles.hpp:208
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const uint v346 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v346 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v347 = v24 + v33;
   const uint v348 = v347 + v346;
-  const uint v349 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v349 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v350 = v28 + v37;
   const uint v351 = v350 + v349;
-  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v352 = v348 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v353 = v351 < v1;
   const bool v354 = v352 && v353;
   if (v354) {
@@ -358,11 +358,11 @@ kernel void iron_gemm_kn_f32(
     const uint v359 = v358 + v351;
     out[v359] = v356;
   }
-  const uint v360 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v360 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v362 = v347 + v360;
-  const uint v363 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v363 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v365 = v350 + v363;
-  const bool v366 = v362 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v366 = v362 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v367 = v365 < v1;
   const bool v368 = v366 && v367;
   if (v368) {
@@ -372,11 +372,11 @@ kernel void iron_gemm_kn_f32(
     const uint v373 = v372 + v365;
     out[v373] = v370;
   }
-  const uint v374 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v374 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v376 = v347 + v374;
-  const uint v377 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v377 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v379 = v350 + v377;
-  const bool v380 = v376 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v380 = v376 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v381 = v379 < v1;
   const bool v382 = v380 && v381;
   if (v382) {
@@ -386,11 +386,11 @@ kernel void iron_gemm_kn_f32(
     const uint v387 = v386 + v379;
     out[v387] = v384;
   }
-  const uint v388 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v388 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v390 = v347 + v388;
-  const uint v391 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v391 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v393 = v350 + v391;
-  const bool v394 = v390 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v394 = v390 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v395 = v393 < v1;
   const bool v396 = v394 && v395;
   if (v396) {
@@ -400,11 +400,11 @@ kernel void iron_gemm_kn_f32(
     const uint v401 = v400 + v393;
     out[v401] = v398;
   }
-  const uint v402 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v402 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v404 = v347 + v402;
-  const uint v405 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v405 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v407 = v350 + v405;
-  const bool v408 = v404 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v408 = v404 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v409 = v407 < v1;
   const bool v410 = v408 && v409;
   if (v410) {
@@ -414,11 +414,11 @@ kernel void iron_gemm_kn_f32(
     const uint v415 = v414 + v407;
     out[v415] = v412;
   }
-  const uint v416 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v416 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v418 = v347 + v416;
-  const uint v419 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v419 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v421 = v350 + v419;
-  const bool v422 = v418 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v422 = v418 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v423 = v421 < v1;
   const bool v424 = v422 && v423;
   if (v424) {
@@ -428,11 +428,11 @@ kernel void iron_gemm_kn_f32(
     const uint v429 = v428 + v421;
     out[v429] = v426;
   }
-  const uint v430 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v430 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v432 = v347 + v430;
-  const uint v433 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v433 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v435 = v350 + v433;
-  const bool v436 = v432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v436 = v432 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v437 = v435 < v1;
   const bool v438 = v436 && v437;
   if (v438) {
@@ -442,11 +442,11 @@ kernel void iron_gemm_kn_f32(
     const uint v443 = v442 + v435;
     out[v443] = v440;
   }
-  const uint v444 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v444 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v446 = v347 + v444;
-  const uint v447 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v447 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v449 = v350 + v447;
-  const bool v450 = v446 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v450 = v446 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v451 = v449 < v1;
   const bool v452 = v450 && v451;
   if (v452) {
@@ -456,11 +456,11 @@ kernel void iron_gemm_kn_f32(
     const uint v457 = v456 + v449;
     out[v457] = v454;
   }
-  const uint v458 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v458 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v460 = v347 + v458;
-  const uint v461 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v461 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v463 = v350 + v461;
-  const bool v464 = v460 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v464 = v460 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v465 = v463 < v1;
   const bool v466 = v464 && v465;
   if (v466) {
@@ -470,11 +470,11 @@ kernel void iron_gemm_kn_f32(
     const uint v471 = v470 + v463;
     out[v471] = v468;
   }
-  const uint v472 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v472 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v474 = v347 + v472;
-  const uint v475 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v475 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v477 = v350 + v475;
-  const bool v478 = v474 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v478 = v474 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v479 = v477 < v1;
   const bool v480 = v478 && v479;
   if (v480) {
@@ -484,11 +484,11 @@ kernel void iron_gemm_kn_f32(
     const uint v485 = v484 + v477;
     out[v485] = v482;
   }
-  const uint v486 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v486 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v488 = v347 + v486;
-  const uint v489 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v489 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v491 = v350 + v489;
-  const bool v492 = v488 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v492 = v488 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v493 = v491 < v1;
   const bool v494 = v492 && v493;
   if (v494) {
@@ -498,11 +498,11 @@ kernel void iron_gemm_kn_f32(
     const uint v499 = v498 + v491;
     out[v499] = v496;
   }
-  const uint v500 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v500 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v502 = v347 + v500;
-  const uint v503 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v503 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v505 = v350 + v503;
-  const bool v506 = v502 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v506 = v502 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v507 = v505 < v1;
   const bool v508 = v506 && v507;
   if (v508) {
@@ -512,11 +512,11 @@ kernel void iron_gemm_kn_f32(
     const uint v513 = v512 + v505;
     out[v513] = v510;
   }
-  const uint v514 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v514 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v516 = v347 + v514;
-  const uint v517 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v517 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v519 = v350 + v517;
-  const bool v520 = v516 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v520 = v516 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v521 = v519 < v1;
   const bool v522 = v520 && v521;
   if (v522) {
@@ -526,11 +526,11 @@ kernel void iron_gemm_kn_f32(
     const uint v527 = v526 + v519;
     out[v527] = v524;
   }
-  const uint v528 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v528 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v530 = v347 + v528;
-  const uint v531 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v531 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v533 = v350 + v531;
-  const bool v534 = v530 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v534 = v530 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v535 = v533 < v1;
   const bool v536 = v534 && v535;
   if (v536) {
@@ -540,11 +540,11 @@ kernel void iron_gemm_kn_f32(
     const uint v541 = v540 + v533;
     out[v541] = v538;
   }
-  const uint v542 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v542 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v544 = v347 + v542;
-  const uint v545 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v545 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v547 = v350 + v545;
-  const bool v548 = v544 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v548 = v544 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v549 = v547 < v1;
   const bool v550 = v548 && v549;
   if (v550) {
@@ -554,11 +554,11 @@ kernel void iron_gemm_kn_f32(
     const uint v555 = v554 + v547;
     out[v555] = v552;
   }
-  const uint v556 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v556 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v558 = v347 + v556;
-  const uint v559 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v559 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v561 = v350 + v559;
-  const bool v562 = v558 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v562 = v558 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v563 = v561 < v1;
   const bool v564 = v562 && v563;
   if (v564) {
@@ -568,11 +568,11 @@ kernel void iron_gemm_kn_f32(
     const uint v569 = v568 + v561;
     out[v569] = v566;
   }
-  const uint v570 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v570 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v572 = v347 + v570;
-  const uint v573 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v573 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v575 = v350 + v573;
-  const bool v576 = v572 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v576 = v572 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v577 = v575 < v1;
   const bool v578 = v576 && v577;
   if (v578) {
@@ -582,11 +582,11 @@ kernel void iron_gemm_kn_f32(
     const uint v583 = v582 + v575;
     out[v583] = v580;
   }
-  const uint v584 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v584 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v586 = v347 + v584;
-  const uint v587 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v587 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v589 = v350 + v587;
-  const bool v590 = v586 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v590 = v586 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v591 = v589 < v1;
   const bool v592 = v590 && v591;
   if (v592) {
@@ -596,11 +596,11 @@ kernel void iron_gemm_kn_f32(
     const uint v597 = v596 + v589;
     out[v597] = v594;
   }
-  const uint v598 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v598 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v600 = v347 + v598;
-  const uint v601 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v601 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v603 = v350 + v601;
-  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -610,11 +610,11 @@ kernel void iron_gemm_kn_f32(
     const uint v611 = v610 + v603;
     out[v611] = v608;
   }
-  const uint v612 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v612 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v614 = v347 + v612;
-  const uint v615 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v615 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v617 = v350 + v615;
-  const bool v618 = v614 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v618 = v614 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v619 = v617 < v1;
   const bool v620 = v618 && v619;
   if (v620) {
@@ -624,11 +624,11 @@ kernel void iron_gemm_kn_f32(
     const uint v625 = v624 + v617;
     out[v625] = v622;
   }
-  const uint v626 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v626 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v628 = v347 + v626;
-  const uint v629 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v629 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v631 = v350 + v629;
-  const bool v632 = v628 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v632 = v628 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v633 = v631 < v1;
   const bool v634 = v632 && v633;
   if (v634) {
@@ -638,11 +638,11 @@ kernel void iron_gemm_kn_f32(
     const uint v639 = v638 + v631;
     out[v639] = v636;
   }
-  const uint v640 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v640 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v642 = v347 + v640;
-  const uint v643 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v643 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v645 = v350 + v643;
-  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v647 = v645 < v1;
   const bool v648 = v646 && v647;
   if (v648) {
@@ -652,11 +652,11 @@ kernel void iron_gemm_kn_f32(
     const uint v653 = v652 + v645;
     out[v653] = v650;
   }
-  const uint v654 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v654 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v656 = v347 + v654;
-  const uint v657 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v657 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v659 = v350 + v657;
-  const bool v660 = v656 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v660 = v656 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v661 = v659 < v1;
   const bool v662 = v660 && v661;
   if (v662) {
@@ -666,11 +666,11 @@ kernel void iron_gemm_kn_f32(
     const uint v667 = v666 + v659;
     out[v667] = v664;
   }
-  const uint v668 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v668 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v670 = v347 + v668;
-  const uint v671 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v671 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v673 = v350 + v671;
-  const bool v674 = v670 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v674 = v670 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v675 = v673 < v1;
   const bool v676 = v674 && v675;
   if (v676) {
@@ -680,11 +680,11 @@ kernel void iron_gemm_kn_f32(
     const uint v681 = v680 + v673;
     out[v681] = v678;
   }
-  const uint v682 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v682 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v684 = v347 + v682;
-  const uint v685 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v685 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v687 = v350 + v685;
-  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -694,11 +694,11 @@ kernel void iron_gemm_kn_f32(
     const uint v695 = v694 + v687;
     out[v695] = v692;
   }
-  const uint v696 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v696 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v698 = v347 + v696;
-  const uint v699 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v699 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v701 = v350 + v699;
-  const bool v702 = v698 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v702 = v698 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v703 = v701 < v1;
   const bool v704 = v702 && v703;
   if (v704) {
@@ -708,11 +708,11 @@ kernel void iron_gemm_kn_f32(
     const uint v709 = v708 + v701;
     out[v709] = v706;
   }
-  const uint v710 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v710 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v712 = v347 + v710;
-  const uint v713 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v713 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v715 = v350 + v713;
-  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v717 = v715 < v1;
   const bool v718 = v716 && v717;
   if (v718) {
@@ -722,11 +722,11 @@ kernel void iron_gemm_kn_f32(
     const uint v723 = v722 + v715;
     out[v723] = v720;
   }
-  const uint v724 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v724 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v726 = v347 + v724;
-  const uint v727 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v727 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v729 = v350 + v727;
-  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v731 = v729 < v1;
   const bool v732 = v730 && v731;
   if (v732) {
@@ -736,11 +736,11 @@ kernel void iron_gemm_kn_f32(
     const uint v737 = v736 + v729;
     out[v737] = v734;
   }
-  const uint v738 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v738 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v740 = v347 + v738;
-  const uint v741 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v741 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v743 = v350 + v741;
-  const bool v744 = v740 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v744 = v740 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v745 = v743 < v1;
   const bool v746 = v744 && v745;
   if (v746) {
@@ -750,11 +750,11 @@ kernel void iron_gemm_kn_f32(
     const uint v751 = v750 + v743;
     out[v751] = v748;
   }
-  const uint v752 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v752 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v754 = v347 + v752;
-  const uint v755 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v755 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v757 = v350 + v755;
-  const bool v758 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v758 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v759 = v757 < v1;
   const bool v760 = v758 && v759;
   if (v760) {
@@ -764,11 +764,11 @@ kernel void iron_gemm_kn_f32(
     const uint v765 = v764 + v757;
     out[v765] = v762;
   }
-  const uint v766 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v766 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v768 = v347 + v766;
-  const uint v769 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v769 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v771 = v350 + v769;
-  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -778,11 +778,11 @@ kernel void iron_gemm_kn_f32(
     const uint v779 = v778 + v771;
     out[v779] = v776;
   }
-  const uint v780 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v780 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v782 = v347 + v780;
-  const uint v783 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v783 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v785 = v350 + v783;
-  const bool v786 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v786 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v787 = v785 < v1;
   const bool v788 = v786 && v787;
   if (v788) {
@@ -792,11 +792,11 @@ kernel void iron_gemm_kn_f32(
     const uint v793 = v792 + v785;
     out[v793] = v790;
   }
-  const uint v794 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v794 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v796 = v347 + v794;
-  const uint v797 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v797 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v799 = v350 + v797;
-  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v801 = v799 < v1;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -806,11 +806,11 @@ kernel void iron_gemm_kn_f32(
     const uint v807 = v806 + v799;
     out[v807] = v804;
   }
-  const uint v808 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v808 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v810 = v347 + v808;
-  const uint v811 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v811 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v813 = v350 + v811;
-  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v815 = v813 < v1;
   const bool v816 = v814 && v815;
   if (v816) {
@@ -820,11 +820,11 @@ kernel void iron_gemm_kn_f32(
     const uint v821 = v820 + v813;
     out[v821] = v818;
   }
-  const uint v822 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v822 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v824 = v347 + v822;
-  const uint v825 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v825 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v827 = v350 + v825;
-  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v829 = v827 < v1;
   const bool v830 = v828 && v829;
   if (v830) {
@@ -834,11 +834,11 @@ kernel void iron_gemm_kn_f32(
     const uint v835 = v834 + v827;
     out[v835] = v832;
   }
-  const uint v836 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v836 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v838 = v347 + v836;
-  const uint v839 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v839 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v841 = v350 + v839;
-  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v843 = v841 < v1;
   const bool v844 = v842 && v843;
   if (v844) {
@@ -848,11 +848,11 @@ kernel void iron_gemm_kn_f32(
     const uint v849 = v848 + v841;
     out[v849] = v846;
   }
-  const uint v850 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v850 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v852 = v347 + v850;
-  const uint v853 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v853 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v855 = v350 + v853;
-  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -862,11 +862,11 @@ kernel void iron_gemm_kn_f32(
     const uint v863 = v862 + v855;
     out[v863] = v860;
   }
-  const uint v864 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v864 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v866 = v347 + v864;
-  const uint v867 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v867 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v869 = v350 + v867;
-  const bool v870 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v870 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v871 = v869 < v1;
   const bool v872 = v870 && v871;
   if (v872) {
@@ -876,11 +876,11 @@ kernel void iron_gemm_kn_f32(
     const uint v877 = v876 + v869;
     out[v877] = v874;
   }
-  const uint v878 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v878 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v880 = v347 + v878;
-  const uint v881 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v881 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v883 = v350 + v881;
-  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v885 = v883 < v1;
   const bool v886 = v884 && v885;
   if (v886) {
@@ -890,11 +890,11 @@ kernel void iron_gemm_kn_f32(
     const uint v891 = v890 + v883;
     out[v891] = v888;
   }
-  const uint v892 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v892 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v894 = v347 + v892;
-  const uint v895 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v895 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v897 = v350 + v895;
-  const bool v898 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v898 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v899 = v897 < v1;
   const bool v900 = v898 && v899;
   if (v900) {
@@ -904,11 +904,11 @@ kernel void iron_gemm_kn_f32(
     const uint v905 = v904 + v897;
     out[v905] = v902;
   }
-  const uint v906 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v906 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v908 = v347 + v906;
-  const uint v909 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v909 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v911 = v350 + v909;
-  const bool v912 = v908 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v912 = v908 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v913 = v911 < v1;
   const bool v914 = v912 && v913;
   if (v914) {
@@ -918,11 +918,11 @@ kernel void iron_gemm_kn_f32(
     const uint v919 = v918 + v911;
     out[v919] = v916;
   }
-  const uint v920 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v920 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v922 = v347 + v920;
-  const uint v923 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v923 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v925 = v350 + v923;
-  const bool v926 = v922 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v926 = v922 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v927 = v925 < v1;
   const bool v928 = v926 && v927;
   if (v928) {
@@ -932,11 +932,11 @@ kernel void iron_gemm_kn_f32(
     const uint v933 = v932 + v925;
     out[v933] = v930;
   }
-  const uint v934 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v934 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v936 = v347 + v934;
-  const uint v937 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v937 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v939 = v350 + v937;
-  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
@@ -946,11 +946,11 @@ kernel void iron_gemm_kn_f32(
     const uint v947 = v946 + v939;
     out[v947] = v944;
   }
-  const uint v948 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v948 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v950 = v347 + v948;
-  const uint v951 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v951 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v953 = v350 + v951;
-  const bool v954 = v950 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v954 = v950 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v955 = v953 < v1;
   const bool v956 = v954 && v955;
   if (v956) {
@@ -960,11 +960,11 @@ kernel void iron_gemm_kn_f32(
     const uint v961 = v960 + v953;
     out[v961] = v958;
   }
-  const uint v962 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v962 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v964 = v347 + v962;
-  const uint v965 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v965 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v967 = v350 + v965;
-  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v969 = v967 < v1;
   const bool v970 = v968 && v969;
   if (v970) {
@@ -974,11 +974,11 @@ kernel void iron_gemm_kn_f32(
     const uint v975 = v974 + v967;
     out[v975] = v972;
   }
-  const uint v976 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v976 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v978 = v347 + v976;
-  const uint v979 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v979 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v981 = v350 + v979;
-  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -988,11 +988,11 @@ kernel void iron_gemm_kn_f32(
     const uint v989 = v988 + v981;
     out[v989] = v986;
   }
-  const uint v990 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v990 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v992 = v347 + v990;
-  const uint v993 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v993 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v995 = v350 + v993;
-  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v997 = v995 < v1;
   const bool v998 = v996 && v997;
   if (v998) {
@@ -1002,11 +1002,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1003 = v1002 + v995;
     out[v1003] = v1000;
   }
-  const uint v1004 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1004 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1006 = v347 + v1004;
-  const uint v1007 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1007 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1009 = v350 + v1007;
-  const bool v1010 = v1006 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1010 = v1006 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1011 = v1009 < v1;
   const bool v1012 = v1010 && v1011;
   if (v1012) {
@@ -1016,11 +1016,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1017 = v1016 + v1009;
     out[v1017] = v1014;
   }
-  const uint v1018 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1018 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1020 = v347 + v1018;
-  const uint v1021 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1021 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1023 = v350 + v1021;
-  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -1030,11 +1030,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1031 = v1030 + v1023;
     out[v1031] = v1028;
   }
-  const uint v1032 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1032 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1034 = v347 + v1032;
-  const uint v1035 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1035 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1037 = v350 + v1035;
-  const bool v1038 = v1034 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1038 = v1034 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1039 = v1037 < v1;
   const bool v1040 = v1038 && v1039;
   if (v1040) {
@@ -1044,11 +1044,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1045 = v1044 + v1037;
     out[v1045] = v1042;
   }
-  const uint v1046 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1046 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1048 = v347 + v1046;
-  const uint v1049 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1049 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1051 = v350 + v1049;
-  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
@@ -1058,11 +1058,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1059 = v1058 + v1051;
     out[v1059] = v1056;
   }
-  const uint v1060 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1060 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1062 = v347 + v1060;
-  const uint v1063 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1063 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1065 = v350 + v1063;
-  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1067 = v1065 < v1;
   const bool v1068 = v1066 && v1067;
   if (v1068) {
@@ -1072,11 +1072,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1073 = v1072 + v1065;
     out[v1073] = v1070;
   }
-  const uint v1074 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1074 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1076 = v347 + v1074;
-  const uint v1077 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1077 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1079 = v350 + v1077;
-  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1081 = v1079 < v1;
   const bool v1082 = v1080 && v1081;
   if (v1082) {
@@ -1086,11 +1086,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1087 = v1086 + v1079;
     out[v1087] = v1084;
   }
-  const uint v1088 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1088 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1090 = v347 + v1088;
-  const uint v1091 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1091 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1093 = v350 + v1091;
-  const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1095 = v1093 < v1;
   const bool v1096 = v1094 && v1095;
   if (v1096) {
@@ -1100,11 +1100,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1101 = v1100 + v1093;
     out[v1101] = v1098;
   }
-  const uint v1102 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1102 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1104 = v347 + v1102;
-  const uint v1105 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1105 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1107 = v350 + v1105;
-  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1114,11 +1114,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1115 = v1114 + v1107;
     out[v1115] = v1112;
   }
-  const uint v1116 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1116 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1118 = v347 + v1116;
-  const uint v1119 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1119 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1121 = v350 + v1119;
-  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1123 = v1121 < v1;
   const bool v1124 = v1122 && v1123;
   if (v1124) {
@@ -1128,11 +1128,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1129 = v1128 + v1121;
     out[v1129] = v1126;
   }
-  const uint v1130 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1130 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1132 = v347 + v1130;
-  const uint v1133 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1133 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1135 = v350 + v1133;
-  const bool v1136 = v1132 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1136 = v1132 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1137 = v1135 < v1;
   const bool v1138 = v1136 && v1137;
   if (v1138) {
@@ -1142,11 +1142,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1143 = v1142 + v1135;
     out[v1143] = v1140;
   }
-  const uint v1144 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1144 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1146 = v347 + v1144;
-  const uint v1147 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1147 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1149 = v350 + v1147;
-  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1151 = v1149 < v1;
   const bool v1152 = v1150 && v1151;
   if (v1152) {
@@ -1156,11 +1156,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1157 = v1156 + v1149;
     out[v1157] = v1154;
   }
-  const uint v1158 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1158 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1160 = v347 + v1158;
-  const uint v1161 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1161 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1163 = v350 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1165 = v1163 < v1;
   const bool v1166 = v1164 && v1165;
   if (v1166) {
@@ -1170,11 +1170,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1171 = v1170 + v1163;
     out[v1171] = v1168;
   }
-  const uint v1172 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1172 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1174 = v347 + v1172;
-  const uint v1175 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1175 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1177 = v350 + v1175;
-  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1179 = v1177 < v1;
   const bool v1180 = v1178 && v1179;
   if (v1180) {
@@ -1184,11 +1184,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1185 = v1184 + v1177;
     out[v1185] = v1182;
   }
-  const uint v1186 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1186 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1188 = v347 + v1186;
-  const uint v1189 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1189 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1191 = v350 + v1189;
-  const bool v1192 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1192 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1193 = v1191 < v1;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
@@ -1198,11 +1198,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1199 = v1198 + v1191;
     out[v1199] = v1196;
   }
-  const uint v1200 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1200 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1202 = v347 + v1200;
-  const uint v1203 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1203 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1205 = v350 + v1203;
-  const bool v1206 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1206 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1207 = v1205 < v1;
   const bool v1208 = v1206 && v1207;
   if (v1208) {
@@ -1212,11 +1212,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1213 = v1212 + v1205;
     out[v1213] = v1210;
   }
-  const uint v1214 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1214 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1216 = v347 + v1214;
-  const uint v1217 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1217 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1219 = v350 + v1217;
-  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1226,11 +1226,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1227 = v1226 + v1219;
     out[v1227] = v1224;
   }
-  const uint v1228 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1228 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1230 = v347 + v1228;
-  const uint v1231 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1231 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1233 = v350 + v1231;
-  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1235 = v1233 < v1;
   const bool v1236 = v1234 && v1235;
   if (v1236) {
@@ -1240,11 +1240,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1241 = v1240 + v1233;
     out[v1241] = v1238;
   }
-  const uint v1242 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1242 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1244 = v347 + v1242;
-  const uint v1245 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1245 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1247 = v350 + v1245;
-  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1249 = v1247 < v1;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1254,11 +1254,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1255 = v1254 + v1247;
     out[v1255] = v1252;
   }
-  const uint v1256 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1256 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1258 = v347 + v1256;
-  const uint v1259 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1259 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1261 = v350 + v1259;
-  const bool v1262 = v1258 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1262 = v1258 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1263 = v1261 < v1;
   const bool v1264 = v1262 && v1263;
   if (v1264) {
@@ -1268,11 +1268,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1269 = v1268 + v1261;
     out[v1269] = v1266;
   }
-  const uint v1270 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1270 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1272 = v347 + v1270;
-  const uint v1273 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1273 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1275 = v350 + v1273;
-  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
@@ -1282,11 +1282,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1283 = v1282 + v1275;
     out[v1283] = v1280;
   }
-  const uint v1284 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1284 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1286 = v347 + v1284;
-  const uint v1287 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1287 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1289 = v350 + v1287;
-  const bool v1290 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1290 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1291 = v1289 < v1;
   const bool v1292 = v1290 && v1291;
   if (v1292) {
@@ -1296,11 +1296,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1297 = v1296 + v1289;
     out[v1297] = v1294;
   }
-  const uint v1298 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1298 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1300 = v347 + v1298;
-  const uint v1301 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1301 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1303 = v350 + v1301;
-  const bool v1304 = v1300 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1304 = v1300 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1305 = v1303 < v1;
   const bool v1306 = v1304 && v1305;
   if (v1306) {
@@ -1310,11 +1310,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1311 = v1310 + v1303;
     out[v1311] = v1308;
   }
-  const uint v1312 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1312 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1314 = v347 + v1312;
-  const uint v1315 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1315 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1317 = v350 + v1315;
-  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1319 = v1317 < v1;
   const bool v1320 = v1318 && v1319;
   if (v1320) {
@@ -1324,11 +1324,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1325 = v1324 + v1317;
     out[v1325] = v1322;
   }
-  const uint v1326 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1326 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1328 = v347 + v1326;
-  const uint v1329 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1329 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1331 = v350 + v1329;
-  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1333 = v1331 < v1;
   const bool v1334 = v1332 && v1333;
   if (v1334) {
@@ -1338,11 +1338,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1339 = v1338 + v1331;
     out[v1339] = v1336;
   }
-  const uint v1340 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1340 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1342 = v347 + v1340;
-  const uint v1343 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1343 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1345 = v350 + v1343;
-  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1347 = v1345 < v1;
   const bool v1348 = v1346 && v1347;
   if (v1348) {
@@ -1352,11 +1352,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1353 = v1352 + v1345;
     out[v1353] = v1350;
   }
-  const uint v1354 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1354 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1356 = v347 + v1354;
-  const uint v1357 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1357 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1359 = v350 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1366,11 +1366,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1367 = v1366 + v1359;
     out[v1367] = v1364;
   }
-  const uint v1368 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1368 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1370 = v347 + v1368;
-  const uint v1371 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1371 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1373 = v350 + v1371;
-  const bool v1374 = v1370 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1374 = v1370 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1375 = v1373 < v1;
   const bool v1376 = v1374 && v1375;
   if (v1376) {
@@ -1380,11 +1380,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1381 = v1380 + v1373;
     out[v1381] = v1378;
   }
-  const uint v1382 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1382 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1384 = v347 + v1382;
-  const uint v1385 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1385 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1387 = v350 + v1385;
-  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1389 = v1387 < v1;
   const bool v1390 = v1388 && v1389;
   if (v1390) {
@@ -1394,11 +1394,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1395 = v1394 + v1387;
     out[v1395] = v1392;
   }
-  const uint v1396 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1396 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1398 = v347 + v1396;
-  const uint v1399 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1399 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1401 = v350 + v1399;
-  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1403 = v1401 < v1;
   const bool v1404 = v1402 && v1403;
   if (v1404) {
@@ -1408,11 +1408,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1409 = v1408 + v1401;
     out[v1409] = v1406;
   }
-  const uint v1410 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1410 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1412 = v347 + v1410;
-  const uint v1413 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1413 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1415 = v350 + v1413;
-  const bool v1416 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1416 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1417 = v1415 < v1;
   const bool v1418 = v1416 && v1417;
   if (v1418) {
@@ -1422,11 +1422,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1423 = v1422 + v1415;
     out[v1423] = v1420;
   }
-  const uint v1424 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1424 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1426 = v347 + v1424;
-  const uint v1427 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1427 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1429 = v350 + v1427;
-  const bool v1430 = v1426 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1430 = v1426 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1431 = v1429 < v1;
   const bool v1432 = v1430 && v1431;
   if (v1432) {
@@ -1436,11 +1436,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1437 = v1436 + v1429;
     out[v1437] = v1434;
   }
-  const uint v1438 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1438 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1440 = v347 + v1438;
-  const uint v1441 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1441 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1443 = v350 + v1441;
-  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -1450,11 +1450,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1451 = v1450 + v1443;
     out[v1451] = v1448;
   }
-  const uint v1452 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1452 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1454 = v347 + v1452;
-  const uint v1455 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1455 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1457 = v350 + v1455;
-  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1459 = v1457 < v1;
   const bool v1460 = v1458 && v1459;
   if (v1460) {
@@ -1464,11 +1464,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1465 = v1464 + v1457;
     out[v1465] = v1462;
   }
-  const uint v1466 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1466 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1468 = v347 + v1466;
-  const uint v1469 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1469 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1471 = v350 + v1469;
-  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1473 = v1471 < v1;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -1478,11 +1478,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1479 = v1478 + v1471;
     out[v1479] = v1476;
   }
-  const uint v1480 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1480 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1482 = v347 + v1480;
-  const uint v1483 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1483 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1485 = v350 + v1483;
-  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1487 = v1485 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
@@ -1492,11 +1492,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1493 = v1492 + v1485;
     out[v1493] = v1490;
   }
-  const uint v1494 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1494 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1496 = v347 + v1494;
-  const uint v1497 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1497 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1499 = v350 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
@@ -1506,11 +1506,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1507 = v1506 + v1499;
     out[v1507] = v1504;
   }
-  const uint v1508 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1508 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1510 = v347 + v1508;
-  const uint v1511 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1511 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1513 = v350 + v1511;
-  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1515 = v1513 < v1;
   const bool v1516 = v1514 && v1515;
   if (v1516) {
@@ -1520,11 +1520,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1521 = v1520 + v1513;
     out[v1521] = v1518;
   }
-  const uint v1522 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1522 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1524 = v347 + v1522;
-  const uint v1525 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1525 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1527 = v350 + v1525;
-  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -1534,11 +1534,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1535 = v1534 + v1527;
     out[v1535] = v1532;
   }
-  const uint v1536 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1536 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1538 = v347 + v1536;
-  const uint v1539 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1539 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1541 = v350 + v1539;
-  const bool v1542 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1542 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1543 = v1541 < v1;
   const bool v1544 = v1542 && v1543;
   if (v1544) {
@@ -1548,11 +1548,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1549 = v1548 + v1541;
     out[v1549] = v1546;
   }
-  const uint v1550 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1550 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1552 = v347 + v1550;
-  const uint v1553 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1553 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1555 = v350 + v1553;
-  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1557 = v1555 < v1;
   const bool v1558 = v1556 && v1557;
   if (v1558) {
@@ -1562,11 +1562,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1563 = v1562 + v1555;
     out[v1563] = v1560;
   }
-  const uint v1564 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1564 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1566 = v347 + v1564;
-  const uint v1567 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1567 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1569 = v350 + v1567;
-  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1571 = v1569 < v1;
   const bool v1572 = v1570 && v1571;
   if (v1572) {
@@ -1576,11 +1576,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1577 = v1576 + v1569;
     out[v1577] = v1574;
   }
-  const uint v1578 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1578 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1580 = v347 + v1578;
-  const uint v1581 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1581 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1583 = v350 + v1581;
-  const bool v1584 = v1580 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1584 = v1580 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1585 = v1583 < v1;
   const bool v1586 = v1584 && v1585;
   if (v1586) {
@@ -1590,11 +1590,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1591 = v1590 + v1583;
     out[v1591] = v1588;
   }
-  const uint v1592 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1592 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1594 = v347 + v1592;
-  const uint v1595 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1595 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1597 = v350 + v1595;
-  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1599 = v1597 < v1;
   const bool v1600 = v1598 && v1599;
   if (v1600) {
@@ -1604,11 +1604,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1605 = v1604 + v1597;
     out[v1605] = v1602;
   }
-  const uint v1606 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1606 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1608 = v347 + v1606;
-  const uint v1609 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1609 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1611 = v350 + v1609;
-  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
@@ -1618,11 +1618,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1619 = v1618 + v1611;
     out[v1619] = v1616;
   }
-  const uint v1620 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1620 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1622 = v347 + v1620;
-  const uint v1623 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1623 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1625 = v350 + v1623;
-  const bool v1626 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1626 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1627 = v1625 < v1;
   const bool v1628 = v1626 && v1627;
   if (v1628) {
@@ -1632,11 +1632,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1633 = v1632 + v1625;
     out[v1633] = v1630;
   }
-  const uint v1634 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1634 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1636 = v347 + v1634;
-  const uint v1637 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1637 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1639 = v350 + v1637;
-  const bool v1640 = v1636 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1640 = v1636 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1641 = v1639 < v1;
   const bool v1642 = v1640 && v1641;
   if (v1642) {
@@ -1646,11 +1646,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1647 = v1646 + v1639;
     out[v1647] = v1644;
   }
-  const uint v1648 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1648 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1650 = v347 + v1648;
-  const uint v1651 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1651 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1653 = v350 + v1651;
-  const bool v1654 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1654 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1655 = v1653 < v1;
   const bool v1656 = v1654 && v1655;
   if (v1656) {
@@ -1660,11 +1660,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1661 = v1660 + v1653;
     out[v1661] = v1658;
   }
-  const uint v1662 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1662 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1664 = v347 + v1662;
-  const uint v1665 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1665 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1667 = v350 + v1665;
-  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1669 = v1667 < v1;
   const bool v1670 = v1668 && v1669;
   if (v1670) {
@@ -1674,11 +1674,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1675 = v1674 + v1667;
     out[v1675] = v1672;
   }
-  const uint v1676 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1676 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1678 = v347 + v1676;
-  const uint v1679 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1679 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1681 = v350 + v1679;
-  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1683 = v1681 < v1;
   const bool v1684 = v1682 && v1683;
   if (v1684) {
@@ -1688,11 +1688,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1689 = v1688 + v1681;
     out[v1689] = v1686;
   }
-  const uint v1690 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1690 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1692 = v347 + v1690;
-  const uint v1693 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1693 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1695 = v350 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1702,11 +1702,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1703 = v1702 + v1695;
     out[v1703] = v1700;
   }
-  const uint v1704 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1704 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1706 = v347 + v1704;
-  const uint v1707 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1707 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1709 = v350 + v1707;
-  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1711 = v1709 < v1;
   const bool v1712 = v1710 && v1711;
   if (v1712) {
@@ -1716,11 +1716,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1717 = v1716 + v1709;
     out[v1717] = v1714;
   }
-  const uint v1718 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1718 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1720 = v347 + v1718;
-  const uint v1721 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1721 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1723 = v350 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
@@ -1730,11 +1730,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1731 = v1730 + v1723;
     out[v1731] = v1728;
   }
-  const uint v1732 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1732 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1734 = v347 + v1732;
-  const uint v1735 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1735 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1737 = v350 + v1735;
-  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1739 = v1737 < v1;
   const bool v1740 = v1738 && v1739;
   if (v1740) {
@@ -1744,11 +1744,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1745 = v1744 + v1737;
     out[v1745] = v1742;
   }
-  const uint v1746 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1746 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1748 = v347 + v1746;
-  const uint v1749 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1749 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1751 = v350 + v1749;
-  const bool v1752 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1752 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1753 = v1751 < v1;
   const bool v1754 = v1752 && v1753;
   if (v1754) {
@@ -1758,11 +1758,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1759 = v1758 + v1751;
     out[v1759] = v1756;
   }
-  const uint v1760 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1760 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1762 = v347 + v1760;
-  const uint v1763 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1763 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1765 = v350 + v1763;
-  const bool v1766 = v1762 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1766 = v1762 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1767 = v1765 < v1;
   const bool v1768 = v1766 && v1767;
   if (v1768) {
@@ -1772,11 +1772,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1773 = v1772 + v1765;
     out[v1773] = v1770;
   }
-  const uint v1774 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1774 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1776 = v347 + v1774;
-  const uint v1777 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1777 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1779 = v350 + v1777;
-  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -1786,11 +1786,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1787 = v1786 + v1779;
     out[v1787] = v1784;
   }
-  const uint v1788 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1788 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1790 = v347 + v1788;
-  const uint v1791 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1791 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1793 = v350 + v1791;
-  const bool v1794 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1794 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1795 = v1793 < v1;
   const bool v1796 = v1794 && v1795;
   if (v1796) {
@@ -1800,11 +1800,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1801 = v1800 + v1793;
     out[v1801] = v1798;
   }
-  const uint v1802 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1802 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1804 = v347 + v1802;
-  const uint v1805 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1805 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1807 = v350 + v1805;
-  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1809 = v1807 < v1;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -1814,11 +1814,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1815 = v1814 + v1807;
     out[v1815] = v1812;
   }
-  const uint v1816 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1816 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1818 = v347 + v1816;
-  const uint v1819 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1819 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1821 = v350 + v1819;
-  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1823 = v1821 < v1;
   const bool v1824 = v1822 && v1823;
   if (v1824) {
@@ -1828,11 +1828,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1829 = v1828 + v1821;
     out[v1829] = v1826;
   }
-  const uint v1830 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1830 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1832 = v347 + v1830;
-  const uint v1833 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1833 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1835 = v350 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
@@ -1842,11 +1842,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1843 = v1842 + v1835;
     out[v1843] = v1840;
   }
-  const uint v1844 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1844 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1846 = v347 + v1844;
-  const uint v1847 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1847 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1849 = v350 + v1847;
-  const bool v1850 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1850 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1851 = v1849 < v1;
   const bool v1852 = v1850 && v1851;
   if (v1852) {
@@ -1856,11 +1856,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1857 = v1856 + v1849;
     out[v1857] = v1854;
   }
-  const uint v1858 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1858 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1860 = v347 + v1858;
-  const uint v1861 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1861 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1863 = v350 + v1861;
-  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -1870,11 +1870,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1871 = v1870 + v1863;
     out[v1871] = v1868;
   }
-  const uint v1872 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1872 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1874 = v347 + v1872;
-  const uint v1875 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1875 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1877 = v350 + v1875;
-  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1879 = v1877 < v1;
   const bool v1880 = v1878 && v1879;
   if (v1880) {
@@ -1884,11 +1884,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1885 = v1884 + v1877;
     out[v1885] = v1882;
   }
-  const uint v1886 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1886 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1888 = v347 + v1886;
-  const uint v1889 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1889 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1891 = v350 + v1889;
-  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1893 = v1891 < v1;
   const bool v1894 = v1892 && v1893;
   if (v1894) {
@@ -1898,11 +1898,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1899 = v1898 + v1891;
     out[v1899] = v1896;
   }
-  const uint v1900 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1900 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1902 = v347 + v1900;
-  const uint v1903 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1903 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1905 = v350 + v1903;
-  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1907 = v1905 < v1;
   const bool v1908 = v1906 && v1907;
   if (v1908) {
@@ -1912,11 +1912,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1913 = v1912 + v1905;
     out[v1913] = v1910;
   }
-  const uint v1914 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1914 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1916 = v347 + v1914;
-  const uint v1917 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1917 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1919 = v350 + v1917;
-  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1921 = v1919 < v1;
   const bool v1922 = v1920 && v1921;
   if (v1922) {
@@ -1926,11 +1926,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1927 = v1926 + v1919;
     out[v1927] = v1924;
   }
-  const uint v1928 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1928 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1930 = v347 + v1928;
-  const uint v1931 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1931 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1933 = v350 + v1931;
-  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1935 = v1933 < v1;
   const bool v1936 = v1934 && v1935;
   if (v1936) {
@@ -1940,11 +1940,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1941 = v1940 + v1933;
     out[v1941] = v1938;
   }
-  const uint v1942 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1942 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1944 = v347 + v1942;
-  const uint v1945 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1945 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1947 = v350 + v1945;
-  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -1954,11 +1954,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1955 = v1954 + v1947;
     out[v1955] = v1952;
   }
-  const uint v1956 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1956 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1958 = v347 + v1956;
-  const uint v1959 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1959 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1961 = v350 + v1959;
-  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1963 = v1961 < v1;
   const bool v1964 = v1962 && v1963;
   if (v1964) {
@@ -1968,11 +1968,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1969 = v1968 + v1961;
     out[v1969] = v1966;
   }
-  const uint v1970 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1970 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1972 = v347 + v1970;
-  const uint v1973 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1973 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1975 = v350 + v1973;
-  const bool v1976 = v1972 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1976 = v1972 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1977 = v1975 < v1;
   const bool v1978 = v1976 && v1977;
   if (v1978) {
@@ -1982,11 +1982,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1983 = v1982 + v1975;
     out[v1983] = v1980;
   }
-  const uint v1984 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1984 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1986 = v347 + v1984;
-  const uint v1987 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1987 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1989 = v350 + v1987;
-  const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1991 = v1989 < v1;
   const bool v1992 = v1990 && v1991;
   if (v1992) {
@@ -1996,11 +1996,11 @@ kernel void iron_gemm_kn_f32(
     const uint v1997 = v1996 + v1989;
     out[v1997] = v1994;
   }
-  const uint v1998 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1998 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2000 = v347 + v1998;
-  const uint v2001 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2001 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2003 = v350 + v2001;
-  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2005 = v2003 < v1;
   const bool v2006 = v2004 && v2005;
   if (v2006) {
@@ -2010,11 +2010,11 @@ kernel void iron_gemm_kn_f32(
     const uint v2011 = v2010 + v2003;
     out[v2011] = v2008;
   }
-  const uint v2012 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2012 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2014 = v347 + v2012;
-  const uint v2015 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2015 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2017 = v350 + v2015;
-  const bool v2018 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2018 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2019 = v2017 < v1;
   const bool v2020 = v2018 && v2019;
   if (v2020) {
@@ -2024,11 +2024,11 @@ kernel void iron_gemm_kn_f32(
     const uint v2025 = v2024 + v2017;
     out[v2025] = v2022;
   }
-  const uint v2026 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2026 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2028 = v347 + v2026;
-  const uint v2029 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2029 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2031 = v350 + v2029;
-  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2038,11 +2038,11 @@ kernel void iron_gemm_kn_f32(
     const uint v2039 = v2038 + v2031;
     out[v2039] = v2036;
   }
-  const uint v2040 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2040 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2042 = v347 + v2040;
-  const uint v2043 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2043 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2045 = v350 + v2043;
-  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2047 = v2045 < v1;
   const bool v2048 = v2046 && v2047;
   if (v2048) {
@@ -2052,11 +2052,11 @@ kernel void iron_gemm_kn_f32(
     const uint v2053 = v2052 + v2045;
     out[v2053] = v2050;
   }
-  const uint v2054 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2054 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2056 = v347 + v2054;
-  const uint v2057 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2057 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2059 = v350 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -2066,11 +2066,11 @@ kernel void iron_gemm_kn_f32(
     const uint v2067 = v2066 + v2059;
     out[v2067] = v2064;
   }
-  const uint v2068 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2068 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2070 = v347 + v2068;
-  const uint v2071 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2071 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2073 = v350 + v2071;
-  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
@@ -2080,11 +2080,11 @@ kernel void iron_gemm_kn_f32(
     const uint v2081 = v2080 + v2073;
     out[v2081] = v2078;
   }
-  const uint v2082 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2082 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2084 = v347 + v2082;
-  const uint v2085 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2085 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2087 = v350 + v2085;
-  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2089 = v2087 < v1;
   const bool v2090 = v2088 && v2089;
   if (v2090) {
@@ -2094,11 +2094,11 @@ kernel void iron_gemm_kn_f32(
     const uint v2095 = v2094 + v2087;
     out[v2095] = v2092;
   }
-  const uint v2096 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2096 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2098 = v347 + v2096;
-  const uint v2099 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2099 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2101 = v350 + v2099;
-  const bool v2102 = v2098 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2102 = v2098 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2103 = v2101 < v1;
   const bool v2104 = v2102 && v2103;
   if (v2104) {
@@ -2108,11 +2108,11 @@ kernel void iron_gemm_kn_f32(
     const uint v2109 = v2108 + v2101;
     out[v2109] = v2106;
   }
-  const uint v2110 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2110 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2112 = v347 + v2110;
-  const uint v2113 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2113 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2115 = v350 + v2113;
-  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2122,11 +2122,11 @@ kernel void iron_gemm_kn_f32(
     const uint v2123 = v2122 + v2115;
     out[v2123] = v2120;
   }
-  const uint v2124 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2124 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2126 = v347 + v2124;
-  const uint v2127 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2127 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2129 = v350 + v2127;
-  const bool v2130 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2130 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2131 = v2129 < v1;
   const bool v2132 = v2130 && v2131;
   if (v2132) {

@@ -83,69 +83,69 @@ kernel void iron_gemm_mxfp4_f32(
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:67
   const uint v1 = n;
   const uint v2 = k;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
   const uint v6 = iron_gid.y;
   const uint v7 = v6 * v4;
   const uint v8 = v7 + v5;
-  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:184
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:128
   const uint v13 = v12 << 3u;
-  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
   const uint v16 = v15 - v13;
   const uint v17 = min(v16, 8u);
-  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:186
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:130
   const uint v20 = v19 % v17;
   const uint v21 = v13 + v20;
   const uint v22 = v21 << 7u;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:187
+  const uint v25 = v19 / v17;
   const uint v26 = v25 << 7u;
-  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:188
-  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const uint v31 = v30 << 6u;
-  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const uint v35 = v34 << 6u;
-  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v37, float(0.0f));
-  iron_frag<float, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<float, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v41, float(0.0f));
-  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v45 = v44 == 0u;
   if (v45) {
-    const uint v2867 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2870 = v2867 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2873 = v2867 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2867 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2870 = v2867 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2873 = v2867 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2874 = v2873 << 2u;
-    const uint v2875 = v22 + v2870;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2875 = v22 + v2870;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2876 = v2875 < v0;
-    const uint v2881 = v2875 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2887 = v2870 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2892 = v2867 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2894 = v2892 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2897 = v2892 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2881 = v2875 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2887 = v2870 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2892 = v2867 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2894 = v2892 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2897 = v2892 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2898 = v2897 << 2u;
-    const uint v2899 = v22 + v2894;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2899 = v22 + v2894;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2900 = v2899 < v0;
-    const uint v2905 = v2899 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2911 = v2894 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2916 = v2867 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2918 = v2916 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2921 = v2916 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2905 = v2899 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2911 = v2894 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2916 = v2867 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2918 = v2916 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2921 = v2916 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2922 = v2921 << 2u;
-    const uint v2923 = v22 + v2918;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2923 = v22 + v2918;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2924 = v2923 < v0;
-    const uint v2929 = v2923 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2935 = v2918 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2940 = v2867 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2942 = v2940 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2945 = v2940 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2929 = v2923 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2935 = v2918 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2940 = v2867 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2942 = v2940 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2945 = v2940 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2946 = v2945 << 2u;
-    const uint v2947 = v22 + v2942;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2947 = v22 + v2942;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2948 = v2947 < v0;
-    const uint v2953 = v2947 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2959 = v2942 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2953 = v2947 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2959 = v2942 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2968 = v2867 >> 1u;  // kernels/gemm/quant_b.hpp:135
     const uint v2971 = v2867 & 1u;  // kernels/gemm/quant_b.hpp:136
     const uint v2972 = v2971 << 3u;
@@ -168,54 +168,54 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v3234 = v3229 * v2989;  // kernels/gemm/quant_b.hpp:71
     const uint v3241 = v3229 * v2996;  // kernels/gemm/quant_b.hpp:72
     const uint v3430 = v3212 * 20u;  // kernels/gemm/quant_b.hpp:146
-    const uint v3459 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v3465 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v3459 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v3465 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (uint v2859 = 0u; v2859 < v2; v2859 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (uint v2859 = 0u; v2859 < v2; v2859 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const uint v2861 = v2859 >> 4u;
       const uint v2863 = v2861 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2865 = v2863 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v2877 = v2859 + v2874;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2865 = v2863 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v2877 = v2859 + v2874;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2878 = v2877 < v2;
       const bool v2879 = v2876 && v2878;
-      const uint v2883 = v2881 + v2859;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2883 = v2881 + v2859;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2884 = v2883 + v2874;
       const uint v2885 = v2879 ? v2884 : 0u;
-      const uint v2888 = v2865 + v2887;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2888 = v2865 + v2887;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2889 = v2888 + v2874;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2889 + e] = v2879 ? x[v2885 + e] : float(0);
       }
-      const uint v2901 = v2859 + v2898;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2901 = v2859 + v2898;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2902 = v2901 < v2;
       const bool v2903 = v2900 && v2902;
-      const uint v2907 = v2905 + v2859;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2907 = v2905 + v2859;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2908 = v2907 + v2898;
       const uint v2909 = v2903 ? v2908 : 0u;
-      const uint v2912 = v2865 + v2911;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2912 = v2865 + v2911;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2913 = v2912 + v2898;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2913 + e] = v2903 ? x[v2909 + e] : float(0);
       }
-      const uint v2925 = v2859 + v2922;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2925 = v2859 + v2922;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2926 = v2925 < v2;
       const bool v2927 = v2924 && v2926;
-      const uint v2931 = v2929 + v2859;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2931 = v2929 + v2859;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2932 = v2931 + v2922;
       const uint v2933 = v2927 ? v2932 : 0u;
-      const uint v2936 = v2865 + v2935;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2936 = v2865 + v2935;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2937 = v2936 + v2922;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2937 + e] = v2927 ? x[v2933 + e] : float(0);
       }
-      const uint v2949 = v2859 + v2946;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2949 = v2859 + v2946;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2950 = v2949 < v2;
       const bool v2951 = v2948 && v2950;
-      const uint v2955 = v2953 + v2859;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2955 = v2953 + v2859;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2956 = v2955 + v2946;
       const uint v2957 = v2951 ? v2956 : 0u;
-      const uint v2960 = v2865 + v2959;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2960 = v2865 + v2959;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2961 = v2960 + v2946;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2961 + e] = v2951 ? x[v2957 + e] : float(0);
@@ -472,18 +472,18 @@ kernel void iron_gemm_mxfp4_f32(
       const float v3444 = v3221 ? v3415 : 0.0f;
       const uint v3451 = v3432 + 4u;  // kernels/gemm/quant_b.hpp:146
       *(threadgroup float4*)(shm1 + v3451) = float4(v3435, v3438, v3441, v3444);
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3460 = v2865 + v3459;  // kernels/gemm/gemm_tiles.hpp:199
+      const uint v3460 = v2865 + v3459;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load<false>(v39, shm0, long(v3460), long(20u));
-      const uint v3466 = v2865 + v3465;  // kernels/gemm/gemm_tiles.hpp:203
+      const uint v3466 = v2865 + v3465;  // kernels/gemm/gemm_tiles.hpp:210
       iron_frag_load<true>(v41, shm1, long(v3466), long(20u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
   } else {
-    const uint v666 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v666 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v667 = iron_tid.x;
     const uint v697 = v667 >> 1u;  // kernels/gemm/quant_b.hpp:135
     const uint v700 = v667 & 1u;  // kernels/gemm/quant_b.hpp:136
@@ -512,20 +512,20 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1159 = v941 * 20u;  // kernels/gemm/quant_b.hpp:146
     const uint v1161 = v1159 + v945;
     const uint v1180 = v1161 + 4u;
-    const uint v1186 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v1192 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v1186 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v1192 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (uint v665 = 0u; v665 < v2; v665 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v669 = v667; v669 < 2048u; v669 += v666) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v671 = v669 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v673 = v669 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v674 = v22 + v671;  // kernels/gemm/gemm_tiles.hpp:95
+    for (uint v665 = 0u; v665 < v2; v665 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (uint v669 = v667; v669 < 2048u; v669 += v666) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v671 = v669 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v673 = v669 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v674 = v22 + v671;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v675 = v674 < v0;
         const uint v676 = v665 + v673;
         const bool v677 = v676 < v2;
         const bool v678 = v675 && v677;
         if (v678) {
-          const uint v680 = v674 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v680 = v674 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v682 = v680 + v665;
           const uint v683 = v682 + v673;
           const float v684 = x[v683];
@@ -533,7 +533,7 @@ kernel void iron_gemm_mxfp4_f32(
           const uint v687 = v686 + v673;
           shm0[v687] = v684;
         } else {
-          const uint v689 = v671 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v689 = v671 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v690 = v689 + v673;
           shm0[v690] = 0.0f;
         }
@@ -784,20 +784,20 @@ kernel void iron_gemm_mxfp4_f32(
       const float v1170 = v950 ? v1124 : 0.0f;
       const float v1173 = v950 ? v1144 : 0.0f;
       *(threadgroup float4*)(shm1 + v1180) = float4(v1164, v1167, v1170, v1173);  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v39, shm0, long(v1186), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<true>(v41, shm1, long(v1192), long(20u));  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load<false>(v39, shm0, long(v1186), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load<true>(v41, shm1, long(v1192), long(20u));  // kernels/gemm/gemm_tiles.hpp:210
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const uint v1195 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1195 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1196 = v22 + v31;
   const uint v1197 = v1196 + v1195;
-  const uint v1198 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1198 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1199 = v26 + v35;
   const uint v1200 = v1199 + v1198;
-  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1202 = v1200 < v1;
   const bool v1203 = v1201 && v1202;
   if (v1203) {
@@ -806,11 +806,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1207 = v1206 + v1200;
     out[v1207] = v1204;
   }
-  const uint v1208 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1208 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1210 = v1196 + v1208;
-  const uint v1211 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1211 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1213 = v1199 + v1211;
-  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1215 = v1213 < v1;
   const bool v1216 = v1214 && v1215;
   if (v1216) {
@@ -819,11 +819,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1220 = v1219 + v1213;
     out[v1220] = v1217;
   }
-  const uint v1221 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1221 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1223 = v1196 + v1221;
-  const uint v1224 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1224 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1226 = v1199 + v1224;
-  const bool v1227 = v1223 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1227 = v1223 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1228 = v1226 < v1;
   const bool v1229 = v1227 && v1228;
   if (v1229) {
@@ -832,11 +832,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1233 = v1232 + v1226;
     out[v1233] = v1230;
   }
-  const uint v1234 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1234 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1236 = v1196 + v1234;
-  const uint v1237 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1237 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1239 = v1199 + v1237;
-  const bool v1240 = v1236 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1240 = v1236 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1241 = v1239 < v1;
   const bool v1242 = v1240 && v1241;
   if (v1242) {
@@ -845,11 +845,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1246 = v1245 + v1239;
     out[v1246] = v1243;
   }
-  const uint v1247 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1247 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1249 = v1196 + v1247;
-  const uint v1250 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1250 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1252 = v1199 + v1250;
-  const bool v1253 = v1249 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1253 = v1249 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1254 = v1252 < v1;
   const bool v1255 = v1253 && v1254;
   if (v1255) {
@@ -858,11 +858,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1259 = v1258 + v1252;
     out[v1259] = v1256;
   }
-  const uint v1260 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1260 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1262 = v1196 + v1260;
-  const uint v1263 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1263 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1265 = v1199 + v1263;
-  const bool v1266 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1266 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1267 = v1265 < v1;
   const bool v1268 = v1266 && v1267;
   if (v1268) {
@@ -871,11 +871,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1272 = v1271 + v1265;
     out[v1272] = v1269;
   }
-  const uint v1273 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1273 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1275 = v1196 + v1273;
-  const uint v1276 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1276 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1278 = v1199 + v1276;
-  const bool v1279 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1279 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1280 = v1278 < v1;
   const bool v1281 = v1279 && v1280;
   if (v1281) {
@@ -884,11 +884,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1285 = v1284 + v1278;
     out[v1285] = v1282;
   }
-  const uint v1286 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1286 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1288 = v1196 + v1286;
-  const uint v1289 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1289 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1291 = v1199 + v1289;
-  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
@@ -897,11 +897,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1298 = v1297 + v1291;
     out[v1298] = v1295;
   }
-  const uint v1299 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1299 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1301 = v1196 + v1299;
-  const uint v1302 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1302 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1304 = v1199 + v1302;
-  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1306 = v1304 < v1;
   const bool v1307 = v1305 && v1306;
   if (v1307) {
@@ -910,11 +910,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1311 = v1310 + v1304;
     out[v1311] = v1308;
   }
-  const uint v1312 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1312 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1314 = v1196 + v1312;
-  const uint v1315 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1315 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1317 = v1199 + v1315;
-  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1319 = v1317 < v1;
   const bool v1320 = v1318 && v1319;
   if (v1320) {
@@ -923,11 +923,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1324 = v1323 + v1317;
     out[v1324] = v1321;
   }
-  const uint v1325 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1325 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1327 = v1196 + v1325;
-  const uint v1328 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1328 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1330 = v1199 + v1328;
-  const bool v1331 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1331 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1332 = v1330 < v1;
   const bool v1333 = v1331 && v1332;
   if (v1333) {
@@ -936,11 +936,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1337 = v1336 + v1330;
     out[v1337] = v1334;
   }
-  const uint v1338 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1338 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1340 = v1196 + v1338;
-  const uint v1341 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1341 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1343 = v1199 + v1341;
-  const bool v1344 = v1340 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1344 = v1340 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1345 = v1343 < v1;
   const bool v1346 = v1344 && v1345;
   if (v1346) {
@@ -949,11 +949,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1350 = v1349 + v1343;
     out[v1350] = v1347;
   }
-  const uint v1351 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1351 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1353 = v1196 + v1351;
-  const uint v1354 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1354 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1356 = v1199 + v1354;
-  const bool v1357 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1357 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1358 = v1356 < v1;
   const bool v1359 = v1357 && v1358;
   if (v1359) {
@@ -962,11 +962,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1363 = v1362 + v1356;
     out[v1363] = v1360;
   }
-  const uint v1364 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1364 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1366 = v1196 + v1364;
-  const uint v1367 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1367 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1369 = v1199 + v1367;
-  const bool v1370 = v1366 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1370 = v1366 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1371 = v1369 < v1;
   const bool v1372 = v1370 && v1371;
   if (v1372) {
@@ -975,11 +975,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1376 = v1375 + v1369;
     out[v1376] = v1373;
   }
-  const uint v1377 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1377 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1379 = v1196 + v1377;
-  const uint v1380 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1380 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1382 = v1199 + v1380;
-  const bool v1383 = v1379 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1383 = v1379 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1384 = v1382 < v1;
   const bool v1385 = v1383 && v1384;
   if (v1385) {
@@ -988,11 +988,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1389 = v1388 + v1382;
     out[v1389] = v1386;
   }
-  const uint v1390 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1390 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1392 = v1196 + v1390;
-  const uint v1393 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1393 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1395 = v1199 + v1393;
-  const bool v1396 = v1392 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1396 = v1392 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1397 = v1395 < v1;
   const bool v1398 = v1396 && v1397;
   if (v1398) {
@@ -1001,11 +1001,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1402 = v1401 + v1395;
     out[v1402] = v1399;
   }
-  const uint v1403 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1403 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1405 = v1196 + v1403;
-  const uint v1406 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1406 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1408 = v1199 + v1406;
-  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1410 = v1408 < v1;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
@@ -1014,11 +1014,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1415 = v1414 + v1408;
     out[v1415] = v1412;
   }
-  const uint v1416 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1416 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1418 = v1196 + v1416;
-  const uint v1419 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1419 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1421 = v1199 + v1419;
-  const bool v1422 = v1418 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1422 = v1418 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1423 = v1421 < v1;
   const bool v1424 = v1422 && v1423;
   if (v1424) {
@@ -1027,11 +1027,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1428 = v1427 + v1421;
     out[v1428] = v1425;
   }
-  const uint v1429 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1429 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1431 = v1196 + v1429;
-  const uint v1432 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1432 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1434 = v1199 + v1432;
-  const bool v1435 = v1431 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1435 = v1431 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1436 = v1434 < v1;
   const bool v1437 = v1435 && v1436;
   if (v1437) {
@@ -1040,11 +1040,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1441 = v1440 + v1434;
     out[v1441] = v1438;
   }
-  const uint v1442 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1442 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1444 = v1196 + v1442;
-  const uint v1445 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1445 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1447 = v1199 + v1445;
-  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1449 = v1447 < v1;
   const bool v1450 = v1448 && v1449;
   if (v1450) {
@@ -1053,11 +1053,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1454 = v1453 + v1447;
     out[v1454] = v1451;
   }
-  const uint v1455 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1455 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1457 = v1196 + v1455;
-  const uint v1458 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1458 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1460 = v1199 + v1458;
-  const bool v1461 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1461 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1462 = v1460 < v1;
   const bool v1463 = v1461 && v1462;
   if (v1463) {
@@ -1066,11 +1066,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1467 = v1466 + v1460;
     out[v1467] = v1464;
   }
-  const uint v1468 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1468 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1470 = v1196 + v1468;
-  const uint v1471 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1471 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1473 = v1199 + v1471;
-  const bool v1474 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1474 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1475 = v1473 < v1;
   const bool v1476 = v1474 && v1475;
   if (v1476) {
@@ -1079,11 +1079,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1480 = v1479 + v1473;
     out[v1480] = v1477;
   }
-  const uint v1481 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1481 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1483 = v1196 + v1481;
-  const uint v1484 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1484 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1486 = v1199 + v1484;
-  const bool v1487 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1487 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1488 = v1486 < v1;
   const bool v1489 = v1487 && v1488;
   if (v1489) {
@@ -1092,11 +1092,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1493 = v1492 + v1486;
     out[v1493] = v1490;
   }
-  const uint v1494 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1494 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1496 = v1196 + v1494;
-  const uint v1497 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1497 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1499 = v1199 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
@@ -1105,11 +1105,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1506 = v1505 + v1499;
     out[v1506] = v1503;
   }
-  const uint v1507 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1507 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1509 = v1196 + v1507;
-  const uint v1510 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1510 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1512 = v1199 + v1510;
-  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1514 = v1512 < v1;
   const bool v1515 = v1513 && v1514;
   if (v1515) {
@@ -1118,11 +1118,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1519 = v1518 + v1512;
     out[v1519] = v1516;
   }
-  const uint v1520 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1520 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1522 = v1196 + v1520;
-  const uint v1523 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1523 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1525 = v1199 + v1523;
-  const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1527 = v1525 < v1;
   const bool v1528 = v1526 && v1527;
   if (v1528) {
@@ -1131,11 +1131,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1532 = v1531 + v1525;
     out[v1532] = v1529;
   }
-  const uint v1533 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1533 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1535 = v1196 + v1533;
-  const uint v1536 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1536 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1538 = v1199 + v1536;
-  const bool v1539 = v1535 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1539 = v1535 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1540 = v1538 < v1;
   const bool v1541 = v1539 && v1540;
   if (v1541) {
@@ -1144,11 +1144,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1545 = v1544 + v1538;
     out[v1545] = v1542;
   }
-  const uint v1546 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1546 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1548 = v1196 + v1546;
-  const uint v1549 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1549 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1551 = v1199 + v1549;
-  const bool v1552 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1552 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1553 = v1551 < v1;
   const bool v1554 = v1552 && v1553;
   if (v1554) {
@@ -1157,11 +1157,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1558 = v1557 + v1551;
     out[v1558] = v1555;
   }
-  const uint v1559 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1559 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1561 = v1196 + v1559;
-  const uint v1562 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1562 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1564 = v1199 + v1562;
-  const bool v1565 = v1561 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1565 = v1561 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1566 = v1564 < v1;
   const bool v1567 = v1565 && v1566;
   if (v1567) {
@@ -1170,11 +1170,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1571 = v1570 + v1564;
     out[v1571] = v1568;
   }
-  const uint v1572 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1572 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1574 = v1196 + v1572;
-  const uint v1575 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1575 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1577 = v1199 + v1575;
-  const bool v1578 = v1574 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1578 = v1574 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1579 = v1577 < v1;
   const bool v1580 = v1578 && v1579;
   if (v1580) {
@@ -1183,11 +1183,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1584 = v1583 + v1577;
     out[v1584] = v1581;
   }
-  const uint v1585 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1585 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1587 = v1196 + v1585;
-  const uint v1588 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1588 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1590 = v1199 + v1588;
-  const bool v1591 = v1587 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1591 = v1587 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1592 = v1590 < v1;
   const bool v1593 = v1591 && v1592;
   if (v1593) {
@@ -1196,11 +1196,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1597 = v1596 + v1590;
     out[v1597] = v1594;
   }
-  const uint v1598 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1598 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1600 = v1196 + v1598;
-  const uint v1601 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1601 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1603 = v1199 + v1601;
-  const bool v1604 = v1600 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1604 = v1600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1605 = v1603 < v1;
   const bool v1606 = v1604 && v1605;
   if (v1606) {
@@ -1209,11 +1209,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1610 = v1609 + v1603;
     out[v1610] = v1607;
   }
-  const uint v1611 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1611 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1613 = v1196 + v1611;
-  const uint v1614 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1614 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1616 = v1199 + v1614;
-  const bool v1617 = v1613 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1617 = v1613 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1618 = v1616 < v1;
   const bool v1619 = v1617 && v1618;
   if (v1619) {
@@ -1222,11 +1222,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1623 = v1622 + v1616;
     out[v1623] = v1620;
   }
-  const uint v1624 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1624 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1626 = v1196 + v1624;
-  const uint v1627 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1627 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1629 = v1199 + v1627;
-  const bool v1630 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1630 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1631 = v1629 < v1;
   const bool v1632 = v1630 && v1631;
   if (v1632) {
@@ -1235,11 +1235,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1636 = v1635 + v1629;
     out[v1636] = v1633;
   }
-  const uint v1637 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1637 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1639 = v1196 + v1637;
-  const uint v1640 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1640 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1642 = v1199 + v1640;
-  const bool v1643 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1643 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1644 = v1642 < v1;
   const bool v1645 = v1643 && v1644;
   if (v1645) {
@@ -1248,11 +1248,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1649 = v1648 + v1642;
     out[v1649] = v1646;
   }
-  const uint v1650 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1650 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1652 = v1196 + v1650;
-  const uint v1653 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1653 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1655 = v1199 + v1653;
-  const bool v1656 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1656 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1657 = v1655 < v1;
   const bool v1658 = v1656 && v1657;
   if (v1658) {
@@ -1261,11 +1261,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1662 = v1661 + v1655;
     out[v1662] = v1659;
   }
-  const uint v1663 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1663 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1665 = v1196 + v1663;
-  const uint v1666 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1666 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1668 = v1199 + v1666;
-  const bool v1669 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1669 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1670 = v1668 < v1;
   const bool v1671 = v1669 && v1670;
   if (v1671) {
@@ -1274,11 +1274,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1675 = v1674 + v1668;
     out[v1675] = v1672;
   }
-  const uint v1676 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1676 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1678 = v1196 + v1676;
-  const uint v1679 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1679 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1681 = v1199 + v1679;
-  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1683 = v1681 < v1;
   const bool v1684 = v1682 && v1683;
   if (v1684) {
@@ -1287,11 +1287,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1688 = v1687 + v1681;
     out[v1688] = v1685;
   }
-  const uint v1689 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1689 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1691 = v1196 + v1689;
-  const uint v1692 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1692 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1694 = v1199 + v1692;
-  const bool v1695 = v1691 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1695 = v1691 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1696 = v1694 < v1;
   const bool v1697 = v1695 && v1696;
   if (v1697) {
@@ -1300,11 +1300,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1701 = v1700 + v1694;
     out[v1701] = v1698;
   }
-  const uint v1702 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1702 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1704 = v1196 + v1702;
-  const uint v1705 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1705 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1707 = v1199 + v1705;
-  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1709 = v1707 < v1;
   const bool v1710 = v1708 && v1709;
   if (v1710) {
@@ -1313,11 +1313,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1714 = v1713 + v1707;
     out[v1714] = v1711;
   }
-  const uint v1715 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1715 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1717 = v1196 + v1715;
-  const uint v1718 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1718 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1720 = v1199 + v1718;
-  const bool v1721 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1721 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1722 = v1720 < v1;
   const bool v1723 = v1721 && v1722;
   if (v1723) {
@@ -1326,11 +1326,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1727 = v1726 + v1720;
     out[v1727] = v1724;
   }
-  const uint v1728 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1728 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1730 = v1196 + v1728;
-  const uint v1731 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1731 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1733 = v1199 + v1731;
-  const bool v1734 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1734 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1735 = v1733 < v1;
   const bool v1736 = v1734 && v1735;
   if (v1736) {
@@ -1339,11 +1339,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1740 = v1739 + v1733;
     out[v1740] = v1737;
   }
-  const uint v1741 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1741 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1743 = v1196 + v1741;
-  const uint v1744 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1744 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1746 = v1199 + v1744;
-  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1748 = v1746 < v1;
   const bool v1749 = v1747 && v1748;
   if (v1749) {
@@ -1352,11 +1352,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1753 = v1752 + v1746;
     out[v1753] = v1750;
   }
-  const uint v1754 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1754 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1756 = v1196 + v1754;
-  const uint v1757 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1757 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1759 = v1199 + v1757;
-  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1761 = v1759 < v1;
   const bool v1762 = v1760 && v1761;
   if (v1762) {
@@ -1365,11 +1365,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1766 = v1765 + v1759;
     out[v1766] = v1763;
   }
-  const uint v1767 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1767 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1769 = v1196 + v1767;
-  const uint v1770 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1770 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1772 = v1199 + v1770;
-  const bool v1773 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1773 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1774 = v1772 < v1;
   const bool v1775 = v1773 && v1774;
   if (v1775) {
@@ -1378,11 +1378,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1779 = v1778 + v1772;
     out[v1779] = v1776;
   }
-  const uint v1780 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1780 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1782 = v1196 + v1780;
-  const uint v1783 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1783 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1785 = v1199 + v1783;
-  const bool v1786 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1786 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1787 = v1785 < v1;
   const bool v1788 = v1786 && v1787;
   if (v1788) {
@@ -1391,11 +1391,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1792 = v1791 + v1785;
     out[v1792] = v1789;
   }
-  const uint v1793 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1793 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1795 = v1196 + v1793;
-  const uint v1796 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1796 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1798 = v1199 + v1796;
-  const bool v1799 = v1795 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1799 = v1795 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1800 = v1798 < v1;
   const bool v1801 = v1799 && v1800;
   if (v1801) {
@@ -1404,11 +1404,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1805 = v1804 + v1798;
     out[v1805] = v1802;
   }
-  const uint v1806 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1806 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1808 = v1196 + v1806;
-  const uint v1809 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1809 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1811 = v1199 + v1809;
-  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1813 = v1811 < v1;
   const bool v1814 = v1812 && v1813;
   if (v1814) {
@@ -1417,11 +1417,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1818 = v1817 + v1811;
     out[v1818] = v1815;
   }
-  const uint v1819 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1819 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1821 = v1196 + v1819;
-  const uint v1822 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1822 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1824 = v1199 + v1822;
-  const bool v1825 = v1821 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1825 = v1821 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1826 = v1824 < v1;
   const bool v1827 = v1825 && v1826;
   if (v1827) {
@@ -1430,11 +1430,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1831 = v1830 + v1824;
     out[v1831] = v1828;
   }
-  const uint v1832 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1832 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1834 = v1196 + v1832;
-  const uint v1835 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1835 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1837 = v1199 + v1835;
-  const bool v1838 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1838 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1839 = v1837 < v1;
   const bool v1840 = v1838 && v1839;
   if (v1840) {
@@ -1443,11 +1443,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1844 = v1843 + v1837;
     out[v1844] = v1841;
   }
-  const uint v1845 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1845 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1847 = v1196 + v1845;
-  const uint v1848 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1848 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1850 = v1199 + v1848;
-  const bool v1851 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1851 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1852 = v1850 < v1;
   const bool v1853 = v1851 && v1852;
   if (v1853) {
@@ -1456,11 +1456,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1857 = v1856 + v1850;
     out[v1857] = v1854;
   }
-  const uint v1858 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1858 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1860 = v1196 + v1858;
-  const uint v1861 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1861 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1863 = v1199 + v1861;
-  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -1469,11 +1469,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1870 = v1869 + v1863;
     out[v1870] = v1867;
   }
-  const uint v1871 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1871 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1873 = v1196 + v1871;
-  const uint v1874 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1874 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1876 = v1199 + v1874;
-  const bool v1877 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1877 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1878 = v1876 < v1;
   const bool v1879 = v1877 && v1878;
   if (v1879) {
@@ -1482,11 +1482,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1883 = v1882 + v1876;
     out[v1883] = v1880;
   }
-  const uint v1884 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1884 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1886 = v1196 + v1884;
-  const uint v1887 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1887 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1889 = v1199 + v1887;
-  const bool v1890 = v1886 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1890 = v1886 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1891 = v1889 < v1;
   const bool v1892 = v1890 && v1891;
   if (v1892) {
@@ -1495,11 +1495,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1896 = v1895 + v1889;
     out[v1896] = v1893;
   }
-  const uint v1897 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1897 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1899 = v1196 + v1897;
-  const uint v1900 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1900 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1902 = v1199 + v1900;
-  const bool v1903 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1903 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1904 = v1902 < v1;
   const bool v1905 = v1903 && v1904;
   if (v1905) {
@@ -1508,11 +1508,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1909 = v1908 + v1902;
     out[v1909] = v1906;
   }
-  const uint v1910 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1910 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1912 = v1196 + v1910;
-  const uint v1913 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1913 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1915 = v1199 + v1913;
-  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1917 = v1915 < v1;
   const bool v1918 = v1916 && v1917;
   if (v1918) {
@@ -1521,11 +1521,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1922 = v1921 + v1915;
     out[v1922] = v1919;
   }
-  const uint v1923 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1923 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1925 = v1196 + v1923;
-  const uint v1926 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1926 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1928 = v1199 + v1926;
-  const bool v1929 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1929 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1930 = v1928 < v1;
   const bool v1931 = v1929 && v1930;
   if (v1931) {
@@ -1534,11 +1534,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1935 = v1934 + v1928;
     out[v1935] = v1932;
   }
-  const uint v1936 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1936 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1938 = v1196 + v1936;
-  const uint v1939 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1939 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1941 = v1199 + v1939;
-  const bool v1942 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1942 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1943 = v1941 < v1;
   const bool v1944 = v1942 && v1943;
   if (v1944) {
@@ -1547,11 +1547,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1948 = v1947 + v1941;
     out[v1948] = v1945;
   }
-  const uint v1949 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1949 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1951 = v1196 + v1949;
-  const uint v1952 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1952 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1954 = v1199 + v1952;
-  const bool v1955 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1955 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1956 = v1954 < v1;
   const bool v1957 = v1955 && v1956;
   if (v1957) {
@@ -1560,11 +1560,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1961 = v1960 + v1954;
     out[v1961] = v1958;
   }
-  const uint v1962 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1962 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1964 = v1196 + v1962;
-  const uint v1965 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1965 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1967 = v1199 + v1965;
-  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1969 = v1967 < v1;
   const bool v1970 = v1968 && v1969;
   if (v1970) {
@@ -1573,11 +1573,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1974 = v1973 + v1967;
     out[v1974] = v1971;
   }
-  const uint v1975 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1975 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1977 = v1196 + v1975;
-  const uint v1978 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1978 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1980 = v1199 + v1978;
-  const bool v1981 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1981 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1982 = v1980 < v1;
   const bool v1983 = v1981 && v1982;
   if (v1983) {
@@ -1586,11 +1586,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v1987 = v1986 + v1980;
     out[v1987] = v1984;
   }
-  const uint v1988 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1988 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1990 = v1196 + v1988;
-  const uint v1991 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1991 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1993 = v1199 + v1991;
-  const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1995 = v1993 < v1;
   const bool v1996 = v1994 && v1995;
   if (v1996) {
@@ -1599,11 +1599,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2000 = v1999 + v1993;
     out[v2000] = v1997;
   }
-  const uint v2001 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2001 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2003 = v1196 + v2001;
-  const uint v2004 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2004 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2006 = v1199 + v2004;
-  const bool v2007 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2007 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2008 = v2006 < v1;
   const bool v2009 = v2007 && v2008;
   if (v2009) {
@@ -1612,11 +1612,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2013 = v2012 + v2006;
     out[v2013] = v2010;
   }
-  const uint v2014 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2014 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2016 = v1196 + v2014;
-  const uint v2017 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2017 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2019 = v1199 + v2017;
-  const bool v2020 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2020 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2021 = v2019 < v1;
   const bool v2022 = v2020 && v2021;
   if (v2022) {
@@ -1625,11 +1625,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2026 = v2025 + v2019;
     out[v2026] = v2023;
   }
-  const uint v2027 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2027 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2029 = v1196 + v2027;
-  const uint v2030 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2030 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2032 = v1199 + v2030;
-  const bool v2033 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2033 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2034 = v2032 < v1;
   const bool v2035 = v2033 && v2034;
   if (v2035) {
@@ -1638,11 +1638,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2039 = v2038 + v2032;
     out[v2039] = v2036;
   }
-  const uint v2040 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2040 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2042 = v1196 + v2040;
-  const uint v2043 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2043 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2045 = v1199 + v2043;
-  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2047 = v2045 < v1;
   const bool v2048 = v2046 && v2047;
   if (v2048) {
@@ -1651,11 +1651,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2052 = v2051 + v2045;
     out[v2052] = v2049;
   }
-  const uint v2053 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2053 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2055 = v1196 + v2053;
-  const uint v2056 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2056 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2058 = v1199 + v2056;
-  const bool v2059 = v2055 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2059 = v2055 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2060 = v2058 < v1;
   const bool v2061 = v2059 && v2060;
   if (v2061) {
@@ -1664,11 +1664,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2065 = v2064 + v2058;
     out[v2065] = v2062;
   }
-  const uint v2066 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2066 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2068 = v1196 + v2066;
-  const uint v2069 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2069 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2071 = v1199 + v2069;
-  const bool v2072 = v2068 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2072 = v2068 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2073 = v2071 < v1;
   const bool v2074 = v2072 && v2073;
   if (v2074) {
@@ -1677,11 +1677,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2078 = v2077 + v2071;
     out[v2078] = v2075;
   }
-  const uint v2079 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2079 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2081 = v1196 + v2079;
-  const uint v2082 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2082 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2084 = v1199 + v2082;
-  const bool v2085 = v2081 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2085 = v2081 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2086 = v2084 < v1;
   const bool v2087 = v2085 && v2086;
   if (v2087) {
@@ -1690,11 +1690,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2091 = v2090 + v2084;
     out[v2091] = v2088;
   }
-  const uint v2092 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2092 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2094 = v1196 + v2092;
-  const uint v2095 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2095 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2097 = v1199 + v2095;
-  const bool v2098 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2098 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2099 = v2097 < v1;
   const bool v2100 = v2098 && v2099;
   if (v2100) {
@@ -1703,11 +1703,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2104 = v2103 + v2097;
     out[v2104] = v2101;
   }
-  const uint v2105 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2105 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2107 = v1196 + v2105;
-  const uint v2108 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2108 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2110 = v1199 + v2108;
-  const bool v2111 = v2107 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2111 = v2107 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2112 = v2110 < v1;
   const bool v2113 = v2111 && v2112;
   if (v2113) {
@@ -1716,11 +1716,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2117 = v2116 + v2110;
     out[v2117] = v2114;
   }
-  const uint v2118 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2118 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2120 = v1196 + v2118;
-  const uint v2121 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2121 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2123 = v1199 + v2121;
-  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2125 = v2123 < v1;
   const bool v2126 = v2124 && v2125;
   if (v2126) {
@@ -1729,11 +1729,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2130 = v2129 + v2123;
     out[v2130] = v2127;
   }
-  const uint v2131 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2131 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2133 = v1196 + v2131;
-  const uint v2134 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2134 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2136 = v1199 + v2134;
-  const bool v2137 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2137 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2138 = v2136 < v1;
   const bool v2139 = v2137 && v2138;
   if (v2139) {
@@ -1742,11 +1742,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2143 = v2142 + v2136;
     out[v2143] = v2140;
   }
-  const uint v2144 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2144 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2146 = v1196 + v2144;
-  const uint v2147 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2147 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2149 = v1199 + v2147;
-  const bool v2150 = v2146 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2150 = v2146 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2151 = v2149 < v1;
   const bool v2152 = v2150 && v2151;
   if (v2152) {
@@ -1755,11 +1755,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2156 = v2155 + v2149;
     out[v2156] = v2153;
   }
-  const uint v2157 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2157 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2159 = v1196 + v2157;
-  const uint v2160 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2160 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2162 = v1199 + v2160;
-  const bool v2163 = v2159 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2163 = v2159 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2164 = v2162 < v1;
   const bool v2165 = v2163 && v2164;
   if (v2165) {
@@ -1768,11 +1768,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2169 = v2168 + v2162;
     out[v2169] = v2166;
   }
-  const uint v2170 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2170 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2172 = v1196 + v2170;
-  const uint v2173 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2173 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2175 = v1199 + v2173;
-  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2177 = v2175 < v1;
   const bool v2178 = v2176 && v2177;
   if (v2178) {
@@ -1781,11 +1781,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2182 = v2181 + v2175;
     out[v2182] = v2179;
   }
-  const uint v2183 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2183 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2185 = v1196 + v2183;
-  const uint v2186 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2186 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2188 = v1199 + v2186;
-  const bool v2189 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2189 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2190 = v2188 < v1;
   const bool v2191 = v2189 && v2190;
   if (v2191) {
@@ -1794,11 +1794,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2195 = v2194 + v2188;
     out[v2195] = v2192;
   }
-  const uint v2196 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2196 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2198 = v1196 + v2196;
-  const uint v2199 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2199 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2201 = v1199 + v2199;
-  const bool v2202 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2202 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2203 = v2201 < v1;
   const bool v2204 = v2202 && v2203;
   if (v2204) {
@@ -1807,11 +1807,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2208 = v2207 + v2201;
     out[v2208] = v2205;
   }
-  const uint v2209 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2209 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2211 = v1196 + v2209;
-  const uint v2212 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2212 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2214 = v1199 + v2212;
-  const bool v2215 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2215 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2216 = v2214 < v1;
   const bool v2217 = v2215 && v2216;
   if (v2217) {
@@ -1820,11 +1820,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2221 = v2220 + v2214;
     out[v2221] = v2218;
   }
-  const uint v2222 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2222 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2224 = v1196 + v2222;
-  const uint v2225 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2225 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2227 = v1199 + v2225;
-  const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2229 = v2227 < v1;
   const bool v2230 = v2228 && v2229;
   if (v2230) {
@@ -1833,11 +1833,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2234 = v2233 + v2227;
     out[v2234] = v2231;
   }
-  const uint v2235 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2235 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2237 = v1196 + v2235;
-  const uint v2238 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2238 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2240 = v1199 + v2238;
-  const bool v2241 = v2237 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2241 = v2237 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2242 = v2240 < v1;
   const bool v2243 = v2241 && v2242;
   if (v2243) {
@@ -1846,11 +1846,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2247 = v2246 + v2240;
     out[v2247] = v2244;
   }
-  const uint v2248 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2248 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2250 = v1196 + v2248;
-  const uint v2251 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2251 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2253 = v1199 + v2251;
-  const bool v2254 = v2250 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2254 = v2250 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2255 = v2253 < v1;
   const bool v2256 = v2254 && v2255;
   if (v2256) {
@@ -1859,11 +1859,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2260 = v2259 + v2253;
     out[v2260] = v2257;
   }
-  const uint v2261 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2261 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2263 = v1196 + v2261;
-  const uint v2264 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2264 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2266 = v1199 + v2264;
-  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2268 = v2266 < v1;
   const bool v2269 = v2267 && v2268;
   if (v2269) {
@@ -1872,11 +1872,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2273 = v2272 + v2266;
     out[v2273] = v2270;
   }
-  const uint v2274 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2274 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2276 = v1196 + v2274;
-  const uint v2277 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2277 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2279 = v1199 + v2277;
-  const bool v2280 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2280 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2281 = v2279 < v1;
   const bool v2282 = v2280 && v2281;
   if (v2282) {
@@ -1885,11 +1885,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2286 = v2285 + v2279;
     out[v2286] = v2283;
   }
-  const uint v2287 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2287 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2289 = v1196 + v2287;
-  const uint v2290 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2290 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2292 = v1199 + v2290;
-  const bool v2293 = v2289 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2293 = v2289 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2294 = v2292 < v1;
   const bool v2295 = v2293 && v2294;
   if (v2295) {
@@ -1898,11 +1898,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2299 = v2298 + v2292;
     out[v2299] = v2296;
   }
-  const uint v2300 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2300 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2302 = v1196 + v2300;
-  const uint v2303 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2303 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2305 = v1199 + v2303;
-  const bool v2306 = v2302 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2306 = v2302 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2307 = v2305 < v1;
   const bool v2308 = v2306 && v2307;
   if (v2308) {
@@ -1911,11 +1911,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2312 = v2311 + v2305;
     out[v2312] = v2309;
   }
-  const uint v2313 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2313 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2315 = v1196 + v2313;
-  const uint v2316 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2316 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2318 = v1199 + v2316;
-  const bool v2319 = v2315 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2319 = v2315 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2320 = v2318 < v1;
   const bool v2321 = v2319 && v2320;
   if (v2321) {
@@ -1924,11 +1924,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2325 = v2324 + v2318;
     out[v2325] = v2322;
   }
-  const uint v2326 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2326 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2328 = v1196 + v2326;
-  const uint v2329 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2329 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2331 = v1199 + v2329;
-  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2333 = v2331 < v1;
   const bool v2334 = v2332 && v2333;
   if (v2334) {
@@ -1937,11 +1937,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2338 = v2337 + v2331;
     out[v2338] = v2335;
   }
-  const uint v2339 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2339 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2341 = v1196 + v2339;
-  const uint v2342 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2342 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2344 = v1199 + v2342;
-  const bool v2345 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2345 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2346 = v2344 < v1;
   const bool v2347 = v2345 && v2346;
   if (v2347) {
@@ -1950,11 +1950,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2351 = v2350 + v2344;
     out[v2351] = v2348;
   }
-  const uint v2352 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2352 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2354 = v1196 + v2352;
-  const uint v2355 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2355 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2357 = v1199 + v2355;
-  const bool v2358 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2358 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2359 = v2357 < v1;
   const bool v2360 = v2358 && v2359;
   if (v2360) {
@@ -1963,11 +1963,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2364 = v2363 + v2357;
     out[v2364] = v2361;
   }
-  const uint v2365 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2365 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2367 = v1196 + v2365;
-  const uint v2368 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2368 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2370 = v1199 + v2368;
-  const bool v2371 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2371 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2372 = v2370 < v1;
   const bool v2373 = v2371 && v2372;
   if (v2373) {
@@ -1976,11 +1976,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2377 = v2376 + v2370;
     out[v2377] = v2374;
   }
-  const uint v2378 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2378 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2380 = v1196 + v2378;
-  const uint v2381 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2381 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2383 = v1199 + v2381;
-  const bool v2384 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2384 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2385 = v2383 < v1;
   const bool v2386 = v2384 && v2385;
   if (v2386) {
@@ -1989,11 +1989,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2390 = v2389 + v2383;
     out[v2390] = v2387;
   }
-  const uint v2391 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2391 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2393 = v1196 + v2391;
-  const uint v2394 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2394 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2396 = v1199 + v2394;
-  const bool v2397 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2397 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2398 = v2396 < v1;
   const bool v2399 = v2397 && v2398;
   if (v2399) {
@@ -2002,11 +2002,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2403 = v2402 + v2396;
     out[v2403] = v2400;
   }
-  const uint v2404 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2404 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2406 = v1196 + v2404;
-  const uint v2407 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2407 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2409 = v1199 + v2407;
-  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2411 = v2409 < v1;
   const bool v2412 = v2410 && v2411;
   if (v2412) {
@@ -2015,11 +2015,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2416 = v2415 + v2409;
     out[v2416] = v2413;
   }
-  const uint v2417 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2417 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2419 = v1196 + v2417;
-  const uint v2420 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2420 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2422 = v1199 + v2420;
-  const bool v2423 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2423 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2424 = v2422 < v1;
   const bool v2425 = v2423 && v2424;
   if (v2425) {
@@ -2028,11 +2028,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2429 = v2428 + v2422;
     out[v2429] = v2426;
   }
-  const uint v2430 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2430 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2432 = v1196 + v2430;
-  const uint v2433 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2433 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2435 = v1199 + v2433;
-  const bool v2436 = v2432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2436 = v2432 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2437 = v2435 < v1;
   const bool v2438 = v2436 && v2437;
   if (v2438) {
@@ -2041,11 +2041,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2442 = v2441 + v2435;
     out[v2442] = v2439;
   }
-  const uint v2443 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2443 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2445 = v1196 + v2443;
-  const uint v2446 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2446 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2448 = v1199 + v2446;
-  const bool v2449 = v2445 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2449 = v2445 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2450 = v2448 < v1;
   const bool v2451 = v2449 && v2450;
   if (v2451) {
@@ -2054,11 +2054,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2455 = v2454 + v2448;
     out[v2455] = v2452;
   }
-  const uint v2456 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2456 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2458 = v1196 + v2456;
-  const uint v2459 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2459 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2461 = v1199 + v2459;
-  const bool v2462 = v2458 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2462 = v2458 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2463 = v2461 < v1;
   const bool v2464 = v2462 && v2463;
   if (v2464) {
@@ -2067,11 +2067,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2468 = v2467 + v2461;
     out[v2468] = v2465;
   }
-  const uint v2469 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2469 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2471 = v1196 + v2469;
-  const uint v2472 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2472 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2474 = v1199 + v2472;
-  const bool v2475 = v2471 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2475 = v2471 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2476 = v2474 < v1;
   const bool v2477 = v2475 && v2476;
   if (v2477) {
@@ -2080,11 +2080,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2481 = v2480 + v2474;
     out[v2481] = v2478;
   }
-  const uint v2482 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2482 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2484 = v1196 + v2482;
-  const uint v2485 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2485 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2487 = v1199 + v2485;
-  const bool v2488 = v2484 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2488 = v2484 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2489 = v2487 < v1;
   const bool v2490 = v2488 && v2489;
   if (v2490) {
@@ -2093,11 +2093,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2494 = v2493 + v2487;
     out[v2494] = v2491;
   }
-  const uint v2495 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2495 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2497 = v1196 + v2495;
-  const uint v2498 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2498 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2500 = v1199 + v2498;
-  const bool v2501 = v2497 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2501 = v2497 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2502 = v2500 < v1;
   const bool v2503 = v2501 && v2502;
   if (v2503) {
@@ -2106,11 +2106,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2507 = v2506 + v2500;
     out[v2507] = v2504;
   }
-  const uint v2508 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2508 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2510 = v1196 + v2508;
-  const uint v2511 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2511 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2513 = v1199 + v2511;
-  const bool v2514 = v2510 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2514 = v2510 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2515 = v2513 < v1;
   const bool v2516 = v2514 && v2515;
   if (v2516) {
@@ -2119,11 +2119,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2520 = v2519 + v2513;
     out[v2520] = v2517;
   }
-  const uint v2521 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2521 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2523 = v1196 + v2521;
-  const uint v2524 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2524 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2526 = v1199 + v2524;
-  const bool v2527 = v2523 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2527 = v2523 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2528 = v2526 < v1;
   const bool v2529 = v2527 && v2528;
   if (v2529) {
@@ -2132,11 +2132,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2533 = v2532 + v2526;
     out[v2533] = v2530;
   }
-  const uint v2534 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2534 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2536 = v1196 + v2534;
-  const uint v2537 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2537 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2539 = v1199 + v2537;
-  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2541 = v2539 < v1;
   const bool v2542 = v2540 && v2541;
   if (v2542) {
@@ -2145,11 +2145,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2546 = v2545 + v2539;
     out[v2546] = v2543;
   }
-  const uint v2547 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2547 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2549 = v1196 + v2547;
-  const uint v2550 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2550 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2552 = v1199 + v2550;
-  const bool v2553 = v2549 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2553 = v2549 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2554 = v2552 < v1;
   const bool v2555 = v2553 && v2554;
   if (v2555) {
@@ -2158,11 +2158,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2559 = v2558 + v2552;
     out[v2559] = v2556;
   }
-  const uint v2560 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2560 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2562 = v1196 + v2560;
-  const uint v2563 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2563 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2565 = v1199 + v2563;
-  const bool v2566 = v2562 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2566 = v2562 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2567 = v2565 < v1;
   const bool v2568 = v2566 && v2567;
   if (v2568) {
@@ -2171,11 +2171,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2572 = v2571 + v2565;
     out[v2572] = v2569;
   }
-  const uint v2573 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2573 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2575 = v1196 + v2573;
-  const uint v2576 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2576 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2578 = v1199 + v2576;
-  const bool v2579 = v2575 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2579 = v2575 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2580 = v2578 < v1;
   const bool v2581 = v2579 && v2580;
   if (v2581) {
@@ -2184,11 +2184,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2585 = v2584 + v2578;
     out[v2585] = v2582;
   }
-  const uint v2586 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2586 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2588 = v1196 + v2586;
-  const uint v2589 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2589 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2591 = v1199 + v2589;
-  const bool v2592 = v2588 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2592 = v2588 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2593 = v2591 < v1;
   const bool v2594 = v2592 && v2593;
   if (v2594) {
@@ -2197,11 +2197,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2598 = v2597 + v2591;
     out[v2598] = v2595;
   }
-  const uint v2599 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2599 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2601 = v1196 + v2599;
-  const uint v2602 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2602 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2604 = v1199 + v2602;
-  const bool v2605 = v2601 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2605 = v2601 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2606 = v2604 < v1;
   const bool v2607 = v2605 && v2606;
   if (v2607) {
@@ -2210,11 +2210,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2611 = v2610 + v2604;
     out[v2611] = v2608;
   }
-  const uint v2612 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2612 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2614 = v1196 + v2612;
-  const uint v2615 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2615 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2617 = v1199 + v2615;
-  const bool v2618 = v2614 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2618 = v2614 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2619 = v2617 < v1;
   const bool v2620 = v2618 && v2619;
   if (v2620) {
@@ -2223,11 +2223,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2624 = v2623 + v2617;
     out[v2624] = v2621;
   }
-  const uint v2625 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2625 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2627 = v1196 + v2625;
-  const uint v2628 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2628 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2630 = v1199 + v2628;
-  const bool v2631 = v2627 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2631 = v2627 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2632 = v2630 < v1;
   const bool v2633 = v2631 && v2632;
   if (v2633) {
@@ -2236,11 +2236,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2637 = v2636 + v2630;
     out[v2637] = v2634;
   }
-  const uint v2638 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2638 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2640 = v1196 + v2638;
-  const uint v2641 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2641 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2643 = v1199 + v2641;
-  const bool v2644 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2644 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2645 = v2643 < v1;
   const bool v2646 = v2644 && v2645;
   if (v2646) {
@@ -2249,11 +2249,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2650 = v2649 + v2643;
     out[v2650] = v2647;
   }
-  const uint v2651 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2651 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2653 = v1196 + v2651;
-  const uint v2654 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2654 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2656 = v1199 + v2654;
-  const bool v2657 = v2653 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2657 = v2653 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2658 = v2656 < v1;
   const bool v2659 = v2657 && v2658;
   if (v2659) {
@@ -2262,11 +2262,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2663 = v2662 + v2656;
     out[v2663] = v2660;
   }
-  const uint v2664 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2664 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2666 = v1196 + v2664;
-  const uint v2667 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2667 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2669 = v1199 + v2667;
-  const bool v2670 = v2666 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2670 = v2666 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2671 = v2669 < v1;
   const bool v2672 = v2670 && v2671;
   if (v2672) {
@@ -2275,11 +2275,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2676 = v2675 + v2669;
     out[v2676] = v2673;
   }
-  const uint v2677 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2677 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2679 = v1196 + v2677;
-  const uint v2680 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2680 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2682 = v1199 + v2680;
-  const bool v2683 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2683 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2684 = v2682 < v1;
   const bool v2685 = v2683 && v2684;
   if (v2685) {
@@ -2288,11 +2288,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2689 = v2688 + v2682;
     out[v2689] = v2686;
   }
-  const uint v2690 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2690 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2692 = v1196 + v2690;
-  const uint v2693 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2693 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2695 = v1199 + v2693;
-  const bool v2696 = v2692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2696 = v2692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2697 = v2695 < v1;
   const bool v2698 = v2696 && v2697;
   if (v2698) {
@@ -2301,11 +2301,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2702 = v2701 + v2695;
     out[v2702] = v2699;
   }
-  const uint v2703 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2703 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2705 = v1196 + v2703;
-  const uint v2706 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2706 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2708 = v1199 + v2706;
-  const bool v2709 = v2705 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2709 = v2705 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2710 = v2708 < v1;
   const bool v2711 = v2709 && v2710;
   if (v2711) {
@@ -2314,11 +2314,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2715 = v2714 + v2708;
     out[v2715] = v2712;
   }
-  const uint v2716 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2716 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2718 = v1196 + v2716;
-  const uint v2719 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2719 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2721 = v1199 + v2719;
-  const bool v2722 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2722 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2723 = v2721 < v1;
   const bool v2724 = v2722 && v2723;
   if (v2724) {
@@ -2327,11 +2327,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2728 = v2727 + v2721;
     out[v2728] = v2725;
   }
-  const uint v2729 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2729 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2731 = v1196 + v2729;
-  const uint v2732 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2732 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2734 = v1199 + v2732;
-  const bool v2735 = v2731 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2735 = v2731 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2736 = v2734 < v1;
   const bool v2737 = v2735 && v2736;
   if (v2737) {
@@ -2340,11 +2340,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2741 = v2740 + v2734;
     out[v2741] = v2738;
   }
-  const uint v2742 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2742 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2744 = v1196 + v2742;
-  const uint v2745 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2745 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2747 = v1199 + v2745;
-  const bool v2748 = v2744 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2748 = v2744 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2749 = v2747 < v1;
   const bool v2750 = v2748 && v2749;
   if (v2750) {
@@ -2353,11 +2353,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2754 = v2753 + v2747;
     out[v2754] = v2751;
   }
-  const uint v2755 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2755 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2757 = v1196 + v2755;
-  const uint v2758 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2758 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2760 = v1199 + v2758;
-  const bool v2761 = v2757 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2761 = v2757 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2762 = v2760 < v1;
   const bool v2763 = v2761 && v2762;
   if (v2763) {
@@ -2366,11 +2366,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2767 = v2766 + v2760;
     out[v2767] = v2764;
   }
-  const uint v2768 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2768 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2770 = v1196 + v2768;
-  const uint v2771 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2771 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2773 = v1199 + v2771;
-  const bool v2774 = v2770 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2774 = v2770 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2775 = v2773 < v1;
   const bool v2776 = v2774 && v2775;
   if (v2776) {
@@ -2379,11 +2379,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2780 = v2779 + v2773;
     out[v2780] = v2777;
   }
-  const uint v2781 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2781 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2783 = v1196 + v2781;
-  const uint v2784 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2784 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2786 = v1199 + v2784;
-  const bool v2787 = v2783 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2787 = v2783 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2788 = v2786 < v1;
   const bool v2789 = v2787 && v2788;
   if (v2789) {
@@ -2392,11 +2392,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2793 = v2792 + v2786;
     out[v2793] = v2790;
   }
-  const uint v2794 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2794 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2796 = v1196 + v2794;
-  const uint v2797 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2797 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2799 = v1199 + v2797;
-  const bool v2800 = v2796 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2800 = v2796 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2801 = v2799 < v1;
   const bool v2802 = v2800 && v2801;
   if (v2802) {
@@ -2405,11 +2405,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2806 = v2805 + v2799;
     out[v2806] = v2803;
   }
-  const uint v2807 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2807 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2809 = v1196 + v2807;
-  const uint v2810 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2810 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2812 = v1199 + v2810;
-  const bool v2813 = v2809 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2813 = v2809 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2814 = v2812 < v1;
   const bool v2815 = v2813 && v2814;
   if (v2815) {
@@ -2418,11 +2418,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2819 = v2818 + v2812;
     out[v2819] = v2816;
   }
-  const uint v2820 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2820 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2822 = v1196 + v2820;
-  const uint v2823 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2823 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2825 = v1199 + v2823;
-  const bool v2826 = v2822 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2826 = v2822 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2827 = v2825 < v1;
   const bool v2828 = v2826 && v2827;
   if (v2828) {
@@ -2431,11 +2431,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2832 = v2831 + v2825;
     out[v2832] = v2829;
   }
-  const uint v2833 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2833 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2835 = v1196 + v2833;
-  const uint v2836 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2836 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2838 = v1199 + v2836;
-  const bool v2839 = v2835 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2839 = v2835 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2840 = v2838 < v1;
   const bool v2841 = v2839 && v2840;
   if (v2841) {
@@ -2444,11 +2444,11 @@ kernel void iron_gemm_mxfp4_f32(
     const uint v2845 = v2844 + v2838;
     out[v2845] = v2842;
   }
-  const uint v2846 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2846 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2848 = v1196 + v2846;
-  const uint v2849 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2849 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2851 = v1199 + v2849;
-  const bool v2852 = v2848 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2852 = v2848 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2853 = v2851 < v1;
   const bool v2854 = v2852 && v2853;
   if (v2854) {

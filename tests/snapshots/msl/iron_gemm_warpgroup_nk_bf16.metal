@@ -84,161 +84,161 @@ kernel void iron_gemm_warpgroup_nk_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_warpgroup.hpp:34
-  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_warpgroup.hpp:35
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
   const uint v6 = iron_gid.y;
   const uint v7 = v6 * v4;
   const uint v8 = v7 + v5;
-  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_warpgroup.hpp:36
-  const uint v12 = v8 / v10;  // kernels/gemm/gemm_warpgroup.hpp:37
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:128
   const uint v13 = v12 << 3u;
-  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_warpgroup.hpp:38
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
   const uint v16 = v15 - v13;
   const uint v17 = min(v16, 8u);
-  const uint v19 = v8 % v10;  // kernels/gemm/gemm_warpgroup.hpp:39
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:130
   const uint v20 = v19 % v17;
   const uint v21 = v13 + v20;
   const uint v22 = v21 << 7u;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_warpgroup.hpp:40
+  const uint v25 = v19 / v17;
   const uint v26 = v25 << 7u;
-  const uint v28 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:41
+  const uint v28 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:34
   const uint v29 = v28 >> 2u;
-  iron_frag<float, 16, 128> v33;  // kernels/gemm/gemm_warpgroup.hpp:45
+  iron_frag<float, 16, 128> v33;  // kernels/gemm/gemm_warpgroup.hpp:38
   iron_frag_fill(v33, float(0.0f));
-  const uint v36 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:51
+  const uint v36 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:44
   const bool v37 = v36 == 0u;
   if (v37) {
-    const uint v1100 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v1103 = v1100 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v1106 = v1100 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1100 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v1103 = v1100 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1106 = v1100 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v1107 = v1106 << 3u;
-    const uint v1108 = v22 + v1103;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1108 = v22 + v1103;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v1109 = v1108 < v0;
-    const uint v1114 = v1108 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v1120 = v1103 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v1125 = v1100 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v1127 = v1125 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v1130 = v1125 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1114 = v1108 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v1120 = v1103 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1125 = v1100 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v1127 = v1125 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1130 = v1125 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v1131 = v1130 << 3u;
-    const uint v1132 = v22 + v1127;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1132 = v22 + v1127;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v1133 = v1132 < v0;
-    const uint v1138 = v1132 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v1144 = v1127 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v1149 = v1100 + 512u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v1151 = v1149 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v1154 = v1149 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1138 = v1132 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v1144 = v1127 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1149 = v1100 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v1151 = v1149 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1154 = v1149 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v1155 = v1154 << 3u;
-    const uint v1156 = v22 + v1151;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1156 = v22 + v1151;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v1157 = v1156 < v0;
-    const uint v1162 = v1156 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v1168 = v1151 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v1173 = v1100 + 768u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v1175 = v1173 >> 3u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v1178 = v1173 & 7u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1162 = v1156 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v1168 = v1151 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1173 = v1100 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v1175 = v1173 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v1178 = v1173 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v1179 = v1178 << 3u;
-    const uint v1180 = v22 + v1175;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1180 = v22 + v1175;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v1181 = v1180 < v0;
-    const uint v1186 = v1180 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v1192 = v1175 << 6u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v1206 = v26 + v1103;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1186 = v1180 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v1192 = v1175 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v1206 = v26 + v1103;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v1207 = v1206 < v1;
-    const uint v1212 = v1206 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v1230 = v26 + v1127;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1212 = v1206 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v1230 = v26 + v1127;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v1231 = v1230 < v1;
-    const uint v1236 = v1230 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v1254 = v26 + v1151;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1236 = v1230 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v1254 = v26 + v1151;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v1255 = v1254 < v1;
-    const uint v1260 = v1254 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v1278 = v26 + v1175;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v1260 = v1254 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v1278 = v26 + v1175;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v1279 = v1278 < v1;
-    const uint v1284 = v1278 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v1301 = v29 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:47
+    const uint v1284 = v1278 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v1301 = v29 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:40
     const uint v1302 = v1301 << 6u;
     const uint v1306 = v28 & 3u;
     const uint v1308 = v1306 << 4u;
     const uint v1310 = v1308 << 6u;
 
-    for (uint v1092 = 0u; v1092 < v2; v1092 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:52
+    for (uint v1092 = 0u; v1092 < v2; v1092 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:45
       const uint v1094 = v1092 >> 6u;
       const uint v1096 = v1094 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v1098 = v1096 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:55
-      const uint v1110 = v1092 + v1107;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v1098 = v1096 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:48
+      const uint v1110 = v1092 + v1107;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1111 = v1110 < v2;
       const bool v1112 = v1109 && v1111;
-      const uint v1116 = v1114 + v1092;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v1116 = v1114 + v1092;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v1117 = v1116 + v1107;
       const uint v1118 = v1112 ? v1117 : 0u;
-      const uint v1121 = v1098 + v1120;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v1121 = v1098 + v1120;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v1122 = v1121 + v1107;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v1122 + e] = v1112 ? a[v1118 + e] : bfloat(0);
       }
-      const uint v1134 = v1092 + v1131;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v1134 = v1092 + v1131;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1135 = v1134 < v2;
       const bool v1136 = v1133 && v1135;
-      const uint v1140 = v1138 + v1092;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v1140 = v1138 + v1092;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v1141 = v1140 + v1131;
       const uint v1142 = v1136 ? v1141 : 0u;
-      const uint v1145 = v1098 + v1144;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v1145 = v1098 + v1144;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v1146 = v1145 + v1131;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v1146 + e] = v1136 ? a[v1142 + e] : bfloat(0);
       }
-      const uint v1158 = v1092 + v1155;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v1158 = v1092 + v1155;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1159 = v1158 < v2;
       const bool v1160 = v1157 && v1159;
-      const uint v1164 = v1162 + v1092;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v1164 = v1162 + v1092;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v1165 = v1164 + v1155;
       const uint v1166 = v1160 ? v1165 : 0u;
-      const uint v1169 = v1098 + v1168;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v1169 = v1098 + v1168;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v1170 = v1169 + v1155;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v1170 + e] = v1160 ? a[v1166 + e] : bfloat(0);
       }
-      const uint v1182 = v1092 + v1179;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v1182 = v1092 + v1179;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v1183 = v1182 < v2;
       const bool v1184 = v1181 && v1183;
-      const uint v1188 = v1186 + v1092;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v1188 = v1186 + v1092;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v1189 = v1188 + v1179;
       const uint v1190 = v1184 ? v1189 : 0u;
-      const uint v1193 = v1098 + v1192;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v1193 = v1098 + v1192;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v1194 = v1193 + v1179;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v1194 + e] = v1184 ? a[v1190 + e] : bfloat(0);
       }
-      const bool v1210 = v1207 && v1111;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v1214 = v1212 + v1092;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v1210 = v1207 && v1111;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v1214 = v1212 + v1092;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v1215 = v1214 + v1107;
       const uint v1216 = v1210 ? v1215 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v1122 + e] = v1210 ? b[v1216 + e] : bfloat(0);
       }
-      const bool v1234 = v1231 && v1135;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v1238 = v1236 + v1092;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v1234 = v1231 && v1135;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v1238 = v1236 + v1092;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v1239 = v1238 + v1131;
       const uint v1240 = v1234 ? v1239 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v1146 + e] = v1234 ? b[v1240 + e] : bfloat(0);
       }
-      const bool v1258 = v1255 && v1159;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v1262 = v1260 + v1092;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v1258 = v1255 && v1159;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v1262 = v1260 + v1092;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v1263 = v1262 + v1155;
       const uint v1264 = v1258 ? v1263 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v1170 + e] = v1258 ? b[v1264 + e] : bfloat(0);
       }
-      const bool v1282 = v1279 && v1183;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v1286 = v1284 + v1092;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v1282 = v1279 && v1183;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v1286 = v1284 + v1092;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v1287 = v1286 + v1179;
       const uint v1288 = v1282 ? v1287 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v1194 + e] = v1282 ? b[v1288 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:52
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:45
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v1303 = v1098 + v1302;  // kernels/gemm/gemm_warpgroup.hpp:47
+      const uint v1303 = v1098 + v1302;  // kernels/gemm/gemm_warpgroup.hpp:40
       const uint v1312 = v1303 + v1310;
       iron_frag<bfloat, 16, 16> v1319;
       iron_frag_fill(v1319, bfloat(bfloat(0.0f)));
@@ -275,11 +275,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
       iron_frag_load<true>(v1348, shm1, long(v1344), long(64u));
       iron_frag_mma(v33, v1346, v1348);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:52
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:45
   } else {
-    const uint v254 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v254 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v255 = iron_tid.x;
-    const uint v312 = v29 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:47
+    const uint v312 = v29 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:40
     const uint v313 = v312 << 6u;
     const uint v1351 = v28 & 3u;
     const uint v1353 = v1351 << 4u;
@@ -289,17 +289,17 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1377 = v1357 + 32u;
     const uint v1386 = v1357 + 48u;
 
-    for (uint v253 = 0u; v253 < v2; v253 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:65
-      for (uint v257 = v255; v257 < 8192u; v257 += v254) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v259 = v257 >> 6u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v261 = v257 & 63u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v262 = v22 + v259;  // kernels/gemm/gemm_tiles.hpp:95
+    for (uint v253 = 0u; v253 < v2; v253 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:58
+      for (uint v257 = v255; v257 < 8192u; v257 += v254) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v259 = v257 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v261 = v257 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v262 = v22 + v259;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v263 = v262 < v0;
         const uint v264 = v253 + v261;
         const bool v265 = v264 < v2;
         const bool v266 = v263 && v265;
         if (v266) {
-          const uint v268 = v262 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v268 = v262 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v270 = v268 + v253;
           const uint v271 = v270 + v261;
           const bfloat v272 = a[v271];
@@ -307,22 +307,22 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           const uint v275 = v274 + v261;
           shm0[v275] = v272;
         } else {
-          const uint v277 = v259 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v277 = v259 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v278 = v277 + v261;
           shm0[v278] = bfloat(0.0f);
         }
       }
 
-      for (uint v283 = v255; v283 < 8192u; v283 += v254) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v285 = v283 >> 6u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v287 = v283 & 63u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v288 = v26 + v285;  // kernels/gemm/gemm_tiles.hpp:95
+      for (uint v283 = v255; v283 < 8192u; v283 += v254) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v285 = v283 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v287 = v283 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v288 = v26 + v285;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v289 = v288 < v1;
         const uint v290 = v253 + v287;
         const bool v291 = v290 < v2;
         const bool v292 = v289 && v291;
         if (v292) {
-          const uint v294 = v288 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v294 = v288 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v296 = v294 + v253;
           const uint v297 = v296 + v287;
           const bfloat v298 = b[v297];
@@ -330,13 +330,13 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           const uint v301 = v300 + v287;
           shm1[v301] = v298;
         } else {
-          const uint v303 = v285 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v303 = v285 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v304 = v303 + v287;
           shm1[v304] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:69
-      iron_frag<bfloat, 16, 16> v1364;  // kernels/gemm/gemm_warpgroup.hpp:47
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:62
+      iron_frag<bfloat, 16, 16> v1364;  // kernels/gemm/gemm_warpgroup.hpp:40
       iron_frag_fill(v1364, bfloat(bfloat(0.0f)));
       iron_frag_load<false>(v1364, shm0, long(v1357), long(64u));
       iron_frag<bfloat, 16, 128> v1366;
@@ -364,19 +364,19 @@ kernel void iron_gemm_warpgroup_nk_bf16(
       iron_frag_fill(v1393, bfloat(bfloat(0.0f)));
       iron_frag_load<true>(v1393, shm1, long(48u), long(64u));
       iron_frag_mma(v33, v1391, v1393);
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:71
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:64
     }
   }
-  const uint v318 = v28 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:74
+  const uint v318 = v28 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:67
   const uint v319 = v318 << 4u;
   const uint v321 = v29 << 6u;
   const uint v322 = v22 + v321;
   const uint v323 = v322 + v319;
-  const uint v324 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v324 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v325 = v323 + v324;
-  const uint v326 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v326 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v327 = v26 + v326;
-  const bool v328 = v325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v328 = v325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v329 = v327 < v1;
   const bool v330 = v328 && v329;
   if (v330) {
@@ -387,11 +387,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v335 = v334 + v327;
     out[v335] = v333;
   }
-  const uint v336 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v336 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v337 = v323 + v336;
-  const uint v338 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v338 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v339 = v26 + v338;
-  const bool v340 = v337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v340 = v337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v341 = v339 < v1;
   const bool v342 = v340 && v341;
   if (v342) {
@@ -402,11 +402,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v347 = v346 + v339;
     out[v347] = v345;
   }
-  const uint v348 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v348 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v349 = v323 + v348;
-  const uint v350 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v350 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v351 = v26 + v350;
-  const bool v352 = v349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v352 = v349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v353 = v351 < v1;
   const bool v354 = v352 && v353;
   if (v354) {
@@ -417,11 +417,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v359 = v358 + v351;
     out[v359] = v357;
   }
-  const uint v360 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v360 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v361 = v323 + v360;
-  const uint v362 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v362 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v363 = v26 + v362;
-  const bool v364 = v361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v364 = v361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v365 = v363 < v1;
   const bool v366 = v364 && v365;
   if (v366) {
@@ -432,11 +432,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v371 = v370 + v363;
     out[v371] = v369;
   }
-  const uint v372 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v372 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v373 = v323 + v372;
-  const uint v374 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v374 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v375 = v26 + v374;
-  const bool v376 = v373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v376 = v373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v377 = v375 < v1;
   const bool v378 = v376 && v377;
   if (v378) {
@@ -447,11 +447,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v383 = v382 + v375;
     out[v383] = v381;
   }
-  const uint v384 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v384 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v385 = v323 + v384;
-  const uint v386 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v386 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v387 = v26 + v386;
-  const bool v388 = v385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v388 = v385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v389 = v387 < v1;
   const bool v390 = v388 && v389;
   if (v390) {
@@ -462,11 +462,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v395 = v394 + v387;
     out[v395] = v393;
   }
-  const uint v396 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v396 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v397 = v323 + v396;
-  const uint v398 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v398 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v399 = v26 + v398;
-  const bool v400 = v397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v400 = v397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v401 = v399 < v1;
   const bool v402 = v400 && v401;
   if (v402) {
@@ -477,11 +477,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v407 = v406 + v399;
     out[v407] = v405;
   }
-  const uint v408 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v408 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v409 = v323 + v408;
-  const uint v410 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v410 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v411 = v26 + v410;
-  const bool v412 = v409 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v412 = v409 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v413 = v411 < v1;
   const bool v414 = v412 && v413;
   if (v414) {
@@ -492,11 +492,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v419 = v418 + v411;
     out[v419] = v417;
   }
-  const uint v420 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v420 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v421 = v323 + v420;
-  const uint v422 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v422 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v423 = v26 + v422;
-  const bool v424 = v421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v424 = v421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v425 = v423 < v1;
   const bool v426 = v424 && v425;
   if (v426) {
@@ -507,11 +507,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v431 = v430 + v423;
     out[v431] = v429;
   }
-  const uint v432 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v432 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v433 = v323 + v432;
-  const uint v434 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v434 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v435 = v26 + v434;
-  const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v437 = v435 < v1;
   const bool v438 = v436 && v437;
   if (v438) {
@@ -522,11 +522,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v443 = v442 + v435;
     out[v443] = v441;
   }
-  const uint v444 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v444 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v445 = v323 + v444;
-  const uint v446 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v446 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v447 = v26 + v446;
-  const bool v448 = v445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v448 = v445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v449 = v447 < v1;
   const bool v450 = v448 && v449;
   if (v450) {
@@ -537,11 +537,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v455 = v454 + v447;
     out[v455] = v453;
   }
-  const uint v456 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v456 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v457 = v323 + v456;
-  const uint v458 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v458 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v459 = v26 + v458;
-  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v461 = v459 < v1;
   const bool v462 = v460 && v461;
   if (v462) {
@@ -552,11 +552,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v467 = v466 + v459;
     out[v467] = v465;
   }
-  const uint v468 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v468 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v469 = v323 + v468;
-  const uint v470 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v470 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v471 = v26 + v470;
-  const bool v472 = v469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v472 = v469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v473 = v471 < v1;
   const bool v474 = v472 && v473;
   if (v474) {
@@ -567,11 +567,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v479 = v478 + v471;
     out[v479] = v477;
   }
-  const uint v480 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v480 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v481 = v323 + v480;
-  const uint v482 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v482 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v483 = v26 + v482;
-  const bool v484 = v481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v484 = v481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v485 = v483 < v1;
   const bool v486 = v484 && v485;
   if (v486) {
@@ -582,11 +582,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v491 = v490 + v483;
     out[v491] = v489;
   }
-  const uint v492 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v492 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v493 = v323 + v492;
-  const uint v494 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v494 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v495 = v26 + v494;
-  const bool v496 = v493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v496 = v493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v497 = v495 < v1;
   const bool v498 = v496 && v497;
   if (v498) {
@@ -597,11 +597,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v503 = v502 + v495;
     out[v503] = v501;
   }
-  const uint v504 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v504 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v505 = v323 + v504;
-  const uint v506 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v506 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v507 = v26 + v506;
-  const bool v508 = v505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v508 = v505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v509 = v507 < v1;
   const bool v510 = v508 && v509;
   if (v510) {
@@ -612,11 +612,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v515 = v514 + v507;
     out[v515] = v513;
   }
-  const uint v516 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v516 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v517 = v323 + v516;
-  const uint v518 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v518 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v519 = v26 + v518;
-  const bool v520 = v517 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v520 = v517 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v521 = v519 < v1;
   const bool v522 = v520 && v521;
   if (v522) {
@@ -627,11 +627,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v527 = v526 + v519;
     out[v527] = v525;
   }
-  const uint v528 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v528 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v529 = v323 + v528;
-  const uint v530 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v530 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v531 = v26 + v530;
-  const bool v532 = v529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v532 = v529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v533 = v531 < v1;
   const bool v534 = v532 && v533;
   if (v534) {
@@ -642,11 +642,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v539 = v538 + v531;
     out[v539] = v537;
   }
-  const uint v540 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v540 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v541 = v323 + v540;
-  const uint v542 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v542 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v543 = v26 + v542;
-  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v545 = v543 < v1;
   const bool v546 = v544 && v545;
   if (v546) {
@@ -657,11 +657,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v551 = v550 + v543;
     out[v551] = v549;
   }
-  const uint v552 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v552 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v553 = v323 + v552;
-  const uint v554 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v554 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v555 = v26 + v554;
-  const bool v556 = v553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v556 = v553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v557 = v555 < v1;
   const bool v558 = v556 && v557;
   if (v558) {
@@ -672,11 +672,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v563 = v562 + v555;
     out[v563] = v561;
   }
-  const uint v564 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v564 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v565 = v323 + v564;
-  const uint v566 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v566 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v567 = v26 + v566;
-  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v569 = v567 < v1;
   const bool v570 = v568 && v569;
   if (v570) {
@@ -687,11 +687,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v575 = v574 + v567;
     out[v575] = v573;
   }
-  const uint v576 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v576 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v577 = v323 + v576;
-  const uint v578 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v578 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v579 = v26 + v578;
-  const bool v580 = v577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v580 = v577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v581 = v579 < v1;
   const bool v582 = v580 && v581;
   if (v582) {
@@ -702,11 +702,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v587 = v586 + v579;
     out[v587] = v585;
   }
-  const uint v588 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v588 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v589 = v323 + v588;
-  const uint v590 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v590 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v591 = v26 + v590;
-  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v593 = v591 < v1;
   const bool v594 = v592 && v593;
   if (v594) {
@@ -717,11 +717,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v599 = v598 + v591;
     out[v599] = v597;
   }
-  const uint v600 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v600 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v601 = v323 + v600;
-  const uint v602 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v602 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v603 = v26 + v602;
-  const bool v604 = v601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -732,11 +732,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v611 = v610 + v603;
     out[v611] = v609;
   }
-  const uint v612 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v612 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v613 = v323 + v612;
-  const uint v614 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v614 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v615 = v26 + v614;
-  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v617 = v615 < v1;
   const bool v618 = v616 && v617;
   if (v618) {
@@ -747,11 +747,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v623 = v622 + v615;
     out[v623] = v621;
   }
-  const uint v624 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v624 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v625 = v323 + v624;
-  const uint v626 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v626 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v627 = v26 + v626;
-  const bool v628 = v625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v628 = v625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v629 = v627 < v1;
   const bool v630 = v628 && v629;
   if (v630) {
@@ -762,11 +762,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v635 = v634 + v627;
     out[v635] = v633;
   }
-  const uint v636 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v636 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v637 = v323 + v636;
-  const uint v638 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v638 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v639 = v26 + v638;
-  const bool v640 = v637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v640 = v637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v641 = v639 < v1;
   const bool v642 = v640 && v641;
   if (v642) {
@@ -777,11 +777,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v647 = v646 + v639;
     out[v647] = v645;
   }
-  const uint v648 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v648 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v649 = v323 + v648;
-  const uint v650 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v650 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v651 = v26 + v650;
-  const bool v652 = v649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v652 = v649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v653 = v651 < v1;
   const bool v654 = v652 && v653;
   if (v654) {
@@ -792,11 +792,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v659 = v658 + v651;
     out[v659] = v657;
   }
-  const uint v660 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v660 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v661 = v323 + v660;
-  const uint v662 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v662 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v663 = v26 + v662;
-  const bool v664 = v661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v664 = v661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v665 = v663 < v1;
   const bool v666 = v664 && v665;
   if (v666) {
@@ -807,11 +807,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v671 = v670 + v663;
     out[v671] = v669;
   }
-  const uint v672 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v672 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v673 = v323 + v672;
-  const uint v674 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v674 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v675 = v26 + v674;
-  const bool v676 = v673 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v676 = v673 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v677 = v675 < v1;
   const bool v678 = v676 && v677;
   if (v678) {
@@ -822,11 +822,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v683 = v682 + v675;
     out[v683] = v681;
   }
-  const uint v684 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v684 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v685 = v323 + v684;
-  const uint v686 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v686 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v687 = v26 + v686;
-  const bool v688 = v685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v688 = v685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -837,11 +837,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v695 = v694 + v687;
     out[v695] = v693;
   }
-  const uint v696 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v696 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v697 = v323 + v696;
-  const uint v698 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v698 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v699 = v26 + v698;
-  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v701 = v699 < v1;
   const bool v702 = v700 && v701;
   if (v702) {
@@ -852,11 +852,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v707 = v706 + v699;
     out[v707] = v705;
   }
-  const uint v708 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v708 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v709 = v323 + v708;
-  const uint v710 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v710 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v711 = v26 + v710;
-  const bool v712 = v709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v712 = v709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v713 = v711 < v1;
   const bool v714 = v712 && v713;
   if (v714) {
@@ -867,11 +867,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v719 = v718 + v711;
     out[v719] = v717;
   }
-  const uint v720 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v720 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v721 = v323 + v720;
-  const uint v722 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v722 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v723 = v26 + v722;
-  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v725 = v723 < v1;
   const bool v726 = v724 && v725;
   if (v726) {
@@ -882,11 +882,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v731 = v730 + v723;
     out[v731] = v729;
   }
-  const uint v732 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v732 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v733 = v323 + v732;
-  const uint v734 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v734 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v735 = v26 + v734;
-  const bool v736 = v733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v736 = v733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v737 = v735 < v1;
   const bool v738 = v736 && v737;
   if (v738) {
@@ -897,11 +897,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v743 = v742 + v735;
     out[v743] = v741;
   }
-  const uint v744 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v744 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v745 = v323 + v744;
-  const uint v746 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v746 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v747 = v26 + v746;
-  const bool v748 = v745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v748 = v745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v749 = v747 < v1;
   const bool v750 = v748 && v749;
   if (v750) {
@@ -912,11 +912,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v755 = v754 + v747;
     out[v755] = v753;
   }
-  const uint v756 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v756 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v757 = v323 + v756;
-  const uint v758 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v758 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v759 = v26 + v758;
-  const bool v760 = v757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v760 = v757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v761 = v759 < v1;
   const bool v762 = v760 && v761;
   if (v762) {
@@ -927,11 +927,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v767 = v766 + v759;
     out[v767] = v765;
   }
-  const uint v768 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v768 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v769 = v323 + v768;
-  const uint v770 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v770 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v771 = v26 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -942,11 +942,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v779 = v778 + v771;
     out[v779] = v777;
   }
-  const uint v780 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v780 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v781 = v323 + v780;
-  const uint v782 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v782 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v783 = v26 + v782;
-  const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v785 = v783 < v1;
   const bool v786 = v784 && v785;
   if (v786) {
@@ -957,11 +957,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v791 = v790 + v783;
     out[v791] = v789;
   }
-  const uint v792 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v792 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v793 = v323 + v792;
-  const uint v794 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v794 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v795 = v26 + v794;
-  const bool v796 = v793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v796 = v793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v797 = v795 < v1;
   const bool v798 = v796 && v797;
   if (v798) {
@@ -972,11 +972,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v803 = v802 + v795;
     out[v803] = v801;
   }
-  const uint v804 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v804 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v805 = v323 + v804;
-  const uint v806 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v806 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v807 = v26 + v806;
-  const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v809 = v807 < v1;
   const bool v810 = v808 && v809;
   if (v810) {
@@ -987,11 +987,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v815 = v814 + v807;
     out[v815] = v813;
   }
-  const uint v816 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v816 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v817 = v323 + v816;
-  const uint v818 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v818 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v819 = v26 + v818;
-  const bool v820 = v817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v820 = v817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v821 = v819 < v1;
   const bool v822 = v820 && v821;
   if (v822) {
@@ -1002,11 +1002,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v827 = v826 + v819;
     out[v827] = v825;
   }
-  const uint v828 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v828 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v829 = v323 + v828;
-  const uint v830 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v830 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v831 = v26 + v830;
-  const bool v832 = v829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v832 = v829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v833 = v831 < v1;
   const bool v834 = v832 && v833;
   if (v834) {
@@ -1017,11 +1017,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v839 = v838 + v831;
     out[v839] = v837;
   }
-  const uint v840 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v840 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v841 = v323 + v840;
-  const uint v842 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v842 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v843 = v26 + v842;
-  const bool v844 = v841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v844 = v841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v845 = v843 < v1;
   const bool v846 = v844 && v845;
   if (v846) {
@@ -1032,11 +1032,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v851 = v850 + v843;
     out[v851] = v849;
   }
-  const uint v852 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v852 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v853 = v323 + v852;
-  const uint v854 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v854 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v855 = v26 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -1047,11 +1047,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v863 = v862 + v855;
     out[v863] = v861;
   }
-  const uint v864 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v864 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v865 = v323 + v864;
-  const uint v866 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v866 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v867 = v26 + v866;
-  const bool v868 = v865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v868 = v865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v869 = v867 < v1;
   const bool v870 = v868 && v869;
   if (v870) {
@@ -1062,11 +1062,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v875 = v874 + v867;
     out[v875] = v873;
   }
-  const uint v876 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v876 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v877 = v323 + v876;
-  const uint v878 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v878 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v879 = v26 + v878;
-  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v881 = v879 < v1;
   const bool v882 = v880 && v881;
   if (v882) {
@@ -1077,11 +1077,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v887 = v886 + v879;
     out[v887] = v885;
   }
-  const uint v888 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v888 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v889 = v323 + v888;
-  const uint v890 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v890 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v891 = v26 + v890;
-  const bool v892 = v889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v892 = v889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v893 = v891 < v1;
   const bool v894 = v892 && v893;
   if (v894) {
@@ -1092,11 +1092,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v899 = v898 + v891;
     out[v899] = v897;
   }
-  const uint v900 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v900 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v901 = v323 + v900;
-  const uint v902 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v902 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v903 = v26 + v902;
-  const bool v904 = v901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v904 = v901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v905 = v903 < v1;
   const bool v906 = v904 && v905;
   if (v906) {
@@ -1107,11 +1107,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v911 = v910 + v903;
     out[v911] = v909;
   }
-  const uint v912 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v912 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v913 = v323 + v912;
-  const uint v914 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v914 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v915 = v26 + v914;
-  const bool v916 = v913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v916 = v913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v917 = v915 < v1;
   const bool v918 = v916 && v917;
   if (v918) {
@@ -1122,11 +1122,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v923 = v922 + v915;
     out[v923] = v921;
   }
-  const uint v924 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v924 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v925 = v323 + v924;
-  const uint v926 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v926 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v927 = v26 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v929 = v927 < v1;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -1137,11 +1137,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v935 = v934 + v927;
     out[v935] = v933;
   }
-  const uint v936 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v936 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v937 = v323 + v936;
-  const uint v938 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v938 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v939 = v26 + v938;
-  const bool v940 = v937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
@@ -1152,11 +1152,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v947 = v946 + v939;
     out[v947] = v945;
   }
-  const uint v948 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v948 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v949 = v323 + v948;
-  const uint v950 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v950 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v951 = v26 + v950;
-  const bool v952 = v949 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v952 = v949 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v953 = v951 < v1;
   const bool v954 = v952 && v953;
   if (v954) {
@@ -1167,11 +1167,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v959 = v958 + v951;
     out[v959] = v957;
   }
-  const uint v960 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v960 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v961 = v323 + v960;
-  const uint v962 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v962 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v963 = v26 + v962;
-  const bool v964 = v961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v964 = v961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v965 = v963 < v1;
   const bool v966 = v964 && v965;
   if (v966) {
@@ -1182,11 +1182,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v971 = v970 + v963;
     out[v971] = v969;
   }
-  const uint v972 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v972 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v973 = v323 + v972;
-  const uint v974 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v974 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v975 = v26 + v974;
-  const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v977 = v975 < v1;
   const bool v978 = v976 && v977;
   if (v978) {
@@ -1197,11 +1197,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v983 = v982 + v975;
     out[v983] = v981;
   }
-  const uint v984 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v984 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v985 = v323 + v984;
-  const uint v986 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v986 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v987 = v26 + v986;
-  const bool v988 = v985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v988 = v985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v989 = v987 < v1;
   const bool v990 = v988 && v989;
   if (v990) {
@@ -1212,11 +1212,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v995 = v994 + v987;
     out[v995] = v993;
   }
-  const uint v996 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v996 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v997 = v323 + v996;
-  const uint v998 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v998 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v999 = v26 + v998;
-  const bool v1000 = v997 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v1000 = v997 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v1001 = v999 < v1;
   const bool v1002 = v1000 && v1001;
   if (v1002) {
@@ -1227,11 +1227,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1007 = v1006 + v999;
     out[v1007] = v1005;
   }
-  const uint v1008 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v1008 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v1009 = v323 + v1008;
-  const uint v1010 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v1010 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v1011 = v26 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v1013 = v1011 < v1;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -1242,11 +1242,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1019 = v1018 + v1011;
     out[v1019] = v1017;
   }
-  const uint v1020 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v1020 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v1021 = v323 + v1020;
-  const uint v1022 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v1022 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v1023 = v26 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1031 = v1030 + v1023;
     out[v1031] = v1029;
   }
-  const uint v1032 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v1032 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v1033 = v323 + v1032;
-  const uint v1034 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v1034 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v1035 = v26 + v1034;
-  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v1037 = v1035 < v1;
   const bool v1038 = v1036 && v1037;
   if (v1038) {
@@ -1272,11 +1272,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1043 = v1042 + v1035;
     out[v1043] = v1041;
   }
-  const uint v1044 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v1044 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v1045 = v323 + v1044;
-  const uint v1046 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v1046 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v1047 = v26 + v1046;
-  const bool v1048 = v1045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v1048 = v1045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v1049 = v1047 < v1;
   const bool v1050 = v1048 && v1049;
   if (v1050) {
@@ -1287,11 +1287,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1055 = v1054 + v1047;
     out[v1055] = v1053;
   }
-  const uint v1056 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v1056 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v1057 = v323 + v1056;
-  const uint v1058 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v1058 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v1059 = v26 + v1058;
-  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v1061 = v1059 < v1;
   const bool v1062 = v1060 && v1061;
   if (v1062) {
@@ -1302,11 +1302,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1067 = v1066 + v1059;
     out[v1067] = v1065;
   }
-  const uint v1068 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v1068 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v1069 = v323 + v1068;
-  const uint v1070 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v1070 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v1071 = v26 + v1070;
-  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v1073 = v1071 < v1;
   const bool v1074 = v1072 && v1073;
   if (v1074) {
@@ -1317,11 +1317,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1079 = v1078 + v1071;
     out[v1079] = v1077;
   }
-  const uint v1080 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:76
+  const uint v1080 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:69
   const uint v1081 = v323 + v1080;
-  const uint v1082 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:77
+  const uint v1082 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:70
   const uint v1083 = v26 + v1082;
-  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:78
+  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:71
   const bool v1085 = v1083 < v1;
   const bool v1086 = v1084 && v1085;
   if (v1086) {

@@ -84,189 +84,189 @@ kernel void iron_gemm_warpgroup_nk_f32(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:181
-  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:182
+  const uint v6 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:125
+  const uint v7 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:126
   const uint v8 = iron_gid.y;
   const uint v9 = v8 * v6;
   const uint v10 = v9 + v7;
-  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:183
-  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:184
+  const uint v12 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:127
+  const uint v14 = v10 / v12;  // kernels/gemm/gemm_tiles.hpp:128
   const uint v15 = v14 << 3u;
-  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:185
+  const uint v17 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:129
   const uint v18 = v17 - v15;
   const uint v19 = min(v18, 8u);
-  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:186
+  const uint v21 = v10 % v12;  // kernels/gemm/gemm_tiles.hpp:130
   const uint v22 = v21 % v19;
   const uint v23 = v15 + v22;
   const uint v24 = v23 << 7u;
-  const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:187
+  const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:188
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:189
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:190
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<float, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag<float, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
   iron_frag_fill(v41, float(0.0f));
-  iron_frag<float, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag<float, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
   iron_frag_fill(v43, float(0.0f));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
   const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;
   if (v62) {
-    const uint v2150 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2153 = v2150 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2156 = v2150 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2150 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2153 = v2150 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2156 = v2150 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2157 = v2156 << 2u;
-    const uint v2158 = v24 + v2153;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2158 = v24 + v2153;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2159 = v2158 < v0;
-    const uint v2164 = v2158 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2170 = v2153 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2175 = v2150 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2177 = v2175 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2180 = v2175 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2164 = v2158 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2170 = v2153 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2175 = v2150 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2177 = v2175 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2180 = v2175 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2181 = v2180 << 2u;
-    const uint v2182 = v24 + v2177;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2182 = v24 + v2177;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2183 = v2182 < v0;
-    const uint v2188 = v2182 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2194 = v2177 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2199 = v2150 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2201 = v2199 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2204 = v2199 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2188 = v2182 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2194 = v2177 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2199 = v2150 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2201 = v2199 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2204 = v2199 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2205 = v2204 << 2u;
-    const uint v2206 = v24 + v2201;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2206 = v24 + v2201;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2207 = v2206 < v0;
-    const uint v2212 = v2206 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2218 = v2201 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2223 = v2150 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2225 = v2223 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2228 = v2223 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2212 = v2206 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2218 = v2201 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2223 = v2150 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2225 = v2223 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2228 = v2223 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v2229 = v2228 << 2u;
-    const uint v2230 = v24 + v2225;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2230 = v24 + v2225;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2231 = v2230 < v0;
-    const uint v2236 = v2230 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2242 = v2225 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2256 = v28 + v2153;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2236 = v2230 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2242 = v2225 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2256 = v28 + v2153;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2257 = v2256 < v1;
-    const uint v2262 = v2256 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2280 = v28 + v2177;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2262 = v2256 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2280 = v28 + v2177;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2281 = v2280 < v1;
-    const uint v2286 = v2280 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2304 = v28 + v2201;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2286 = v2280 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2304 = v28 + v2201;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2305 = v2304 < v1;
-    const uint v2310 = v2304 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2328 = v28 + v2225;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2310 = v2304 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2328 = v28 + v2225;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2329 = v2328 < v1;
-    const uint v2334 = v2328 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2350 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v2356 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v2334 = v2328 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2350 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v2356 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (uint v2142 = 0u; v2142 < v2; v2142 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+    for (uint v2142 = 0u; v2142 < v2; v2142 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
       const uint v2144 = v2142 >> 4u;
       const uint v2146 = v2144 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2148 = v2146 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v2160 = v2142 + v2157;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2148 = v2146 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v2160 = v2142 + v2157;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2161 = v2160 < v2;
       const bool v2162 = v2159 && v2161;
-      const uint v2166 = v2164 + v2142;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2166 = v2164 + v2142;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2167 = v2166 + v2157;
       const uint v2168 = v2162 ? v2167 : 0u;
-      const uint v2171 = v2148 + v2170;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2171 = v2148 + v2170;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2172 = v2171 + v2157;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2172 + e] = v2162 ? a[v2168 + e] : float(0);
       }
-      const uint v2184 = v2142 + v2181;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2184 = v2142 + v2181;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2185 = v2184 < v2;
       const bool v2186 = v2183 && v2185;
-      const uint v2190 = v2188 + v2142;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2190 = v2188 + v2142;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2191 = v2190 + v2181;
       const uint v2192 = v2186 ? v2191 : 0u;
-      const uint v2195 = v2148 + v2194;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2195 = v2148 + v2194;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2196 = v2195 + v2181;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2196 + e] = v2186 ? a[v2192 + e] : float(0);
       }
-      const uint v2208 = v2142 + v2205;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2208 = v2142 + v2205;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2209 = v2208 < v2;
       const bool v2210 = v2207 && v2209;
-      const uint v2214 = v2212 + v2142;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2214 = v2212 + v2142;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2215 = v2214 + v2205;
       const uint v2216 = v2210 ? v2215 : 0u;
-      const uint v2219 = v2148 + v2218;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2219 = v2148 + v2218;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2220 = v2219 + v2205;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2220 + e] = v2210 ? a[v2216 + e] : float(0);
       }
-      const uint v2232 = v2142 + v2229;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2232 = v2142 + v2229;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2233 = v2232 < v2;
       const bool v2234 = v2231 && v2233;
-      const uint v2238 = v2236 + v2142;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2238 = v2236 + v2142;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2239 = v2238 + v2229;
       const uint v2240 = v2234 ? v2239 : 0u;
-      const uint v2243 = v2148 + v2242;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2243 = v2148 + v2242;  // kernels/gemm/gemm_tiles.hpp:82
       const uint v2244 = v2243 + v2229;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2244 + e] = v2234 ? a[v2240 + e] : float(0);
       }
-      const bool v2260 = v2257 && v2161;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v2264 = v2262 + v2142;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2260 = v2257 && v2161;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2264 = v2262 + v2142;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2265 = v2264 + v2157;
       const uint v2266 = v2260 ? v2265 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v2172 + e] = v2260 ? b[v2266 + e] : float(0);
       }
-      const bool v2284 = v2281 && v2185;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v2288 = v2286 + v2142;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2284 = v2281 && v2185;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2288 = v2286 + v2142;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2289 = v2288 + v2181;
       const uint v2290 = v2284 ? v2289 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v2196 + e] = v2284 ? b[v2290 + e] : float(0);
       }
-      const bool v2308 = v2305 && v2209;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v2312 = v2310 + v2142;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2308 = v2305 && v2209;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2312 = v2310 + v2142;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2313 = v2312 + v2205;
       const uint v2314 = v2308 ? v2313 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v2220 + e] = v2308 ? b[v2314 + e] : float(0);
       }
-      const bool v2332 = v2329 && v2233;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v2336 = v2334 + v2142;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2332 = v2329 && v2233;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2336 = v2334 + v2142;  // kernels/gemm/gemm_tiles.hpp:81
       const uint v2337 = v2336 + v2229;
       const uint v2338 = v2332 ? v2337 : 0u;
-      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:81
+      for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v2244 + e] = v2332 ? b[v2338 + e] : float(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2351 = v2148 + v2350;  // kernels/gemm/gemm_tiles.hpp:199
+      const uint v2351 = v2148 + v2350;  // kernels/gemm/gemm_tiles.hpp:206
       iron_frag_load<false>(v41, shm0, long(v2351), long(20u));
-      const uint v2357 = v2148 + v2356;  // kernels/gemm/gemm_tiles.hpp:203
+      const uint v2357 = v2148 + v2356;  // kernels/gemm/gemm_tiles.hpp:210
       iron_frag_load<true>(v43, shm1, long(v2357), long(20u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
   } else {
-    const uint v284 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v284 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v285 = iron_tid.x;
-    const uint v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v341 = v33 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v347 = v37 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-    for (uint v283 = 0u; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v292 = v24 + v289;  // kernels/gemm/gemm_tiles.hpp:95
+    for (uint v283 = 0u; v283 < v2; v283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (uint v287 = v285; v287 < 2048u; v287 += v284) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v289 = v287 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v291 = v287 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v292 = v24 + v289;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v293 = v292 < v0;
         const uint v294 = v283 + v291;
         const bool v295 = v294 < v2;
         const bool v296 = v293 && v295;
         if (v296) {
-          const uint v298 = v292 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v298 = v292 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v300 = v298 + v283;
           const uint v301 = v300 + v291;
           const float v302 = a[v301];
@@ -274,22 +274,22 @@ kernel void iron_gemm_warpgroup_nk_f32(
           const uint v305 = v304 + v291;
           shm0[v305] = v302;
         } else {
-          const uint v307 = v289 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v307 = v289 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v308 = v307 + v291;
           shm0[v308] = 0.0f;
         }
       }
 
-      for (uint v313 = v285; v313 < 2048u; v313 += v284) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v315 = v313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v317 = v313 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v318 = v28 + v315;  // kernels/gemm/gemm_tiles.hpp:95
+      for (uint v313 = v285; v313 < 2048u; v313 += v284) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v315 = v313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v317 = v313 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v318 = v28 + v315;  // kernels/gemm/gemm_tiles.hpp:96
         const bool v319 = v318 < v1;
         const uint v320 = v283 + v317;
         const bool v321 = v320 < v2;
         const bool v322 = v319 && v321;
         if (v322) {
-          const uint v324 = v318 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v324 = v318 * v2;  // kernels/gemm/gemm_tiles.hpp:97
           const uint v326 = v324 + v283;
           const uint v327 = v326 + v317;
           const float v328 = b[v327];
@@ -297,25 +297,25 @@ kernel void iron_gemm_warpgroup_nk_f32(
           const uint v331 = v330 + v317;
           shm1[v331] = v328;
         } else {
-          const uint v333 = v315 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v333 = v315 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
           const uint v334 = v333 + v317;
           shm1[v334] = 0.0f;
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v41, shm0, long(v341), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<true>(v43, shm1, long(v347), long(20u));  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:205
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
+      iron_frag_load<false>(v41, shm0, long(v341), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_load<true>(v43, shm1, long(v347), long(20u));  // kernels/gemm/gemm_tiles.hpp:210
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
     }
   }
-  const uint v350 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v350 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v351 = v24 + v33;
   const uint v352 = v351 + v350;
-  const uint v353 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v353 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v354 = v28 + v37;
   const uint v355 = v354 + v353;
-  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v356 = v352 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v357 = v355 < v1;
   const bool v358 = v356 && v357;
   if (v358) {
@@ -325,11 +325,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v363 = v362 + v355;
     out[v363] = v360;
   }
-  const uint v364 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v364 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v366 = v351 + v364;
-  const uint v367 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v367 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v369 = v354 + v367;
-  const bool v370 = v366 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v370 = v366 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v371 = v369 < v1;
   const bool v372 = v370 && v371;
   if (v372) {
@@ -339,11 +339,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v377 = v376 + v369;
     out[v377] = v374;
   }
-  const uint v378 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v378 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v380 = v351 + v378;
-  const uint v381 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v381 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v383 = v354 + v381;
-  const bool v384 = v380 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v384 = v380 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v385 = v383 < v1;
   const bool v386 = v384 && v385;
   if (v386) {
@@ -353,11 +353,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v391 = v390 + v383;
     out[v391] = v388;
   }
-  const uint v392 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v392 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v394 = v351 + v392;
-  const uint v395 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v395 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v397 = v354 + v395;
-  const bool v398 = v394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v398 = v394 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v399 = v397 < v1;
   const bool v400 = v398 && v399;
   if (v400) {
@@ -367,11 +367,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v405 = v404 + v397;
     out[v405] = v402;
   }
-  const uint v406 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v406 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v408 = v351 + v406;
-  const uint v409 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v409 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v411 = v354 + v409;
-  const bool v412 = v408 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v412 = v408 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v413 = v411 < v1;
   const bool v414 = v412 && v413;
   if (v414) {
@@ -381,11 +381,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v419 = v418 + v411;
     out[v419] = v416;
   }
-  const uint v420 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v420 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v422 = v351 + v420;
-  const uint v423 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v423 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v425 = v354 + v423;
-  const bool v426 = v422 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v426 = v422 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v427 = v425 < v1;
   const bool v428 = v426 && v427;
   if (v428) {
@@ -395,11 +395,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v433 = v432 + v425;
     out[v433] = v430;
   }
-  const uint v434 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v434 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v436 = v351 + v434;
-  const uint v437 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v437 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v439 = v354 + v437;
-  const bool v440 = v436 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v440 = v436 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v441 = v439 < v1;
   const bool v442 = v440 && v441;
   if (v442) {
@@ -409,11 +409,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v447 = v446 + v439;
     out[v447] = v444;
   }
-  const uint v448 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v448 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v450 = v351 + v448;
-  const uint v451 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v451 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v453 = v354 + v451;
-  const bool v454 = v450 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v454 = v450 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v455 = v453 < v1;
   const bool v456 = v454 && v455;
   if (v456) {
@@ -423,11 +423,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v461 = v460 + v453;
     out[v461] = v458;
   }
-  const uint v462 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v462 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v464 = v351 + v462;
-  const uint v465 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v465 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v467 = v354 + v465;
-  const bool v468 = v464 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v468 = v464 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v469 = v467 < v1;
   const bool v470 = v468 && v469;
   if (v470) {
@@ -437,11 +437,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v475 = v474 + v467;
     out[v475] = v472;
   }
-  const uint v476 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v476 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v478 = v351 + v476;
-  const uint v479 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v479 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v481 = v354 + v479;
-  const bool v482 = v478 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v482 = v478 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v483 = v481 < v1;
   const bool v484 = v482 && v483;
   if (v484) {
@@ -451,11 +451,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v489 = v488 + v481;
     out[v489] = v486;
   }
-  const uint v490 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v490 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v492 = v351 + v490;
-  const uint v493 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v493 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v495 = v354 + v493;
-  const bool v496 = v492 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v496 = v492 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v497 = v495 < v1;
   const bool v498 = v496 && v497;
   if (v498) {
@@ -465,11 +465,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v503 = v502 + v495;
     out[v503] = v500;
   }
-  const uint v504 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v504 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v506 = v351 + v504;
-  const uint v507 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v507 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v509 = v354 + v507;
-  const bool v510 = v506 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v510 = v506 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v511 = v509 < v1;
   const bool v512 = v510 && v511;
   if (v512) {
@@ -479,11 +479,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v517 = v516 + v509;
     out[v517] = v514;
   }
-  const uint v518 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v518 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v520 = v351 + v518;
-  const uint v521 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v521 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v523 = v354 + v521;
-  const bool v524 = v520 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v524 = v520 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v525 = v523 < v1;
   const bool v526 = v524 && v525;
   if (v526) {
@@ -493,11 +493,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v531 = v530 + v523;
     out[v531] = v528;
   }
-  const uint v532 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v532 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v534 = v351 + v532;
-  const uint v535 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v535 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v537 = v354 + v535;
-  const bool v538 = v534 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v538 = v534 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v539 = v537 < v1;
   const bool v540 = v538 && v539;
   if (v540) {
@@ -507,11 +507,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v545 = v544 + v537;
     out[v545] = v542;
   }
-  const uint v546 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v546 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v548 = v351 + v546;
-  const uint v549 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v549 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v551 = v354 + v549;
-  const bool v552 = v548 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v552 = v548 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v553 = v551 < v1;
   const bool v554 = v552 && v553;
   if (v554) {
@@ -521,11 +521,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v559 = v558 + v551;
     out[v559] = v556;
   }
-  const uint v560 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v560 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v562 = v351 + v560;
-  const uint v563 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v563 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v565 = v354 + v563;
-  const bool v566 = v562 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v566 = v562 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v567 = v565 < v1;
   const bool v568 = v566 && v567;
   if (v568) {
@@ -535,11 +535,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v573 = v572 + v565;
     out[v573] = v570;
   }
-  const uint v574 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v574 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v576 = v351 + v574;
-  const uint v577 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v577 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v579 = v354 + v577;
-  const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v581 = v579 < v1;
   const bool v582 = v580 && v581;
   if (v582) {
@@ -549,11 +549,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v587 = v586 + v579;
     out[v587] = v584;
   }
-  const uint v588 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v588 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v590 = v351 + v588;
-  const uint v591 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v591 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v593 = v354 + v591;
-  const bool v594 = v590 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v594 = v590 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v595 = v593 < v1;
   const bool v596 = v594 && v595;
   if (v596) {
@@ -563,11 +563,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v601 = v600 + v593;
     out[v601] = v598;
   }
-  const uint v602 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v602 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v604 = v351 + v602;
-  const uint v605 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v605 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v607 = v354 + v605;
-  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v609 = v607 < v1;
   const bool v610 = v608 && v609;
   if (v610) {
@@ -577,11 +577,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v615 = v614 + v607;
     out[v615] = v612;
   }
-  const uint v616 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v616 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v618 = v351 + v616;
-  const uint v619 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v619 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v621 = v354 + v619;
-  const bool v622 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v622 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v623 = v621 < v1;
   const bool v624 = v622 && v623;
   if (v624) {
@@ -591,11 +591,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v629 = v628 + v621;
     out[v629] = v626;
   }
-  const uint v630 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v630 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v632 = v351 + v630;
-  const uint v633 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v633 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v635 = v354 + v633;
-  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v637 = v635 < v1;
   const bool v638 = v636 && v637;
   if (v638) {
@@ -605,11 +605,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v643 = v642 + v635;
     out[v643] = v640;
   }
-  const uint v644 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v644 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v646 = v351 + v644;
-  const uint v647 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v647 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v649 = v354 + v647;
-  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v651 = v649 < v1;
   const bool v652 = v650 && v651;
   if (v652) {
@@ -619,11 +619,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v657 = v656 + v649;
     out[v657] = v654;
   }
-  const uint v658 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v658 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v660 = v351 + v658;
-  const uint v661 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v661 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v663 = v354 + v661;
-  const bool v664 = v660 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v664 = v660 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v665 = v663 < v1;
   const bool v666 = v664 && v665;
   if (v666) {
@@ -633,11 +633,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v671 = v670 + v663;
     out[v671] = v668;
   }
-  const uint v672 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v672 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v674 = v351 + v672;
-  const uint v675 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v675 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v677 = v354 + v675;
-  const bool v678 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v678 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v679 = v677 < v1;
   const bool v680 = v678 && v679;
   if (v680) {
@@ -647,11 +647,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v685 = v684 + v677;
     out[v685] = v682;
   }
-  const uint v686 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v686 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v688 = v351 + v686;
-  const uint v689 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v689 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v691 = v354 + v689;
-  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v692 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v693 = v691 < v1;
   const bool v694 = v692 && v693;
   if (v694) {
@@ -661,11 +661,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v699 = v698 + v691;
     out[v699] = v696;
   }
-  const uint v700 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v700 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v702 = v351 + v700;
-  const uint v703 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v703 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v705 = v354 + v703;
-  const bool v706 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v706 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v707 = v705 < v1;
   const bool v708 = v706 && v707;
   if (v708) {
@@ -675,11 +675,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v713 = v712 + v705;
     out[v713] = v710;
   }
-  const uint v714 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v714 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v716 = v351 + v714;
-  const uint v717 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v717 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v719 = v354 + v717;
-  const bool v720 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v720 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v721 = v719 < v1;
   const bool v722 = v720 && v721;
   if (v722) {
@@ -689,11 +689,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v727 = v726 + v719;
     out[v727] = v724;
   }
-  const uint v728 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v728 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v730 = v351 + v728;
-  const uint v731 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v731 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v733 = v354 + v731;
-  const bool v734 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v734 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v735 = v733 < v1;
   const bool v736 = v734 && v735;
   if (v736) {
@@ -703,11 +703,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v741 = v740 + v733;
     out[v741] = v738;
   }
-  const uint v742 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v742 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v744 = v351 + v742;
-  const uint v745 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v745 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v747 = v354 + v745;
-  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v749 = v747 < v1;
   const bool v750 = v748 && v749;
   if (v750) {
@@ -717,11 +717,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v755 = v754 + v747;
     out[v755] = v752;
   }
-  const uint v756 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v756 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v758 = v351 + v756;
-  const uint v759 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v759 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v761 = v354 + v759;
-  const bool v762 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v762 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v763 = v761 < v1;
   const bool v764 = v762 && v763;
   if (v764) {
@@ -731,11 +731,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v769 = v768 + v761;
     out[v769] = v766;
   }
-  const uint v770 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v770 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v772 = v351 + v770;
-  const uint v773 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v773 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v775 = v354 + v773;
-  const bool v776 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v776 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v777 = v775 < v1;
   const bool v778 = v776 && v777;
   if (v778) {
@@ -745,11 +745,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v783 = v782 + v775;
     out[v783] = v780;
   }
-  const uint v784 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v784 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v786 = v351 + v784;
-  const uint v787 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v787 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v789 = v354 + v787;
-  const bool v790 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v790 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v791 = v789 < v1;
   const bool v792 = v790 && v791;
   if (v792) {
@@ -759,11 +759,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v797 = v796 + v789;
     out[v797] = v794;
   }
-  const uint v798 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v798 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v800 = v351 + v798;
-  const uint v801 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v801 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v803 = v354 + v801;
-  const bool v804 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v804 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v805 = v803 < v1;
   const bool v806 = v804 && v805;
   if (v806) {
@@ -773,11 +773,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v811 = v810 + v803;
     out[v811] = v808;
   }
-  const uint v812 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v812 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v814 = v351 + v812;
-  const uint v815 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v815 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v817 = v354 + v815;
-  const bool v818 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v818 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v819 = v817 < v1;
   const bool v820 = v818 && v819;
   if (v820) {
@@ -787,11 +787,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v825 = v824 + v817;
     out[v825] = v822;
   }
-  const uint v826 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v826 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v828 = v351 + v826;
-  const uint v829 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v829 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v831 = v354 + v829;
-  const bool v832 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v832 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v833 = v831 < v1;
   const bool v834 = v832 && v833;
   if (v834) {
@@ -801,11 +801,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v839 = v838 + v831;
     out[v839] = v836;
   }
-  const uint v840 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v840 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v842 = v351 + v840;
-  const uint v843 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v843 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v845 = v354 + v843;
-  const bool v846 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v846 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v847 = v845 < v1;
   const bool v848 = v846 && v847;
   if (v848) {
@@ -815,11 +815,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v853 = v852 + v845;
     out[v853] = v850;
   }
-  const uint v854 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v854 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v856 = v351 + v854;
-  const uint v857 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v857 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v859 = v354 + v857;
-  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v861 = v859 < v1;
   const bool v862 = v860 && v861;
   if (v862) {
@@ -829,11 +829,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v867 = v866 + v859;
     out[v867] = v864;
   }
-  const uint v868 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v868 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v870 = v351 + v868;
-  const uint v871 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v871 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v873 = v354 + v871;
-  const bool v874 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v874 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v875 = v873 < v1;
   const bool v876 = v874 && v875;
   if (v876) {
@@ -843,11 +843,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v881 = v880 + v873;
     out[v881] = v878;
   }
-  const uint v882 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v882 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v884 = v351 + v882;
-  const uint v885 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v885 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v887 = v354 + v885;
-  const bool v888 = v884 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v888 = v884 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v889 = v887 < v1;
   const bool v890 = v888 && v889;
   if (v890) {
@@ -857,11 +857,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v895 = v894 + v887;
     out[v895] = v892;
   }
-  const uint v896 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v896 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v898 = v351 + v896;
-  const uint v899 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v899 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v901 = v354 + v899;
-  const bool v902 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v902 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v903 = v901 < v1;
   const bool v904 = v902 && v903;
   if (v904) {
@@ -871,11 +871,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v909 = v908 + v901;
     out[v909] = v906;
   }
-  const uint v910 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v910 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v912 = v351 + v910;
-  const uint v913 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v913 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v915 = v354 + v913;
-  const bool v916 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v916 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v917 = v915 < v1;
   const bool v918 = v916 && v917;
   if (v918) {
@@ -885,11 +885,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v923 = v922 + v915;
     out[v923] = v920;
   }
-  const uint v924 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v924 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v926 = v351 + v924;
-  const uint v927 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v927 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v929 = v354 + v927;
-  const bool v930 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v930 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v931 = v929 < v1;
   const bool v932 = v930 && v931;
   if (v932) {
@@ -899,11 +899,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v937 = v936 + v929;
     out[v937] = v934;
   }
-  const uint v938 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v938 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v940 = v351 + v938;
-  const uint v941 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v941 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v943 = v354 + v941;
-  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v945 = v943 < v1;
   const bool v946 = v944 && v945;
   if (v946) {
@@ -913,11 +913,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v951 = v950 + v943;
     out[v951] = v948;
   }
-  const uint v952 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v952 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v954 = v351 + v952;
-  const uint v955 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v955 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v957 = v354 + v955;
-  const bool v958 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v958 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v959 = v957 < v1;
   const bool v960 = v958 && v959;
   if (v960) {
@@ -927,11 +927,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v965 = v964 + v957;
     out[v965] = v962;
   }
-  const uint v966 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v966 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v968 = v351 + v966;
-  const uint v969 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v969 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v971 = v354 + v969;
-  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v973 = v971 < v1;
   const bool v974 = v972 && v973;
   if (v974) {
@@ -941,11 +941,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v979 = v978 + v971;
     out[v979] = v976;
   }
-  const uint v980 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v980 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v982 = v351 + v980;
-  const uint v983 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v983 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v985 = v354 + v983;
-  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v987 = v985 < v1;
   const bool v988 = v986 && v987;
   if (v988) {
@@ -955,11 +955,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v993 = v992 + v985;
     out[v993] = v990;
   }
-  const uint v994 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v994 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v996 = v351 + v994;
-  const uint v997 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v997 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v999 = v354 + v997;
-  const bool v1000 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1000 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1001 = v999 < v1;
   const bool v1002 = v1000 && v1001;
   if (v1002) {
@@ -969,11 +969,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1007 = v1006 + v999;
     out[v1007] = v1004;
   }
-  const uint v1008 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1008 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1010 = v351 + v1008;
-  const uint v1011 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1011 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1013 = v354 + v1011;
-  const bool v1014 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1014 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1015 = v1013 < v1;
   const bool v1016 = v1014 && v1015;
   if (v1016) {
@@ -983,11 +983,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1021 = v1020 + v1013;
     out[v1021] = v1018;
   }
-  const uint v1022 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1022 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1024 = v351 + v1022;
-  const uint v1025 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1025 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1027 = v354 + v1025;
-  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1028 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1029 = v1027 < v1;
   const bool v1030 = v1028 && v1029;
   if (v1030) {
@@ -997,11 +997,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1035 = v1034 + v1027;
     out[v1035] = v1032;
   }
-  const uint v1036 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1036 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1038 = v351 + v1036;
-  const uint v1039 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1039 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1041 = v354 + v1039;
-  const bool v1042 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1042 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1043 = v1041 < v1;
   const bool v1044 = v1042 && v1043;
   if (v1044) {
@@ -1011,11 +1011,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1049 = v1048 + v1041;
     out[v1049] = v1046;
   }
-  const uint v1050 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1050 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1052 = v351 + v1050;
-  const uint v1053 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1053 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1055 = v354 + v1053;
-  const bool v1056 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1056 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1057 = v1055 < v1;
   const bool v1058 = v1056 && v1057;
   if (v1058) {
@@ -1025,11 +1025,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1063 = v1062 + v1055;
     out[v1063] = v1060;
   }
-  const uint v1064 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1064 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1066 = v351 + v1064;
-  const uint v1067 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1067 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1069 = v354 + v1067;
-  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1070 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1071 = v1069 < v1;
   const bool v1072 = v1070 && v1071;
   if (v1072) {
@@ -1039,11 +1039,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1077 = v1076 + v1069;
     out[v1077] = v1074;
   }
-  const uint v1078 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1078 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1080 = v351 + v1078;
-  const uint v1081 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1081 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1083 = v354 + v1081;
-  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1085 = v1083 < v1;
   const bool v1086 = v1084 && v1085;
   if (v1086) {
@@ -1053,11 +1053,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1091 = v1090 + v1083;
     out[v1091] = v1088;
   }
-  const uint v1092 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1092 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1094 = v351 + v1092;
-  const uint v1095 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1095 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1097 = v354 + v1095;
-  const bool v1098 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1098 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1099 = v1097 < v1;
   const bool v1100 = v1098 && v1099;
   if (v1100) {
@@ -1067,11 +1067,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1105 = v1104 + v1097;
     out[v1105] = v1102;
   }
-  const uint v1106 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1106 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1108 = v351 + v1106;
-  const uint v1109 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1109 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1111 = v354 + v1109;
-  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1113 = v1111 < v1;
   const bool v1114 = v1112 && v1113;
   if (v1114) {
@@ -1081,11 +1081,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1119 = v1118 + v1111;
     out[v1119] = v1116;
   }
-  const uint v1120 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1120 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1122 = v351 + v1120;
-  const uint v1123 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1123 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1125 = v354 + v1123;
-  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1127 = v1125 < v1;
   const bool v1128 = v1126 && v1127;
   if (v1128) {
@@ -1095,11 +1095,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1133 = v1132 + v1125;
     out[v1133] = v1130;
   }
-  const uint v1134 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1134 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1136 = v351 + v1134;
-  const uint v1137 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1137 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1139 = v354 + v1137;
-  const bool v1140 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1140 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1141 = v1139 < v1;
   const bool v1142 = v1140 && v1141;
   if (v1142) {
@@ -1109,11 +1109,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1147 = v1146 + v1139;
     out[v1147] = v1144;
   }
-  const uint v1148 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1148 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1150 = v351 + v1148;
-  const uint v1151 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1151 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1153 = v354 + v1151;
-  const bool v1154 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1154 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1155 = v1153 < v1;
   const bool v1156 = v1154 && v1155;
   if (v1156) {
@@ -1123,11 +1123,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1161 = v1160 + v1153;
     out[v1161] = v1158;
   }
-  const uint v1162 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1162 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1164 = v351 + v1162;
-  const uint v1165 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1165 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1167 = v354 + v1165;
-  const bool v1168 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1168 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1169 = v1167 < v1;
   const bool v1170 = v1168 && v1169;
   if (v1170) {
@@ -1137,11 +1137,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1175 = v1174 + v1167;
     out[v1175] = v1172;
   }
-  const uint v1176 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1176 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1178 = v351 + v1176;
-  const uint v1179 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1179 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1181 = v354 + v1179;
-  const bool v1182 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1182 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1183 = v1181 < v1;
   const bool v1184 = v1182 && v1183;
   if (v1184) {
@@ -1151,11 +1151,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1189 = v1188 + v1181;
     out[v1189] = v1186;
   }
-  const uint v1190 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1190 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1192 = v351 + v1190;
-  const uint v1193 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1193 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1195 = v354 + v1193;
-  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1197 = v1195 < v1;
   const bool v1198 = v1196 && v1197;
   if (v1198) {
@@ -1165,11 +1165,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1203 = v1202 + v1195;
     out[v1203] = v1200;
   }
-  const uint v1204 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1204 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1206 = v351 + v1204;
-  const uint v1207 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1207 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1209 = v354 + v1207;
-  const bool v1210 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1210 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1211 = v1209 < v1;
   const bool v1212 = v1210 && v1211;
   if (v1212) {
@@ -1179,11 +1179,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1217 = v1216 + v1209;
     out[v1217] = v1214;
   }
-  const uint v1218 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1218 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1220 = v351 + v1218;
-  const uint v1221 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1221 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1223 = v354 + v1221;
-  const bool v1224 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1224 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1225 = v1223 < v1;
   const bool v1226 = v1224 && v1225;
   if (v1226) {
@@ -1193,11 +1193,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1231 = v1230 + v1223;
     out[v1231] = v1228;
   }
-  const uint v1232 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1232 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1234 = v351 + v1232;
-  const uint v1235 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1235 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1237 = v354 + v1235;
-  const bool v1238 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1238 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1239 = v1237 < v1;
   const bool v1240 = v1238 && v1239;
   if (v1240) {
@@ -1207,11 +1207,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1245 = v1244 + v1237;
     out[v1245] = v1242;
   }
-  const uint v1246 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1246 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1248 = v351 + v1246;
-  const uint v1249 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1249 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1251 = v354 + v1249;
-  const bool v1252 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1252 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1253 = v1251 < v1;
   const bool v1254 = v1252 && v1253;
   if (v1254) {
@@ -1221,11 +1221,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1259 = v1258 + v1251;
     out[v1259] = v1256;
   }
-  const uint v1260 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1260 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1262 = v351 + v1260;
-  const uint v1263 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1263 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1265 = v354 + v1263;
-  const bool v1266 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1266 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1267 = v1265 < v1;
   const bool v1268 = v1266 && v1267;
   if (v1268) {
@@ -1235,11 +1235,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1273 = v1272 + v1265;
     out[v1273] = v1270;
   }
-  const uint v1274 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1274 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1276 = v351 + v1274;
-  const uint v1277 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1277 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1279 = v354 + v1277;
-  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1281 = v1279 < v1;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -1249,11 +1249,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1287 = v1286 + v1279;
     out[v1287] = v1284;
   }
-  const uint v1288 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1288 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1290 = v351 + v1288;
-  const uint v1291 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1291 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1293 = v354 + v1291;
-  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1295 = v1293 < v1;
   const bool v1296 = v1294 && v1295;
   if (v1296) {
@@ -1263,11 +1263,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1301 = v1300 + v1293;
     out[v1301] = v1298;
   }
-  const uint v1302 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1302 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1304 = v351 + v1302;
-  const uint v1305 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1305 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1307 = v354 + v1305;
-  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1309 = v1307 < v1;
   const bool v1310 = v1308 && v1309;
   if (v1310) {
@@ -1277,11 +1277,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1315 = v1314 + v1307;
     out[v1315] = v1312;
   }
-  const uint v1316 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1316 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1318 = v351 + v1316;
-  const uint v1319 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1319 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1321 = v354 + v1319;
-  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1323 = v1321 < v1;
   const bool v1324 = v1322 && v1323;
   if (v1324) {
@@ -1291,11 +1291,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1329 = v1328 + v1321;
     out[v1329] = v1326;
   }
-  const uint v1330 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1330 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1332 = v351 + v1330;
-  const uint v1333 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1333 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1335 = v354 + v1333;
-  const bool v1336 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1336 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1337 = v1335 < v1;
   const bool v1338 = v1336 && v1337;
   if (v1338) {
@@ -1305,11 +1305,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1343 = v1342 + v1335;
     out[v1343] = v1340;
   }
-  const uint v1344 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1344 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1346 = v351 + v1344;
-  const uint v1347 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1347 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1349 = v354 + v1347;
-  const bool v1350 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1350 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1351 = v1349 < v1;
   const bool v1352 = v1350 && v1351;
   if (v1352) {
@@ -1319,11 +1319,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1357 = v1356 + v1349;
     out[v1357] = v1354;
   }
-  const uint v1358 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1358 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1360 = v351 + v1358;
-  const uint v1361 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1361 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1363 = v354 + v1361;
-  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1365 = v1363 < v1;
   const bool v1366 = v1364 && v1365;
   if (v1366) {
@@ -1333,11 +1333,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1371 = v1370 + v1363;
     out[v1371] = v1368;
   }
-  const uint v1372 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1372 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1374 = v351 + v1372;
-  const uint v1375 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1375 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1377 = v354 + v1375;
-  const bool v1378 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1378 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1379 = v1377 < v1;
   const bool v1380 = v1378 && v1379;
   if (v1380) {
@@ -1347,11 +1347,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1385 = v1384 + v1377;
     out[v1385] = v1382;
   }
-  const uint v1386 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1386 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1388 = v351 + v1386;
-  const uint v1389 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1389 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1391 = v354 + v1389;
-  const bool v1392 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1392 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1393 = v1391 < v1;
   const bool v1394 = v1392 && v1393;
   if (v1394) {
@@ -1361,11 +1361,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1399 = v1398 + v1391;
     out[v1399] = v1396;
   }
-  const uint v1400 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1400 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1402 = v351 + v1400;
-  const uint v1403 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1403 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1405 = v354 + v1403;
-  const bool v1406 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1406 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1407 = v1405 < v1;
   const bool v1408 = v1406 && v1407;
   if (v1408) {
@@ -1375,11 +1375,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1413 = v1412 + v1405;
     out[v1413] = v1410;
   }
-  const uint v1414 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1414 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1416 = v351 + v1414;
-  const uint v1417 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1417 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1419 = v354 + v1417;
-  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1421 = v1419 < v1;
   const bool v1422 = v1420 && v1421;
   if (v1422) {
@@ -1389,11 +1389,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1427 = v1426 + v1419;
     out[v1427] = v1424;
   }
-  const uint v1428 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1428 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1430 = v351 + v1428;
-  const uint v1431 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1431 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1433 = v354 + v1431;
-  const bool v1434 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1434 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1435 = v1433 < v1;
   const bool v1436 = v1434 && v1435;
   if (v1436) {
@@ -1403,11 +1403,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1441 = v1440 + v1433;
     out[v1441] = v1438;
   }
-  const uint v1442 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1442 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1444 = v351 + v1442;
-  const uint v1445 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1445 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1447 = v354 + v1445;
-  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1449 = v1447 < v1;
   const bool v1450 = v1448 && v1449;
   if (v1450) {
@@ -1417,11 +1417,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1455 = v1454 + v1447;
     out[v1455] = v1452;
   }
-  const uint v1456 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1456 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1458 = v351 + v1456;
-  const uint v1459 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1459 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1461 = v354 + v1459;
-  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1463 = v1461 < v1;
   const bool v1464 = v1462 && v1463;
   if (v1464) {
@@ -1431,11 +1431,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1469 = v1468 + v1461;
     out[v1469] = v1466;
   }
-  const uint v1470 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1470 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1472 = v351 + v1470;
-  const uint v1473 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1473 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1475 = v354 + v1473;
-  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1477 = v1475 < v1;
   const bool v1478 = v1476 && v1477;
   if (v1478) {
@@ -1445,11 +1445,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1483 = v1482 + v1475;
     out[v1483] = v1480;
   }
-  const uint v1484 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1484 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1486 = v351 + v1484;
-  const uint v1487 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1487 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1489 = v354 + v1487;
-  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1491 = v1489 < v1;
   const bool v1492 = v1490 && v1491;
   if (v1492) {
@@ -1459,11 +1459,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1497 = v1496 + v1489;
     out[v1497] = v1494;
   }
-  const uint v1498 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1498 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1500 = v351 + v1498;
-  const uint v1501 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1501 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1503 = v354 + v1501;
-  const bool v1504 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1504 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1505 = v1503 < v1;
   const bool v1506 = v1504 && v1505;
   if (v1506) {
@@ -1473,11 +1473,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1511 = v1510 + v1503;
     out[v1511] = v1508;
   }
-  const uint v1512 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1512 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1514 = v351 + v1512;
-  const uint v1515 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1515 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1517 = v354 + v1515;
-  const bool v1518 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1518 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1519 = v1517 < v1;
   const bool v1520 = v1518 && v1519;
   if (v1520) {
@@ -1487,11 +1487,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1525 = v1524 + v1517;
     out[v1525] = v1522;
   }
-  const uint v1526 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1526 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1528 = v351 + v1526;
-  const uint v1529 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1529 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1531 = v354 + v1529;
-  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1533 = v1531 < v1;
   const bool v1534 = v1532 && v1533;
   if (v1534) {
@@ -1501,11 +1501,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1539 = v1538 + v1531;
     out[v1539] = v1536;
   }
-  const uint v1540 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1540 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1542 = v351 + v1540;
-  const uint v1543 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1543 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1545 = v354 + v1543;
-  const bool v1546 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1546 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1547 = v1545 < v1;
   const bool v1548 = v1546 && v1547;
   if (v1548) {
@@ -1515,11 +1515,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1553 = v1552 + v1545;
     out[v1553] = v1550;
   }
-  const uint v1554 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1554 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1556 = v351 + v1554;
-  const uint v1557 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1557 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1559 = v354 + v1557;
-  const bool v1560 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1560 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1561 = v1559 < v1;
   const bool v1562 = v1560 && v1561;
   if (v1562) {
@@ -1529,11 +1529,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1567 = v1566 + v1559;
     out[v1567] = v1564;
   }
-  const uint v1568 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1568 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1570 = v351 + v1568;
-  const uint v1571 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1571 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1573 = v354 + v1571;
-  const bool v1574 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1574 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1575 = v1573 < v1;
   const bool v1576 = v1574 && v1575;
   if (v1576) {
@@ -1543,11 +1543,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1581 = v1580 + v1573;
     out[v1581] = v1578;
   }
-  const uint v1582 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1582 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1584 = v351 + v1582;
-  const uint v1585 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1585 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1587 = v354 + v1585;
-  const bool v1588 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1588 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1589 = v1587 < v1;
   const bool v1590 = v1588 && v1589;
   if (v1590) {
@@ -1557,11 +1557,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1595 = v1594 + v1587;
     out[v1595] = v1592;
   }
-  const uint v1596 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1596 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1598 = v351 + v1596;
-  const uint v1599 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1599 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1601 = v354 + v1599;
-  const bool v1602 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1602 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1603 = v1601 < v1;
   const bool v1604 = v1602 && v1603;
   if (v1604) {
@@ -1571,11 +1571,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1609 = v1608 + v1601;
     out[v1609] = v1606;
   }
-  const uint v1610 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1610 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1612 = v351 + v1610;
-  const uint v1613 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1613 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1615 = v354 + v1613;
-  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1617 = v1615 < v1;
   const bool v1618 = v1616 && v1617;
   if (v1618) {
@@ -1585,11 +1585,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1623 = v1622 + v1615;
     out[v1623] = v1620;
   }
-  const uint v1624 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1624 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1626 = v351 + v1624;
-  const uint v1627 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1627 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1629 = v354 + v1627;
-  const bool v1630 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1630 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1631 = v1629 < v1;
   const bool v1632 = v1630 && v1631;
   if (v1632) {
@@ -1599,11 +1599,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1637 = v1636 + v1629;
     out[v1637] = v1634;
   }
-  const uint v1638 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1638 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1640 = v351 + v1638;
-  const uint v1641 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1641 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1643 = v354 + v1641;
-  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1645 = v1643 < v1;
   const bool v1646 = v1644 && v1645;
   if (v1646) {
@@ -1613,11 +1613,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1651 = v1650 + v1643;
     out[v1651] = v1648;
   }
-  const uint v1652 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1652 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1654 = v351 + v1652;
-  const uint v1655 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1655 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1657 = v354 + v1655;
-  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1659 = v1657 < v1;
   const bool v1660 = v1658 && v1659;
   if (v1660) {
@@ -1627,11 +1627,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1665 = v1664 + v1657;
     out[v1665] = v1662;
   }
-  const uint v1666 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1666 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1668 = v351 + v1666;
-  const uint v1669 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1669 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1671 = v354 + v1669;
-  const bool v1672 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1672 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1673 = v1671 < v1;
   const bool v1674 = v1672 && v1673;
   if (v1674) {
@@ -1641,11 +1641,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1679 = v1678 + v1671;
     out[v1679] = v1676;
   }
-  const uint v1680 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1680 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1682 = v351 + v1680;
-  const uint v1683 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1683 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1685 = v354 + v1683;
-  const bool v1686 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1686 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1687 = v1685 < v1;
   const bool v1688 = v1686 && v1687;
   if (v1688) {
@@ -1655,11 +1655,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1693 = v1692 + v1685;
     out[v1693] = v1690;
   }
-  const uint v1694 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1694 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1696 = v351 + v1694;
-  const uint v1697 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1697 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1699 = v354 + v1697;
-  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1701 = v1699 < v1;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -1669,11 +1669,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1707 = v1706 + v1699;
     out[v1707] = v1704;
   }
-  const uint v1708 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1708 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1710 = v351 + v1708;
-  const uint v1711 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1711 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1713 = v354 + v1711;
-  const bool v1714 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1714 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1715 = v1713 < v1;
   const bool v1716 = v1714 && v1715;
   if (v1716) {
@@ -1683,11 +1683,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1721 = v1720 + v1713;
     out[v1721] = v1718;
   }
-  const uint v1722 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1722 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1724 = v351 + v1722;
-  const uint v1725 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1725 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1727 = v354 + v1725;
-  const bool v1728 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1728 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1729 = v1727 < v1;
   const bool v1730 = v1728 && v1729;
   if (v1730) {
@@ -1697,11 +1697,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1735 = v1734 + v1727;
     out[v1735] = v1732;
   }
-  const uint v1736 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1736 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1738 = v351 + v1736;
-  const uint v1739 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1739 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1741 = v354 + v1739;
-  const bool v1742 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1742 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1743 = v1741 < v1;
   const bool v1744 = v1742 && v1743;
   if (v1744) {
@@ -1711,11 +1711,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1749 = v1748 + v1741;
     out[v1749] = v1746;
   }
-  const uint v1750 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1750 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1752 = v351 + v1750;
-  const uint v1753 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1753 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1755 = v354 + v1753;
-  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1757 = v1755 < v1;
   const bool v1758 = v1756 && v1757;
   if (v1758) {
@@ -1725,11 +1725,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1763 = v1762 + v1755;
     out[v1763] = v1760;
   }
-  const uint v1764 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1764 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1766 = v351 + v1764;
-  const uint v1767 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1767 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1769 = v354 + v1767;
-  const bool v1770 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1770 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1771 = v1769 < v1;
   const bool v1772 = v1770 && v1771;
   if (v1772) {
@@ -1739,11 +1739,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1777 = v1776 + v1769;
     out[v1777] = v1774;
   }
-  const uint v1778 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1778 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1780 = v351 + v1778;
-  const uint v1781 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1781 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1783 = v354 + v1781;
-  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1784 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1785 = v1783 < v1;
   const bool v1786 = v1784 && v1785;
   if (v1786) {
@@ -1753,11 +1753,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1791 = v1790 + v1783;
     out[v1791] = v1788;
   }
-  const uint v1792 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1792 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1794 = v351 + v1792;
-  const uint v1795 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1795 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1797 = v354 + v1795;
-  const bool v1798 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1798 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1799 = v1797 < v1;
   const bool v1800 = v1798 && v1799;
   if (v1800) {
@@ -1767,11 +1767,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1805 = v1804 + v1797;
     out[v1805] = v1802;
   }
-  const uint v1806 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1806 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1808 = v351 + v1806;
-  const uint v1809 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1809 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1811 = v354 + v1809;
-  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1813 = v1811 < v1;
   const bool v1814 = v1812 && v1813;
   if (v1814) {
@@ -1781,11 +1781,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1819 = v1818 + v1811;
     out[v1819] = v1816;
   }
-  const uint v1820 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1820 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1822 = v351 + v1820;
-  const uint v1823 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1823 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1825 = v354 + v1823;
-  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1827 = v1825 < v1;
   const bool v1828 = v1826 && v1827;
   if (v1828) {
@@ -1795,11 +1795,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1833 = v1832 + v1825;
     out[v1833] = v1830;
   }
-  const uint v1834 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1834 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1836 = v351 + v1834;
-  const uint v1837 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1837 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1839 = v354 + v1837;
-  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1841 = v1839 < v1;
   const bool v1842 = v1840 && v1841;
   if (v1842) {
@@ -1809,11 +1809,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1847 = v1846 + v1839;
     out[v1847] = v1844;
   }
-  const uint v1848 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1848 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1850 = v351 + v1848;
-  const uint v1851 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1851 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1853 = v354 + v1851;
-  const bool v1854 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1854 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1855 = v1853 < v1;
   const bool v1856 = v1854 && v1855;
   if (v1856) {
@@ -1823,11 +1823,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1861 = v1860 + v1853;
     out[v1861] = v1858;
   }
-  const uint v1862 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1862 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1864 = v351 + v1862;
-  const uint v1865 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1865 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1867 = v354 + v1865;
-  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1869 = v1867 < v1;
   const bool v1870 = v1868 && v1869;
   if (v1870) {
@@ -1837,11 +1837,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1875 = v1874 + v1867;
     out[v1875] = v1872;
   }
-  const uint v1876 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1876 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1878 = v351 + v1876;
-  const uint v1879 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1879 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1881 = v354 + v1879;
-  const bool v1882 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1882 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1883 = v1881 < v1;
   const bool v1884 = v1882 && v1883;
   if (v1884) {
@@ -1851,11 +1851,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1889 = v1888 + v1881;
     out[v1889] = v1886;
   }
-  const uint v1890 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1890 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1892 = v351 + v1890;
-  const uint v1893 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1893 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1895 = v354 + v1893;
-  const bool v1896 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1896 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1897 = v1895 < v1;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
@@ -1865,11 +1865,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1903 = v1902 + v1895;
     out[v1903] = v1900;
   }
-  const uint v1904 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1904 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1906 = v351 + v1904;
-  const uint v1907 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1907 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1909 = v354 + v1907;
-  const bool v1910 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1910 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1911 = v1909 < v1;
   const bool v1912 = v1910 && v1911;
   if (v1912) {
@@ -1879,11 +1879,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1917 = v1916 + v1909;
     out[v1917] = v1914;
   }
-  const uint v1918 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1918 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1920 = v351 + v1918;
-  const uint v1921 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1921 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1923 = v354 + v1921;
-  const bool v1924 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1924 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1925 = v1923 < v1;
   const bool v1926 = v1924 && v1925;
   if (v1926) {
@@ -1893,11 +1893,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1931 = v1930 + v1923;
     out[v1931] = v1928;
   }
-  const uint v1932 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1932 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1934 = v351 + v1932;
-  const uint v1935 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1935 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1937 = v354 + v1935;
-  const bool v1938 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1938 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1939 = v1937 < v1;
   const bool v1940 = v1938 && v1939;
   if (v1940) {
@@ -1907,11 +1907,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1945 = v1944 + v1937;
     out[v1945] = v1942;
   }
-  const uint v1946 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1946 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1948 = v351 + v1946;
-  const uint v1949 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1949 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1951 = v354 + v1949;
-  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1952 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1953 = v1951 < v1;
   const bool v1954 = v1952 && v1953;
   if (v1954) {
@@ -1921,11 +1921,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1959 = v1958 + v1951;
     out[v1959] = v1956;
   }
-  const uint v1960 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1960 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1962 = v351 + v1960;
-  const uint v1963 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1963 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1965 = v354 + v1963;
-  const bool v1966 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1966 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1967 = v1965 < v1;
   const bool v1968 = v1966 && v1967;
   if (v1968) {
@@ -1935,11 +1935,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1973 = v1972 + v1965;
     out[v1973] = v1970;
   }
-  const uint v1974 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1974 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1976 = v351 + v1974;
-  const uint v1977 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1977 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1979 = v354 + v1977;
-  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1981 = v1979 < v1;
   const bool v1982 = v1980 && v1981;
   if (v1982) {
@@ -1949,11 +1949,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v1987 = v1986 + v1979;
     out[v1987] = v1984;
   }
-  const uint v1988 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1988 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v1990 = v351 + v1988;
-  const uint v1991 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1991 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v1993 = v354 + v1991;
-  const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v1995 = v1993 < v1;
   const bool v1996 = v1994 && v1995;
   if (v1996) {
@@ -1963,11 +1963,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v2001 = v2000 + v1993;
     out[v2001] = v1998;
   }
-  const uint v2002 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2002 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2004 = v351 + v2002;
-  const uint v2005 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2005 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2007 = v354 + v2005;
-  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2009 = v2007 < v1;
   const bool v2010 = v2008 && v2009;
   if (v2010) {
@@ -1977,11 +1977,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v2015 = v2014 + v2007;
     out[v2015] = v2012;
   }
-  const uint v2016 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2016 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2018 = v351 + v2016;
-  const uint v2019 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2019 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2021 = v354 + v2019;
-  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2023 = v2021 < v1;
   const bool v2024 = v2022 && v2023;
   if (v2024) {
@@ -1991,11 +1991,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v2029 = v2028 + v2021;
     out[v2029] = v2026;
   }
-  const uint v2030 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2030 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2032 = v351 + v2030;
-  const uint v2033 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2033 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2035 = v354 + v2033;
-  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2037 = v2035 < v1;
   const bool v2038 = v2036 && v2037;
   if (v2038) {
@@ -2005,11 +2005,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v2043 = v2042 + v2035;
     out[v2043] = v2040;
   }
-  const uint v2044 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2044 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2046 = v351 + v2044;
-  const uint v2047 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2047 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2049 = v354 + v2047;
-  const bool v2050 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2050 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2051 = v2049 < v1;
   const bool v2052 = v2050 && v2051;
   if (v2052) {
@@ -2019,11 +2019,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v2057 = v2056 + v2049;
     out[v2057] = v2054;
   }
-  const uint v2058 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2058 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2060 = v351 + v2058;
-  const uint v2061 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2061 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2063 = v354 + v2061;
-  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2065 = v2063 < v1;
   const bool v2066 = v2064 && v2065;
   if (v2066) {
@@ -2033,11 +2033,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v2071 = v2070 + v2063;
     out[v2071] = v2068;
   }
-  const uint v2072 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2072 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2074 = v351 + v2072;
-  const uint v2075 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2075 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2077 = v354 + v2075;
-  const bool v2078 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2078 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2079 = v2077 < v1;
   const bool v2080 = v2078 && v2079;
   if (v2080) {
@@ -2047,11 +2047,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v2085 = v2084 + v2077;
     out[v2085] = v2082;
   }
-  const uint v2086 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2086 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2088 = v351 + v2086;
-  const uint v2089 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2089 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2091 = v354 + v2089;
-  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2093 = v2091 < v1;
   const bool v2094 = v2092 && v2093;
   if (v2094) {
@@ -2061,11 +2061,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v2099 = v2098 + v2091;
     out[v2099] = v2096;
   }
-  const uint v2100 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2100 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2102 = v351 + v2100;
-  const uint v2103 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2103 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2105 = v354 + v2103;
-  const bool v2106 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2106 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2107 = v2105 < v1;
   const bool v2108 = v2106 && v2107;
   if (v2108) {
@@ -2075,11 +2075,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v2113 = v2112 + v2105;
     out[v2113] = v2110;
   }
-  const uint v2114 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2114 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2116 = v351 + v2114;
-  const uint v2117 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2117 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2119 = v354 + v2117;
-  const bool v2120 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2120 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2121 = v2119 < v1;
   const bool v2122 = v2120 && v2121;
   if (v2122) {
@@ -2089,11 +2089,11 @@ kernel void iron_gemm_warpgroup_nk_f32(
     const uint v2127 = v2126 + v2119;
     out[v2127] = v2124;
   }
-  const uint v2128 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2128 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
   const uint v2130 = v351 + v2128;
-  const uint v2131 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2131 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
   const uint v2133 = v354 + v2131;
-  const bool v2134 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2134 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:239
   const bool v2135 = v2133 < v1;
   const bool v2136 = v2134 && v2135;
   if (v2136) {
