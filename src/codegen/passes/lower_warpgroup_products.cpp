@@ -55,7 +55,12 @@ bool qualifies(const ir::Kernel& kernel, const ir::Op& op, const TargetProfile& 
 class Lowering {
  public:
   Lowering(ir::Kernel& kernel, const TargetProfile& target)
-      : kernel_(kernel), target_(target), known_(constants(kernel)) {}
+      : kernel_(kernel), target_(target), known_(constants(kernel)) {
+    // Read before block() moves ops around: each fragment's columns (a product's N).
+    ir::walk(kernel.body, [&](const ir::Op& op) {
+      if (op.kind == OpKind::FragDecl) fragment_cols_[op.result] = op.fragment.cols;
+    });
+  }
 
   /// Lowers the wg.mma ops that do not qualify; returns whether any wg.mma is left.
   bool block(ir::Block& b) {
@@ -80,7 +85,7 @@ class Lowering {
     const ir::WgMmaOp<const ir::Op> mma(op);
     const DType u32 = DType::U32;
     const DType t = kernel_.shared[op.shared].dtype;
-    const std::uint32_t n = values_fragment_cols(mma.d());
+    const std::uint32_t n = fragment_cols_.at(mma.d());
     ir::Builder b(kernel_, out);
     b.at(op.loc);
     const ValueId part =
@@ -119,15 +124,6 @@ class Lowering {
     ir::Op& op = b.make(OpKind::FragLoad, t, {offset, f, stride});
     op.shared = alloc;
     op.layout = layout;
-  }
-
-  std::uint32_t values_fragment_cols(ValueId d) {
-    if (fragment_cols_.empty()) {
-      ir::walk(kernel_.body, [&](const ir::Op& op) {
-        if (op.kind == OpKind::FragDecl) fragment_cols_[op.result] = op.fragment.cols;
-      });
-    }
-    return fragment_cols_.at(d);
   }
 
   ir::Kernel& kernel_;
