@@ -31,12 +31,15 @@
 ///
 /// ## iron_gemm_warpgroup_nk
 /// The same product for `b` [n, k], written on warpgroup products (kernels/gemm/
-/// gemm_warpgroup.hpp): a group of 256 threads (two warpgroups) owns a 128×128 tile; each
-/// 64-column step of a and b lands in a 3-stage ring of 128-byte swizzled rows by asynchronous
-/// copies, and each warpgroup multiplies its 64 rows by the 128 columns in one product, which
-/// sm_90a runs as `wgmma` and every other target as fragment products. f32 takes iron_gemm_nk's
-/// path (no warpgroup instruction reads f32). The error bound is iron_gemm's. Dispatch: a grid of
-/// ceil(n / 128) × ceil(m / 128) groups of exactly 256 threads (128 for f32).
+/// gemm_warpgroup.hpp): a group of 256 threads (two warpgroups) owns a 128×256 tile; each
+/// 64-column step of a and b lands in a ring of 128-byte swizzled rows by asynchronous copies.
+/// On sm_90a each warpgroup multiplies its 64 rows by the 256 columns in one `wgmma` product (a
+/// 4-stage ring of 48 KB stages, products in flight one step); every other target takes the
+/// tile's two 128-column halves one after the other through a 3-stage ring of 32 KB stages, as
+/// fragment products (a target query picks the path; both sum in the same order). f32 takes
+/// iron_gemm_nk's path (no warpgroup instruction reads f32). The error bound is iron_gemm's.
+/// Dispatch: a grid of ceil(n / 256) × ceil(m / 128) groups of exactly 256 threads (for f32,
+/// ceil(n / 128) × ceil(m / 128) groups of 128).
 #include <iron/iron.hpp>
 
 #include "gemm_tiles.hpp"
@@ -70,7 +73,7 @@ IRON_KERNEL(iron_gemm_warpgroup_nk, (Tensor<T> a, Tensor<T> b, Out<T> out, Const
   };
   if constexpr (lane_bytes<T>() == 2) {
     gemm::warpgroup::declare();
-    gemm::warpgroup::product(a, b, m, n, k, write);
+    gemm::warpgroup::tile_product(a, b, m, n, k, write);
   } else {
     gemm::declare();
     gemm::product(a, gemm::DenseB<T, col_major>{b, Expr<u32>(0u)}, m, n, k, Expr<u32>(0u), write);
@@ -281,14 +284,15 @@ IRON_TEST(iron_gemm_nk, vector_1x200x8, F32, F16, BF16) {
   return gemm_setup(false, 1, 200, 8, dt, rng);
 }
 
-// The warpgroup form: whole tiles over four steps (the 3-stage ring wraps), sizes past a tile
-// with a partial last step, k not a multiple of 8 (the element-by-element path), one row.
+// The warpgroup form: whole tiles over five steps (both rings wrap), sizes past a tile with a
+// partial last step and a half tile wholly outside, k not a multiple of 8 (the element-by-element
+// path), one row.
 constexpr const char* kWarpgroup = "iron_gemm_warpgroup_nk";
-IRON_TEST(iron_gemm_warpgroup_nk, tiles_256x256x256, F32, F16, BF16) {
-  return gemm_setup(false, 256, 256, 256, dt, rng, 1.0, kWarpgroup);
+IRON_TEST(iron_gemm_warpgroup_nk, tiles_256x512x320, F32, F16, BF16) {
+  return gemm_setup(false, 256, 512, 320, dt, rng, 1.0, kWarpgroup);
 }
-IRON_TEST(iron_gemm_warpgroup_nk, past_a_tile_129x200x72, F32, F16, BF16) {
-  return gemm_setup(false, 129, 200, 72, dt, rng, 0.5, kWarpgroup);
+IRON_TEST(iron_gemm_warpgroup_nk, past_a_tile_129x300x72, F32, F16, BF16) {
+  return gemm_setup(false, 129, 300, 72, dt, rng, 0.5, kWarpgroup);
 }
 IRON_TEST(iron_gemm_warpgroup_nk, primes_37x23x19, F32, F16, BF16) {
   return gemm_setup(false, 37, 23, 19, dt, rng, 1.0, kWarpgroup);

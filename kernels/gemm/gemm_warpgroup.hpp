@@ -1,6 +1,7 @@
-/// The product of iron_gemm_warpgroup_nk: a group's 128×128 tile of a · bᵀ by two warpgroups, each
-/// a 64×128 warpgroup product a step (docs/tensor-cores.md, "Warpgroup products"): Hopper's
-/// wgmma on sm_90a, each simdgroup's fragment products elsewhere. See kernels/gemm/gemm.cpp.
+/// The product of iron_gemm_warpgroup_nk: a group's 128×256 tile of a · bᵀ by two warpgroups, each
+/// a 64×256 warpgroup product a step on sm_90a (Hopper's wgmma), two 128×128 halves of 64×128
+/// products elsewhere, lowered to each simdgroup's fragment products (docs/tensor-cores.md,
+/// "Warpgroup products", "One source, each target's path"). See kernels/gemm/gemm.cpp.
 #pragma once
 
 #include <cstdint>
@@ -12,30 +13,45 @@
 namespace iron::kernels::gemm::warpgroup {
 
 inline constexpr std::uint32_t kBM = 128;       ///< rows of out per group: 64 per warpgroup
-inline constexpr std::uint32_t kBN = 128;       ///< columns of out per group
+inline constexpr std::uint32_t kBN = 256;       ///< columns of out per group
 inline constexpr std::uint32_t kBK = 64;        ///< k per step: one 128-byte row of 16-bit values
 inline constexpr std::uint32_t kThreads = 256;  ///< two warpgroups
-/// Stages asked for: 96 KB of shared memory on sm_90, two groups a multiprocessor (32 KB a
-/// stage, so one stage fits Metal's threadgroup memory).
+/// Stages asked for by the 128×128 halves: 96 KB of shared memory on sm_90 (32 KB a stage, so one
+/// stage fits Metal's threadgroup memory).
 inline constexpr std::uint32_t kStages = 3;
+/// Stages and lag of the 128×256 product on sm_90a: 192 KB, one group a multiprocessor.
+inline constexpr std::uint32_t kWideStages = 4;
+inline constexpr std::uint32_t kWideLag = 1;
 
-/// Calls epilogue(r, c, sum) for every element (r, c) of this group's tile of a · bᵀ inside out
-/// (a [m, k], b [n, k], both T = f16 or bf16), sum the f32 Σ_p a[r, p] · b[c, p]. A ring of
-/// STAGES steps; each step's product stays in flight for LAG more steps (pipelined's lag).
-template <std::uint32_t STAGES = kStages, std::uint32_t LAG = 0, class T, class Epilogue>
-void product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
-             const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k, Epilogue&& epilogue) {
+/// The shared rings of a product of BN columns: kBM×kBK of a and BN×kBK of b a stage, in
+/// 128-byte swizzled rows.
+template <class T, std::uint32_t BN>
+struct Rings {
+  static constexpr std::uint32_t kStageA = kBM * kBK;
+  static constexpr std::uint32_t kStageB = BN * kBK;
+  dsl::Shared<T> a = dsl::ring<T>(kStageA, dsl::Swizzled{kBK});
+  dsl::Shared<T> b = dsl::ring<T>(kStageB, dsl::Swizzled{kBK});
+};
+
+/// Calls epilogue(r, c, sum) for every element (r, c) of the kBM×BN tile of a · bᵀ at (row0,
+/// col0) inside out (a [m, k], b [n, k], both T = f16 or bf16), sum the f32 Σ_p a[r, p] · b[c, p],
+/// through `rings`. A ring of STAGES steps; each step's product stays in flight for LAG more
+/// steps (pipelined's lag).
+template <std::uint32_t BN, std::uint32_t STAGES, std::uint32_t LAG, class T, class Epilogue>
+void product(const Rings<T, BN>& rings, const dsl::Tensor<T>& a, const dsl::Tensor<T>& b,
+             const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n,
+             const dsl::Expr<dsl::u32>& k, const dsl::Expr<dsl::u32>& row0,
+             const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
   using namespace iron::dsl;
-  constexpr std::uint32_t kStageA = kBM * kBK;
-  constexpr std::uint32_t kStageB = kBN * kBK;
-  auto tile_a = ring<T>(kStageA, Swizzled{kBK});
-  auto tile_b = ring<T>(kStageB, Swizzled{kBK});
-  const auto [row0, col0] = banded_tile(kBM, kBN);
+  constexpr std::uint32_t kStageA = Rings<T, BN>::kStageA;
+  constexpr std::uint32_t kStageB = Rings<T, BN>::kStageB;
+  const Shared<T>& tile_a = rings.a;
+  const Shared<T>& tile_b = rings.b;
   auto group = simdgroup_id() / 4u;  // the warpgroup: rows 64·group … of the tile
   const Matrix<T> ma{a, Expr<u32>(0u), m, k};
   const Matrix<T> mb{b, Expr<u32>(0u), n, k};
 
-  FragAcc<16, kBN> acc;
+  FragAcc<16, BN> acc;
   const auto multiply = [&](const Expr<u32>& a0, const Expr<u32>& b0, std::uint32_t lag) {
     warpgroup_mma<kBK>(acc, tile_a, a0 + group * 64u * kBK, kBK, tile_b, b0, kBK);
     warpgroup_commit();
@@ -46,7 +62,7 @@ void product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<d
         0u, k, kBK, STAGES,
         [&](const Expr<u32>& p0, const Expr<u32>& slot) {
           start_tile_copy<T, kBM, kBK, kThreads>(ma, tile_a, kBK, slot * kStageA, row0, p0);
-          start_tile_copy<T, kBN, kBK, kThreads>(mb, tile_b, kBK, slot * kStageB, col0, p0);
+          start_tile_copy<T, BN, kBK, kThreads>(mb, tile_b, kBK, slot * kStageB, col0, p0);
         },
         [&](const Expr<u32>&, const Expr<u32>& slot) {
           multiply(slot * kStageA, slot * kStageB, LAG);
@@ -57,7 +73,7 @@ void product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<d
   IRON_ELSE {
     for (auto p0 : range(0u, k, kBK)) {
       copy_tile<T>(ma, tile_a, kBK, row0, p0, kBM, kBK);
-      copy_tile<T>(mb, tile_b, kBK, col0, p0, kBN, kBK);
+      copy_tile<T>(mb, tile_b, kBK, col0, p0, BN, kBK);
       fence_async_proxy();
       barrier();
       multiply(Expr<u32>(0u), Expr<u32>(0u), 0);
@@ -65,10 +81,34 @@ void product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<d
     }
   }
   auto rows = row0 + group * 64u + simdgroup_id() % 4u * 16u;
-  for (std::uint32_t slot = 0; slot < FragAcc<16, kBN>::elements; ++slot) {
+  for (std::uint32_t slot = 0; slot < FragAcc<16, BN>::elements; ++slot) {
     auto r = rows + acc.row(slot);
     auto c = col0 + acc.col(slot);
     IRON_IF(r < m && c < n) { epilogue(r, c, acc.get(slot)); }
+  }
+}
+
+/// A group's kBM×kBN tile of a · bᵀ, each element handed to epilogue(r, c, sum) (see product).
+/// On a target with warpgroup products (sm_90a) one 128×256 product through a 4-stage ring of
+/// 48 KB stages whose products stay in flight one step; elsewhere the two 128×128 halves one after
+/// the other through one 3-stage ring of 32 KB stages, which Metal's threadgroup memory holds.
+/// Both sum every element in the same k order, so both paths give the same bits. WIDE_STAGES and
+/// WIDE_LAG set the 128×256 product's ring.
+template <std::uint32_t WIDE_STAGES = kWideStages, std::uint32_t WIDE_LAG = kWideLag, class T,
+          class Epilogue>
+void tile_product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
+                  const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k, Epilogue&& epilogue) {
+  using namespace iron::dsl;
+  const auto [row0, col0] = banded_tile(kBM, kBN);
+  IRON_IF(target_has(TargetFeature::WarpgroupProducts)) {
+    const Rings<T, kBN> wide;
+    product<kBN, WIDE_STAGES, WIDE_LAG>(wide, a, b, m, n, k, row0, col0, epilogue);
+  }
+  IRON_ELSE {
+    const Rings<T, kBN / 2> half;
+    for (std::uint32_t h = 0; h < 2; ++h) {
+      product<kBN / 2, kStages, 0>(half, a, b, m, n, k, row0, col0 + h * (kBN / 2), epilogue);
+    }
   }
 }
 

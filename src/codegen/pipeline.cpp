@@ -17,6 +17,7 @@
 #include "iron/codegen/passes/lower_reductions.hpp"
 #include "iron/codegen/passes/lower_warpgroup_products.hpp"
 #include "iron/codegen/passes/promote_registers.hpp"
+#include "iron/codegen/passes/select_target_paths.hpp"
 #include "iron/codegen/passes/simplify.hpp"
 #include "iron/codegen/passes/unroll_loops.hpp"
 #include "iron/codegen/passes/vectorize.hpp"
@@ -28,8 +29,11 @@ namespace iron::codegen {
 
 const std::vector<PassInfo>& pipeline_passes() {
   static const std::vector<PassInfo> passes = {
+      {"select_target_paths",
+       static_cast<void (*)(ir::Kernel&, const TargetProfile&)>(select_target_paths),
+       "first: keeps the path the target takes, so that only its shared memory is counted"},
       {"expand_pipelines", expand_pipelines,
-       "first: sizes each ring for the stages the target holds and writes the pipeline's loop"},
+       "sizes each ring for the stages the target holds and writes the pipeline's loop"},
       {"lower_warpgroup_products", lower_warpgroup_products,
        "warpgroup products the target lacks become fragment products, before folding and "
        "unrolling shape their index math"},

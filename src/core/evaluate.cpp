@@ -63,6 +63,7 @@ bool can_evaluate(OpKind k, DType type, std::span<const DType> operand_types) {
     case TypeRule::PipelineIndex:
     case TypeRule::WarpgroupMultiply:
     case TypeRule::WarpgroupWait:
+    case TypeRule::TargetQuery:
       return false;
   }
   return false;

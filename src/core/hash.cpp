@@ -162,6 +162,7 @@ class Hasher {
         u64(static_cast<std::uint64_t>(op.ivalue));
         return;
       case OpAttributes::WarpgroupPending:
+      case OpAttributes::Feature:
         u64(static_cast<std::uint64_t>(op.ivalue));
         return;
     }

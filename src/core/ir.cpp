@@ -10,6 +10,7 @@ namespace {
 constexpr std::array<std::string_view, 8> kBuiltinNames = {
     "thread_id", "group_id", "group_size", "grid_groups",
     "global_id", "lane",     "simdgroup",  "simdgroup_count"};
+constexpr std::array<std::string_view, 1> kTargetFeatureNames = {"warpgroup_products"};
 constexpr std::array<std::string_view, 4> kParamKindNames = {"in", "out", "constexpr", "inout"};
 constexpr std::array<std::string_view, 3> kDispatchModeNames = {"elementwise", "reduction",
                                                                 "tiled"};
@@ -53,6 +54,12 @@ std::string_view builtin_name(Builtin b) { return name_of(kBuiltinNames, b); }
 
 bool parse_builtin_name(std::string_view name, Builtin& out) {
   return find_name(kBuiltinNames, name, out);
+}
+
+std::string_view target_feature_name(TargetFeature f) { return name_of(kTargetFeatureNames, f); }
+
+bool parse_target_feature_name(std::string_view name, TargetFeature& out) {
+  return find_name(kTargetFeatureNames, name, out);
 }
 
 std::string_view param_kind_name(ParamKind k) { return name_of(kParamKindNames, k); }

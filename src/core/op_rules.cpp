@@ -136,6 +136,13 @@ class TypeCheck {
       case TypeRule::AsyncCopy:
         async_copy();
         break;
+      case TypeRule::TargetQuery:
+        if (op_.type != DType::Bool) fail("result must be bool, got {}", dtype_name(op_.type));
+        if (op_.ivalue < 0 ||
+            op_.ivalue > static_cast<std::int64_t>(TargetFeature::WarpgroupProducts)) {
+          fail("asks about target feature {}, which does not exist", op_.ivalue);
+        }
+        break;
       case TypeRule::AsyncGroup:
         if (op_.kind == OpKind::AsyncWait && (op_.ivalue < 0 || op_.ivalue > kMaxPendingGroups)) {
           fail("waits for all but 0 to {} groups, not {}", kMaxPendingGroups, op_.ivalue);

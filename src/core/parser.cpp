@@ -575,6 +575,16 @@ class Parser {
       case OpAttributes::WarpgroupOperands:
         warpgroup_operands(c, op);
         break;
+      case OpAttributes::Feature: {
+        const std::string_view name = c.word("a target feature (warpgroup_products)");
+        TargetFeature feature{};
+        if (!parse_target_feature_name(name, feature)) {
+          c.fail_here(
+              fmt::format("unknown target feature '{}' (expected warpgroup_products)", name));
+        }
+        op.ivalue = static_cast<std::int64_t>(feature);
+        break;
+      }
       case OpAttributes::StageIndex: {
         const std::string_view axis = c.word("step or slot");
         if (axis != "step" && axis != "slot") {

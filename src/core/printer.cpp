@@ -188,6 +188,8 @@ class Printer {
                fmt::format(", {}", row_reduction_name(static_cast<RowReduction>(op.ivalue)));
       case OpAttributes::WarpgroupPending:
         return value_list(op.args) + fmt::format(", {}", op.ivalue);
+      case OpAttributes::Feature:
+        return fmt::format(" {}", target_feature_name(static_cast<TargetFeature>(op.ivalue)));
       case OpAttributes::WarpgroupOperands:
         IRON_INTERNAL_ASSERT(op.args.size() == 5, "wg.mma without its five operands");
         return fmt::format(" {}, {}[{}], {}, {}[{}], {}, {}, {}", value(op.args[0]),

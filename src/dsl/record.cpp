@@ -4,6 +4,7 @@
 #include "iron/dsl/fragments.hpp"
 #include "iron/dsl/intrinsics.hpp"
 #include "iron/dsl/memory.hpp"
+#include "iron/dsl/target_query.hpp"
 #include "iron/dsl/warpgroup.hpp"
 
 namespace iron::dsl::detail {
@@ -118,6 +119,12 @@ void record_wg_commit() { Tracer::current().record(ir::OpKind::WgCommit, DType::
 
 void record_wg_wait(ir::ValueId d, std::int64_t pending) {
   Tracer::current().record(ir::OpKind::WgWait, DType::U32, {d}).ivalue = pending;
+}
+
+ir::ValueId record_target_has(ir::TargetFeature feature) {
+  ir::Op& op = Tracer::current().record(ir::OpKind::TargetHas, DType::Bool, {});
+  op.ivalue = static_cast<std::int64_t>(feature);
+  return op.result;
 }
 
 void record_fence_proxy_async() {

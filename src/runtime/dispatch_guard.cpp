@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include "iron/codegen/passes/select_target_paths.hpp"
+
 namespace iron::runtime {
 namespace {
 
@@ -391,12 +393,25 @@ std::uint64_t largest_index(DType t) {
 
 }  // namespace
 
-std::uint64_t shared_bytes(const ir::Kernel& kernel) {
+std::uint64_t allocation_bytes(const ir::Kernel& kernel) {
   std::uint64_t total = 0;
   for (const ir::SharedAlloc& s : kernel.shared) {
     total += (std::uint64_t{s.size} * dtype_size(s.dtype) + 15) / 16 * 16;
   }
   return total;
+}
+
+/// The threadgroup memory of the kernel's larger path: a kernel with target queries allocates
+/// only what the path its target takes uses (select_target_paths).
+std::uint64_t shared_bytes(const ir::Kernel& kernel) {
+  if (!codegen::has_target_queries(kernel)) return allocation_bytes(kernel);
+  std::uint64_t most = 0;
+  for (const bool answer : {false, true}) {
+    ir::Kernel path = kernel;
+    codegen::select_target_paths(path, [answer](ir::TargetFeature) { return answer; });
+    most = std::max(most, allocation_bytes(path));
+  }
+  return most;
 }
 
 std::uint64_t index_limit(const ir::Kernel& kernel, int param) {

@@ -18,7 +18,8 @@ namespace {
 using codegen::TargetProfile;
 
 TEST(PassPipeline, RunsThePassesInOrderEachWithAReason) {
-  const std::vector<std::string> want = {"expand_pipelines",
+  const std::vector<std::string> want = {"select_target_paths",
+                                         "expand_pipelines",
                                          "lower_warpgroup_products",
                                          "fold_constants",
                                          "simplify",
@@ -89,7 +90,7 @@ TEST(PassPipeline, AVerifierProblemNamesThePassAndShowsTheIr) {
     FAIL() << "run_pipeline accepted a kernel that writes nothing";
   } catch (const IrError& e) {
     const std::string what = e.what();
-    EXPECT_EQ(what.rfind("after pass expand_pipelines: kernel writes_nothing: ", 0), 0u) << what;
+    EXPECT_EQ(what.rfind("after pass select_target_paths: kernel writes_nothing: ", 0), 0u) << what;
     EXPECT_NE(what.find("writes no output"), std::string::npos) << what;
     EXPECT_NE(what.find("kernel writes_nothing dtype=f32 mode=elementwise"), std::string::npos)
         << what;

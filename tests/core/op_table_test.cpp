@@ -100,6 +100,10 @@ class RowCheck {
       case TypeRule::ThreadGeometry:
         expect(op_.op_class == OpClass::Leaf, "a leaf's type rule on an op that is not a leaf");
         break;
+      case TypeRule::TargetQuery:
+        expect(op_.op_class == OpClass::Leaf && op_.result == ResultRule::Required && is(kPure),
+               "a target query is not a pure leaf value");
+        break;
       case TypeRule::FloatOrSigned:
       case TypeRule::IntegerOrBool:
       case TypeRule::Integer:
@@ -306,6 +310,7 @@ TEST(OpTable, AttributesFollowTheTypeRule) {
       {OpAttributes::Stages, {"pipeline"}},
       {OpAttributes::WarpgroupOperands, {"wg.mma"}},
       {OpAttributes::WarpgroupPending, {"wg.wait"}},
+      {OpAttributes::Feature, {"target.has"}},
   };
   EXPECT_EQ(held, expected);
 }

@@ -34,7 +34,7 @@ constexpr std::string_view kEveryOp =
   rule exactly n/4
   rule exactly n
   rule power_of_two
-  values 112
+  values 113
 {
   %0 = builtin global_id.x : u32  ; kernels/test/every-op_v2.cpp:12
   %1 = builtin thread_id.y : u32
@@ -100,6 +100,7 @@ constexpr std::string_view kEveryOp =
   wg.mma %101, @shm0[%20], %11, @shm0[%20], %11, row, 64 : f32
   wg.commit
   wg.wait %101, 1
+  %112 = target.has warpgroup_products : bool
   pipeline %0 to %0 step %0 stages 2 : u32 {
     %110 = pipeline.index step : u32
   } then {

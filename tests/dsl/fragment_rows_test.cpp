@@ -133,8 +133,8 @@ TEST(FragmentRows, SimulatorReportsResultsThatDependOnTheLaneMap) {
   const std::string what = found->what();
   // Row 0's elements 0-3 sit with lanes 0 and 1 under both maps; element 4 is lane 2's under
   // m16n8k16 and lane 8's under the 8x8 map.
-  EXPECT_NE(what.find("frag_by_lane: element 4 of 'out' differs between the m16n8k16 (CUDA) and "
-                      "the 8x8 simdgroup matrices (Metal) lane maps"),
+  EXPECT_NE(what.find("frag_by_lane: element 4 of 'out' differs between the m16n8k16 (CUDA) lane "
+                      "map and the 8x8 simdgroup matrices (Metal) lane map"),
             std::string::npos)
       << what;
 

@@ -432,6 +432,7 @@ namespace detail {
     case OpKind::WgCommit:
     case OpKind::WgWait:
     case OpKind::FenceProxyAsync:
+    case OpKind::TargetHas:
       break;
   }
   IRON_INTERNAL_ERROR("evaluate() of an op that is not lane-wise arithmetic");

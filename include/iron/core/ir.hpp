@@ -46,6 +46,14 @@ std::string_view builtin_name(Builtin b);
 bool parse_builtin_name(std::string_view name, Builtin& out);
 inline bool builtin_has_axis(Builtin b) { return b <= Builtin::GlobalId; }
 
+/// What a kernel may ask of the target it is compiled for (target.has), so that one source
+/// holds the best path of each target: the compiler keeps the branch the target takes and drops
+/// the other (select_target_paths). WarpgroupProducts: wg.mma runs as Hopper's wgmma (sm_90a),
+/// with the shared memory that comes with it.
+enum class TargetFeature : std::uint8_t { WarpgroupProducts };
+std::string_view target_feature_name(TargetFeature f);
+bool parse_target_feature_name(std::string_view name, TargetFeature& out);
+
 struct Op;
 
 /// A straight-line list of ops; loops and branches own nested blocks.
@@ -86,6 +94,7 @@ struct Block {
 ///   b_offset, column-major: (k, n) at b_offset + n·b_stride + k), asynchronously: d is ready and
 ///   the operands free after a WgWait. WgCommit closes the simdgroup's group of started products;
 ///   WgWait (args=[d], ivalue = N) waits until at most N of its groups are unfinished.
+///   TargetHas: a bool, ivalue = a TargetFeature: whether the target compiled for has it.
 ///   FenceProxyAsync orders the thread's earlier shared-memory writes before later reads by the
 ///   asynchronous proxy (wg.mma's operand reads).
 ///   Pipeline: args=[start, end, step], blocks=[load, compute], ivalue = the stages asked for,

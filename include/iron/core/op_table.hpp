@@ -63,6 +63,7 @@ enum class TypeRule : std::uint8_t {
   WarpgroupMultiply,  ///< wg.mma: an f32 accumulator; offsets and strides of one integer type
                       ///< into two shared allocations of one 16-bit float type
   WarpgroupWait,      ///< wg.wait: an f32 accumulator; how many product groups may remain
+  TargetQuery,        ///< target.has: a bool; a feature the target has or lacks (ivalue)
 };
 
 /// The most copy groups async.wait may leave pending (the immediate of cp.async.wait_group).
@@ -193,7 +194,8 @@ inline constexpr std::uint8_t kFragmentUpdate =
   X(WgMma,                  "wg.mma",                    Other,   5, 0, Forbidden, WarpgroupMultiply, kFragmentUpdate, "")                       \
   X(WgCommit,               "wg.commit",                 Other,   0, 0, Forbidden, AsyncGroup,       kEffect | kWritesMemory | kConvergent, "")  \
   X(WgWait,                 "wg.wait",                   Other,   1, 0, Forbidden, WarpgroupWait,    kFragmentUpdate, "")                        \
-  X(FenceProxyAsync,        "fence.proxy.async",         Other,   0, 0, Forbidden, NoOperands,       kEffect | kReadsMemory | kWritesMemory, "")
+  X(FenceProxyAsync,        "fence.proxy.async",         Other,   0, 0, Forbidden, NoOperands,       kEffect | kReadsMemory | kWritesMemory, "") \
+  X(TargetHas,              "target.has",                Leaf,    0, 0, Required,  TargetQuery,      kPure, "")
 // clang-format on
 
 enum class OpKind : std::uint8_t {
@@ -261,6 +263,7 @@ constexpr bool type_rule_allows(TypeRule rule, DType t) {
     case TypeRule::PipelineIndex:
       return t == DType::U32;
     case TypeRule::Condition:
+    case TypeRule::TargetQuery:
       return t == DType::Bool;
     case TypeRule::Constant:
     case TypeRule::ConstexprValue:
@@ -323,6 +326,7 @@ enum class OpAttributes : std::uint8_t {
   Stages,             ///< pipeline: the stages it asks for (ivalue)
   WarpgroupOperands,  ///< wg.mma: A's allocation (shared), B's (shared_b), B's layout, K (ivalue)
   WarpgroupPending,   ///< wg.wait: the product groups that may stay pending (ivalue)
+  Feature,            ///< target.has: the target feature it asks about (ivalue, a TargetFeature)
 };
 
 /// The attributes of ops of kind `k`, which follow from its type rule.
@@ -365,6 +369,8 @@ constexpr OpAttributes op_attributes(OpKind k) {
       return OpAttributes::WarpgroupOperands;
     case TypeRule::WarpgroupWait:
       return OpAttributes::WarpgroupPending;
+    case TypeRule::TargetQuery:
+      return OpAttributes::Feature;
     case TypeRule::FloatOrSigned:
     case TypeRule::IntegerOrBool:
     case TypeRule::Integer:

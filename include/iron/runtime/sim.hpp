@@ -28,9 +28,10 @@ class SimError : public Error {
     DivergentSimdgroup,
     RunawayLoop,
     ZeroStepLoop,
-    LaneMapDependent,  ///< outputs that change with which lane holds which fragment element
-    PendingProduct,    ///< an accumulator used before the wg.wait of a product into it
-    AsyncProxy,        ///< a shared write read by a warpgroup product with no fence between
+    LaneMapDependent,     ///< outputs that change with which lane holds which fragment element
+    PendingProduct,       ///< an accumulator used before the wg.wait of a product into it
+    AsyncProxy,           ///< a shared write read by a warpgroup product with no fence between
+    TargetPathDependent,  ///< outputs that change with the path a target query (target.has) takes
     BadArgument,
   };
   SimError(Kind kind, const std::string& message) : Error(message), kind_(kind) {}
@@ -70,6 +71,13 @@ struct SimOptions {
   /// writes, and any output that differs is a LaneMapDependent finding: its result would depend
   /// on the target.
   bool compare_lane_maps = true;
+  /// The simulator's answer to target.has(WarpgroupProducts): the path an sm_90a device takes
+  /// when true, the path of every other target when false.
+  bool warpgroup_products = true;
+  /// A kernel with target queries runs again with the other answers, on copies of the tensors it
+  /// writes, and any output that differs is a TargetPathDependent finding: its targets would
+  /// compute different results.
+  bool compare_target_paths = true;
 };
 
 /// Runs one launch on the simulator. Throws SimError on a sanitizer finding (and with kind

@@ -174,6 +174,7 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
     case OpKind::WgCommit:
     case OpKind::WgWait:
     case OpKind::FenceProxyAsync:
+    case OpKind::TargetHas:
     case OpKind::FragRowReduce:
     case OpKind::FragConvert:
     case OpKind::FragDecl:

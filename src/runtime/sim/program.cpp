@@ -85,6 +85,7 @@ constexpr Exec exec_of(OpKind k) {
       return Exec::WgWait;
     case TypeRule::PipelineBounds:  // sim_run expands pipelines first; compile() refuses them
     case TypeRule::PipelineIndex:
+    case TypeRule::TargetQuery:  // sim_run answers target queries first; compile() refuses them
       break;
   }
   return Exec::Barrier;
@@ -353,6 +354,12 @@ Program compile(const ir::Kernel& kernel) {
       throw SimError(SimError::Kind::BadArgument,
                      fmt::format("{}: a pipeline reached the simulator unexpanded (run "
                                  "expand_pipelines first)",
+                                 kernel.name));
+    }
+    if (op.kind == OpKind::TargetHas) {
+      throw SimError(SimError::Kind::BadArgument,
+                     fmt::format("{}: a target query reached the simulator unanswered (run "
+                                 "select_target_paths first)",
                                  kernel.name));
     }
   });

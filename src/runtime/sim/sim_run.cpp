@@ -12,6 +12,7 @@
 #include "interpreter.hpp"
 #include "iron/codegen/passes/expand_pipelines.hpp"
 #include "iron/codegen/passes/lower_warpgroup_products.hpp"
+#include "iron/codegen/passes/select_target_paths.hpp"
 #include "iron/core/rewriter.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
 #include "iron/runtime/sim.hpp"
@@ -130,11 +131,14 @@ bool uses_fragments(const ir::Kernel& kernel) {
   return found;
 }
 
-/// Runs `launch` again under the other lane map, on copies of the tensors it writes holding what
-/// they held before the first run (`before`), and reports the first output element that differs
-/// from the first run's.
-void compare_lane_maps(const Launch& launch, const SimOptions& options,
-                       const std::vector<std::vector<std::byte>>& before) {
+/// Runs `launch` again with `second`, on copies of the tensors it writes holding what they held
+/// before the first run (`before`), and reports the first output element that differs from the
+/// first run's as a finding of `kind`: `first` and `second` name what the runs ran under, `why`
+/// says what a difference means.
+void compare_runs(const Launch& launch, const SimOptions& second,
+                  const std::vector<std::vector<std::byte>>& before, SimError::Kind kind,
+                  const std::string& first, const std::string& second_name,
+                  const std::string& why) {
   const ir::Kernel& kernel = *launch.kernel;
   Launch other = launch;
   std::vector<HostTensor> copies(launch.args.size());
@@ -144,32 +148,54 @@ void compare_lane_maps(const Launch& launch, const SimOptions& options,
     copies[i].bytes = before[i];
     other.args[i] = &copies[i];
   }
-  SimOptions second = options;
-  second.writers = nullptr;
-  second.compare_lane_maps = false;
-  second.lane_map =
-      options.lane_map == ir::LaneMap::Mma ? ir::LaneMap::Simdgroup8x8 : ir::LaneMap::Mma;
   try {
     sim_run(other, second);
   } catch (const SimError& e) {
-    throw SimError(e.kind(), fmt::format("under the {} lane map: {}",
-                                         ir::lane_map_name(second.lane_map), e.what()));
+    throw SimError(e.kind(), fmt::format("under {}: {}", second_name, e.what()));
   }
   for (std::size_t i = 0; i < launch.args.size(); ++i) {
     if (!ir::is_output(kernel.params[i].kind)) continue;
-    const std::vector<std::byte>& first = std::get<HostTensor*>(launch.args[i])->bytes;
+    const std::vector<std::byte>& ran = std::get<HostTensor*>(launch.args[i])->bytes;
     const std::size_t size = dtype_size(kernel.params[i].dtype);
-    for (std::size_t at = 0; at < first.size(); at += size) {
-      if (std::memcmp(first.data() + at, copies[i].bytes.data() + at, size) == 0) continue;
+    for (std::size_t at = 0; at < ran.size(); at += size) {
+      if (std::memcmp(ran.data() + at, copies[i].bytes.data() + at, size) == 0) continue;
       throw SimError(
-          SimError::Kind::LaneMapDependent,
-          fmt::format("{}: element {} of '{}' differs between the {} and the {} lane maps: the "
-                      "result depends on which lane holds which fragment element (positions come "
-                      "from the fragment's row() and col(), never from lane_id())",
-                      kernel.name, at / size, kernel.params[i].name,
-                      ir::lane_map_name(options.lane_map), ir::lane_map_name(second.lane_map)));
+          kind, fmt::format("{}: element {} of '{}' differs between {} and {}: {}", kernel.name,
+                            at / size, kernel.params[i].name, first, second_name, why));
     }
   }
+}
+
+/// Runs `launch` again under the other lane map (compare_runs).
+void compare_lane_maps(const Launch& launch, const SimOptions& options,
+                       const std::vector<std::vector<std::byte>>& before) {
+  SimOptions second = options;
+  second.writers = nullptr;
+  second.compare_lane_maps = false;
+  second.compare_target_paths = false;
+  second.lane_map =
+      options.lane_map == ir::LaneMap::Mma ? ir::LaneMap::Simdgroup8x8 : ir::LaneMap::Mma;
+  compare_runs(launch, second, before, SimError::Kind::LaneMapDependent,
+               fmt::format("the {} lane map", ir::lane_map_name(options.lane_map)),
+               fmt::format("the {} lane map", ir::lane_map_name(second.lane_map)),
+               "the result depends on which lane holds which fragment element (positions come "
+               "from the fragment's row() and col(), never from lane_id())");
+}
+
+/// Runs `launch` again with the other answer to its target queries (compare_runs).
+void compare_target_paths(const Launch& launch, const SimOptions& options,
+                          const std::vector<std::vector<std::byte>>& before) {
+  SimOptions second = options;
+  second.writers = nullptr;
+  second.compare_lane_maps = false;
+  second.compare_target_paths = false;
+  second.warpgroup_products = !options.warpgroup_products;
+  const auto path = [](bool products) {
+    return fmt::format("the path of targets {} warpgroup products", products ? "with" : "without");
+  };
+  compare_runs(launch, second, before, SimError::Kind::TargetPathDependent,
+               path(options.warpgroup_products), path(second.warpgroup_products),
+               "the branches on target_has(...) must compute the same results");
 }
 
 }  // namespace
@@ -181,12 +207,20 @@ void sim_run(const Launch& launch, const SimOptions& options) {
   // The simulator stands for a CUDA device of compute capability 9.0: its shared memory, and the
   // stages its pipelines run with (as sm_90a for a kernel with warpgroup products, which it runs
   // asynchronously as wgmma does).
+  // Its target queries take the path options.warpgroup_products says.
   const codegen::TargetProfile device = codegen::TargetProfile::cuda(
       90, codegen::has_warpgroup_products(*launch.kernel) ? codegen::MmaStrategy::Wgmma
                                                           : codegen::MmaStrategy::MmaSync);
+  const bool queries = codegen::has_target_queries(*launch.kernel);
   std::optional<ir::Kernel> expanded;
-  if (codegen::pipeline_stages(*launch.kernel, device) > 0) {
+  if (queries) {
     expanded = *launch.kernel;
+    codegen::select_target_paths(*expanded, [&](ir::TargetFeature f) {
+      return f == ir::TargetFeature::WarpgroupProducts && options.warpgroup_products;
+    });
+  }
+  if (codegen::pipeline_stages(expanded ? *expanded : *launch.kernel, device) > 0) {
+    if (!expanded) expanded = *launch.kernel;
     codegen::expand_pipelines(*expanded, device);
   }
   const ir::Kernel& kernel = expanded ? *expanded : *launch.kernel;
@@ -204,8 +238,9 @@ void sim_run(const Launch& launch, const SimOptions& options) {
                                kernel.name, kMaxThreads, groups, launch.grid.group_size.volume()));
   }
   const bool check_maps = options.compare_lane_maps && uses_fragments(kernel);
-  const auto before =
-      check_maps ? written_tensors(kernel, launch.args) : std::vector<std::vector<std::byte>>{};
+  const bool check_paths = options.compare_target_paths && queries;
+  const auto before = check_maps || check_paths ? written_tensors(kernel, launch.args)
+                                                : std::vector<std::vector<std::byte>>{};
   const sim::Bindings bindings = bind(kernel, launch.args);
   const bool parallel = options.host_threads > 1 && !program.tensor_atomics && groups > 1 &&
                         threads >= kParallelThreshold;
@@ -217,6 +252,7 @@ void sim_run(const Launch& launch, const SimOptions& options) {
   }
   if (!done) run_in_order(program, bindings, launch, options);
   if (check_maps) compare_lane_maps(launch, options, before);
+  if (check_paths) compare_target_paths(launch, options, before);
 }
 
 }  // namespace iron::runtime

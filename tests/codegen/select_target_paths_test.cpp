@@ -1,0 +1,122 @@
+/// select_target_paths: each target keeps the branch its answer takes, the query becomes a
+/// constant, and shared memory only the dropped branch used goes with it.
+#include "iron/codegen/passes/select_target_paths.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "pass_test_harness.hpp"
+
+namespace iron::pass_test {
+namespace {
+
+using codegen::MmaStrategy;
+using codegen::select_target_paths;
+using codegen::TargetProfile;
+
+void select(ir::Kernel& kernel, const TargetProfile& target) {
+  select_target_paths(kernel, target);
+}
+
+// Each branch stages x through its own allocation; `wide` is the one the sm_90a path uses, `s`
+// the one both use after the branch.
+constexpr std::string_view kTwoPaths = R"(kernel t dtype=f32 mode=reduction
+  param in x: f32
+  param out out: f32
+  shared wide: f32[256]
+  shared narrow: f32[64]
+  shared s: f32[64]
+  rule multiple_of 32
+  values 12
+{
+  %0 = target.has warpgroup_products : bool
+  %1 = builtin thread_id.x : u32
+  %2 = load x[%1] : f32
+  if %0 {
+    shared.store @wide[%1], %2 : f32
+    %3 = shared.load @wide[%1] : f32
+    shared.store @s[%1], %3 : f32
+  } else {
+    shared.store @narrow[%1], %2 : f32
+    %4 = shared.load @narrow[%1] : f32
+    shared.store @s[%1], %4 : f32
+  }
+  %5 = select %0, %2, %2 : f32
+  %6 = shared.load @s[%1] : f32
+  %7 = add %6, %5 : f32
+  store out[%1], %7 : f32
+}
+)";
+
+TEST(PassSelectTargetPaths, Sm90aKeepsItsBranchAndItsAllocations) {
+  EXPECT_EQ(run_pass(select, kTwoPaths, TargetProfile::cuda(90, MmaStrategy::Wgmma)),
+            canonical(R"(kernel t dtype=f32 mode=reduction
+  param in x: f32
+  param out out: f32
+  shared wide: f32[256]
+  shared s: f32[64]
+  rule multiple_of 32
+  values 12
+{
+  %0 = const 1 : bool
+  %1 = builtin thread_id.x : u32
+  %2 = load x[%1] : f32
+  shared.store @wide[%1], %2 : f32
+  %3 = shared.load @wide[%1] : f32
+  shared.store @s[%1], %3 : f32
+  %5 = select %0, %2, %2 : f32
+  %6 = shared.load @s[%1] : f32
+  %7 = add %6, %5 : f32
+  store out[%1], %7 : f32
+}
+)"));
+}
+
+TEST(PassSelectTargetPaths, EveryOtherTargetKeepsTheElseBranch) {
+  const std::string want = canonical(R"(kernel t dtype=f32 mode=reduction
+  param in x: f32
+  param out out: f32
+  shared narrow: f32[64]
+  shared s: f32[64]
+  rule multiple_of 32
+  values 12
+{
+  %0 = const 0 : bool
+  %1 = builtin thread_id.x : u32
+  %2 = load x[%1] : f32
+  shared.store @narrow[%1], %2 : f32
+  %4 = shared.load @narrow[%1] : f32
+  shared.store @s[%1], %4 : f32
+  %5 = select %0, %2, %2 : f32
+  %6 = shared.load @s[%1] : f32
+  %7 = add %6, %5 : f32
+  store out[%1], %7 : f32
+}
+)");
+  for (const TargetProfile& target :
+       {TargetProfile::cuda(90), TargetProfile::cuda(80),
+        TargetProfile::cuda(90, MmaStrategy::Software), TargetProfile::metal(31)}) {
+    EXPECT_EQ(run_pass(select, kTwoPaths, target), want) << target.name;
+  }
+}
+
+TEST(PassSelectTargetPaths, KernelsWithoutQueriesAreLeftAlone) {
+  const std::string text = kernel_with(R"(
+  %0 = builtin thread_id.x : u32
+  %1 = load x[%0] : f32
+  store out[%0], %1 : f32
+)",
+                                       2);
+  EXPECT_EQ(run_pass(select, text, TargetProfile::cuda(90, MmaStrategy::Wgmma)), canonical(text));
+}
+
+TEST(PassSelectTargetPaths, QueriesReadTheirFeatureOfTheProfile) {
+  constexpr auto kFeature = ir::TargetFeature::WarpgroupProducts;
+  EXPECT_TRUE(codegen::target_has(TargetProfile::cuda(90, MmaStrategy::Wgmma), kFeature));
+  EXPECT_FALSE(codegen::target_has(TargetProfile::cuda(90), kFeature));
+  EXPECT_FALSE(codegen::target_has(TargetProfile::metal(31), kFeature));
+}
+
+}  // namespace
+}  // namespace iron::pass_test
