@@ -55,7 +55,10 @@ int build_aot(const std::string& dir, const std::string& filter, const std::stri
     std::vector<codegen::TargetProfile> profiles;
     for (const int sm : kArchitectures) profiles.push_back(codegen::TargetProfile::cuda(sm));
     if (codegen::has_warpgroup_products(form.kernel)) {
-      profiles.push_back(codegen::TargetProfile::cuda(90, codegen::MmaStrategy::Wgmma));
+      // The bundle's loader encodes no tensor maps: tile copies stay each thread's copies.
+      codegen::TargetProfile hopper = codegen::TargetProfile::cuda(90, codegen::MmaStrategy::Wgmma);
+      hopper.tensor_maps = false;
+      profiles.push_back(hopper);
     }
     for (const codegen::TargetProfile& profile : profiles) {
       const auto compiled = codegen::compile_kernel(form.kernel, profile);

@@ -12,5 +12,6 @@
 #include "iron/dsl/pipeline.hpp"
 #include "iron/dsl/registers.hpp"
 #include "iron/dsl/target_query.hpp"
+#include "iron/dsl/tile_copy.hpp"
 #include "iron/dsl/types.hpp"
 #include "iron/dsl/warpgroup.hpp"

@@ -61,8 +61,8 @@ void product(const Rings<T, BN>& rings, const dsl::Tensor<T>& a, const dsl::Tens
     pipelined(
         0u, k, kBK, STAGES,
         [&](const Expr<u32>& p0, const Expr<u32>& slot) {
-          start_tile_copy<T, kBM, kBK, kThreads>(ma, tile_a, kBK, slot * kStageA, row0, p0);
-          start_tile_copy<T, BN, kBK, kThreads>(mb, tile_b, kBK, slot * kStageB, col0, p0);
+          copy_tile_async<kBM, kBK>(tile_a, slot * kStageA, a, Expr<u32>(0u), m, k, row0, p0);
+          copy_tile_async<BN, kBK>(tile_b, slot * kStageB, b, Expr<u32>(0u), n, k, col0, p0);
         },
         [&](const Expr<u32>&, const Expr<u32>& slot) {
           multiply(slot * kStageA, slot * kStageB, LAG);

@@ -111,8 +111,11 @@ struct BenchDevice::Impl {
 
   /// Placeholder host tensors (one element: the guard checks kinds and dtypes) and the device
   /// addresses of `args`, as KernelParams wants them.
+  /// `maps` and `kernel`: the tensor maps the launch is encoded with (none for a hand-written
+  /// source).
   PreparedLaunch& add(std::string what, CUfunction fn, const std::vector<ResidentArg>& args,
-                      const Grid& grid) {
+                      const Grid& grid, const ir::Kernel* kernel = nullptr,
+                      const std::vector<ir::TensorMap>& maps = {}) {
     auto p = std::make_unique<PreparedLaunch>();
     p->what = std::move(what);
     p->function = fn;
@@ -132,7 +135,10 @@ struct BenchDevice::Impl {
         addresses.push_back(0);
       }
     }
-    p->params = std::make_unique<cuda::KernelParams>(marshalled, addresses);
+    p->params = std::make_unique<cuda::KernelParams>(
+        marshalled, addresses,
+        kernel == nullptr ? std::vector<cuda::EncodedTensorMap>{}
+                          : cuda::encode_tensor_maps(*kernel, maps, marshalled, addresses));
     launches.push_back(std::move(p));
     return *launches.back();
   }
@@ -224,8 +230,8 @@ int BenchDevice::prepare(const ir::Kernel& kernel, const std::vector<ResidentArg
   CUfunction fn = nullptr;
   impl_->check(impl_->api().module_get_function(&fn, module, compiled.symbol.c_str()),
                "cuModuleGetFunction", compiled.symbol);
-  impl_->add(compiled.symbol, fn, args, grid).dynamic_shared =
-      cuda::opt_in_shared_memory(fn, compiled);
+  impl_->add(compiled.symbol, fn, args, grid, &kernel, compiled.lowered.tensor_maps)
+      .dynamic_shared = cuda::opt_in_shared_memory(fn, compiled);
   impl_->check_threads(fn, grid, compiled.symbol);
   return static_cast<int>(impl_->launches.size()) - 1;
 }

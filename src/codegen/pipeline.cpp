@@ -15,6 +15,7 @@
 #include "iron/codegen/passes/layout_shared_memory.hpp"
 #include "iron/codegen/passes/legalize.hpp"
 #include "iron/codegen/passes/lower_reductions.hpp"
+#include "iron/codegen/passes/lower_tile_copies.hpp"
 #include "iron/codegen/passes/lower_warpgroup_products.hpp"
 #include "iron/codegen/passes/promote_registers.hpp"
 #include "iron/codegen/passes/select_target_paths.hpp"
@@ -32,6 +33,8 @@ const std::vector<PassInfo>& pipeline_passes() {
       {"select_target_paths",
        static_cast<void (*)(ir::Kernel&, const TargetProfile&)>(select_target_paths),
        "first: keeps the path the target takes, so that only its shared memory is counted"},
+      {"lower_tile_copies", lower_tile_copies,
+       "tile copies become each thread's copies, except a pipeline's on targets with tensor maps"},
       {"expand_pipelines", expand_pipelines,
        "sizes each ring for the stages the target holds and writes the pipeline's loop"},
       {"lower_warpgroup_products", lower_warpgroup_products,

@@ -64,6 +64,9 @@ bool can_evaluate(OpKind k, DType type, std::span<const DType> operand_types) {
     case TypeRule::WarpgroupMultiply:
     case TypeRule::WarpgroupWait:
     case TypeRule::TargetQuery:
+    case TypeRule::TileCopy:
+    case TypeRule::TensorCopy:
+    case TypeRule::Mbarrier:
       return false;
   }
   return false;

@@ -35,6 +35,14 @@ class Hasher {
       u64(s.swizzle);
     }
     u64(k_.shared_bytes);
+    u64(k_.tensor_maps.size());
+    for (const TensorMap& m : k_.tensor_maps) {
+      u64(static_cast<std::uint64_t>(m.param));
+      for (const SizeExpr* e : {&m.base, &m.height, &m.width}) size(*e);
+      u64(m.box_rows);
+      u64(m.box_cols);
+      u64(m.swizzle);
+    }
     u64(k_.dispatch.group_size_rules.size());
     for (const SizeRule& r : k_.dispatch.group_size_rules) rule(r);
     u64(k_.dispatch.grid_rules.size());
@@ -163,6 +171,17 @@ class Hasher {
         return;
       case OpAttributes::WarpgroupPending:
       case OpAttributes::Feature:
+        u64(static_cast<std::uint64_t>(op.ivalue));
+        return;
+      case OpAttributes::TileBox:
+        target(op);
+        u64(op.fragment.rows);
+        u64(op.fragment.cols);
+        return;
+      case OpAttributes::TensorBox:
+      case OpAttributes::Barrier:
+        target(op);
+        u64(static_cast<std::uint64_t>(op.shared_b));
         u64(static_cast<std::uint64_t>(op.ivalue));
         return;
     }

@@ -136,6 +136,15 @@ class TypeCheck {
       case TypeRule::AsyncCopy:
         async_copy();
         break;
+      case TypeRule::TileCopy:
+        tile_copy();
+        break;
+      case TypeRule::TensorCopy:
+        tensor_copy();
+        break;
+      case TypeRule::Mbarrier:
+        mbarrier();
+        break;
       case TypeRule::TargetQuery:
         if (op_.type != DType::Bool) fail("result must be bool, got {}", dtype_name(op_.type));
         if (op_.ivalue < 0 ||
@@ -279,6 +288,72 @@ class TypeCheck {
     const std::size_t bytes = op_.lanes * dtype_size(op_.type);
     if (bytes != 4 && bytes != 8 && bytes != 16) {
       fail("copies 4, 8 or 16 bytes, not {} elements of {}", op_.lanes, dtype_name(op_.type));
+    }
+  }
+
+  /// Every operand a u32.
+  void unsigned_operands() {
+    for (const DType t : t_) {
+      if (t != DType::U32) fail("operands must be u32, got {}", dtype_name(t));
+    }
+  }
+
+  /// copy.tile: a tensor and an allocation of one type; a box of whole 16-byte row pieces.
+  void tile_copy() {
+    unsigned_operands();
+    const Param* p = param();
+    const SharedAlloc* s = shared();
+    if (p == nullptr || p->kind == ParamKind::Constexpr || s == nullptr) {
+      fail("copies from a tensor parameter into a shared allocation");
+      return;
+    }
+    same({p->dtype, s->dtype, op_.type});
+    const std::uint32_t rows = op_.fragment.rows;
+    const std::uint32_t cols = op_.fragment.cols;
+    if (rows < 1 || rows > 256 || cols < 1 || cols > 256 || cols * dtype_size(op_.type) % 16 != 0 ||
+        16 % dtype_size(op_.type) != 0) {
+      fail(
+          "copies a box of 1 to 256 rows of at most 256 elements in 16-byte pieces, not {}x{} "
+          "of {}",
+          rows, cols, dtype_name(op_.type));
+    }
+  }
+
+  /// copy.tensor: one of the kernel's tensor maps into an allocation of its type, completing an
+  /// mbarrier's transaction.
+  void tensor_copy() {
+    unsigned_operands();
+    const SharedAlloc* s = shared();
+    if (op_.ivalue < 0 || static_cast<std::size_t>(op_.ivalue) >= k_.tensor_maps.size()) {
+      fail("reads tensor map {}, which the kernel does not have", op_.ivalue);
+      return;
+    }
+    const TensorMap& map = k_.tensor_maps[static_cast<std::size_t>(op_.ivalue)];
+    const bool tensor = map.param >= 0 && static_cast<std::size_t>(map.param) < k_.params.size();
+    if (s == nullptr || !tensor) {
+      fail("copies from a tensor map into a shared allocation");
+      return;
+    }
+    same({k_.params[static_cast<std::size_t>(map.param)].dtype, s->dtype, op_.type});
+    barriers(op_.shared_b);
+  }
+
+  /// mbar.*: an allocation of u32 pairs; init counts at least one arrival.
+  void mbarrier() {
+    unsigned_operands();
+    barriers(op_.shared);
+    if (op_.kind == OpKind::MbarInit && op_.ivalue < 1) {
+      fail("counts at least one arrival, not {}", op_.ivalue);
+    }
+    if (op_.kind == OpKind::MbarExpect && (op_.ivalue < 0 || op_.ivalue >= (1 << 20))) {
+      fail("expects 0 to 2^20 - 1 bytes, not {}", op_.ivalue);
+    }
+  }
+
+  void barriers(int alloc) {
+    if (alloc < 0 || static_cast<std::size_t>(alloc) >= k_.shared.size() ||
+        k_.shared[static_cast<std::size_t>(alloc)].dtype != DType::U32) {
+      fail("needs an allocation of mbarriers (u32 pairs)");
     }
   }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <optional>
 
 #include "iron/core/error.hpp"
@@ -210,8 +211,8 @@ class Cursor {
 };
 
 constexpr std::string_view kHeaderItems =
-    "'param', 'shared', 'shared_bytes', 'dispatch', 'rule', 'require', 'grid', 'layout', 'values' "
-    "or '{'";
+    "'param', 'shared', 'shared_bytes', 'dispatch', 'rule', 'require', 'grid', 'layout', "
+    "'tensor_map', 'values' or '{'";
 
 class Parser {
  public:
@@ -288,6 +289,10 @@ class Parser {
       }
       if (what == "layout") {
         layout(item);
+        continue;
+      }
+      if (what == "tensor_map") {
+        tensor_map(item);
         continue;
       }
       if (what == "require") {
@@ -386,6 +391,39 @@ class Parser {
     l.dims = expression(line, [&] { return parse_size_dims(trimmed(text)); });
     l.loc = line.loc;
     k_.dispatch.layouts.push_back(std::move(l));
+  }
+
+  /// `tensor_map PARAM [base, height, width] box ROWS, COLS swizzle S`
+  void tensor_map(const Line& line) {
+    Cursor c(line);
+    c.keyword("tensor_map");
+    TensorMap m;
+    m.param = param_index(c, c.word("the tensor's name"));
+    const std::string_view text = after_keyword(line, "tensor_map");
+    const std::size_t open = text.find('[');
+    const std::size_t close = text.find(']');
+    if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+      fail(line.number, "expected '[base, height, width]' after the tensor's name");
+    }
+    const std::vector<SizeExpr> dims =
+        expression(line, [&] { return parse_size_dims(text.substr(open, close - open + 1)); });
+    if (dims.size() != 3) fail(line.number, "a tensor map has a base, a height and a width");
+    m.base = dims[0];
+    m.height = dims[1];
+    m.width = dims[2];
+    const std::string rest(text.substr(close + 1));
+    unsigned rows = 0;
+    unsigned cols = 0;
+    unsigned swizzle = 0;
+    char end = 0;
+    if (std::sscanf(rest.c_str(), " box %u , %u swizzle %u %c", &rows, &cols, &swizzle, &end) !=
+        3) {
+      fail(line.number, "expected 'box ROWS, COLS swizzle S' after the dims");
+    }
+    m.box_rows = rows;
+    m.box_cols = cols;
+    m.swizzle = swizzle;
+    k_.tensor_maps.push_back(std::move(m));
   }
 
   /// `require NAME multiple_of M`
@@ -575,6 +613,34 @@ class Parser {
       case OpAttributes::WarpgroupOperands:
         warpgroup_operands(c, op);
         break;
+      case OpAttributes::TileBox:
+        tile_box(c, op);
+        break;
+      case OpAttributes::TensorBox:
+        op.shared = shared_ref(c);
+        op.args.push_back(bracketed(c, "the destination index"));
+        c.punct(',', "before the tensor map");
+        c.keyword("map");
+        op.ivalue = c.integer<std::int64_t>("the tensor map");
+        for (const char* what : {"the box's first row", "the box's first column"}) {
+          c.punct(',', "before a coordinate");
+          op.args.push_back(c.value(what));
+        }
+        c.punct(',', "before the mbarriers");
+        op.shared_b = shared_ref(c);
+        op.args.push_back(bracketed(c, "the mbarrier"));
+        break;
+      case OpAttributes::Barrier:
+        op.shared = shared_ref(c);
+        op.args.push_back(bracketed(c, "the mbarrier"));
+        if (op.kind == OpKind::MbarWait) {
+          c.punct(',', "before the parity");
+          op.args.push_back(c.value("the parity"));
+        } else if (op.kind != OpKind::MbarInval) {
+          c.punct(',', "before the count");
+          op.ivalue = c.integer<std::int64_t>("the count");
+        }
+        break;
       case OpAttributes::Feature: {
         const std::string_view name = c.word("a target feature (warpgroup_products)");
         TargetFeature feature{};
@@ -757,6 +823,33 @@ class Parser {
     const auto l = parse_matrix_layout(layout);
     if (!l) c.fail_here(fmt::format("unknown layout '{}' (expected row or col)", layout));
     op.layout = *l;
+  }
+
+  /// `[%value]`.
+  static ValueId bracketed(Cursor& c, std::string_view what) {
+    c.punct('[', "before the index");
+    const ValueId v = c.value(what);
+    c.punct(']', "after the index");
+    return v;
+  }
+
+  /// copy.tile: `@dst[%at], tensor[%base], %height, %width, %row0, %col0, box ROWS, COLS`.
+  void tile_box(Cursor& c, Op& op) const {
+    op.shared = shared_ref(c);
+    op.args.push_back(bracketed(c, "the destination index"));
+    c.punct(',', "before the source tensor");
+    op.param = param_index(c, c.word("the source tensor"));
+    op.args.push_back(bracketed(c, "the matrix's first element"));
+    for (const char* what :
+         {"the height", "the width", "the box's first row", "the box's first column"}) {
+      c.punct(',', "before an operand");
+      op.args.push_back(c.value(what));
+    }
+    c.punct(',', "before the box");
+    c.keyword("box");
+    op.fragment.rows = c.integer<std::uint32_t>("the box's rows");
+    c.punct(',', "before the box's columns");
+    op.fragment.cols = c.integer<std::uint32_t>("the box's columns");
   }
 
   /// wg.mma: `%d, @a[%offset], %stride, @b[%offset], %stride, row|col, K`.

@@ -63,6 +63,11 @@ class Printer {
           fmt::format("  layout {} {} {}", l.param, l.exact ? "==" : ">=", print_size_dims(l.dims));
       end_line(l.loc);
     }
+    for (const TensorMap& m : k_.tensor_maps) {
+      out_ += fmt::format("  tensor_map {} {} box {}, {} swizzle {}\n", param_name(m.param),
+                          print_size_dims({m.base, m.height, m.width}), m.box_rows, m.box_cols,
+                          m.swizzle);
+    }
     for (const ConstexprRule& r : k_.dispatch.constexpr_rules) {
       out_ += fmt::format("  require {} multiple_of {}", r.constexpr_name, r.multiple);
       end_line(r.loc);
@@ -190,6 +195,23 @@ class Printer {
         return value_list(op.args) + fmt::format(", {}", op.ivalue);
       case OpAttributes::Feature:
         return fmt::format(" {}", target_feature_name(static_cast<TargetFeature>(op.ivalue)));
+      case OpAttributes::TileBox:
+        IRON_INTERNAL_ASSERT(op.args.size() == 6, "copy.tile without its six operands");
+        return fmt::format(" {}[{}], {}[{}], {}, {}, {}, {}, box {}, {}", shared_name(op.shared),
+                           value(op.args[0]), param_name(op.param), value(op.args[1]),
+                           value(op.args[2]), value(op.args[3]), value(op.args[4]),
+                           value(op.args[5]), op.fragment.rows, op.fragment.cols);
+      case OpAttributes::TensorBox:
+        IRON_INTERNAL_ASSERT(op.args.size() == 4, "copy.tensor without its four operands");
+        return fmt::format(" {}[{}], map {}, {}, {}, {}[{}]", shared_name(op.shared),
+                           value(op.args[0]), op.ivalue, value(op.args[1]), value(op.args[2]),
+                           shared_name(op.shared_b), value(op.args[3]));
+      case OpAttributes::Barrier: {
+        std::string text = fmt::format(" {}[{}]", shared_name(op.shared), value(op.args.at(0)));
+        if (op.kind == OpKind::MbarWait) return text + ", " + value(op.args.at(1));
+        if (op.kind == OpKind::MbarInval) return text;
+        return text + fmt::format(", {}", op.ivalue);
+      }
       case OpAttributes::WarpgroupOperands:
         IRON_INTERNAL_ASSERT(op.args.size() == 5, "wg.mma without its five operands");
         return fmt::format(" {}, {}[{}], {}, {}[{}], {}, {}, {}", value(op.args[0]),

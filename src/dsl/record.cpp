@@ -5,6 +5,7 @@
 #include "iron/dsl/intrinsics.hpp"
 #include "iron/dsl/memory.hpp"
 #include "iron/dsl/target_query.hpp"
+#include "iron/dsl/tile_copy.hpp"
 #include "iron/dsl/warpgroup.hpp"
 
 namespace iron::dsl::detail {
@@ -102,6 +103,17 @@ void record_copy_async(int shared, ir::ValueId to, int param, ir::ValueId from, 
   if (shared < 0) t.fail("copy_async copies into shared memory; its destination is a tensor");
   ir::Op& op = record_access(t, ir::OpKind::CopyAsync, param, shared, {to, from, valid}, type);
   op.lanes = lanes;
+}
+
+void record_copy_tile(int shared, ir::ValueId at, int param, ir::ValueId base, ir::ValueId height,
+                      ir::ValueId width, ir::ValueId row0, ir::ValueId col0, std::uint32_t rows,
+                      std::uint32_t cols, DType type) {
+  Tracer& t = Tracer::current();
+  ir::Op& op = t.record(ir::OpKind::CopyTile, type, {at, base, height, width, row0, col0});
+  op.shared = shared;
+  op.param = param;
+  op.fragment.rows = rows;
+  op.fragment.cols = cols;
 }
 
 void record_wg_mma(ir::ValueId d, int a_alloc, ir::ValueId a_offset, ir::ValueId a_stride,

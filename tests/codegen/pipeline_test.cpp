@@ -19,6 +19,7 @@ using codegen::TargetProfile;
 
 TEST(PassPipeline, RunsThePassesInOrderEachWithAReason) {
   const std::vector<std::string> want = {"select_target_paths",
+                                         "lower_tile_copies",
                                          "expand_pipelines",
                                          "lower_warpgroup_products",
                                          "fold_constants",

@@ -104,6 +104,16 @@ class RowCheck {
         expect(op_.op_class == OpClass::Leaf && op_.result == ResultRule::Required && is(kPure),
                "a target query is not a pure leaf value");
         break;
+      case TypeRule::TileCopy:
+      case TypeRule::TensorCopy:
+        expect(op_.result == ResultRule::Forbidden && is(kEffect) && is(kReadsMemory) &&
+                   is(kWritesMemory),
+               "a tile copy does not read a tensor and write shared memory");
+        break;
+      case TypeRule::Mbarrier:
+        expect(op_.result == ResultRule::Forbidden && is(kEffect) && is(kWritesMemory),
+               "an mbarrier op does not update its barrier");
+        break;
       case TypeRule::FloatOrSigned:
       case TypeRule::IntegerOrBool:
       case TypeRule::Integer:
@@ -311,6 +321,9 @@ TEST(OpTable, AttributesFollowTheTypeRule) {
       {OpAttributes::WarpgroupOperands, {"wg.mma"}},
       {OpAttributes::WarpgroupPending, {"wg.wait"}},
       {OpAttributes::Feature, {"target.has"}},
+      {OpAttributes::TileBox, {"copy.tile"}},
+      {OpAttributes::TensorBox, {"copy.tensor"}},
+      {OpAttributes::Barrier, {"mbar.init", "mbar.expect", "mbar.wait", "mbar.inval"}},
   };
   EXPECT_EQ(held, expected);
 }

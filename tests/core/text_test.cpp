@@ -34,6 +34,7 @@ constexpr std::string_view kEveryOp =
   rule exactly n/4
   rule exactly n
   rule power_of_two
+  tensor_map sums [0, n, 8] box 16, 8 swizzle 0
   values 113
 {
   %0 = builtin global_id.x : u32  ; kernels/test/every-op_v2.cpp:12
@@ -101,6 +102,12 @@ constexpr std::string_view kEveryOp =
   wg.commit
   wg.wait %101, 1
   %112 = target.has warpgroup_products : bool
+  copy.tile @shm0[%0], sums[%0], %0, %0, %0, %0, box 4, 4 : f32
+  mbar.init @shm1[%0], 1
+  mbar.expect @shm1[%0], 64
+  copy.tensor @shm0[%0], map 0, %0, %0, @shm1[%0] : f32
+  mbar.wait @shm1[%0], %0
+  mbar.inval @shm1[%0]
   pipeline %0 to %0 step %0 stages 2 : u32 {
     %110 = pipeline.index step : u32
   } then {
@@ -252,6 +259,7 @@ bool same_loc(const SourceLoc& a, const SourceLoc& b) {
     }
   }
   if (a.shared_bytes != b.shared_bytes) return Differ("shared_bytes");
+  if (a.tensor_maps != b.tensor_maps) return Differ("tensor_maps");
   if (a.dispatch.mode != b.dispatch.mode) return Differ("dispatch.mode");
   const auto& ra = a.dispatch.group_size_rules;
   const auto& rb = b.dispatch.group_size_rules;

@@ -70,7 +70,7 @@ TEST(CudaDriver, LibraryWithoutTheDriverApiIsRefused) {
   EXPECT_EQ(d.library_path(), libm);
   EXPECT_EQ(d.reason(), libm +
                             " is not a usable CUDA driver: it lacks cuInit, cuDriverGetVersion, "
-                            "cuDeviceGetCount and 36 more");
+                            "cuDeviceGetCount and 37 more");
 }
 
 TEST(CudaDriver, ToolkitStubIsNeverOpened) {

@@ -64,6 +64,10 @@ struct TargetProfile {
   /// fragments are read with a fixed row stride (Metal's simdgroup_load, CUDA's wmma): those keep
   /// the elements in order.
   bool swizzled_shared = true;
+  /// A pipeline's tile copies run as Hopper's tensor-memory-accelerator copies on an mbarrier
+  /// ring, with tensor maps the host encodes at launch (sm_90a). Off where the launcher cannot
+  /// make them: the simulator, AOT bundles.
+  bool tensor_maps = false;
 
   /// CUDA C++ for compute capability `sm` × 10 (defined in src/codegen/cuda/), its fragments
   /// lowered with `mma`: named "sm_90", or "sm_90+mma=software" (or "+mma=wmma") for another

@@ -433,6 +433,12 @@ namespace detail {
     case OpKind::WgWait:
     case OpKind::FenceProxyAsync:
     case OpKind::TargetHas:
+    case OpKind::CopyTile:
+    case OpKind::CopyTensor:
+    case OpKind::MbarInit:
+    case OpKind::MbarExpect:
+    case OpKind::MbarWait:
+    case OpKind::MbarInval:
       break;
   }
   IRON_INTERNAL_ERROR("evaluate() of an op that is not lane-wise arithmetic");

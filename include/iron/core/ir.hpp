@@ -95,6 +95,18 @@ struct Block {
 ///   the operands free after a WgWait. WgCommit closes the simdgroup's group of started products;
 ///   WgWait (args=[d], ivalue = N) waits until at most N of its groups are unfinished.
 ///   TargetHas: a bool, ivalue = a TargetFeature: whether the target compiled for has it.
+///   CopyTile: shared (destination), param (source tensor), args=[dst_index, base, height, width,
+///   row0, col0], `fragment`.rows × .cols = the box: every thread of the group starts copying
+///   rows row0 … and columns col0 … of the row-major height × width matrix at src[base] to
+///   dst[dst_index + r·cols + c] (zeros outside the matrix), landing as copy.async's do.
+///   lower_tile_copies makes it each thread's copy.async, or leaves it for expand_pipelines to
+///   make a CopyTensor on a target with tensor maps.
+///   CopyTensor: shared (destination), shared_b (mbarriers), ivalue = the kernel's tensor map,
+///   args=[dst_index, row0, col0, barrier]: one thread starts the map's box at (row0, col0),
+///   which completes the transaction of mbarrier `barrier` when it lands (Hopper's TMA).
+///   MbarInit/MbarExpect/MbarWait/MbarInval: shared = an allocation of mbarriers (2 u32 words
+///   each), args[0] = which: init to ivalue arrivals; arrive expecting ivalue bytes; wait until
+///   the phase of parity args[1] has completed; invalidate.
 ///   FenceProxyAsync orders the thread's earlier shared-memory writes before later reads by the
 ///   asynchronous proxy (wg.mma's operand reads).
 ///   Pipeline: args=[start, end, step], blocks=[load, compute], ivalue = the stages asked for,
@@ -220,11 +232,25 @@ struct DispatchContract {
   const TensorLayout* layout_of(std::string_view param) const;
 };
 
+/// A tensor map (Hopper's TMA descriptor) the kernel is launched with: boxes of box_rows ×
+/// box_cols elements of the row-major matrix of `height` rows of `width` elements at element
+/// `base` of tensor parameter `param`, placed in rows of `swizzle` elements XOR-swizzled as
+/// SharedAlloc::swizzle says (0: in order). The host encodes it before each launch.
+struct TensorMap {
+  int param = -1;
+  SizeExpr base, height, width;
+  std::uint32_t box_rows = 0;
+  std::uint32_t box_cols = 0;
+  std::uint32_t swizzle = 0;
+  bool operator==(const TensorMap&) const = default;
+};
+
 struct Kernel {
   std::string name;
   DType dtype = DType::F32;  ///< the binding of the generic float type T
   std::vector<Param> params;
   std::vector<SharedAlloc> shared;
+  std::vector<TensorMap> tensor_maps;  ///< made by expand_pipelines for copy.tensor
   DispatchContract dispatch;
   Block body;
   std::uint32_t num_values = 0;    ///< value ids are 0 .. num_values-1

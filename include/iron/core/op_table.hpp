@@ -64,6 +64,11 @@ enum class TypeRule : std::uint8_t {
                       ///< into two shared allocations of one 16-bit float type
   WarpgroupWait,      ///< wg.wait: an f32 accumulator; how many product groups may remain
   TargetQuery,        ///< target.has: a bool; a feature the target has or lacks (ivalue)
+  TileCopy,           ///< copy.tile: u32 operands; a shared allocation and a tensor of one type,
+                      ///< a box of 1 to 256 rows of 16-byte multiples, at most 256 columns
+  TensorCopy,         ///< copy.tensor: u32 operands; a tensor map of the kernel, an allocation of
+                      ///< its type, an mbarrier allocation
+  Mbarrier,           ///< mbar.*: u32 operands into a u32 allocation of 2 words a barrier
 };
 
 /// The most copy groups async.wait may leave pending (the immediate of cp.async.wait_group).
@@ -195,7 +200,13 @@ inline constexpr std::uint8_t kFragmentUpdate =
   X(WgCommit,               "wg.commit",                 Other,   0, 0, Forbidden, AsyncGroup,       kEffect | kWritesMemory | kConvergent, "")  \
   X(WgWait,                 "wg.wait",                   Other,   1, 0, Forbidden, WarpgroupWait,    kFragmentUpdate, "")                        \
   X(FenceProxyAsync,        "fence.proxy.async",         Other,   0, 0, Forbidden, NoOperands,       kEffect | kReadsMemory | kWritesMemory, "") \
-  X(TargetHas,              "target.has",                Leaf,    0, 0, Required,  TargetQuery,      kPure, "")
+  X(TargetHas,              "target.has",                Leaf,    0, 0, Required,  TargetQuery,      kPure, "") \
+  X(CopyTile,               "copy.tile",                 Other,   6, 0, Forbidden, TileCopy,         kEffect | kReadsMemory | kWritesMemory | kConvergent, "") \
+  X(CopyTensor,             "copy.tensor",               Other,   4, 0, Forbidden, TensorCopy,       kEffect | kReadsMemory | kWritesMemory, "") \
+  X(MbarInit,               "mbar.init",                 Other,   1, 0, Forbidden, Mbarrier,         kEffect | kWritesMemory, "") \
+  X(MbarExpect,             "mbar.expect",               Other,   1, 0, Forbidden, Mbarrier,         kEffect | kReadsMemory | kWritesMemory, "") \
+  X(MbarWait,               "mbar.wait",                 Other,   2, 0, Forbidden, Mbarrier,         kEffect | kReadsMemory | kWritesMemory, "") \
+  X(MbarInval,              "mbar.inval",                Other,   1, 0, Forbidden, Mbarrier,         kEffect | kWritesMemory, "")
 // clang-format on
 
 enum class OpKind : std::uint8_t {
@@ -288,6 +299,9 @@ constexpr bool type_rule_allows(TypeRule rule, DType t) {
     case TypeRule::AsyncGroup:
     case TypeRule::WarpgroupMultiply:
     case TypeRule::WarpgroupWait:
+    case TypeRule::TileCopy:
+    case TypeRule::TensorCopy:
+    case TypeRule::Mbarrier:
       return true;
   }
   return false;
@@ -301,7 +315,9 @@ constexpr bool op_defined_on(OpKind k, DType t) { return type_rule_allows(op_inf
 /// (barrier, async.commit, async.wait, wg.commit, wg.wait, fence.proxy.async).
 constexpr bool op_has_type(OpKind k) {
   return k != OpKind::Barrier && k != OpKind::AsyncCommit && k != OpKind::AsyncWait &&
-         k != OpKind::WgCommit && k != OpKind::WgWait && k != OpKind::FenceProxyAsync;
+         k != OpKind::WgCommit && k != OpKind::WgWait && k != OpKind::FenceProxyAsync &&
+         k != OpKind::MbarInit && k != OpKind::MbarExpect && k != OpKind::MbarWait &&
+         k != OpKind::MbarInval;
 }
 
 /// What an op holds besides its operands and blocks: the part of an op that the text form
@@ -327,6 +343,9 @@ enum class OpAttributes : std::uint8_t {
   WarpgroupOperands,  ///< wg.mma: A's allocation (shared), B's (shared_b), B's layout, K (ivalue)
   WarpgroupPending,   ///< wg.wait: the product groups that may stay pending (ivalue)
   Feature,            ///< target.has: the target feature it asks about (ivalue, a TargetFeature)
+  TileBox,    ///< copy.tile: the allocation (shared), the tensor (param), the box (fragment)
+  TensorBox,  ///< copy.tensor: the allocation (shared), the map (ivalue), mbarriers (shared_b)
+  Barrier,    ///< mbar.*: the mbarrier allocation (shared); init/expect: a count (ivalue)
 };
 
 /// The attributes of ops of kind `k`, which follow from its type rule.
@@ -371,6 +390,12 @@ constexpr OpAttributes op_attributes(OpKind k) {
       return OpAttributes::WarpgroupPending;
     case TypeRule::TargetQuery:
       return OpAttributes::Feature;
+    case TypeRule::TileCopy:
+      return OpAttributes::TileBox;
+    case TypeRule::TensorCopy:
+      return OpAttributes::TensorBox;
+    case TypeRule::Mbarrier:
+      return OpAttributes::Barrier;
     case TypeRule::FloatOrSigned:
     case TypeRule::IntegerOrBool:
     case TypeRule::Integer:

@@ -86,6 +86,11 @@ class BodyWriter {
         {OpKind::WgCommit, &BodyWriter::warpgroup},
         {OpKind::WgWait, &BodyWriter::warpgroup},
         {OpKind::FenceProxyAsync, &BodyWriter::warpgroup},
+        {OpKind::CopyTensor, &BodyWriter::tensor_copy},
+        {OpKind::MbarInit, &BodyWriter::mbarrier},
+        {OpKind::MbarExpect, &BodyWriter::mbarrier},
+        {OpKind::MbarWait, &BodyWriter::mbarrier},
+        {OpKind::MbarInval, &BodyWriter::mbarrier},
     };
     for (const auto& [kind, writer] : kStatements) {
       if (kind == op.kind) return (this->*writer)(op);
@@ -166,6 +171,28 @@ class BodyWriter {
                   op.loc);
     }
     line(cx_.dialect.proxy_fence(needs), op.loc);
+  }
+
+  /// Mbarrier `index` of allocation `alloc`: its first word (each takes two).
+  std::string barrier_address(int alloc, ir::ValueId index) const {
+    return cx_.kernel.shared.at(static_cast<std::size_t>(alloc)).name + " + 2u * " +
+           values_.name(index);
+  }
+
+  void tensor_copy(const ir::Op& op) {
+    const ir::SharedAlloc& dst = cx_.kernel.shared.at(static_cast<std::size_t>(op.shared));
+    const std::string to = dst.name + " + " + placed_index(dst, values_.name(op.args[0]));
+    line(cx_.dialect.tensor_copy(to, static_cast<std::size_t>(op.ivalue), values_.name(op.args[1]),
+                                 values_.name(op.args[2]), barrier_address(op.shared_b, op.args[3]),
+                                 cx_.needs),
+         op.loc);
+  }
+
+  void mbarrier(const ir::Op& op) {
+    const std::string parity = op.kind == OpKind::MbarWait ? values_.name(op.args[1]) : "";
+    line(cx_.dialect.mbarrier(op.kind, barrier_address(op.shared, op.args[0]), op.ivalue, parity,
+                              cx_.needs),
+         op.loc);
   }
 
   void async_group(const ir::Op& op) {

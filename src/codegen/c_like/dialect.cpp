@@ -83,6 +83,21 @@ std::string Dialect::simd_read(DType, const std::string& v, const std::string& s
   return "iron_simd_read(" + v + ", " + source + ")";
 }
 
+std::string Dialect::tensor_map_param(std::size_t) const {
+  IRON_INTERNAL_ERROR("tensor maps reached a target without them");
+}
+std::string Dialect::tensor_map_name(std::size_t) const {
+  IRON_INTERNAL_ERROR("tensor maps reached a target without them");
+}
+std::string Dialect::tensor_copy(const std::string&, std::size_t, const std::string&,
+                                 const std::string&, const std::string&, Needs&) const {
+  IRON_INTERNAL_ERROR("copy.tensor reached a target without tensor maps");
+}
+std::string Dialect::mbarrier(ir::OpKind, const std::string&, std::int64_t, const std::string&,
+                              Needs&) const {
+  IRON_INTERNAL_ERROR("an mbarrier reached a target without them");
+}
+
 std::string Dialect::pointer_param(DType t, bool writes) const {
   return (writes ? "" : "const ") + type(t) + "*";
 }

@@ -175,6 +175,12 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
     case OpKind::WgWait:
     case OpKind::FenceProxyAsync:
     case OpKind::TargetHas:
+    case OpKind::CopyTile:
+    case OpKind::CopyTensor:
+    case OpKind::MbarInit:
+    case OpKind::MbarExpect:
+    case OpKind::MbarWait:
+    case OpKind::MbarInval:
     case OpKind::FragRowReduce:
     case OpKind::FragConvert:
     case OpKind::FragDecl:

@@ -9,6 +9,7 @@
 #include "expressions.hpp"
 #include "iron/codegen/emit.hpp"
 #include "iron/core/error.hpp"
+#include "iron/core/size_expr.hpp"
 
 namespace iron::codegen {
 
@@ -140,6 +141,9 @@ std::vector<std::string> param_declarations(const ir::Kernel& kernel, const Dial
     declarations.push_back(param_type(p, dialect) + " " + p.name +
                            (binding.empty() ? "" : " " + binding));
   }
+  for (std::size_t k = 0; k < kernel.tensor_maps.size(); ++k) {
+    declarations.push_back(dialect.tensor_map_param(k));
+  }
   return declarations;
 }
 
@@ -153,6 +157,14 @@ std::vector<std::string> abi_comment(const ir::Kernel& kernel, const Dialect& di
     const std::string binding = dialect.param_binding(i);
     lines.push_back(fmt::format("  {}{}: {}, as {}", binding.empty() ? "" : binding + " ", p.name,
                                 param_role(p), param_type(p, dialect)));
+  }
+  for (std::size_t k = 0; k < kernel.tensor_maps.size(); ++k) {
+    const ir::TensorMap& m = kernel.tensor_maps[k];
+    lines.push_back(fmt::format(
+        "  {}: the tensor map (128 bytes, by value) of {} {} in boxes of {}x{}{}",
+        dialect.tensor_map_name(k), kernel.params.at(static_cast<std::size_t>(m.param)).name,
+        ir::print_size_dims({m.base, m.height, m.width}), m.box_rows, m.box_cols,
+        m.swizzle != 0 ? ", 128-byte swizzle" : ""));
   }
   return lines;
 }

@@ -50,6 +50,13 @@ class CudaDialect final : public c_like::Dialect {
   std::string warpgroup_wait(const std::string& d, std::uint32_t n, int pending,
                              c_like::Needs& needs) const override;
   std::string proxy_fence(c_like::Needs& needs) const override;
+  std::string tensor_map_param(std::size_t k) const override;
+  std::string tensor_map_name(std::size_t k) const override;
+  std::string tensor_copy(const std::string& dst, std::size_t map, const std::string& row0,
+                          const std::string& col0, const std::string& bar,
+                          c_like::Needs& needs) const override;
+  std::string mbarrier(ir::OpKind kind, const std::string& bar, std::int64_t count,
+                       const std::string& parity, c_like::Needs& needs) const override;
   std::vector<std::string> fragment_declaration(const std::string& name,
                                                 const ir::FragmentShape& shape, DType t,
                                                 const std::string& init,

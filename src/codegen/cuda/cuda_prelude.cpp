@@ -9,6 +9,7 @@
 
 #include "../c_like/prelude.hpp"
 #include "cuda_fragments.hpp"
+#include "cuda_tensor_copies.hpp"
 #include "cuda_warpgroup.hpp"
 #include "cuda_wmma_helpers.hpp"
 
@@ -159,6 +160,7 @@ std::string cuda_prelude(const c_like::Needs& needs, const CudaDialect& dialect)
   all.insert(all.end(), fragment_helpers().begin(), fragment_helpers().end());
   all.insert(all.end(), wmma_helpers().begin(), wmma_helpers().end());
   all.insert(all.end(), warpgroup_helpers().begin(), warpgroup_helpers().end());
+  all.insert(all.end(), tensor_copy_helpers().begin(), tensor_copy_helpers().end());
   c_like::append_helpers(text, all, needs.helpers, "CUDA");
   return text;
 }

@@ -86,6 +86,7 @@ TargetProfile TargetProfile::cuda(int sm, MmaStrategy mma) {
     t.name += std::string(kMmaOption) + std::string(mma_strategy_name(mma));
   }
   t.mma = mma;
+  t.tensor_maps = mma == MmaStrategy::Wgmma;
   t.swizzled_shared = mma != MmaStrategy::Wmma;
   t.cuda_sm = sm;
   t.native_f16_arithmetic = sm >= 80;

@@ -20,6 +20,20 @@
 /// of S-1: the prologue starts steps 0 … D-1, step i waits until D-1 groups remain and then loads
 /// step i + D into slot (i + D) % S, the slot of step i-1-L, whose products every simdgroup has
 /// waited for before the barrier. Elsewhere products are synchronous and L is 0.
+///
+/// A pipeline whose load block still holds tile copies (copy.tile; lower_tile_copies leaves
+/// them only on a target with tensor maps, sm_90a) runs them as TMA copies on a ring of S
+/// mbarriers, one a slot, issued by the group's first thread (the leader):
+///
+///   if leader: mbar.init @bars[s], 1 for every slot;  barrier
+///   prologue:  if (step < end) { if leader { mbar.expect @bars[slot], B; copy.tensor … } }
+///   for p:     mbar.wait @bars[i % S], (i / S) & 1;  barrier;  compute(p, i % S)
+///              if (p + D·step < end) { if leader { mbar.expect …; copy.tensor … } }
+///   barrier;   if leader: mbar.inval @bars[s] for every slot
+///
+/// B is the bytes of the block's boxes (a box partly outside its matrix still lands whole,
+/// zero-filled). The slot a step refills is the one the barrier after the wait has freed, as
+/// above; the copies write through the asynchronous proxy, so no proxy fence is needed.
 #include "iron/codegen/passes/expand_pipelines.hpp"
 
 #include <fmt/format.h>
@@ -28,6 +42,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "iron/codegen/passes/lower_tile_copies.hpp"
 #include "iron/core/builder.hpp"
 #include "iron/core/error.hpp"
 
@@ -58,6 +73,31 @@ bool has_warpgroup_products(const ir::Block& block) {
   });
 }
 
+bool has_tile_copies(const ir::Block& block) {
+  return std::any_of(block.ops.begin(), block.ops.end(),
+                     [](const ir::Op& op) { return op.kind == OpKind::CopyTile; });
+}
+
+/// The tensor map of every tile copy left in a pipeline's load block, in program order.
+std::vector<ir::TensorMap> tensor_maps_in_order(const ir::Kernel& kernel) {
+  std::vector<ir::TensorMap> maps;
+  ir::walk(kernel.body, [&](const ir::Op& op) {
+    if (op.kind != OpKind::Pipeline) return;
+    for (const ir::Op& copy : op.blocks[0].ops) {
+      if (copy.kind != OpKind::CopyTile) continue;
+      auto map = tile_tensor_map(kernel, copy);
+      if (!map) {
+        throw Error(
+            fmt::format("kernel {}: a tile copy at {}:{} reached expand_pipelines without "
+                        "a tensor map (run lower_tile_copies first)",
+                        kernel.name, copy.loc.file, copy.loc.line));
+      }
+      maps.push_back(std::move(*map));
+    }
+  });
+  return maps;
+}
+
 void find_pipelines(const ir::Block& block, std::vector<const ir::Op*>& out) {
   for (const ir::Op& op : block.ops) {
     if (op.kind == OpKind::Pipeline) out.push_back(&op);
@@ -68,7 +108,10 @@ void find_pipelines(const ir::Block& block, std::vector<const ir::Op*>& out) {
 class Expander {
  public:
   Expander(ir::Kernel& kernel, std::uint32_t stages, bool async_products)
-      : kernel_(kernel), stages_(stages), async_products_(async_products) {}
+      : kernel_(kernel),
+        stages_(stages),
+        async_products_(async_products),
+        maps_(tensor_maps_in_order(kernel)) {}
 
   void block(ir::Block& b) {
     std::vector<ir::Op> out;
@@ -118,20 +161,160 @@ class Expander {
     if (proxy) b.make(OpKind::FenceProxyAsync, DType::U32);
   }
 
+  /// The steps whose loads are in flight: S-1 less the pipeline's lag where products are
+  /// asynchronous.
+  std::uint32_t steps_ahead(const ir::Op& pipe) const {
+    const std::uint32_t lag = async_products_ ? pipe.axis : 0;
+    if (lag != 0 && lag + 2 > stages_) {
+      throw Error(
+          fmt::format("kernel {}: a pipeline with lag {} needs {} stages, but the target's "
+                      "shared memory holds {}",
+                      kernel_.name, lag, lag + 2, stages_));
+    }
+    return stages_ - 1 - lag;
+  }
+
+  /// `if (step < end) load(step, slot)` with the load's tile copies issued by the leader as TMA
+  /// copies completing mbarrier `slot` of `bars`.
+  void tensor_load(Builder& b, std::vector<ir::Op>& out, const ir::Op& pipe, ValueId step,
+                   ValueId slot, int bars, ValueId leader, const std::vector<int>& maps) {
+    std::vector<ir::Op> inside;
+    std::vector<ir::Op> issued;
+    std::uint64_t bytes = 0;
+    std::size_t copies = 0;
+    {
+      Builder l(kernel_, inside);
+      l.at(pipe.loc);
+      for (ir::Op& op : stage_block(pipe, 0, step, slot)) {
+        if (op.kind != OpKind::CopyTile) {
+          l.insert(std::move(op));
+          continue;
+        }
+        const int map = maps.at(copies++);
+        bytes += std::uint64_t{op.fragment.rows} * op.fragment.cols * dtype_size(op.type);
+        Builder c(kernel_, issued);
+        c.at(op.loc);
+        ir::Op& copy =
+            c.make(OpKind::CopyTensor, op.type, {op.args[0], op.args[4], op.args[5], slot});
+        copy.shared = op.shared;
+        copy.shared_b = bars;
+        copy.ivalue = map;
+      }
+      std::vector<ir::Op> leader_ops;
+      Builder e(kernel_, leader_ops);
+      e.at(pipe.loc);
+      ir::Op& expect = e.make(OpKind::MbarExpect, DType::U32, {slot});
+      expect.shared = bars;
+      expect.ivalue = static_cast<std::int64_t>(bytes);
+      for (ir::Op& op : issued) leader_ops.push_back(std::move(op));
+      l.branch(leader);
+      inside.back().blocks[0].ops = std::move(leader_ops);
+    }
+    const ValueId within = b.make(OpKind::Lt, DType::Bool, {step, pipe.args[1]}).result;
+    b.branch(within);
+    out.back().blocks[0].ops = std::move(inside);
+  }
+
+  /// The index of `map` in the kernel's tensor maps, added when new.
+  int map_index(const ir::TensorMap& map) {
+    auto& maps = kernel_.tensor_maps;
+    const auto it = std::find(maps.begin(), maps.end(), map);
+    if (it != maps.end()) return static_cast<int>(it - maps.begin());
+    maps.push_back(map);
+    return static_cast<int>(maps.size() - 1);
+  }
+
+  /// `if leader { mbar.KIND @bars[s] (, count) for each slot s }`.
+  void every_barrier(Builder& b, std::vector<ir::Op>& out, OpKind kind, int bars, ValueId leader,
+                     const ir::SourceLoc& loc) {
+    std::vector<ir::Op> ops;
+    Builder l(kernel_, ops);
+    l.at(loc);
+    for (std::uint32_t s = 0; s < stages_; ++s) {
+      ir::Op& op = l.make(kind, DType::U32, {l.constant(DType::U32, s)});
+      op.shared = bars;
+      op.ivalue = kind == OpKind::MbarInit ? 1 : 0;
+    }
+    b.branch(leader);
+    out.back().blocks[0].ops = std::move(ops);
+  }
+
+  /// A pipeline of TMA copies on an mbarrier ring (the file comment).
+  void expand_tensor_copies(const ir::Op& pipe, std::vector<ir::Op>& out) {
+    const DType u32 = DType::U32;
+    const ValueId start = pipe.args[0];
+    const ValueId step = pipe.args[2];
+    const std::uint32_t ahead = steps_ahead(pipe);
+    std::vector<int> maps;
+    for (const ir::Op& op : pipe.blocks[0].ops) {
+      if (op.kind == OpKind::CopyTile) maps.push_back(map_index(maps_.at(next_map_++)));
+    }
+    const int bars = static_cast<int>(kernel_.shared.size());
+    kernel_.shared.push_back({fresh_barrier_name(), u32, 2 * stages_});
+    Builder b(kernel_, out);
+    b.at(pipe.loc);
+    const ValueId zero = b.constant(u32, 0);
+    const ValueId leader =
+        b.make(OpKind::And, DType::Bool,
+               {b.make(OpKind::Eq, DType::Bool, {b.builtin(ir::Builtin::Simdgroup), zero}).result,
+                b.make(OpKind::Eq, DType::Bool, {b.builtin(ir::Builtin::Lane), zero}).result})
+            .result;
+    every_barrier(b, out, OpKind::MbarInit, bars, leader, pipe.loc);
+    b.make(OpKind::Barrier, u32);
+    {
+      std::vector<ir::Op> prologue;
+      const ValueId slot = b.loop(zero, b.constant(u32, ahead), b.constant(u32, 1), u32).result;
+      Builder l(kernel_, prologue);
+      l.at(pipe.loc);
+      const ValueId offset = l.make(OpKind::Mul, u32, {slot, step}).result;
+      const ValueId first = l.make(OpKind::Add, u32, {start, offset}).result;
+      tensor_load(l, prologue, pipe, first, slot, bars, leader, maps);
+      out.back().blocks[0].ops = std::move(prologue);
+    }
+    std::vector<ir::Op> body;
+    const ValueId p = b.loop(start, pipe.args[1], step, u32).result;
+    {
+      Builder l(kernel_, body);
+      l.at(pipe.loc);
+      const ValueId since = l.make(OpKind::Sub, u32, {p, start}).result;
+      const ValueId i = l.make(OpKind::Div, u32, {since, step}).result;
+      const ValueId ring = l.constant(u32, stages_);
+      const ValueId slot = l.make(OpKind::Rem, u32, {i, ring}).result;
+      const ValueId round = l.make(OpKind::Div, u32, {i, ring}).result;
+      const ValueId parity = l.make(OpKind::And, u32, {round, l.constant(u32, 1)}).result;
+      ir::Op& wait = l.make(OpKind::MbarWait, u32, {slot, parity});
+      wait.shared = bars;
+      l.make(OpKind::Barrier, u32);
+      for (ir::Op& op : stage_block(pipe, 1, p, slot)) l.insert(std::move(op));
+      const ValueId skip = l.make(OpKind::Mul, u32, {l.constant(u32, ahead), step}).result;
+      const ValueId next = l.make(OpKind::Add, u32, {p, skip}).result;
+      const ValueId later = l.make(OpKind::Add, u32, {i, l.constant(u32, ahead)}).result;
+      const ValueId next_slot = l.make(OpKind::Rem, u32, {later, ring}).result;
+      tensor_load(l, body, pipe, next, next_slot, bars, leader, maps);
+    }
+    out.back().blocks[0].ops = std::move(body);
+    b.make(OpKind::Barrier, u32);  // every wait is done: the barriers may go
+    every_barrier(b, out, OpKind::MbarInval, bars, leader, pipe.loc);
+  }
+
+  std::string fresh_barrier_name() const {
+    for (int n = 0;; ++n) {
+      std::string name = fmt::format("mbarriers{}", n);
+      if (std::none_of(kernel_.shared.begin(), kernel_.shared.end(),
+                       [&](const ir::SharedAlloc& s) { return s.name == name; })) {
+        return name;
+      }
+    }
+  }
+
   void expand(const ir::Op& pipe, std::vector<ir::Op>& out) {
+    if (has_tile_copies(pipe.blocks[0])) return expand_tensor_copies(pipe, out);
     const DType u32 = DType::U32;
     const ValueId start = pipe.args[0];
     const ValueId step = pipe.args[2];
     const std::uint32_t s_count = stages_;
     const bool proxy = has_warpgroup_products(pipe.blocks[1]);
-    const std::uint32_t lag = async_products_ ? pipe.axis : 0;
-    if (lag != 0 && lag + 2 > s_count) {
-      throw Error(
-          fmt::format("kernel {}: a pipeline with lag {} needs {} stages, but the target's "
-                      "shared memory holds {}",
-                      kernel_.name, lag, lag + 2, s_count));
-    }
-    const std::uint32_t ahead = s_count - 1 - lag;  // steps whose loads are in flight
+    const std::uint32_t ahead = steps_ahead(pipe);  // steps whose loads are in flight
     Builder b(kernel_, out);
     b.at(pipe.loc);
     // The prologue: a loop over slots 0 … S-2 starts their steps' loads (unroll_loops copies it
@@ -188,6 +371,8 @@ class Expander {
   ir::Kernel& kernel_;
   std::uint32_t stages_;
   bool async_products_;
+  std::vector<ir::TensorMap> maps_;  ///< tensor_maps_in_order
+  std::size_t next_map_ = 0;
 };
 
 }  // namespace

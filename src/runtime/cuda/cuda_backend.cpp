@@ -160,7 +160,8 @@ void CudaBackend::run(const Launch& launch) {
       addresses[i] = buffers.upload((*tensor)->bytes);
     }
   }
-  KernelParams params(launch.args, addresses);
+  KernelParams params(launch.args, addresses,
+                      encode_tensor_maps(kernel, kernel_fn.tensor_maps, launch.args, addresses));
   LaunchTimer timer(d, what);
   timer.start();
   d.check(api.launch_kernel(kernel_fn.function, grid.groups.x, grid.groups.y, grid.groups.z,

@@ -245,7 +245,8 @@ void launch_with(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, c
   cuda::refuse_after_fault(kernel);
   const cuda::PreparedKernel& fn = prepare();
   cuda::check_threads(kernel, fn, grid.group_size.volume());
-  cuda::KernelParams params(carried, addresses);
+  cuda::KernelParams params(carried, addresses,
+                            cuda::encode_tensor_maps(kernel, fn.tensor_maps, carried, addresses));
   driver().check(driver().api().launch_kernel(
                      fn.function, grid.groups.x, grid.groups.y, grid.groups.z, grid.group_size.x,
                      grid.group_size.y, grid.group_size.z, fn.dynamic_shared,

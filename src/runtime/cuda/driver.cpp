@@ -134,6 +134,7 @@ std::vector<std::string> resolve_all(void* handle, DriverApi& api) {
   resolve(handle, "cuGraphExecDestroy", api.graph_exec_destroy, missing);
   resolve(handle, "cuGraphDestroy", api.graph_destroy, missing);
   resolve(handle, "cuPointerGetAttributes", api.pointer_get_attributes, missing);
+  resolve(handle, "cuTensorMapEncodeTiled", api.tensor_map_encode_tiled, missing);
   return missing;
 }
 

@@ -100,6 +100,12 @@ struct DriverApi {
   CUresult (*graph_destroy)(CUgraph) = nullptr;
   /// Attributes of an address; never an error for memory CUDA does not know (zeros instead).
   CUresult (*pointer_get_attributes)(unsigned int, int*, void**, CUdeviceptr) = nullptr;
+  /// cuTensorMapEncodeTiled (CUDA 12+): the map (128 bytes), data type, rank, address, dims,
+  /// strides in bytes (rank - 1), box, element strides, interleave, swizzle, L2 promotion,
+  /// out-of-bounds fill. The enums are ints (cuda.h 13.0).
+  CUresult (*tensor_map_encode_tiled)(void*, int, unsigned int, void*, const unsigned long long*,
+                                      const unsigned long long*, const unsigned int*,
+                                      const unsigned int*, int, int, int, int) = nullptr;
 };
 
 /// A loaded and initialised driver, or why there is none.

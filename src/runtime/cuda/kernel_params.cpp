@@ -30,8 +30,12 @@ std::uint32_t constexpr_carrier_bits(const Scalar& s) {
   IRON_INTERNAL_ERROR("constexpr of an unknown dtype");
 }
 
-KernelParams::KernelParams(const std::vector<Arg>& args, std::vector<CUdeviceptr> addresses)
-    : addresses_(std::move(addresses)), carriers_(args.size(), 0), pointers_(args.size(), nullptr) {
+KernelParams::KernelParams(const std::vector<Arg>& args, std::vector<CUdeviceptr> addresses,
+                           std::vector<EncodedTensorMap> maps)
+    : addresses_(std::move(addresses)),
+      carriers_(args.size(), 0),
+      maps_(std::move(maps)),
+      pointers_(args.size(), nullptr) {
   addresses_.resize(args.size(), 0);
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (const Scalar* s = std::get_if<Scalar>(&args[i])) {
@@ -41,6 +45,7 @@ KernelParams::KernelParams(const std::vector<Arg>& args, std::vector<CUdeviceptr
       pointers_[i] = &addresses_[i];
     }
   }
+  for (EncodedTensorMap& m : maps_) pointers_.push_back(m.opaque.data());
 }
 
 }  // namespace iron::runtime::cuda

@@ -7,6 +7,7 @@
 
 #include "driver.hpp"
 #include "iron/runtime/launch.hpp"
+#include "tensor_maps.hpp"
 
 namespace iron::runtime::cuda {
 
@@ -17,11 +18,14 @@ namespace iron::runtime::cuda {
 std::uint32_t constexpr_carrier_bits(const Scalar& s);
 
 /// cuLaunchKernel's kernelParams: for parameter i, a pointer to the device address of tensor
-/// argument i, or to the carrier of constexpr argument i. Owns what the pointers point to.
+/// argument i, or to the carrier of constexpr argument i; then one pointer to each tensor map.
+/// Owns what the pointers point to.
 class KernelParams {
  public:
-  /// `addresses[i]` is the device address of argument i when it is a tensor (else unused).
-  KernelParams(const std::vector<Arg>& args, std::vector<CUdeviceptr> addresses);
+  /// `addresses[i]` is the device address of argument i when it is a tensor (else unused);
+  /// `maps` the kernel's tensor maps for this launch (encode_tensor_maps).
+  KernelParams(const std::vector<Arg>& args, std::vector<CUdeviceptr> addresses,
+               std::vector<EncodedTensorMap> maps = {});
   KernelParams(const KernelParams&) = delete;
   KernelParams& operator=(const KernelParams&) = delete;
 
@@ -31,6 +35,7 @@ class KernelParams {
  private:
   std::vector<CUdeviceptr> addresses_;
   std::vector<std::uint32_t> carriers_;
+  std::vector<EncodedTensorMap> maps_;
   std::vector<void*> pointers_;
 };
 

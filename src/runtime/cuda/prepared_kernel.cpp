@@ -15,7 +15,7 @@ PreparedKernel prepare_kernel(const ir::Kernel& kernel, int sm) {
       kernel, codegen::TargetProfile::cuda_device(sm, codegen::has_warpgroup_products(kernel)));
   const CUmodule module = load_module(compiled, sm);
   const Driver& d = driver();
-  PreparedKernel prepared{compiled.symbol, nullptr, 0, 0};
+  PreparedKernel prepared{compiled.symbol, nullptr, 0, 0, compiled.lowered.tensor_maps};
   d.check(d.api().module_get_function(&prepared.function, module, compiled.symbol.c_str()),
           "cuModuleGetFunction", compiled.symbol);
   int max_threads = 0;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "driver.hpp"
 #include "iron/core/ir.hpp"
@@ -13,8 +14,9 @@ namespace iron::runtime::cuda {
 struct PreparedKernel {
   std::string symbol;
   CUfunction function = nullptr;
-  std::uint64_t max_threads = 0;    ///< CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
-  unsigned int dynamic_shared = 0;  ///< bytes of dynamic shared memory each launch asks for
+  std::uint64_t max_threads = 0;           ///< CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+  unsigned int dynamic_shared = 0;         ///< bytes of dynamic shared memory each launch asks for
+  std::vector<ir::TensorMap> tensor_maps;  ///< what each launch encodes (encode_tensor_maps)
 };
 
 /// Compiles `kernel` for a device of compute capability `sm` × 10 (the profile of

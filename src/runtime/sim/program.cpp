@@ -86,6 +86,9 @@ constexpr Exec exec_of(OpKind k) {
     case TypeRule::PipelineBounds:  // sim_run expands pipelines first; compile() refuses them
     case TypeRule::PipelineIndex:
     case TypeRule::TargetQuery:  // sim_run answers target queries first; compile() refuses them
+    case TypeRule::TileCopy:     // and lowers tile copies; the simulator makes no tensor maps
+    case TypeRule::TensorCopy:
+    case TypeRule::Mbarrier:
       break;
   }
   return Exec::Barrier;
@@ -361,6 +364,14 @@ Program compile(const ir::Kernel& kernel) {
                      fmt::format("{}: a target query reached the simulator unanswered (run "
                                  "select_target_paths first)",
                                  kernel.name));
+    }
+    const ir::TypeRule rule = ir::op_info(op.kind).types;
+    if (rule == ir::TypeRule::TileCopy || rule == ir::TypeRule::TensorCopy ||
+        rule == ir::TypeRule::Mbarrier) {
+      throw SimError(SimError::Kind::BadArgument,
+                     fmt::format("{}: {} reached the simulator (tile copies run as each thread's "
+                                 "copies there: run lower_tile_copies without tensor maps)",
+                                 kernel.name, ir::op_name(op.kind)));
     }
   });
   return Compiler(kernel).run();

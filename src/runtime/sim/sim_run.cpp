@@ -11,6 +11,7 @@
 
 #include "interpreter.hpp"
 #include "iron/codegen/passes/expand_pipelines.hpp"
+#include "iron/codegen/passes/lower_tile_copies.hpp"
 #include "iron/codegen/passes/lower_warpgroup_products.hpp"
 #include "iron/codegen/passes/select_target_paths.hpp"
 #include "iron/core/rewriter.hpp"
@@ -208,9 +209,11 @@ void sim_run(const Launch& launch, const SimOptions& options) {
   // stages its pipelines run with (as sm_90a for a kernel with warpgroup products, which it runs
   // asynchronously as wgmma does).
   // Its target queries take the path options.warpgroup_products says.
-  const codegen::TargetProfile device = codegen::TargetProfile::cuda(
+  // Tile copies run as each thread's copies (it encodes no tensor maps).
+  codegen::TargetProfile device = codegen::TargetProfile::cuda(
       90, codegen::has_warpgroup_products(*launch.kernel) ? codegen::MmaStrategy::Wgmma
                                                           : codegen::MmaStrategy::MmaSync);
+  device.tensor_maps = false;
   const bool queries = codegen::has_target_queries(*launch.kernel);
   std::optional<ir::Kernel> expanded;
   if (queries) {
@@ -218,6 +221,10 @@ void sim_run(const Launch& launch, const SimOptions& options) {
     codegen::select_target_paths(*expanded, [&](ir::TargetFeature f) {
       return f == ir::TargetFeature::WarpgroupProducts && options.warpgroup_products;
     });
+  }
+  if (codegen::has_tile_copies(expanded ? *expanded : *launch.kernel)) {
+    if (!expanded) expanded = *launch.kernel;
+    codegen::lower_tile_copies(*expanded, device);
   }
   if (codegen::pipeline_stages(expanded ? *expanded : *launch.kernel, device) > 0) {
     if (!expanded) expanded = *launch.kernel;

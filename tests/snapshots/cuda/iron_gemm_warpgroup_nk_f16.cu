@@ -265,2817 +265,2797 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_warpgroup_nk_f16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;
   const unsigned int v26 = v25 << 8u;
-  unsigned int v1957 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:110
-  const unsigned int v1960 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:50
-  const unsigned int v1961 = v1960 >> 2u;
-  iron_frag<float, 2, 16, 128> v1965;  // kernels/gemm/gemm_warpgroup.hpp:54
-  iron_frag_fill(v1965, 0.0f);
-  const unsigned int v1968 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:60
-  const bool v1969 = v1968 == v1957;
-  if (v1969) {
-    const bool v5311 = v1957 < v2;  // kernels/gemm/gemm_warpgroup.hpp:61
-    if (v5311) {
-      const unsigned int v5315 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v5316 = v5315 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-      const unsigned int v5317 = v5315 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-      const unsigned int v5318 = v5317 << 3u;
-      const unsigned int v5319 = v22 + v5316;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5320 = v5319 < v0;
-      const bool v5322 = v5318 < v2;
-      const bool v5323 = v5320 && v5322;
-      const unsigned int v5324 = v5319 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5326 = v5324 + v5318;
-      const unsigned int v5327 = v5323 ? v5326 : v1957;
-      const unsigned int v5328 = v5316 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5330 = v5328 + v5318;
-      iron_copy_async<16>(shm2 + (v5330 ^ (((v5330 >> 6u) & 7u) << 3u)), a + v5327, v5323);
-      const unsigned int v5331 = v5315 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v5332 = v5331 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-      const unsigned int v5333 = v5331 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-      const unsigned int v5334 = v5333 << 3u;
-      const unsigned int v5335 = v22 + v5332;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5336 = v5335 < v0;
-      const bool v5338 = v5334 < v2;
-      const bool v5339 = v5336 && v5338;
-      const unsigned int v5340 = v5335 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5342 = v5340 + v5334;
-      const unsigned int v5343 = v5339 ? v5342 : v1957;
-      const unsigned int v5344 = v5332 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5346 = v5344 + v5334;
-      iron_copy_async<16>(shm2 + (v5346 ^ (((v5346 >> 6u) & 7u) << 3u)), a + v5343, v5339);
-      const unsigned int v5348 = v5315 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v5349 = v5348 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-      const unsigned int v5350 = v5348 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-      const unsigned int v5351 = v5350 << 3u;
-      const unsigned int v5352 = v22 + v5349;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5353 = v5352 < v0;
-      const bool v5355 = v5351 < v2;
-      const bool v5356 = v5353 && v5355;
-      const unsigned int v5357 = v5352 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5359 = v5357 + v5351;
-      const unsigned int v5360 = v5356 ? v5359 : v1957;
-      const unsigned int v5361 = v5349 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5363 = v5361 + v5351;
-      iron_copy_async<16>(shm2 + (v5363 ^ (((v5363 >> 6u) & 7u) << 3u)), a + v5360, v5356);
-      const unsigned int v5365 = v5315 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v5366 = v5365 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-      const unsigned int v5367 = v5365 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-      const unsigned int v5368 = v5367 << 3u;
-      const unsigned int v5369 = v22 + v5366;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5370 = v5369 < v0;
-      const bool v5372 = v5368 < v2;
-      const bool v5373 = v5370 && v5372;
-      const unsigned int v5374 = v5369 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5376 = v5374 + v5368;
-      const unsigned int v5377 = v5373 ? v5376 : v1957;
-      const unsigned int v5378 = v5366 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5380 = v5378 + v5368;
-      iron_copy_async<16>(shm2 + (v5380 ^ (((v5380 >> 6u) & 7u) << 3u)), a + v5377, v5373);
-      const unsigned int v5381 = v26 + v5316;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5382 = v5381 < v1;
-      const bool v5383 = v5382 && v5322;
-      const unsigned int v5384 = v5381 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5386 = v5384 + v5318;
-      const unsigned int v5387 = v5383 ? v5386 : v1957;
-      iron_copy_async<16>(shm3 + (v5330 ^ (((v5330 >> 6u) & 7u) << 3u)), b + v5387, v5383);  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5388 = v26 + v5332;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5389 = v5388 < v1;
-      const bool v5390 = v5389 && v5338;
-      const unsigned int v5391 = v5388 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5393 = v5391 + v5334;
-      const unsigned int v5394 = v5390 ? v5393 : v1957;
-      iron_copy_async<16>(shm3 + (v5346 ^ (((v5346 >> 6u) & 7u) << 3u)), b + v5394, v5390);  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5395 = v26 + v5349;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5396 = v5395 < v1;
-      const bool v5397 = v5396 && v5355;
-      const unsigned int v5398 = v5395 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5400 = v5398 + v5351;
-      const unsigned int v5401 = v5397 ? v5400 : v1957;
-      iron_copy_async<16>(shm3 + (v5363 ^ (((v5363 >> 6u) & 7u) << 3u)), b + v5401, v5397);  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5402 = v26 + v5366;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5403 = v5402 < v1;
-      const bool v5404 = v5403 && v5372;
-      const unsigned int v5405 = v5402 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5407 = v5405 + v5368;
-      const unsigned int v5408 = v5404 ? v5407 : v1957;
-      iron_copy_async<16>(shm3 + (v5380 ^ (((v5380 >> 6u) & 7u) << 3u)), b + v5408, v5404);  // kernels/gemm/gemm_tiles.hpp:82
+  unsigned int v1671 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:110
+  const unsigned int v1674 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:50
+  const unsigned int v1675 = v1674 >> 2u;
+  iron_frag<float, 2, 16, 128> v1679;  // kernels/gemm/gemm_warpgroup.hpp:54
+  iron_frag_fill(v1679, 0.0f);
+  const unsigned int v1682 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:60
+  const bool v1683 = v1682 == v1671;
+  if (v1683) {
+    const bool v4961 = v1671 < v2;  // kernels/gemm/gemm_warpgroup.hpp:61
+    if (v4961) {
+      const unsigned int v4965 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:64
+      const unsigned int v4968 = v1674 << 5u;
+      const unsigned int v4969 = v4968 + v4965;
+      const unsigned int v4970 = v4969 >> 3u;
+      const unsigned int v4971 = v4969 & 7u;
+      const unsigned int v4972 = v4971 << 3u;
+      const unsigned int v4973 = v22 + v4970;
+      const bool v4975 = v4973 < v0;
+      const bool v4976 = v4972 < v2;
+      const bool v4977 = v4975 && v4976;
+      const unsigned int v4978 = v4973 * v2;
+      const unsigned int v4979 = v4978 + v4972;
+      const unsigned int v4980 = v4977 ? v4979 : v1671;
+      const unsigned int v4981 = v4970 << 6u;
+      const unsigned int v4983 = v4981 + v4972;
+      iron_copy_async<16>(shm2 + (v4983 ^ (((v4983 >> 6u) & 7u) << 3u)), a + v4980, v4977);
+      const unsigned int v4984 = v4969 + 256u;
+      const unsigned int v4985 = v4984 >> 3u;
+      const unsigned int v4986 = v4984 & 7u;
+      const unsigned int v4987 = v4986 << 3u;
+      const unsigned int v4988 = v22 + v4985;
+      const bool v4990 = v4988 < v0;
+      const bool v4991 = v4987 < v2;
+      const bool v4992 = v4990 && v4991;
+      const unsigned int v4993 = v4988 * v2;
+      const unsigned int v4994 = v4993 + v4987;
+      const unsigned int v4995 = v4992 ? v4994 : v1671;
+      const unsigned int v4996 = v4985 << 6u;
+      const unsigned int v4998 = v4996 + v4987;
+      iron_copy_async<16>(shm2 + (v4998 ^ (((v4998 >> 6u) & 7u) << 3u)), a + v4995, v4992);
+      const unsigned int v5000 = v4969 + 512u;
+      const unsigned int v5001 = v5000 >> 3u;
+      const unsigned int v5002 = v5000 & 7u;
+      const unsigned int v5003 = v5002 << 3u;
+      const unsigned int v5004 = v22 + v5001;
+      const bool v5006 = v5004 < v0;
+      const bool v5007 = v5003 < v2;
+      const bool v5008 = v5006 && v5007;
+      const unsigned int v5009 = v5004 * v2;
+      const unsigned int v5010 = v5009 + v5003;
+      const unsigned int v5011 = v5008 ? v5010 : v1671;
+      const unsigned int v5012 = v5001 << 6u;
+      const unsigned int v5014 = v5012 + v5003;
+      iron_copy_async<16>(shm2 + (v5014 ^ (((v5014 >> 6u) & 7u) << 3u)), a + v5011, v5008);
+      const unsigned int v5016 = v4969 + 768u;
+      const unsigned int v5017 = v5016 >> 3u;
+      const unsigned int v5018 = v5016 & 7u;
+      const unsigned int v5019 = v5018 << 3u;
+      const unsigned int v5020 = v22 + v5017;
+      const bool v5022 = v5020 < v0;
+      const bool v5023 = v5019 < v2;
+      const bool v5024 = v5022 && v5023;
+      const unsigned int v5025 = v5020 * v2;
+      const unsigned int v5026 = v5025 + v5019;
+      const unsigned int v5027 = v5024 ? v5026 : v1671;
+      const unsigned int v5028 = v5017 << 6u;
+      const unsigned int v5030 = v5028 + v5019;
+      iron_copy_async<16>(shm2 + (v5030 ^ (((v5030 >> 6u) & 7u) << 3u)), a + v5027, v5024);
+      const unsigned int v5031 = v26 + v4970;  // kernels/gemm/gemm_warpgroup.hpp:65
+      const bool v5032 = v5031 < v1;
+      const bool v5033 = v5032 && v4976;
+      const unsigned int v5034 = v5031 * v2;
+      const unsigned int v5035 = v5034 + v4972;
+      const unsigned int v5036 = v5033 ? v5035 : v1671;
+      iron_copy_async<16>(shm3 + (v4983 ^ (((v4983 >> 6u) & 7u) << 3u)), b + v5036, v5033);
+      const unsigned int v5037 = v26 + v4985;
+      const bool v5038 = v5037 < v1;
+      const bool v5039 = v5038 && v4991;
+      const unsigned int v5040 = v5037 * v2;
+      const unsigned int v5041 = v5040 + v4987;
+      const unsigned int v5042 = v5039 ? v5041 : v1671;
+      iron_copy_async<16>(shm3 + (v4998 ^ (((v4998 >> 6u) & 7u) << 3u)), b + v5042, v5039);
+      const unsigned int v5043 = v26 + v5001;
+      const bool v5044 = v5043 < v1;
+      const bool v5045 = v5044 && v5007;
+      const unsigned int v5046 = v5043 * v2;
+      const unsigned int v5047 = v5046 + v5003;
+      const unsigned int v5048 = v5045 ? v5047 : v1671;
+      iron_copy_async<16>(shm3 + (v5014 ^ (((v5014 >> 6u) & 7u) << 3u)), b + v5048, v5045);
+      const unsigned int v5049 = v26 + v5017;
+      const bool v5050 = v5049 < v1;
+      const bool v5051 = v5050 && v5023;
+      const unsigned int v5052 = v5049 * v2;
+      const unsigned int v5053 = v5052 + v5019;
+      const unsigned int v5054 = v5051 ? v5053 : v1671;
+      iron_copy_async<16>(shm3 + (v5030 ^ (((v5030 >> 6u) & 7u) << 3u)), b + v5054, v5051);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:61
-    const bool v5411 = 64u < v2;
-    if (v5411) {
-      const unsigned int v5415 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v5416 = v5415 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-      const unsigned int v5417 = v5415 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-      const unsigned int v5418 = v5417 << 3u;
-      const unsigned int v5419 = v22 + v5416;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5420 = v5419 < v0;
-      const unsigned int v5421 = 64u + v5418;
-      const bool v5422 = v5421 < v2;
-      const bool v5423 = v5420 && v5422;
-      const unsigned int v5424 = v5419 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5425 = v5424 + 64u;
-      const unsigned int v5426 = v5425 + v5418;
-      const unsigned int v5427 = v5423 ? v5426 : v1957;
-      const unsigned int v5428 = v5416 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5429 = 8192u + v5428;
-      const unsigned int v5430 = v5429 + v5418;
-      iron_copy_async<16>(shm2 + (v5430 ^ (((v5430 >> 6u) & 7u) << 3u)), a + v5427, v5423);
-      const unsigned int v5431 = v5415 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v5432 = v5431 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-      const unsigned int v5433 = v5431 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-      const unsigned int v5434 = v5433 << 3u;
-      const unsigned int v5435 = v22 + v5432;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5436 = v5435 < v0;
-      const unsigned int v5437 = 64u + v5434;
-      const bool v5438 = v5437 < v2;
-      const bool v5439 = v5436 && v5438;
-      const unsigned int v5440 = v5435 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5441 = v5440 + 64u;
-      const unsigned int v5442 = v5441 + v5434;
-      const unsigned int v5443 = v5439 ? v5442 : v1957;
-      const unsigned int v5444 = v5432 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5445 = 8192u + v5444;
-      const unsigned int v5446 = v5445 + v5434;
-      iron_copy_async<16>(shm2 + (v5446 ^ (((v5446 >> 6u) & 7u) << 3u)), a + v5443, v5439);
-      const unsigned int v5448 = v5415 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v5449 = v5448 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-      const unsigned int v5450 = v5448 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-      const unsigned int v5451 = v5450 << 3u;
-      const unsigned int v5452 = v22 + v5449;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5453 = v5452 < v0;
-      const unsigned int v5454 = 64u + v5451;
-      const bool v5455 = v5454 < v2;
-      const bool v5456 = v5453 && v5455;
-      const unsigned int v5457 = v5452 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5458 = v5457 + 64u;
-      const unsigned int v5459 = v5458 + v5451;
-      const unsigned int v5460 = v5456 ? v5459 : v1957;
-      const unsigned int v5461 = v5449 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5462 = 8192u + v5461;
-      const unsigned int v5463 = v5462 + v5451;
-      iron_copy_async<16>(shm2 + (v5463 ^ (((v5463 >> 6u) & 7u) << 3u)), a + v5460, v5456);
-      const unsigned int v5465 = v5415 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v5466 = v5465 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-      const unsigned int v5467 = v5465 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-      const unsigned int v5468 = v5467 << 3u;
-      const unsigned int v5469 = v22 + v5466;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5470 = v5469 < v0;
-      const unsigned int v5471 = 64u + v5468;
-      const bool v5472 = v5471 < v2;
-      const bool v5473 = v5470 && v5472;
-      const unsigned int v5474 = v5469 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5475 = v5474 + 64u;
-      const unsigned int v5476 = v5475 + v5468;
-      const unsigned int v5477 = v5473 ? v5476 : v1957;
-      const unsigned int v5478 = v5466 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5479 = 8192u + v5478;
-      const unsigned int v5480 = v5479 + v5468;
-      iron_copy_async<16>(shm2 + (v5480 ^ (((v5480 >> 6u) & 7u) << 3u)), a + v5477, v5473);
-      const unsigned int v5481 = v26 + v5416;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5482 = v5481 < v1;
-      const bool v5483 = v5482 && v5422;
-      const unsigned int v5484 = v5481 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5485 = v5484 + 64u;
-      const unsigned int v5486 = v5485 + v5418;
-      const unsigned int v5487 = v5483 ? v5486 : v1957;
-      iron_copy_async<16>(shm3 + (v5430 ^ (((v5430 >> 6u) & 7u) << 3u)), b + v5487, v5483);  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5488 = v26 + v5432;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5489 = v5488 < v1;
-      const bool v5490 = v5489 && v5438;
-      const unsigned int v5491 = v5488 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5492 = v5491 + 64u;
-      const unsigned int v5493 = v5492 + v5434;
-      const unsigned int v5494 = v5490 ? v5493 : v1957;
-      iron_copy_async<16>(shm3 + (v5446 ^ (((v5446 >> 6u) & 7u) << 3u)), b + v5494, v5490);  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5495 = v26 + v5449;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5496 = v5495 < v1;
-      const bool v5497 = v5496 && v5455;
-      const unsigned int v5498 = v5495 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5499 = v5498 + 64u;
-      const unsigned int v5500 = v5499 + v5451;
-      const unsigned int v5501 = v5497 ? v5500 : v1957;
-      iron_copy_async<16>(shm3 + (v5463 ^ (((v5463 >> 6u) & 7u) << 3u)), b + v5501, v5497);  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5502 = v26 + v5466;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5503 = v5502 < v1;
-      const bool v5504 = v5503 && v5472;
-      const unsigned int v5505 = v5502 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5506 = v5505 + 64u;
-      const unsigned int v5507 = v5506 + v5468;
-      const unsigned int v5508 = v5504 ? v5507 : v1957;
-      iron_copy_async<16>(shm3 + (v5480 ^ (((v5480 >> 6u) & 7u) << 3u)), b + v5508, v5504);  // kernels/gemm/gemm_tiles.hpp:82
+    const bool v5057 = 64u < v2;
+    if (v5057) {
+      const unsigned int v5061 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:64
+      const unsigned int v5064 = v1674 << 5u;
+      const unsigned int v5065 = v5064 + v5061;
+      const unsigned int v5066 = v5065 >> 3u;
+      const unsigned int v5067 = v5065 & 7u;
+      const unsigned int v5068 = v5067 << 3u;
+      const unsigned int v5069 = v22 + v5066;
+      const unsigned int v5070 = 64u + v5068;
+      const bool v5071 = v5069 < v0;
+      const bool v5072 = v5070 < v2;
+      const bool v5073 = v5071 && v5072;
+      const unsigned int v5074 = v5069 * v2;
+      const unsigned int v5075 = v5074 + v5070;
+      const unsigned int v5076 = v5073 ? v5075 : v1671;
+      const unsigned int v5077 = v5066 << 6u;
+      const unsigned int v5078 = 8192u + v5077;
+      const unsigned int v5079 = v5078 + v5068;
+      iron_copy_async<16>(shm2 + (v5079 ^ (((v5079 >> 6u) & 7u) << 3u)), a + v5076, v5073);
+      const unsigned int v5080 = v5065 + 256u;
+      const unsigned int v5081 = v5080 >> 3u;
+      const unsigned int v5082 = v5080 & 7u;
+      const unsigned int v5083 = v5082 << 3u;
+      const unsigned int v5084 = v22 + v5081;
+      const unsigned int v5085 = 64u + v5083;
+      const bool v5086 = v5084 < v0;
+      const bool v5087 = v5085 < v2;
+      const bool v5088 = v5086 && v5087;
+      const unsigned int v5089 = v5084 * v2;
+      const unsigned int v5090 = v5089 + v5085;
+      const unsigned int v5091 = v5088 ? v5090 : v1671;
+      const unsigned int v5092 = v5081 << 6u;
+      const unsigned int v5093 = 8192u + v5092;
+      const unsigned int v5094 = v5093 + v5083;
+      iron_copy_async<16>(shm2 + (v5094 ^ (((v5094 >> 6u) & 7u) << 3u)), a + v5091, v5088);
+      const unsigned int v5096 = v5065 + 512u;
+      const unsigned int v5097 = v5096 >> 3u;
+      const unsigned int v5098 = v5096 & 7u;
+      const unsigned int v5099 = v5098 << 3u;
+      const unsigned int v5100 = v22 + v5097;
+      const unsigned int v5101 = 64u + v5099;
+      const bool v5102 = v5100 < v0;
+      const bool v5103 = v5101 < v2;
+      const bool v5104 = v5102 && v5103;
+      const unsigned int v5105 = v5100 * v2;
+      const unsigned int v5106 = v5105 + v5101;
+      const unsigned int v5107 = v5104 ? v5106 : v1671;
+      const unsigned int v5108 = v5097 << 6u;
+      const unsigned int v5109 = 8192u + v5108;
+      const unsigned int v5110 = v5109 + v5099;
+      iron_copy_async<16>(shm2 + (v5110 ^ (((v5110 >> 6u) & 7u) << 3u)), a + v5107, v5104);
+      const unsigned int v5112 = v5065 + 768u;
+      const unsigned int v5113 = v5112 >> 3u;
+      const unsigned int v5114 = v5112 & 7u;
+      const unsigned int v5115 = v5114 << 3u;
+      const unsigned int v5116 = v22 + v5113;
+      const unsigned int v5117 = 64u + v5115;
+      const bool v5118 = v5116 < v0;
+      const bool v5119 = v5117 < v2;
+      const bool v5120 = v5118 && v5119;
+      const unsigned int v5121 = v5116 * v2;
+      const unsigned int v5122 = v5121 + v5117;
+      const unsigned int v5123 = v5120 ? v5122 : v1671;
+      const unsigned int v5124 = v5113 << 6u;
+      const unsigned int v5125 = 8192u + v5124;
+      const unsigned int v5126 = v5125 + v5115;
+      iron_copy_async<16>(shm2 + (v5126 ^ (((v5126 >> 6u) & 7u) << 3u)), a + v5123, v5120);
+      const unsigned int v5127 = v26 + v5066;  // kernels/gemm/gemm_warpgroup.hpp:65
+      const bool v5128 = v5127 < v1;
+      const bool v5129 = v5128 && v5072;
+      const unsigned int v5130 = v5127 * v2;
+      const unsigned int v5131 = v5130 + v5070;
+      const unsigned int v5132 = v5129 ? v5131 : v1671;
+      iron_copy_async<16>(shm3 + (v5079 ^ (((v5079 >> 6u) & 7u) << 3u)), b + v5132, v5129);
+      const unsigned int v5133 = v26 + v5081;
+      const bool v5134 = v5133 < v1;
+      const bool v5135 = v5134 && v5087;
+      const unsigned int v5136 = v5133 * v2;
+      const unsigned int v5137 = v5136 + v5085;
+      const unsigned int v5138 = v5135 ? v5137 : v1671;
+      iron_copy_async<16>(shm3 + (v5094 ^ (((v5094 >> 6u) & 7u) << 3u)), b + v5138, v5135);
+      const unsigned int v5139 = v26 + v5097;
+      const bool v5140 = v5139 < v1;
+      const bool v5141 = v5140 && v5103;
+      const unsigned int v5142 = v5139 * v2;
+      const unsigned int v5143 = v5142 + v5101;
+      const unsigned int v5144 = v5141 ? v5143 : v1671;
+      iron_copy_async<16>(shm3 + (v5110 ^ (((v5110 >> 6u) & 7u) << 3u)), b + v5144, v5141);
+      const unsigned int v5145 = v26 + v5113;
+      const bool v5146 = v5145 < v1;
+      const bool v5147 = v5146 && v5119;
+      const unsigned int v5148 = v5145 * v2;
+      const unsigned int v5149 = v5148 + v5117;
+      const unsigned int v5150 = v5147 ? v5149 : v1671;
+      iron_copy_async<16>(shm3 + (v5126 ^ (((v5126 >> 6u) & 7u) << 3u)), b + v5150, v5147);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:61
-    const unsigned int v4307 = v1961 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
-    const unsigned int v4308 = v4307 << 6u;
-    const unsigned int v4937 = v1960 & 3u;
-    const unsigned int v4939 = v4937 << 4u;
-    const unsigned int v4941 = v4939 << 6u;
+    const unsigned int v3985 = v1675 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
+    const unsigned int v3986 = v3985 << 6u;
+    const unsigned int v4579 = v1674 & 3u;
+    const unsigned int v4581 = v4579 << 4u;
+    const unsigned int v4583 = v4581 << 6u;
 
-    for (unsigned int v4294 = v1957; v4294 < v2; v4294 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:61
-      const unsigned int v4296 = v4294 >> 6u;
-      const unsigned int v4298 = v4296 % 3u;
+    for (unsigned int v3972 = v1671; v3972 < v2; v3972 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:61
+      const unsigned int v3974 = v3972 >> 6u;
+      const unsigned int v3976 = v3974 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v4300 = v4298 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:68
-      const unsigned int v4309 = v4300 + v4308;  // kernels/gemm/gemm_warpgroup.hpp:56
-      const unsigned int v4943 = v4309 + v4941;
-      iron_frag<iron_f16, 0, 16, 16> v4950;
-      iron_frag_fill(v4950, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4950, shm2, v4943, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v4952;
-      iron_frag_fill(v4952, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4952, shm3, v4300, 64u);
-      iron_frag_mma_sync(v1965, v4950, v4952);
-      const unsigned int v4954 = v4943 + 16u;
-      const unsigned int v4957 = v4300 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v4959;
-      iron_frag_fill(v4959, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4959, shm2, v4954, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v4961;
-      iron_frag_fill(v4961, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4961, shm3, v4957, 64u);
-      iron_frag_mma_sync(v1965, v4959, v4961);
-      const unsigned int v4963 = v4943 + 32u;
-      const unsigned int v4966 = v4300 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v4968;
-      iron_frag_fill(v4968, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4968, shm2, v4963, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v4970;
-      iron_frag_fill(v4970, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4970, shm3, v4966, 64u);
-      iron_frag_mma_sync(v1965, v4968, v4970);
-      const unsigned int v4972 = v4943 + 48u;
-      const unsigned int v4975 = v4300 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v4977;
-      iron_frag_fill(v4977, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4977, shm2, v4972, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v4979;
-      iron_frag_fill(v4979, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4979, shm3, v4975, 64u);
-      iron_frag_mma_sync(v1965, v4977, v4979);
-      const unsigned int v4312 = v4294 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:61
-      const unsigned int v4314 = v4296 + 2u;
-      const unsigned int v4315 = v4314 % 3u;
-      const bool v4316 = v4312 < v2;
-      if (v4316) {
-        const unsigned int v4318 = v4315 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:64
-        const unsigned int v4320 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4323 = v4320 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4326 = v4320 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v4327 = v4326 << 3u;
-        const unsigned int v4328 = v22 + v4323;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4329 = v4328 < v0;
-        const unsigned int v4330 = v4312 + v4327;
-        const bool v4331 = v4330 < v2;
-        const bool v4332 = v4329 && v4331;
-        const unsigned int v4334 = v4328 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4336 = v4334 + v4312;
-        const unsigned int v4337 = v4336 + v4327;
-        const unsigned int v4338 = v4332 ? v4337 : v1957;
-        const unsigned int v4340 = v4323 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4341 = v4318 + v4340;
-        const unsigned int v4342 = v4341 + v4327;
-        iron_copy_async<16>(shm2 + (v4342 ^ (((v4342 >> 6u) & 7u) << 3u)), a + v4338, v4332);
-        const unsigned int v4345 = v4320 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4347 = v4345 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4350 = v4345 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v4351 = v4350 << 3u;
-        const unsigned int v4352 = v22 + v4347;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4353 = v4352 < v0;
-        const unsigned int v4354 = v4312 + v4351;
-        const bool v4355 = v4354 < v2;
-        const bool v4356 = v4353 && v4355;
-        const unsigned int v4358 = v4352 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4360 = v4358 + v4312;
-        const unsigned int v4361 = v4360 + v4351;
-        const unsigned int v4362 = v4356 ? v4361 : v1957;
-        const unsigned int v4364 = v4347 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4365 = v4318 + v4364;
-        const unsigned int v4366 = v4365 + v4351;
-        iron_copy_async<16>(shm2 + (v4366 ^ (((v4366 >> 6u) & 7u) << 3u)), a + v4362, v4356);
-        const unsigned int v4369 = v4320 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4371 = v4369 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4374 = v4369 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v4375 = v4374 << 3u;
-        const unsigned int v4376 = v22 + v4371;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4377 = v4376 < v0;
-        const unsigned int v4378 = v4312 + v4375;
-        const bool v4379 = v4378 < v2;
-        const bool v4380 = v4377 && v4379;
-        const unsigned int v4382 = v4376 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4384 = v4382 + v4312;
-        const unsigned int v4385 = v4384 + v4375;
-        const unsigned int v4386 = v4380 ? v4385 : v1957;
-        const unsigned int v4388 = v4371 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4389 = v4318 + v4388;
-        const unsigned int v4390 = v4389 + v4375;
-        iron_copy_async<16>(shm2 + (v4390 ^ (((v4390 >> 6u) & 7u) << 3u)), a + v4386, v4380);
-        const unsigned int v4393 = v4320 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4395 = v4393 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4398 = v4393 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v4399 = v4398 << 3u;
-        const unsigned int v4400 = v22 + v4395;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4401 = v4400 < v0;
-        const unsigned int v4402 = v4312 + v4399;
-        const bool v4403 = v4402 < v2;
-        const bool v4404 = v4401 && v4403;
-        const unsigned int v4406 = v4400 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4408 = v4406 + v4312;
-        const unsigned int v4409 = v4408 + v4399;
-        const unsigned int v4410 = v4404 ? v4409 : v1957;
-        const unsigned int v4412 = v4395 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4413 = v4318 + v4412;
-        const unsigned int v4414 = v4413 + v4399;
-        iron_copy_async<16>(shm2 + (v4414 ^ (((v4414 >> 6u) & 7u) << 3u)), a + v4410, v4404);
-        const unsigned int v4426 = v26 + v4323;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4427 = v4426 < v1;
-        const bool v4430 = v4427 && v4331;
-        const unsigned int v4432 = v4426 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4434 = v4432 + v4312;
-        const unsigned int v4435 = v4434 + v4327;
-        const unsigned int v4436 = v4430 ? v4435 : v1957;
-        iron_copy_async<16>(shm3 + (v4342 ^ (((v4342 >> 6u) & 7u) << 3u)), b + v4436, v4430);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4450 = v26 + v4347;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4451 = v4450 < v1;
-        const bool v4454 = v4451 && v4355;
-        const unsigned int v4456 = v4450 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4458 = v4456 + v4312;
-        const unsigned int v4459 = v4458 + v4351;
-        const unsigned int v4460 = v4454 ? v4459 : v1957;
-        iron_copy_async<16>(shm3 + (v4366 ^ (((v4366 >> 6u) & 7u) << 3u)), b + v4460, v4454);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4474 = v26 + v4371;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4475 = v4474 < v1;
-        const bool v4478 = v4475 && v4379;
-        const unsigned int v4480 = v4474 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4482 = v4480 + v4312;
-        const unsigned int v4483 = v4482 + v4375;
-        const unsigned int v4484 = v4478 ? v4483 : v1957;
-        iron_copy_async<16>(shm3 + (v4390 ^ (((v4390 >> 6u) & 7u) << 3u)), b + v4484, v4478);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4498 = v26 + v4395;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4499 = v4498 < v1;
-        const bool v4502 = v4499 && v4403;
-        const unsigned int v4504 = v4498 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4506 = v4504 + v4312;
-        const unsigned int v4507 = v4506 + v4399;
-        const unsigned int v4508 = v4502 ? v4507 : v1957;
-        iron_copy_async<16>(shm3 + (v4414 ^ (((v4414 >> 6u) & 7u) << 3u)), b + v4508, v4502);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v3978 = v3976 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:68
+      const unsigned int v3987 = v3978 + v3986;  // kernels/gemm/gemm_warpgroup.hpp:56
+      const unsigned int v4585 = v3987 + v4583;
+      iron_frag<iron_f16, 0, 16, 16> v4592;
+      iron_frag_fill(v4592, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4592, shm2, v4585, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v4594;
+      iron_frag_fill(v4594, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4594, shm3, v3978, 64u);
+      iron_frag_mma_sync(v1679, v4592, v4594);
+      const unsigned int v4596 = v4585 + 16u;
+      const unsigned int v4599 = v3978 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v4601;
+      iron_frag_fill(v4601, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4601, shm2, v4596, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v4603;
+      iron_frag_fill(v4603, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4603, shm3, v4599, 64u);
+      iron_frag_mma_sync(v1679, v4601, v4603);
+      const unsigned int v4605 = v4585 + 32u;
+      const unsigned int v4608 = v3978 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v4610;
+      iron_frag_fill(v4610, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4610, shm2, v4605, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v4612;
+      iron_frag_fill(v4612, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4612, shm3, v4608, 64u);
+      iron_frag_mma_sync(v1679, v4610, v4612);
+      const unsigned int v4614 = v4585 + 48u;
+      const unsigned int v4617 = v3978 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v4619;
+      iron_frag_fill(v4619, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4619, shm2, v4614, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v4621;
+      iron_frag_fill(v4621, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4621, shm3, v4617, 64u);
+      iron_frag_mma_sync(v1679, v4619, v4621);
+      const unsigned int v3990 = v3972 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:61
+      const unsigned int v3992 = v3974 + 2u;
+      const unsigned int v3993 = v3992 % 3u;
+      const bool v3994 = v3990 < v2;
+      if (v3994) {
+        const unsigned int v3997 = v3993 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:64
+        const unsigned int v3999 = iron_linear_thread() & 31u;
+        const unsigned int v4001 = v1674 << 5u;
+        const unsigned int v4002 = v4001 + v3999;
+        const unsigned int v4006 = v4002 >> 3u;
+        const unsigned int v4008 = v4002 & 7u;
+        const unsigned int v4010 = v4008 << 3u;
+        const unsigned int v4011 = v22 + v4006;
+        const unsigned int v4012 = v3990 + v4010;
+        const bool v4013 = v4011 < v0;
+        const bool v4014 = v4012 < v2;
+        const bool v4015 = v4013 && v4014;
+        const unsigned int v4016 = v4011 * v2;
+        const unsigned int v4018 = v4016 + v4012;
+        const unsigned int v4019 = v4015 ? v4018 : v1671;
+        const unsigned int v4021 = v4006 << 6u;
+        const unsigned int v4022 = v3997 + v4021;
+        const unsigned int v4023 = v4022 + v4010;
+        iron_copy_async<16>(shm2 + (v4023 ^ (((v4023 >> 6u) & 7u) << 3u)), a + v4019, v4015);
+        const unsigned int v4025 = v4002 + 256u;
+        const unsigned int v4027 = v4025 >> 3u;
+        const unsigned int v4029 = v4025 & 7u;
+        const unsigned int v4031 = v4029 << 3u;
+        const unsigned int v4032 = v22 + v4027;
+        const unsigned int v4033 = v3990 + v4031;
+        const bool v4034 = v4032 < v0;
+        const bool v4035 = v4033 < v2;
+        const bool v4036 = v4034 && v4035;
+        const unsigned int v4037 = v4032 * v2;
+        const unsigned int v4039 = v4037 + v4033;
+        const unsigned int v4040 = v4036 ? v4039 : v1671;
+        const unsigned int v4042 = v4027 << 6u;
+        const unsigned int v4043 = v3997 + v4042;
+        const unsigned int v4044 = v4043 + v4031;
+        iron_copy_async<16>(shm2 + (v4044 ^ (((v4044 >> 6u) & 7u) << 3u)), a + v4040, v4036);
+        const unsigned int v4046 = v4002 + 512u;
+        const unsigned int v4048 = v4046 >> 3u;
+        const unsigned int v4050 = v4046 & 7u;
+        const unsigned int v4052 = v4050 << 3u;
+        const unsigned int v4053 = v22 + v4048;
+        const unsigned int v4054 = v3990 + v4052;
+        const bool v4055 = v4053 < v0;
+        const bool v4056 = v4054 < v2;
+        const bool v4057 = v4055 && v4056;
+        const unsigned int v4058 = v4053 * v2;
+        const unsigned int v4060 = v4058 + v4054;
+        const unsigned int v4061 = v4057 ? v4060 : v1671;
+        const unsigned int v4063 = v4048 << 6u;
+        const unsigned int v4064 = v3997 + v4063;
+        const unsigned int v4065 = v4064 + v4052;
+        iron_copy_async<16>(shm2 + (v4065 ^ (((v4065 >> 6u) & 7u) << 3u)), a + v4061, v4057);
+        const unsigned int v4067 = v4002 + 768u;
+        const unsigned int v4069 = v4067 >> 3u;
+        const unsigned int v4071 = v4067 & 7u;
+        const unsigned int v4073 = v4071 << 3u;
+        const unsigned int v4074 = v22 + v4069;
+        const unsigned int v4075 = v3990 + v4073;
+        const bool v4076 = v4074 < v0;
+        const bool v4077 = v4075 < v2;
+        const bool v4078 = v4076 && v4077;
+        const unsigned int v4079 = v4074 * v2;
+        const unsigned int v4081 = v4079 + v4075;
+        const unsigned int v4082 = v4078 ? v4081 : v1671;
+        const unsigned int v4084 = v4069 << 6u;
+        const unsigned int v4085 = v3997 + v4084;
+        const unsigned int v4086 = v4085 + v4073;
+        iron_copy_async<16>(shm2 + (v4086 ^ (((v4086 >> 6u) & 7u) << 3u)), a + v4082, v4078);
+        const unsigned int v4103 = v26 + v4006;  // kernels/gemm/gemm_warpgroup.hpp:65
+        const bool v4105 = v4103 < v1;
+        const bool v4107 = v4105 && v4014;
+        const unsigned int v4108 = v4103 * v2;
+        const unsigned int v4110 = v4108 + v4012;
+        const unsigned int v4111 = v4107 ? v4110 : v1671;
+        iron_copy_async<16>(shm3 + (v4023 ^ (((v4023 >> 6u) & 7u) << 3u)), b + v4111, v4107);
+        const unsigned int v4124 = v26 + v4027;
+        const bool v4126 = v4124 < v1;
+        const bool v4128 = v4126 && v4035;
+        const unsigned int v4129 = v4124 * v2;
+        const unsigned int v4131 = v4129 + v4033;
+        const unsigned int v4132 = v4128 ? v4131 : v1671;
+        iron_copy_async<16>(shm3 + (v4044 ^ (((v4044 >> 6u) & 7u) << 3u)), b + v4132, v4128);
+        const unsigned int v4145 = v26 + v4048;
+        const bool v4147 = v4145 < v1;
+        const bool v4149 = v4147 && v4056;
+        const unsigned int v4150 = v4145 * v2;
+        const unsigned int v4152 = v4150 + v4054;
+        const unsigned int v4153 = v4149 ? v4152 : v1671;
+        iron_copy_async<16>(shm3 + (v4065 ^ (((v4065 >> 6u) & 7u) << 3u)), b + v4153, v4149);
+        const unsigned int v4166 = v26 + v4069;
+        const bool v4168 = v4166 < v1;
+        const bool v4170 = v4168 && v4077;
+        const unsigned int v4171 = v4166 * v2;
+        const unsigned int v4173 = v4171 + v4075;
+        const unsigned int v4174 = v4170 ? v4173 : v1671;
+        iron_copy_async<16>(shm3 + (v4086 ^ (((v4086 >> 6u) & 7u) << 3u)), b + v4174, v4170);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:61
     }
     __syncthreads();
   } else {
-    const unsigned int v2186 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
-    const unsigned int v2187 = threadIdx.x;
-    const unsigned int v2244 = v1961 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
-    const unsigned int v2245 = v2244 << 6u;
-    const unsigned int v4982 = v1960 & 3u;
-    const unsigned int v4984 = v4982 << 4u;
-    const unsigned int v4986 = v4984 << 6u;
-    const unsigned int v4988 = v2245 + v4986;
-    const unsigned int v4999 = v4988 + 16u;
-    const unsigned int v5008 = v4988 + 32u;
-    const unsigned int v5017 = v4988 + 48u;
+    const unsigned int v1710 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v1711 = threadIdx.x;
+    const unsigned int v1768 = v1675 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
+    const unsigned int v1769 = v1768 << 6u;
+    const unsigned int v4624 = v1674 & 3u;
+    const unsigned int v4626 = v4624 << 4u;
+    const unsigned int v4628 = v4626 << 6u;
+    const unsigned int v4630 = v1769 + v4628;
+    const unsigned int v4641 = v4630 + 16u;
+    const unsigned int v4650 = v4630 + 32u;
+    const unsigned int v4659 = v4630 + 48u;
 
-    for (unsigned int v2185 = v1957; v2185 < v2; v2185 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:74
-      for (unsigned int v2189 = v2187; v2189 < 8192u; v2189 += v2186) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2191 = v2189 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v2193 = v2189 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v2194 = v22 + v2191;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v2195 = v2194 < v0;
-        const unsigned int v2196 = v2185 + v2193;
-        const bool v2197 = v2196 < v2;
-        const bool v2198 = v2195 && v2197;
-        if (v2198) {
-          const unsigned int v2200 = v2194 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v2202 = v2200 + v2185;
-          const unsigned int v2203 = v2202 + v2193;
-          const iron_f16 v2204 = a[v2203];
-          const unsigned int v2206 = v2191 << 6u;
-          const unsigned int v2207 = v2206 + v2193;
-          shm2[(v2207 ^ (((v2207 >> 6u) & 7u) << 3u))] = v2204;
+    for (unsigned int v1709 = v1671; v1709 < v2; v1709 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:74
+      for (unsigned int v1713 = v1711; v1713 < 8192u; v1713 += v1710) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v1715 = v1713 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v1717 = v1713 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1718 = v22 + v1715;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v1719 = v1718 < v0;
+        const unsigned int v1720 = v1709 + v1717;
+        const bool v1721 = v1720 < v2;
+        const bool v1722 = v1719 && v1721;
+        if (v1722) {
+          const unsigned int v1724 = v1718 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1726 = v1724 + v1709;
+          const unsigned int v1727 = v1726 + v1717;
+          const iron_f16 v1728 = a[v1727];
+          const unsigned int v1730 = v1715 << 6u;
+          const unsigned int v1731 = v1730 + v1717;
+          shm2[(v1731 ^ (((v1731 >> 6u) & 7u) << 3u))] = v1728;
         } else {
-          const unsigned int v2209 = v2191 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v2210 = v2209 + v2193;
-          shm2[(v2210 ^ (((v2210 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+          const unsigned int v1733 = v1715 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1734 = v1733 + v1717;
+          shm2[(v1734 ^ (((v1734 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
 
-      for (unsigned int v2215 = v2187; v2215 < 8192u; v2215 += v2186) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2217 = v2215 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v2219 = v2215 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v2220 = v26 + v2217;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v2221 = v2220 < v1;
-        const unsigned int v2222 = v2185 + v2219;
-        const bool v2223 = v2222 < v2;
-        const bool v2224 = v2221 && v2223;
-        if (v2224) {
-          const unsigned int v2226 = v2220 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v2228 = v2226 + v2185;
-          const unsigned int v2229 = v2228 + v2219;
-          const iron_f16 v2230 = b[v2229];
-          const unsigned int v2232 = v2217 << 6u;
-          const unsigned int v2233 = v2232 + v2219;
-          shm3[(v2233 ^ (((v2233 >> 6u) & 7u) << 3u))] = v2230;
+      for (unsigned int v1739 = v1711; v1739 < 8192u; v1739 += v1710) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v1741 = v1739 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v1743 = v1739 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1744 = v26 + v1741;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v1745 = v1744 < v1;
+        const unsigned int v1746 = v1709 + v1743;
+        const bool v1747 = v1746 < v2;
+        const bool v1748 = v1745 && v1747;
+        if (v1748) {
+          const unsigned int v1750 = v1744 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1752 = v1750 + v1709;
+          const unsigned int v1753 = v1752 + v1743;
+          const iron_f16 v1754 = b[v1753];
+          const unsigned int v1756 = v1741 << 6u;
+          const unsigned int v1757 = v1756 + v1743;
+          shm3[(v1757 ^ (((v1757 >> 6u) & 7u) << 3u))] = v1754;
         } else {
-          const unsigned int v2235 = v2217 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v2236 = v2235 + v2219;
-          shm3[(v2236 ^ (((v2236 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+          const unsigned int v1759 = v1741 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1760 = v1759 + v1743;
+          shm3[(v1760 ^ (((v1760 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:78
-      iron_frag<iron_f16, 0, 16, 16> v4995;  // kernels/gemm/gemm_warpgroup.hpp:56
-      iron_frag_fill(v4995, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4995, shm2, v4988, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v4997;
-      iron_frag_fill(v4997, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4997, shm3, v1957, 64u);
-      iron_frag_mma_sync(v1965, v4995, v4997);
-      iron_frag<iron_f16, 0, 16, 16> v5004;
-      iron_frag_fill(v5004, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v5004, shm2, v4999, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v5006;
-      iron_frag_fill(v5006, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v5006, shm3, 16u, 64u);
-      iron_frag_mma_sync(v1965, v5004, v5006);
-      iron_frag<iron_f16, 0, 16, 16> v5013;
-      iron_frag_fill(v5013, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v5013, shm2, v5008, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v5015;
-      iron_frag_fill(v5015, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v5015, shm3, 32u, 64u);
-      iron_frag_mma_sync(v1965, v5013, v5015);
-      iron_frag<iron_f16, 0, 16, 16> v5022;
-      iron_frag_fill(v5022, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v5022, shm2, v5017, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v5024;
-      iron_frag_fill(v5024, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v5024, shm3, 48u, 64u);
-      iron_frag_mma_sync(v1965, v5022, v5024);
+      iron_frag<iron_f16, 0, 16, 16> v4637;  // kernels/gemm/gemm_warpgroup.hpp:56
+      iron_frag_fill(v4637, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4637, shm2, v4630, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v4639;
+      iron_frag_fill(v4639, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4639, shm3, v1671, 64u);
+      iron_frag_mma_sync(v1679, v4637, v4639);
+      iron_frag<iron_f16, 0, 16, 16> v4646;
+      iron_frag_fill(v4646, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4646, shm2, v4641, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v4648;
+      iron_frag_fill(v4648, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4648, shm3, 16u, 64u);
+      iron_frag_mma_sync(v1679, v4646, v4648);
+      iron_frag<iron_f16, 0, 16, 16> v4655;
+      iron_frag_fill(v4655, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4655, shm2, v4650, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v4657;
+      iron_frag_fill(v4657, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4657, shm3, 32u, 64u);
+      iron_frag_mma_sync(v1679, v4655, v4657);
+      iron_frag<iron_f16, 0, 16, 16> v4664;
+      iron_frag_fill(v4664, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4664, shm2, v4659, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v4666;
+      iron_frag_fill(v4666, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4666, shm3, 48u, 64u);
+      iron_frag_mma_sync(v1679, v4664, v4666);
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:80
     }
   }
-  const unsigned int v2250 = v1960 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:83
-  const unsigned int v2251 = v2250 << 4u;
-  const unsigned int v2253 = v1961 << 6u;
-  const unsigned int v2254 = v22 + v2253;
-  const unsigned int v2255 = v2254 + v2251;
-  const unsigned int v2256 = static_cast<unsigned int>(v1965.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2257 = v2255 + v2256;
-  const unsigned int v2258 = static_cast<unsigned int>(v1965.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2259 = v26 + v2258;
-  const bool v2260 = v2257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2261 = v2259 < v1;
-  const bool v2262 = v2260 && v2261;
-  if (v2262) {
-    const float v2263 = v1965.x[0];
-    const float v2264 = v2263 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2265 = iron_f32_to_f16(v2264);
-    const unsigned int v2266 = v2257 * v1;
-    const unsigned int v2267 = v2266 + v2259;
-    out[v2267] = v2265;
-  }
-  const unsigned int v2268 = static_cast<unsigned int>(v1965.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2269 = v2255 + v2268;
-  const unsigned int v2270 = static_cast<unsigned int>(v1965.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2271 = v26 + v2270;
-  const bool v2272 = v2269 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2273 = v2271 < v1;
-  const bool v2274 = v2272 && v2273;
-  if (v2274) {
-    const float v2275 = v1965.x[1];
-    const float v2276 = v2275 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2277 = iron_f32_to_f16(v2276);
-    const unsigned int v2278 = v2269 * v1;
-    const unsigned int v2279 = v2278 + v2271;
-    out[v2279] = v2277;
-  }
-  const unsigned int v2280 = static_cast<unsigned int>(v1965.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2281 = v2255 + v2280;
-  const unsigned int v2282 = static_cast<unsigned int>(v1965.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2283 = v26 + v2282;
-  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2285 = v2283 < v1;
-  const bool v2286 = v2284 && v2285;
-  if (v2286) {
-    const float v2287 = v1965.x[2];
-    const float v2288 = v2287 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2289 = iron_f32_to_f16(v2288);
-    const unsigned int v2290 = v2281 * v1;
-    const unsigned int v2291 = v2290 + v2283;
-    out[v2291] = v2289;
-  }
-  const unsigned int v2292 = static_cast<unsigned int>(v1965.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2293 = v2255 + v2292;
-  const unsigned int v2294 = static_cast<unsigned int>(v1965.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2295 = v26 + v2294;
-  const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2297 = v2295 < v1;
-  const bool v2298 = v2296 && v2297;
-  if (v2298) {
-    const float v2299 = v1965.x[3];
-    const float v2300 = v2299 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2301 = iron_f32_to_f16(v2300);
-    const unsigned int v2302 = v2293 * v1;
-    const unsigned int v2303 = v2302 + v2295;
-    out[v2303] = v2301;
-  }
-  const unsigned int v2304 = static_cast<unsigned int>(v1965.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2305 = v2255 + v2304;
-  const unsigned int v2306 = static_cast<unsigned int>(v1965.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2307 = v26 + v2306;
-  const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2309 = v2307 < v1;
-  const bool v2310 = v2308 && v2309;
-  if (v2310) {
-    const float v2311 = v1965.x[4];
-    const float v2312 = v2311 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2313 = iron_f32_to_f16(v2312);
-    const unsigned int v2314 = v2305 * v1;
-    const unsigned int v2315 = v2314 + v2307;
-    out[v2315] = v2313;
-  }
-  const unsigned int v2316 = static_cast<unsigned int>(v1965.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2317 = v2255 + v2316;
-  const unsigned int v2318 = static_cast<unsigned int>(v1965.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2319 = v26 + v2318;
-  const bool v2320 = v2317 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2321 = v2319 < v1;
-  const bool v2322 = v2320 && v2321;
-  if (v2322) {
-    const float v2323 = v1965.x[5];
-    const float v2324 = v2323 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2325 = iron_f32_to_f16(v2324);
-    const unsigned int v2326 = v2317 * v1;
-    const unsigned int v2327 = v2326 + v2319;
-    out[v2327] = v2325;
-  }
-  const unsigned int v2328 = static_cast<unsigned int>(v1965.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2329 = v2255 + v2328;
-  const unsigned int v2330 = static_cast<unsigned int>(v1965.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2331 = v26 + v2330;
-  const bool v2332 = v2329 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2333 = v2331 < v1;
-  const bool v2334 = v2332 && v2333;
-  if (v2334) {
-    const float v2335 = v1965.x[6];
-    const float v2336 = v2335 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2337 = iron_f32_to_f16(v2336);
-    const unsigned int v2338 = v2329 * v1;
-    const unsigned int v2339 = v2338 + v2331;
-    out[v2339] = v2337;
-  }
-  const unsigned int v2340 = static_cast<unsigned int>(v1965.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2341 = v2255 + v2340;
-  const unsigned int v2342 = static_cast<unsigned int>(v1965.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2343 = v26 + v2342;
-  const bool v2344 = v2341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2345 = v2343 < v1;
-  const bool v2346 = v2344 && v2345;
-  if (v2346) {
-    const float v2347 = v1965.x[7];
-    const float v2348 = v2347 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2349 = iron_f32_to_f16(v2348);
-    const unsigned int v2350 = v2341 * v1;
-    const unsigned int v2351 = v2350 + v2343;
-    out[v2351] = v2349;
-  }
-  const unsigned int v2352 = static_cast<unsigned int>(v1965.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2353 = v2255 + v2352;
-  const unsigned int v2354 = static_cast<unsigned int>(v1965.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2355 = v26 + v2354;
-  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2357 = v2355 < v1;
-  const bool v2358 = v2356 && v2357;
-  if (v2358) {
-    const float v2359 = v1965.x[8];
-    const float v2360 = v2359 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2361 = iron_f32_to_f16(v2360);
-    const unsigned int v2362 = v2353 * v1;
-    const unsigned int v2363 = v2362 + v2355;
-    out[v2363] = v2361;
-  }
-  const unsigned int v2364 = static_cast<unsigned int>(v1965.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2365 = v2255 + v2364;
-  const unsigned int v2366 = static_cast<unsigned int>(v1965.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2367 = v26 + v2366;
-  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2369 = v2367 < v1;
-  const bool v2370 = v2368 && v2369;
-  if (v2370) {
-    const float v2371 = v1965.x[9];
-    const float v2372 = v2371 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2373 = iron_f32_to_f16(v2372);
-    const unsigned int v2374 = v2365 * v1;
-    const unsigned int v2375 = v2374 + v2367;
-    out[v2375] = v2373;
-  }
-  const unsigned int v2376 = static_cast<unsigned int>(v1965.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2377 = v2255 + v2376;
-  const unsigned int v2378 = static_cast<unsigned int>(v1965.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2379 = v26 + v2378;
-  const bool v2380 = v2377 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2381 = v2379 < v1;
-  const bool v2382 = v2380 && v2381;
-  if (v2382) {
-    const float v2383 = v1965.x[10];
-    const float v2384 = v2383 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2385 = iron_f32_to_f16(v2384);
-    const unsigned int v2386 = v2377 * v1;
-    const unsigned int v2387 = v2386 + v2379;
-    out[v2387] = v2385;
-  }
-  const unsigned int v2388 = static_cast<unsigned int>(v1965.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2389 = v2255 + v2388;
-  const unsigned int v2390 = static_cast<unsigned int>(v1965.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2391 = v26 + v2390;
-  const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2393 = v2391 < v1;
-  const bool v2394 = v2392 && v2393;
-  if (v2394) {
-    const float v2395 = v1965.x[11];
-    const float v2396 = v2395 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2397 = iron_f32_to_f16(v2396);
-    const unsigned int v2398 = v2389 * v1;
-    const unsigned int v2399 = v2398 + v2391;
-    out[v2399] = v2397;
-  }
-  const unsigned int v2400 = static_cast<unsigned int>(v1965.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2401 = v2255 + v2400;
-  const unsigned int v2402 = static_cast<unsigned int>(v1965.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2403 = v26 + v2402;
-  const bool v2404 = v2401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2405 = v2403 < v1;
-  const bool v2406 = v2404 && v2405;
-  if (v2406) {
-    const float v2407 = v1965.x[12];
-    const float v2408 = v2407 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2409 = iron_f32_to_f16(v2408);
-    const unsigned int v2410 = v2401 * v1;
-    const unsigned int v2411 = v2410 + v2403;
-    out[v2411] = v2409;
-  }
-  const unsigned int v2412 = static_cast<unsigned int>(v1965.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2413 = v2255 + v2412;
-  const unsigned int v2414 = static_cast<unsigned int>(v1965.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2415 = v26 + v2414;
-  const bool v2416 = v2413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2417 = v2415 < v1;
-  const bool v2418 = v2416 && v2417;
-  if (v2418) {
-    const float v2419 = v1965.x[13];
-    const float v2420 = v2419 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2421 = iron_f32_to_f16(v2420);
-    const unsigned int v2422 = v2413 * v1;
-    const unsigned int v2423 = v2422 + v2415;
-    out[v2423] = v2421;
-  }
-  const unsigned int v2424 = static_cast<unsigned int>(v1965.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2425 = v2255 + v2424;
-  const unsigned int v2426 = static_cast<unsigned int>(v1965.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2427 = v26 + v2426;
-  const bool v2428 = v2425 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2429 = v2427 < v1;
-  const bool v2430 = v2428 && v2429;
-  if (v2430) {
-    const float v2431 = v1965.x[14];
-    const float v2432 = v2431 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2433 = iron_f32_to_f16(v2432);
-    const unsigned int v2434 = v2425 * v1;
-    const unsigned int v2435 = v2434 + v2427;
-    out[v2435] = v2433;
-  }
-  const unsigned int v2436 = static_cast<unsigned int>(v1965.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2437 = v2255 + v2436;
-  const unsigned int v2438 = static_cast<unsigned int>(v1965.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2439 = v26 + v2438;
-  const bool v2440 = v2437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2441 = v2439 < v1;
-  const bool v2442 = v2440 && v2441;
-  if (v2442) {
-    const float v2443 = v1965.x[15];
-    const float v2444 = v2443 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2445 = iron_f32_to_f16(v2444);
-    const unsigned int v2446 = v2437 * v1;
-    const unsigned int v2447 = v2446 + v2439;
-    out[v2447] = v2445;
-  }
-  const unsigned int v2448 = static_cast<unsigned int>(v1965.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2449 = v2255 + v2448;
-  const unsigned int v2450 = static_cast<unsigned int>(v1965.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2451 = v26 + v2450;
-  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2453 = v2451 < v1;
-  const bool v2454 = v2452 && v2453;
-  if (v2454) {
-    const float v2455 = v1965.x[16];
-    const float v2456 = v2455 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2457 = iron_f32_to_f16(v2456);
-    const unsigned int v2458 = v2449 * v1;
-    const unsigned int v2459 = v2458 + v2451;
-    out[v2459] = v2457;
-  }
-  const unsigned int v2460 = static_cast<unsigned int>(v1965.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2461 = v2255 + v2460;
-  const unsigned int v2462 = static_cast<unsigned int>(v1965.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2463 = v26 + v2462;
-  const bool v2464 = v2461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2465 = v2463 < v1;
-  const bool v2466 = v2464 && v2465;
-  if (v2466) {
-    const float v2467 = v1965.x[17];
-    const float v2468 = v2467 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2469 = iron_f32_to_f16(v2468);
-    const unsigned int v2470 = v2461 * v1;
-    const unsigned int v2471 = v2470 + v2463;
-    out[v2471] = v2469;
-  }
-  const unsigned int v2472 = static_cast<unsigned int>(v1965.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2473 = v2255 + v2472;
-  const unsigned int v2474 = static_cast<unsigned int>(v1965.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2475 = v26 + v2474;
-  const bool v2476 = v2473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2477 = v2475 < v1;
-  const bool v2478 = v2476 && v2477;
-  if (v2478) {
-    const float v2479 = v1965.x[18];
-    const float v2480 = v2479 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2481 = iron_f32_to_f16(v2480);
-    const unsigned int v2482 = v2473 * v1;
-    const unsigned int v2483 = v2482 + v2475;
-    out[v2483] = v2481;
-  }
-  const unsigned int v2484 = static_cast<unsigned int>(v1965.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2485 = v2255 + v2484;
-  const unsigned int v2486 = static_cast<unsigned int>(v1965.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2487 = v26 + v2486;
-  const bool v2488 = v2485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2489 = v2487 < v1;
-  const bool v2490 = v2488 && v2489;
-  if (v2490) {
-    const float v2491 = v1965.x[19];
-    const float v2492 = v2491 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2493 = iron_f32_to_f16(v2492);
-    const unsigned int v2494 = v2485 * v1;
-    const unsigned int v2495 = v2494 + v2487;
-    out[v2495] = v2493;
-  }
-  const unsigned int v2496 = static_cast<unsigned int>(v1965.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2497 = v2255 + v2496;
-  const unsigned int v2498 = static_cast<unsigned int>(v1965.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2499 = v26 + v2498;
-  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2501 = v2499 < v1;
-  const bool v2502 = v2500 && v2501;
-  if (v2502) {
-    const float v2503 = v1965.x[20];
-    const float v2504 = v2503 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2505 = iron_f32_to_f16(v2504);
-    const unsigned int v2506 = v2497 * v1;
-    const unsigned int v2507 = v2506 + v2499;
-    out[v2507] = v2505;
-  }
-  const unsigned int v2508 = static_cast<unsigned int>(v1965.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2509 = v2255 + v2508;
-  const unsigned int v2510 = static_cast<unsigned int>(v1965.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2511 = v26 + v2510;
-  const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2513 = v2511 < v1;
-  const bool v2514 = v2512 && v2513;
-  if (v2514) {
-    const float v2515 = v1965.x[21];
-    const float v2516 = v2515 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2517 = iron_f32_to_f16(v2516);
-    const unsigned int v2518 = v2509 * v1;
-    const unsigned int v2519 = v2518 + v2511;
-    out[v2519] = v2517;
-  }
-  const unsigned int v2520 = static_cast<unsigned int>(v1965.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2521 = v2255 + v2520;
-  const unsigned int v2522 = static_cast<unsigned int>(v1965.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2523 = v26 + v2522;
-  const bool v2524 = v2521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2525 = v2523 < v1;
-  const bool v2526 = v2524 && v2525;
-  if (v2526) {
-    const float v2527 = v1965.x[22];
-    const float v2528 = v2527 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2529 = iron_f32_to_f16(v2528);
-    const unsigned int v2530 = v2521 * v1;
-    const unsigned int v2531 = v2530 + v2523;
-    out[v2531] = v2529;
-  }
-  const unsigned int v2532 = static_cast<unsigned int>(v1965.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2533 = v2255 + v2532;
-  const unsigned int v2534 = static_cast<unsigned int>(v1965.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2535 = v26 + v2534;
-  const bool v2536 = v2533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2537 = v2535 < v1;
-  const bool v2538 = v2536 && v2537;
-  if (v2538) {
-    const float v2539 = v1965.x[23];
-    const float v2540 = v2539 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2541 = iron_f32_to_f16(v2540);
-    const unsigned int v2542 = v2533 * v1;
-    const unsigned int v2543 = v2542 + v2535;
-    out[v2543] = v2541;
-  }
-  const unsigned int v2544 = static_cast<unsigned int>(v1965.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2545 = v2255 + v2544;
-  const unsigned int v2546 = static_cast<unsigned int>(v1965.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2547 = v26 + v2546;
-  const bool v2548 = v2545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2549 = v2547 < v1;
-  const bool v2550 = v2548 && v2549;
-  if (v2550) {
-    const float v2551 = v1965.x[24];
-    const float v2552 = v2551 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2553 = iron_f32_to_f16(v2552);
-    const unsigned int v2554 = v2545 * v1;
-    const unsigned int v2555 = v2554 + v2547;
-    out[v2555] = v2553;
-  }
-  const unsigned int v2556 = static_cast<unsigned int>(v1965.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2557 = v2255 + v2556;
-  const unsigned int v2558 = static_cast<unsigned int>(v1965.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2559 = v26 + v2558;
-  const bool v2560 = v2557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2561 = v2559 < v1;
-  const bool v2562 = v2560 && v2561;
-  if (v2562) {
-    const float v2563 = v1965.x[25];
-    const float v2564 = v2563 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2565 = iron_f32_to_f16(v2564);
-    const unsigned int v2566 = v2557 * v1;
-    const unsigned int v2567 = v2566 + v2559;
-    out[v2567] = v2565;
-  }
-  const unsigned int v2568 = static_cast<unsigned int>(v1965.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2569 = v2255 + v2568;
-  const unsigned int v2570 = static_cast<unsigned int>(v1965.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2571 = v26 + v2570;
-  const bool v2572 = v2569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2573 = v2571 < v1;
-  const bool v2574 = v2572 && v2573;
-  if (v2574) {
-    const float v2575 = v1965.x[26];
-    const float v2576 = v2575 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2577 = iron_f32_to_f16(v2576);
-    const unsigned int v2578 = v2569 * v1;
-    const unsigned int v2579 = v2578 + v2571;
-    out[v2579] = v2577;
-  }
-  const unsigned int v2580 = static_cast<unsigned int>(v1965.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2581 = v2255 + v2580;
-  const unsigned int v2582 = static_cast<unsigned int>(v1965.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2583 = v26 + v2582;
-  const bool v2584 = v2581 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2585 = v2583 < v1;
-  const bool v2586 = v2584 && v2585;
-  if (v2586) {
-    const float v2587 = v1965.x[27];
-    const float v2588 = v2587 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2589 = iron_f32_to_f16(v2588);
-    const unsigned int v2590 = v2581 * v1;
-    const unsigned int v2591 = v2590 + v2583;
-    out[v2591] = v2589;
-  }
-  const unsigned int v2592 = static_cast<unsigned int>(v1965.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2593 = v2255 + v2592;
-  const unsigned int v2594 = static_cast<unsigned int>(v1965.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2595 = v26 + v2594;
-  const bool v2596 = v2593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2597 = v2595 < v1;
-  const bool v2598 = v2596 && v2597;
-  if (v2598) {
-    const float v2599 = v1965.x[28];
-    const float v2600 = v2599 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2601 = iron_f32_to_f16(v2600);
-    const unsigned int v2602 = v2593 * v1;
-    const unsigned int v2603 = v2602 + v2595;
-    out[v2603] = v2601;
-  }
-  const unsigned int v2604 = static_cast<unsigned int>(v1965.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2605 = v2255 + v2604;
-  const unsigned int v2606 = static_cast<unsigned int>(v1965.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2607 = v26 + v2606;
-  const bool v2608 = v2605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2609 = v2607 < v1;
-  const bool v2610 = v2608 && v2609;
-  if (v2610) {
-    const float v2611 = v1965.x[29];
-    const float v2612 = v2611 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2613 = iron_f32_to_f16(v2612);
-    const unsigned int v2614 = v2605 * v1;
-    const unsigned int v2615 = v2614 + v2607;
-    out[v2615] = v2613;
-  }
-  const unsigned int v2616 = static_cast<unsigned int>(v1965.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2617 = v2255 + v2616;
-  const unsigned int v2618 = static_cast<unsigned int>(v1965.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2619 = v26 + v2618;
-  const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2621 = v2619 < v1;
-  const bool v2622 = v2620 && v2621;
-  if (v2622) {
-    const float v2623 = v1965.x[30];
-    const float v2624 = v2623 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2625 = iron_f32_to_f16(v2624);
-    const unsigned int v2626 = v2617 * v1;
-    const unsigned int v2627 = v2626 + v2619;
-    out[v2627] = v2625;
-  }
-  const unsigned int v2628 = static_cast<unsigned int>(v1965.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2629 = v2255 + v2628;
-  const unsigned int v2630 = static_cast<unsigned int>(v1965.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2631 = v26 + v2630;
-  const bool v2632 = v2629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2633 = v2631 < v1;
-  const bool v2634 = v2632 && v2633;
-  if (v2634) {
-    const float v2635 = v1965.x[31];
-    const float v2636 = v2635 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2637 = iron_f32_to_f16(v2636);
-    const unsigned int v2638 = v2629 * v1;
-    const unsigned int v2639 = v2638 + v2631;
-    out[v2639] = v2637;
-  }
-  const unsigned int v2640 = static_cast<unsigned int>(v1965.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2641 = v2255 + v2640;
-  const unsigned int v2642 = static_cast<unsigned int>(v1965.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2643 = v26 + v2642;
-  const bool v2644 = v2641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2645 = v2643 < v1;
-  const bool v2646 = v2644 && v2645;
-  if (v2646) {
-    const float v2647 = v1965.x[32];
-    const float v2648 = v2647 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2649 = iron_f32_to_f16(v2648);
-    const unsigned int v2650 = v2641 * v1;
-    const unsigned int v2651 = v2650 + v2643;
-    out[v2651] = v2649;
-  }
-  const unsigned int v2652 = static_cast<unsigned int>(v1965.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2653 = v2255 + v2652;
-  const unsigned int v2654 = static_cast<unsigned int>(v1965.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2655 = v26 + v2654;
-  const bool v2656 = v2653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2657 = v2655 < v1;
-  const bool v2658 = v2656 && v2657;
-  if (v2658) {
-    const float v2659 = v1965.x[33];
-    const float v2660 = v2659 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2661 = iron_f32_to_f16(v2660);
-    const unsigned int v2662 = v2653 * v1;
-    const unsigned int v2663 = v2662 + v2655;
-    out[v2663] = v2661;
-  }
-  const unsigned int v2664 = static_cast<unsigned int>(v1965.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2665 = v2255 + v2664;
-  const unsigned int v2666 = static_cast<unsigned int>(v1965.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2667 = v26 + v2666;
-  const bool v2668 = v2665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2669 = v2667 < v1;
-  const bool v2670 = v2668 && v2669;
-  if (v2670) {
-    const float v2671 = v1965.x[34];
-    const float v2672 = v2671 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2673 = iron_f32_to_f16(v2672);
-    const unsigned int v2674 = v2665 * v1;
-    const unsigned int v2675 = v2674 + v2667;
-    out[v2675] = v2673;
-  }
-  const unsigned int v2676 = static_cast<unsigned int>(v1965.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2677 = v2255 + v2676;
-  const unsigned int v2678 = static_cast<unsigned int>(v1965.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2679 = v26 + v2678;
-  const bool v2680 = v2677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2681 = v2679 < v1;
-  const bool v2682 = v2680 && v2681;
-  if (v2682) {
-    const float v2683 = v1965.x[35];
-    const float v2684 = v2683 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2685 = iron_f32_to_f16(v2684);
-    const unsigned int v2686 = v2677 * v1;
-    const unsigned int v2687 = v2686 + v2679;
-    out[v2687] = v2685;
-  }
-  const unsigned int v2688 = static_cast<unsigned int>(v1965.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2689 = v2255 + v2688;
-  const unsigned int v2690 = static_cast<unsigned int>(v1965.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2691 = v26 + v2690;
-  const bool v2692 = v2689 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2693 = v2691 < v1;
-  const bool v2694 = v2692 && v2693;
-  if (v2694) {
-    const float v2695 = v1965.x[36];
-    const float v2696 = v2695 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2697 = iron_f32_to_f16(v2696);
-    const unsigned int v2698 = v2689 * v1;
-    const unsigned int v2699 = v2698 + v2691;
-    out[v2699] = v2697;
-  }
-  const unsigned int v2700 = static_cast<unsigned int>(v1965.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2701 = v2255 + v2700;
-  const unsigned int v2702 = static_cast<unsigned int>(v1965.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2703 = v26 + v2702;
-  const bool v2704 = v2701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2705 = v2703 < v1;
-  const bool v2706 = v2704 && v2705;
-  if (v2706) {
-    const float v2707 = v1965.x[37];
-    const float v2708 = v2707 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2709 = iron_f32_to_f16(v2708);
-    const unsigned int v2710 = v2701 * v1;
-    const unsigned int v2711 = v2710 + v2703;
-    out[v2711] = v2709;
-  }
-  const unsigned int v2712 = static_cast<unsigned int>(v1965.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2713 = v2255 + v2712;
-  const unsigned int v2714 = static_cast<unsigned int>(v1965.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2715 = v26 + v2714;
-  const bool v2716 = v2713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2717 = v2715 < v1;
-  const bool v2718 = v2716 && v2717;
-  if (v2718) {
-    const float v2719 = v1965.x[38];
-    const float v2720 = v2719 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2721 = iron_f32_to_f16(v2720);
-    const unsigned int v2722 = v2713 * v1;
-    const unsigned int v2723 = v2722 + v2715;
-    out[v2723] = v2721;
-  }
-  const unsigned int v2724 = static_cast<unsigned int>(v1965.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2725 = v2255 + v2724;
-  const unsigned int v2726 = static_cast<unsigned int>(v1965.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2727 = v26 + v2726;
-  const bool v2728 = v2725 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2729 = v2727 < v1;
-  const bool v2730 = v2728 && v2729;
-  if (v2730) {
-    const float v2731 = v1965.x[39];
-    const float v2732 = v2731 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2733 = iron_f32_to_f16(v2732);
-    const unsigned int v2734 = v2725 * v1;
-    const unsigned int v2735 = v2734 + v2727;
-    out[v2735] = v2733;
-  }
-  const unsigned int v2736 = static_cast<unsigned int>(v1965.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2737 = v2255 + v2736;
-  const unsigned int v2738 = static_cast<unsigned int>(v1965.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2739 = v26 + v2738;
-  const bool v2740 = v2737 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2741 = v2739 < v1;
-  const bool v2742 = v2740 && v2741;
-  if (v2742) {
-    const float v2743 = v1965.x[40];
-    const float v2744 = v2743 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2745 = iron_f32_to_f16(v2744);
-    const unsigned int v2746 = v2737 * v1;
-    const unsigned int v2747 = v2746 + v2739;
-    out[v2747] = v2745;
-  }
-  const unsigned int v2748 = static_cast<unsigned int>(v1965.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2749 = v2255 + v2748;
-  const unsigned int v2750 = static_cast<unsigned int>(v1965.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2751 = v26 + v2750;
-  const bool v2752 = v2749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2753 = v2751 < v1;
-  const bool v2754 = v2752 && v2753;
-  if (v2754) {
-    const float v2755 = v1965.x[41];
-    const float v2756 = v2755 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2757 = iron_f32_to_f16(v2756);
-    const unsigned int v2758 = v2749 * v1;
-    const unsigned int v2759 = v2758 + v2751;
-    out[v2759] = v2757;
-  }
-  const unsigned int v2760 = static_cast<unsigned int>(v1965.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2761 = v2255 + v2760;
-  const unsigned int v2762 = static_cast<unsigned int>(v1965.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2763 = v26 + v2762;
-  const bool v2764 = v2761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2765 = v2763 < v1;
-  const bool v2766 = v2764 && v2765;
-  if (v2766) {
-    const float v2767 = v1965.x[42];
-    const float v2768 = v2767 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2769 = iron_f32_to_f16(v2768);
-    const unsigned int v2770 = v2761 * v1;
-    const unsigned int v2771 = v2770 + v2763;
-    out[v2771] = v2769;
-  }
-  const unsigned int v2772 = static_cast<unsigned int>(v1965.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2773 = v2255 + v2772;
-  const unsigned int v2774 = static_cast<unsigned int>(v1965.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2775 = v26 + v2774;
-  const bool v2776 = v2773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2777 = v2775 < v1;
-  const bool v2778 = v2776 && v2777;
-  if (v2778) {
-    const float v2779 = v1965.x[43];
-    const float v2780 = v2779 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2781 = iron_f32_to_f16(v2780);
-    const unsigned int v2782 = v2773 * v1;
-    const unsigned int v2783 = v2782 + v2775;
-    out[v2783] = v2781;
-  }
-  const unsigned int v2784 = static_cast<unsigned int>(v1965.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2785 = v2255 + v2784;
-  const unsigned int v2786 = static_cast<unsigned int>(v1965.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2787 = v26 + v2786;
-  const bool v2788 = v2785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2789 = v2787 < v1;
-  const bool v2790 = v2788 && v2789;
-  if (v2790) {
-    const float v2791 = v1965.x[44];
-    const float v2792 = v2791 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2793 = iron_f32_to_f16(v2792);
-    const unsigned int v2794 = v2785 * v1;
-    const unsigned int v2795 = v2794 + v2787;
-    out[v2795] = v2793;
-  }
-  const unsigned int v2796 = static_cast<unsigned int>(v1965.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2797 = v2255 + v2796;
-  const unsigned int v2798 = static_cast<unsigned int>(v1965.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2799 = v26 + v2798;
-  const bool v2800 = v2797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2801 = v2799 < v1;
-  const bool v2802 = v2800 && v2801;
-  if (v2802) {
-    const float v2803 = v1965.x[45];
-    const float v2804 = v2803 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2805 = iron_f32_to_f16(v2804);
-    const unsigned int v2806 = v2797 * v1;
-    const unsigned int v2807 = v2806 + v2799;
-    out[v2807] = v2805;
-  }
-  const unsigned int v2808 = static_cast<unsigned int>(v1965.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2809 = v2255 + v2808;
-  const unsigned int v2810 = static_cast<unsigned int>(v1965.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2811 = v26 + v2810;
-  const bool v2812 = v2809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2813 = v2811 < v1;
-  const bool v2814 = v2812 && v2813;
-  if (v2814) {
-    const float v2815 = v1965.x[46];
-    const float v2816 = v2815 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2817 = iron_f32_to_f16(v2816);
-    const unsigned int v2818 = v2809 * v1;
-    const unsigned int v2819 = v2818 + v2811;
-    out[v2819] = v2817;
-  }
-  const unsigned int v2820 = static_cast<unsigned int>(v1965.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2821 = v2255 + v2820;
-  const unsigned int v2822 = static_cast<unsigned int>(v1965.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2823 = v26 + v2822;
-  const bool v2824 = v2821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2825 = v2823 < v1;
-  const bool v2826 = v2824 && v2825;
-  if (v2826) {
-    const float v2827 = v1965.x[47];
-    const float v2828 = v2827 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2829 = iron_f32_to_f16(v2828);
-    const unsigned int v2830 = v2821 * v1;
-    const unsigned int v2831 = v2830 + v2823;
-    out[v2831] = v2829;
-  }
-  const unsigned int v2832 = static_cast<unsigned int>(v1965.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2833 = v2255 + v2832;
-  const unsigned int v2834 = static_cast<unsigned int>(v1965.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2835 = v26 + v2834;
-  const bool v2836 = v2833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2837 = v2835 < v1;
-  const bool v2838 = v2836 && v2837;
-  if (v2838) {
-    const float v2839 = v1965.x[48];
-    const float v2840 = v2839 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2841 = iron_f32_to_f16(v2840);
-    const unsigned int v2842 = v2833 * v1;
-    const unsigned int v2843 = v2842 + v2835;
-    out[v2843] = v2841;
-  }
-  const unsigned int v2844 = static_cast<unsigned int>(v1965.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2845 = v2255 + v2844;
-  const unsigned int v2846 = static_cast<unsigned int>(v1965.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2847 = v26 + v2846;
-  const bool v2848 = v2845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2849 = v2847 < v1;
-  const bool v2850 = v2848 && v2849;
-  if (v2850) {
-    const float v2851 = v1965.x[49];
-    const float v2852 = v2851 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2853 = iron_f32_to_f16(v2852);
-    const unsigned int v2854 = v2845 * v1;
-    const unsigned int v2855 = v2854 + v2847;
-    out[v2855] = v2853;
-  }
-  const unsigned int v2856 = static_cast<unsigned int>(v1965.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2857 = v2255 + v2856;
-  const unsigned int v2858 = static_cast<unsigned int>(v1965.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2859 = v26 + v2858;
-  const bool v2860 = v2857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2861 = v2859 < v1;
-  const bool v2862 = v2860 && v2861;
-  if (v2862) {
-    const float v2863 = v1965.x[50];
-    const float v2864 = v2863 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2865 = iron_f32_to_f16(v2864);
-    const unsigned int v2866 = v2857 * v1;
-    const unsigned int v2867 = v2866 + v2859;
-    out[v2867] = v2865;
-  }
-  const unsigned int v2868 = static_cast<unsigned int>(v1965.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2869 = v2255 + v2868;
-  const unsigned int v2870 = static_cast<unsigned int>(v1965.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2871 = v26 + v2870;
-  const bool v2872 = v2869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2873 = v2871 < v1;
-  const bool v2874 = v2872 && v2873;
-  if (v2874) {
-    const float v2875 = v1965.x[51];
-    const float v2876 = v2875 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2877 = iron_f32_to_f16(v2876);
-    const unsigned int v2878 = v2869 * v1;
-    const unsigned int v2879 = v2878 + v2871;
-    out[v2879] = v2877;
-  }
-  const unsigned int v2880 = static_cast<unsigned int>(v1965.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2881 = v2255 + v2880;
-  const unsigned int v2882 = static_cast<unsigned int>(v1965.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2883 = v26 + v2882;
-  const bool v2884 = v2881 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2885 = v2883 < v1;
-  const bool v2886 = v2884 && v2885;
-  if (v2886) {
-    const float v2887 = v1965.x[52];
-    const float v2888 = v2887 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2889 = iron_f32_to_f16(v2888);
-    const unsigned int v2890 = v2881 * v1;
-    const unsigned int v2891 = v2890 + v2883;
-    out[v2891] = v2889;
-  }
-  const unsigned int v2892 = static_cast<unsigned int>(v1965.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2893 = v2255 + v2892;
-  const unsigned int v2894 = static_cast<unsigned int>(v1965.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2895 = v26 + v2894;
-  const bool v2896 = v2893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2897 = v2895 < v1;
-  const bool v2898 = v2896 && v2897;
-  if (v2898) {
-    const float v2899 = v1965.x[53];
-    const float v2900 = v2899 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2901 = iron_f32_to_f16(v2900);
-    const unsigned int v2902 = v2893 * v1;
-    const unsigned int v2903 = v2902 + v2895;
-    out[v2903] = v2901;
-  }
-  const unsigned int v2904 = static_cast<unsigned int>(v1965.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2905 = v2255 + v2904;
-  const unsigned int v2906 = static_cast<unsigned int>(v1965.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2907 = v26 + v2906;
-  const bool v2908 = v2905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2909 = v2907 < v1;
-  const bool v2910 = v2908 && v2909;
-  if (v2910) {
-    const float v2911 = v1965.x[54];
-    const float v2912 = v2911 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2913 = iron_f32_to_f16(v2912);
-    const unsigned int v2914 = v2905 * v1;
-    const unsigned int v2915 = v2914 + v2907;
-    out[v2915] = v2913;
-  }
-  const unsigned int v2916 = static_cast<unsigned int>(v1965.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2917 = v2255 + v2916;
-  const unsigned int v2918 = static_cast<unsigned int>(v1965.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2919 = v26 + v2918;
-  const bool v2920 = v2917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2921 = v2919 < v1;
-  const bool v2922 = v2920 && v2921;
-  if (v2922) {
-    const float v2923 = v1965.x[55];
-    const float v2924 = v2923 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2925 = iron_f32_to_f16(v2924);
-    const unsigned int v2926 = v2917 * v1;
-    const unsigned int v2927 = v2926 + v2919;
-    out[v2927] = v2925;
-  }
-  const unsigned int v2928 = static_cast<unsigned int>(v1965.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2929 = v2255 + v2928;
-  const unsigned int v2930 = static_cast<unsigned int>(v1965.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2931 = v26 + v2930;
-  const bool v2932 = v2929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2933 = v2931 < v1;
-  const bool v2934 = v2932 && v2933;
-  if (v2934) {
-    const float v2935 = v1965.x[56];
-    const float v2936 = v2935 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2937 = iron_f32_to_f16(v2936);
-    const unsigned int v2938 = v2929 * v1;
-    const unsigned int v2939 = v2938 + v2931;
-    out[v2939] = v2937;
-  }
-  const unsigned int v2940 = static_cast<unsigned int>(v1965.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2941 = v2255 + v2940;
-  const unsigned int v2942 = static_cast<unsigned int>(v1965.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2943 = v26 + v2942;
-  const bool v2944 = v2941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2945 = v2943 < v1;
-  const bool v2946 = v2944 && v2945;
-  if (v2946) {
-    const float v2947 = v1965.x[57];
-    const float v2948 = v2947 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2949 = iron_f32_to_f16(v2948);
-    const unsigned int v2950 = v2941 * v1;
-    const unsigned int v2951 = v2950 + v2943;
-    out[v2951] = v2949;
-  }
-  const unsigned int v2952 = static_cast<unsigned int>(v1965.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2953 = v2255 + v2952;
-  const unsigned int v2954 = static_cast<unsigned int>(v1965.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2955 = v26 + v2954;
-  const bool v2956 = v2953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2957 = v2955 < v1;
-  const bool v2958 = v2956 && v2957;
-  if (v2958) {
-    const float v2959 = v1965.x[58];
-    const float v2960 = v2959 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2961 = iron_f32_to_f16(v2960);
-    const unsigned int v2962 = v2953 * v1;
-    const unsigned int v2963 = v2962 + v2955;
-    out[v2963] = v2961;
-  }
-  const unsigned int v2964 = static_cast<unsigned int>(v1965.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2965 = v2255 + v2964;
-  const unsigned int v2966 = static_cast<unsigned int>(v1965.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2967 = v26 + v2966;
-  const bool v2968 = v2965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2969 = v2967 < v1;
-  const bool v2970 = v2968 && v2969;
-  if (v2970) {
-    const float v2971 = v1965.x[59];
-    const float v2972 = v2971 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2973 = iron_f32_to_f16(v2972);
-    const unsigned int v2974 = v2965 * v1;
-    const unsigned int v2975 = v2974 + v2967;
-    out[v2975] = v2973;
-  }
-  const unsigned int v2976 = static_cast<unsigned int>(v1965.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2977 = v2255 + v2976;
-  const unsigned int v2978 = static_cast<unsigned int>(v1965.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2979 = v26 + v2978;
-  const bool v2980 = v2977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2981 = v2979 < v1;
-  const bool v2982 = v2980 && v2981;
-  if (v2982) {
-    const float v2983 = v1965.x[60];
-    const float v2984 = v2983 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2985 = iron_f32_to_f16(v2984);
-    const unsigned int v2986 = v2977 * v1;
-    const unsigned int v2987 = v2986 + v2979;
-    out[v2987] = v2985;
-  }
-  const unsigned int v2988 = static_cast<unsigned int>(v1965.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v2989 = v2255 + v2988;
-  const unsigned int v2990 = static_cast<unsigned int>(v1965.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v2991 = v26 + v2990;
-  const bool v2992 = v2989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2993 = v2991 < v1;
-  const bool v2994 = v2992 && v2993;
-  if (v2994) {
-    const float v2995 = v1965.x[61];
-    const float v2996 = v2995 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v2997 = iron_f32_to_f16(v2996);
-    const unsigned int v2998 = v2989 * v1;
-    const unsigned int v2999 = v2998 + v2991;
-    out[v2999] = v2997;
-  }
-  const unsigned int v3000 = static_cast<unsigned int>(v1965.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3001 = v2255 + v3000;
-  const unsigned int v3002 = static_cast<unsigned int>(v1965.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3003 = v26 + v3002;
-  const bool v3004 = v3001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3005 = v3003 < v1;
-  const bool v3006 = v3004 && v3005;
-  if (v3006) {
-    const float v3007 = v1965.x[62];
-    const float v3008 = v3007 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3009 = iron_f32_to_f16(v3008);
-    const unsigned int v3010 = v3001 * v1;
-    const unsigned int v3011 = v3010 + v3003;
-    out[v3011] = v3009;
-  }
-  const unsigned int v3012 = static_cast<unsigned int>(v1965.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3013 = v2255 + v3012;
-  const unsigned int v3014 = static_cast<unsigned int>(v1965.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3015 = v26 + v3014;
-  const bool v3016 = v3013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3017 = v3015 < v1;
-  const bool v3018 = v3016 && v3017;
-  if (v3018) {
-    const float v3019 = v1965.x[63];
-    const float v3020 = v3019 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3021 = iron_f32_to_f16(v3020);
-    const unsigned int v3022 = v3013 * v1;
-    const unsigned int v3023 = v3022 + v3015;
-    out[v3023] = v3021;
-  }
-  const unsigned int v3025 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:110
-  iron_frag<float, 2, 16, 128> v3032;  // kernels/gemm/gemm_warpgroup.hpp:54
-  iron_frag_fill(v3032, 0.0f);
-  if (v1969) {  // kernels/gemm/gemm_warpgroup.hpp:60
-    const bool v5511 = v1957 < v2;  // kernels/gemm/gemm_warpgroup.hpp:61
-    if (v5511) {
-      const unsigned int v5515 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v5516 = v5515 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-      const unsigned int v5517 = v5515 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-      const unsigned int v5518 = v5517 << 3u;
-      const unsigned int v5519 = v22 + v5516;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5520 = v5519 < v0;
-      const bool v5522 = v5518 < v2;
-      const bool v5523 = v5520 && v5522;
-      const unsigned int v5524 = v5519 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5526 = v5524 + v5518;
-      const unsigned int v5527 = v5523 ? v5526 : v1957;
-      const unsigned int v5528 = v5516 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5530 = v5528 + v5518;
-      iron_copy_async<16>(shm2 + (v5530 ^ (((v5530 >> 6u) & 7u) << 3u)), a + v5527, v5523);
-      const unsigned int v5531 = v5515 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v5532 = v5531 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-      const unsigned int v5533 = v5531 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-      const unsigned int v5534 = v5533 << 3u;
-      const unsigned int v5535 = v22 + v5532;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5536 = v5535 < v0;
-      const bool v5538 = v5534 < v2;
-      const bool v5539 = v5536 && v5538;
-      const unsigned int v5540 = v5535 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5542 = v5540 + v5534;
-      const unsigned int v5543 = v5539 ? v5542 : v1957;
-      const unsigned int v5544 = v5532 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5546 = v5544 + v5534;
-      iron_copy_async<16>(shm2 + (v5546 ^ (((v5546 >> 6u) & 7u) << 3u)), a + v5543, v5539);
-      const unsigned int v5548 = v5515 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v5549 = v5548 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-      const unsigned int v5550 = v5548 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-      const unsigned int v5551 = v5550 << 3u;
-      const unsigned int v5552 = v22 + v5549;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5553 = v5552 < v0;
-      const bool v5555 = v5551 < v2;
-      const bool v5556 = v5553 && v5555;
-      const unsigned int v5557 = v5552 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5559 = v5557 + v5551;
-      const unsigned int v5560 = v5556 ? v5559 : v1957;
-      const unsigned int v5561 = v5549 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5563 = v5561 + v5551;
-      iron_copy_async<16>(shm2 + (v5563 ^ (((v5563 >> 6u) & 7u) << 3u)), a + v5560, v5556);
-      const unsigned int v5565 = v5515 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v5566 = v5565 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-      const unsigned int v5567 = v5565 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-      const unsigned int v5568 = v5567 << 3u;
-      const unsigned int v5569 = v22 + v5566;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5570 = v5569 < v0;
-      const bool v5572 = v5568 < v2;
-      const bool v5573 = v5570 && v5572;
-      const unsigned int v5574 = v5569 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5576 = v5574 + v5568;
-      const unsigned int v5577 = v5573 ? v5576 : v1957;
-      const unsigned int v5578 = v5566 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5580 = v5578 + v5568;
-      iron_copy_async<16>(shm2 + (v5580 ^ (((v5580 >> 6u) & 7u) << 3u)), a + v5577, v5573);
-      const unsigned int v5581 = v3025 + v5516;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5582 = v5581 < v1;
-      const bool v5583 = v5582 && v5522;
-      const unsigned int v5584 = v5581 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5586 = v5584 + v5518;
-      const unsigned int v5587 = v5583 ? v5586 : v1957;
-      iron_copy_async<16>(shm3 + (v5530 ^ (((v5530 >> 6u) & 7u) << 3u)), b + v5587, v5583);  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5588 = v3025 + v5532;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5589 = v5588 < v1;
-      const bool v5590 = v5589 && v5538;
-      const unsigned int v5591 = v5588 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5593 = v5591 + v5534;
-      const unsigned int v5594 = v5590 ? v5593 : v1957;
-      iron_copy_async<16>(shm3 + (v5546 ^ (((v5546 >> 6u) & 7u) << 3u)), b + v5594, v5590);  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5595 = v3025 + v5549;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5596 = v5595 < v1;
-      const bool v5597 = v5596 && v5555;
-      const unsigned int v5598 = v5595 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5600 = v5598 + v5551;
-      const unsigned int v5601 = v5597 ? v5600 : v1957;
-      iron_copy_async<16>(shm3 + (v5563 ^ (((v5563 >> 6u) & 7u) << 3u)), b + v5601, v5597);  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5602 = v3025 + v5566;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5603 = v5602 < v1;
-      const bool v5604 = v5603 && v5572;
-      const unsigned int v5605 = v5602 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5607 = v5605 + v5568;
-      const unsigned int v5608 = v5604 ? v5607 : v1957;
-      iron_copy_async<16>(shm3 + (v5580 ^ (((v5580 >> 6u) & 7u) << 3u)), b + v5608, v5604);  // kernels/gemm/gemm_tiles.hpp:82
+  const unsigned int v1774 = v1674 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:83
+  const unsigned int v1775 = v1774 << 4u;
+  const unsigned int v1777 = v1675 << 6u;
+  const unsigned int v1778 = v22 + v1777;
+  const unsigned int v1779 = v1778 + v1775;
+  const unsigned int v1780 = static_cast<unsigned int>(v1679.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1781 = v1779 + v1780;
+  const unsigned int v1782 = static_cast<unsigned int>(v1679.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1783 = v26 + v1782;
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1785 = v1783 < v1;
+  const bool v1786 = v1784 && v1785;
+  if (v1786) {
+    const float v1787 = v1679.x[0];
+    const float v1788 = v1787 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v1789 = iron_f32_to_f16(v1788);
+    const unsigned int v1790 = v1781 * v1;
+    const unsigned int v1791 = v1790 + v1783;
+    out[v1791] = v1789;
+  }
+  const unsigned int v1792 = static_cast<unsigned int>(v1679.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1793 = v1779 + v1792;
+  const unsigned int v1794 = static_cast<unsigned int>(v1679.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1795 = v26 + v1794;
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1797 = v1795 < v1;
+  const bool v1798 = v1796 && v1797;
+  if (v1798) {
+    const float v1799 = v1679.x[1];
+    const float v1800 = v1799 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v1801 = iron_f32_to_f16(v1800);
+    const unsigned int v1802 = v1793 * v1;
+    const unsigned int v1803 = v1802 + v1795;
+    out[v1803] = v1801;
+  }
+  const unsigned int v1804 = static_cast<unsigned int>(v1679.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1805 = v1779 + v1804;
+  const unsigned int v1806 = static_cast<unsigned int>(v1679.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1807 = v26 + v1806;
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1809 = v1807 < v1;
+  const bool v1810 = v1808 && v1809;
+  if (v1810) {
+    const float v1811 = v1679.x[2];
+    const float v1812 = v1811 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v1813 = iron_f32_to_f16(v1812);
+    const unsigned int v1814 = v1805 * v1;
+    const unsigned int v1815 = v1814 + v1807;
+    out[v1815] = v1813;
+  }
+  const unsigned int v1816 = static_cast<unsigned int>(v1679.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1817 = v1779 + v1816;
+  const unsigned int v1818 = static_cast<unsigned int>(v1679.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1819 = v26 + v1818;
+  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1821 = v1819 < v1;
+  const bool v1822 = v1820 && v1821;
+  if (v1822) {
+    const float v1823 = v1679.x[3];
+    const float v1824 = v1823 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v1825 = iron_f32_to_f16(v1824);
+    const unsigned int v1826 = v1817 * v1;
+    const unsigned int v1827 = v1826 + v1819;
+    out[v1827] = v1825;
+  }
+  const unsigned int v1828 = static_cast<unsigned int>(v1679.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1829 = v1779 + v1828;
+  const unsigned int v1830 = static_cast<unsigned int>(v1679.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1831 = v26 + v1830;
+  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1833 = v1831 < v1;
+  const bool v1834 = v1832 && v1833;
+  if (v1834) {
+    const float v1835 = v1679.x[4];
+    const float v1836 = v1835 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v1837 = iron_f32_to_f16(v1836);
+    const unsigned int v1838 = v1829 * v1;
+    const unsigned int v1839 = v1838 + v1831;
+    out[v1839] = v1837;
+  }
+  const unsigned int v1840 = static_cast<unsigned int>(v1679.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1841 = v1779 + v1840;
+  const unsigned int v1842 = static_cast<unsigned int>(v1679.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1843 = v26 + v1842;
+  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1845 = v1843 < v1;
+  const bool v1846 = v1844 && v1845;
+  if (v1846) {
+    const float v1847 = v1679.x[5];
+    const float v1848 = v1847 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v1849 = iron_f32_to_f16(v1848);
+    const unsigned int v1850 = v1841 * v1;
+    const unsigned int v1851 = v1850 + v1843;
+    out[v1851] = v1849;
+  }
+  const unsigned int v1852 = static_cast<unsigned int>(v1679.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1853 = v1779 + v1852;
+  const unsigned int v1854 = static_cast<unsigned int>(v1679.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1855 = v26 + v1854;
+  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1857 = v1855 < v1;
+  const bool v1858 = v1856 && v1857;
+  if (v1858) {
+    const float v1859 = v1679.x[6];
+    const float v1860 = v1859 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v1861 = iron_f32_to_f16(v1860);
+    const unsigned int v1862 = v1853 * v1;
+    const unsigned int v1863 = v1862 + v1855;
+    out[v1863] = v1861;
+  }
+  const unsigned int v1864 = static_cast<unsigned int>(v1679.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1865 = v1779 + v1864;
+  const unsigned int v1866 = static_cast<unsigned int>(v1679.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1867 = v26 + v1866;
+  const bool v1868 = v1865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1869 = v1867 < v1;
+  const bool v1870 = v1868 && v1869;
+  if (v1870) {
+    const float v1871 = v1679.x[7];
+    const float v1872 = v1871 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v1873 = iron_f32_to_f16(v1872);
+    const unsigned int v1874 = v1865 * v1;
+    const unsigned int v1875 = v1874 + v1867;
+    out[v1875] = v1873;
+  }
+  const unsigned int v1876 = static_cast<unsigned int>(v1679.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1877 = v1779 + v1876;
+  const unsigned int v1878 = static_cast<unsigned int>(v1679.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1879 = v26 + v1878;
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1881 = v1879 < v1;
+  const bool v1882 = v1880 && v1881;
+  if (v1882) {
+    const float v1883 = v1679.x[8];
+    const float v1884 = v1883 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v1885 = iron_f32_to_f16(v1884);
+    const unsigned int v1886 = v1877 * v1;
+    const unsigned int v1887 = v1886 + v1879;
+    out[v1887] = v1885;
+  }
+  const unsigned int v1888 = static_cast<unsigned int>(v1679.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1889 = v1779 + v1888;
+  const unsigned int v1890 = static_cast<unsigned int>(v1679.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1891 = v26 + v1890;
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1893 = v1891 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v1679.x[9];
+    const float v1896 = v1895 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v1897 = iron_f32_to_f16(v1896);
+    const unsigned int v1898 = v1889 * v1;
+    const unsigned int v1899 = v1898 + v1891;
+    out[v1899] = v1897;
+  }
+  const unsigned int v1900 = static_cast<unsigned int>(v1679.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1901 = v1779 + v1900;
+  const unsigned int v1902 = static_cast<unsigned int>(v1679.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1903 = v26 + v1902;
+  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1905 = v1903 < v1;
+  const bool v1906 = v1904 && v1905;
+  if (v1906) {
+    const float v1907 = v1679.x[10];
+    const float v1908 = v1907 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v1909 = iron_f32_to_f16(v1908);
+    const unsigned int v1910 = v1901 * v1;
+    const unsigned int v1911 = v1910 + v1903;
+    out[v1911] = v1909;
+  }
+  const unsigned int v1912 = static_cast<unsigned int>(v1679.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1913 = v1779 + v1912;
+  const unsigned int v1914 = static_cast<unsigned int>(v1679.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1915 = v26 + v1914;
+  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1917 = v1915 < v1;
+  const bool v1918 = v1916 && v1917;
+  if (v1918) {
+    const float v1919 = v1679.x[11];
+    const float v1920 = v1919 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v1921 = iron_f32_to_f16(v1920);
+    const unsigned int v1922 = v1913 * v1;
+    const unsigned int v1923 = v1922 + v1915;
+    out[v1923] = v1921;
+  }
+  const unsigned int v1924 = static_cast<unsigned int>(v1679.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1925 = v1779 + v1924;
+  const unsigned int v1926 = static_cast<unsigned int>(v1679.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1927 = v26 + v1926;
+  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1929 = v1927 < v1;
+  const bool v1930 = v1928 && v1929;
+  if (v1930) {
+    const float v1931 = v1679.x[12];
+    const float v1932 = v1931 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v1933 = iron_f32_to_f16(v1932);
+    const unsigned int v1934 = v1925 * v1;
+    const unsigned int v1935 = v1934 + v1927;
+    out[v1935] = v1933;
+  }
+  const unsigned int v1936 = static_cast<unsigned int>(v1679.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1937 = v1779 + v1936;
+  const unsigned int v1938 = static_cast<unsigned int>(v1679.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1939 = v26 + v1938;
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1941 = v1939 < v1;
+  const bool v1942 = v1940 && v1941;
+  if (v1942) {
+    const float v1943 = v1679.x[13];
+    const float v1944 = v1943 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v1945 = iron_f32_to_f16(v1944);
+    const unsigned int v1946 = v1937 * v1;
+    const unsigned int v1947 = v1946 + v1939;
+    out[v1947] = v1945;
+  }
+  const unsigned int v1948 = static_cast<unsigned int>(v1679.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1949 = v1779 + v1948;
+  const unsigned int v1950 = static_cast<unsigned int>(v1679.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1951 = v26 + v1950;
+  const bool v1952 = v1949 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1953 = v1951 < v1;
+  const bool v1954 = v1952 && v1953;
+  if (v1954) {
+    const float v1955 = v1679.x[14];
+    const float v1956 = v1955 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v1957 = iron_f32_to_f16(v1956);
+    const unsigned int v1958 = v1949 * v1;
+    const unsigned int v1959 = v1958 + v1951;
+    out[v1959] = v1957;
+  }
+  const unsigned int v1960 = static_cast<unsigned int>(v1679.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1961 = v1779 + v1960;
+  const unsigned int v1962 = static_cast<unsigned int>(v1679.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1963 = v26 + v1962;
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1965 = v1963 < v1;
+  const bool v1966 = v1964 && v1965;
+  if (v1966) {
+    const float v1967 = v1679.x[15];
+    const float v1968 = v1967 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v1969 = iron_f32_to_f16(v1968);
+    const unsigned int v1970 = v1961 * v1;
+    const unsigned int v1971 = v1970 + v1963;
+    out[v1971] = v1969;
+  }
+  const unsigned int v1972 = static_cast<unsigned int>(v1679.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1973 = v1779 + v1972;
+  const unsigned int v1974 = static_cast<unsigned int>(v1679.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1975 = v26 + v1974;
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1977 = v1975 < v1;
+  const bool v1978 = v1976 && v1977;
+  if (v1978) {
+    const float v1979 = v1679.x[16];
+    const float v1980 = v1979 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v1981 = iron_f32_to_f16(v1980);
+    const unsigned int v1982 = v1973 * v1;
+    const unsigned int v1983 = v1982 + v1975;
+    out[v1983] = v1981;
+  }
+  const unsigned int v1984 = static_cast<unsigned int>(v1679.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1985 = v1779 + v1984;
+  const unsigned int v1986 = static_cast<unsigned int>(v1679.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1987 = v26 + v1986;
+  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1989 = v1987 < v1;
+  const bool v1990 = v1988 && v1989;
+  if (v1990) {
+    const float v1991 = v1679.x[17];
+    const float v1992 = v1991 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v1993 = iron_f32_to_f16(v1992);
+    const unsigned int v1994 = v1985 * v1;
+    const unsigned int v1995 = v1994 + v1987;
+    out[v1995] = v1993;
+  }
+  const unsigned int v1996 = static_cast<unsigned int>(v1679.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v1997 = v1779 + v1996;
+  const unsigned int v1998 = static_cast<unsigned int>(v1679.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v1999 = v26 + v1998;
+  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2001 = v1999 < v1;
+  const bool v2002 = v2000 && v2001;
+  if (v2002) {
+    const float v2003 = v1679.x[18];
+    const float v2004 = v2003 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2005 = iron_f32_to_f16(v2004);
+    const unsigned int v2006 = v1997 * v1;
+    const unsigned int v2007 = v2006 + v1999;
+    out[v2007] = v2005;
+  }
+  const unsigned int v2008 = static_cast<unsigned int>(v1679.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2009 = v1779 + v2008;
+  const unsigned int v2010 = static_cast<unsigned int>(v1679.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2011 = v26 + v2010;
+  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2013 = v2011 < v1;
+  const bool v2014 = v2012 && v2013;
+  if (v2014) {
+    const float v2015 = v1679.x[19];
+    const float v2016 = v2015 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2017 = iron_f32_to_f16(v2016);
+    const unsigned int v2018 = v2009 * v1;
+    const unsigned int v2019 = v2018 + v2011;
+    out[v2019] = v2017;
+  }
+  const unsigned int v2020 = static_cast<unsigned int>(v1679.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2021 = v1779 + v2020;
+  const unsigned int v2022 = static_cast<unsigned int>(v1679.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2023 = v26 + v2022;
+  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2025 = v2023 < v1;
+  const bool v2026 = v2024 && v2025;
+  if (v2026) {
+    const float v2027 = v1679.x[20];
+    const float v2028 = v2027 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2029 = iron_f32_to_f16(v2028);
+    const unsigned int v2030 = v2021 * v1;
+    const unsigned int v2031 = v2030 + v2023;
+    out[v2031] = v2029;
+  }
+  const unsigned int v2032 = static_cast<unsigned int>(v1679.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2033 = v1779 + v2032;
+  const unsigned int v2034 = static_cast<unsigned int>(v1679.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2035 = v26 + v2034;
+  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2037 = v2035 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v1679.x[21];
+    const float v2040 = v2039 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2041 = iron_f32_to_f16(v2040);
+    const unsigned int v2042 = v2033 * v1;
+    const unsigned int v2043 = v2042 + v2035;
+    out[v2043] = v2041;
+  }
+  const unsigned int v2044 = static_cast<unsigned int>(v1679.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2045 = v1779 + v2044;
+  const unsigned int v2046 = static_cast<unsigned int>(v1679.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2047 = v26 + v2046;
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2049 = v2047 < v1;
+  const bool v2050 = v2048 && v2049;
+  if (v2050) {
+    const float v2051 = v1679.x[22];
+    const float v2052 = v2051 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2053 = iron_f32_to_f16(v2052);
+    const unsigned int v2054 = v2045 * v1;
+    const unsigned int v2055 = v2054 + v2047;
+    out[v2055] = v2053;
+  }
+  const unsigned int v2056 = static_cast<unsigned int>(v1679.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2057 = v1779 + v2056;
+  const unsigned int v2058 = static_cast<unsigned int>(v1679.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2059 = v26 + v2058;
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2061 = v2059 < v1;
+  const bool v2062 = v2060 && v2061;
+  if (v2062) {
+    const float v2063 = v1679.x[23];
+    const float v2064 = v2063 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2065 = iron_f32_to_f16(v2064);
+    const unsigned int v2066 = v2057 * v1;
+    const unsigned int v2067 = v2066 + v2059;
+    out[v2067] = v2065;
+  }
+  const unsigned int v2068 = static_cast<unsigned int>(v1679.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2069 = v1779 + v2068;
+  const unsigned int v2070 = static_cast<unsigned int>(v1679.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2071 = v26 + v2070;
+  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2073 = v2071 < v1;
+  const bool v2074 = v2072 && v2073;
+  if (v2074) {
+    const float v2075 = v1679.x[24];
+    const float v2076 = v2075 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2077 = iron_f32_to_f16(v2076);
+    const unsigned int v2078 = v2069 * v1;
+    const unsigned int v2079 = v2078 + v2071;
+    out[v2079] = v2077;
+  }
+  const unsigned int v2080 = static_cast<unsigned int>(v1679.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2081 = v1779 + v2080;
+  const unsigned int v2082 = static_cast<unsigned int>(v1679.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2083 = v26 + v2082;
+  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2085 = v2083 < v1;
+  const bool v2086 = v2084 && v2085;
+  if (v2086) {
+    const float v2087 = v1679.x[25];
+    const float v2088 = v2087 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2089 = iron_f32_to_f16(v2088);
+    const unsigned int v2090 = v2081 * v1;
+    const unsigned int v2091 = v2090 + v2083;
+    out[v2091] = v2089;
+  }
+  const unsigned int v2092 = static_cast<unsigned int>(v1679.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2093 = v1779 + v2092;
+  const unsigned int v2094 = static_cast<unsigned int>(v1679.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2095 = v26 + v2094;
+  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2097 = v2095 < v1;
+  const bool v2098 = v2096 && v2097;
+  if (v2098) {
+    const float v2099 = v1679.x[26];
+    const float v2100 = v2099 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2101 = iron_f32_to_f16(v2100);
+    const unsigned int v2102 = v2093 * v1;
+    const unsigned int v2103 = v2102 + v2095;
+    out[v2103] = v2101;
+  }
+  const unsigned int v2104 = static_cast<unsigned int>(v1679.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2105 = v1779 + v2104;
+  const unsigned int v2106 = static_cast<unsigned int>(v1679.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2107 = v26 + v2106;
+  const bool v2108 = v2105 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2109 = v2107 < v1;
+  const bool v2110 = v2108 && v2109;
+  if (v2110) {
+    const float v2111 = v1679.x[27];
+    const float v2112 = v2111 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2113 = iron_f32_to_f16(v2112);
+    const unsigned int v2114 = v2105 * v1;
+    const unsigned int v2115 = v2114 + v2107;
+    out[v2115] = v2113;
+  }
+  const unsigned int v2116 = static_cast<unsigned int>(v1679.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2117 = v1779 + v2116;
+  const unsigned int v2118 = static_cast<unsigned int>(v1679.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2119 = v26 + v2118;
+  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2121 = v2119 < v1;
+  const bool v2122 = v2120 && v2121;
+  if (v2122) {
+    const float v2123 = v1679.x[28];
+    const float v2124 = v2123 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2125 = iron_f32_to_f16(v2124);
+    const unsigned int v2126 = v2117 * v1;
+    const unsigned int v2127 = v2126 + v2119;
+    out[v2127] = v2125;
+  }
+  const unsigned int v2128 = static_cast<unsigned int>(v1679.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2129 = v1779 + v2128;
+  const unsigned int v2130 = static_cast<unsigned int>(v1679.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2131 = v26 + v2130;
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2133 = v2131 < v1;
+  const bool v2134 = v2132 && v2133;
+  if (v2134) {
+    const float v2135 = v1679.x[29];
+    const float v2136 = v2135 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2137 = iron_f32_to_f16(v2136);
+    const unsigned int v2138 = v2129 * v1;
+    const unsigned int v2139 = v2138 + v2131;
+    out[v2139] = v2137;
+  }
+  const unsigned int v2140 = static_cast<unsigned int>(v1679.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2141 = v1779 + v2140;
+  const unsigned int v2142 = static_cast<unsigned int>(v1679.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2143 = v26 + v2142;
+  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2145 = v2143 < v1;
+  const bool v2146 = v2144 && v2145;
+  if (v2146) {
+    const float v2147 = v1679.x[30];
+    const float v2148 = v2147 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2149 = iron_f32_to_f16(v2148);
+    const unsigned int v2150 = v2141 * v1;
+    const unsigned int v2151 = v2150 + v2143;
+    out[v2151] = v2149;
+  }
+  const unsigned int v2152 = static_cast<unsigned int>(v1679.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2153 = v1779 + v2152;
+  const unsigned int v2154 = static_cast<unsigned int>(v1679.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2155 = v26 + v2154;
+  const bool v2156 = v2153 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2157 = v2155 < v1;
+  const bool v2158 = v2156 && v2157;
+  if (v2158) {
+    const float v2159 = v1679.x[31];
+    const float v2160 = v2159 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2161 = iron_f32_to_f16(v2160);
+    const unsigned int v2162 = v2153 * v1;
+    const unsigned int v2163 = v2162 + v2155;
+    out[v2163] = v2161;
+  }
+  const unsigned int v2164 = static_cast<unsigned int>(v1679.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2165 = v1779 + v2164;
+  const unsigned int v2166 = static_cast<unsigned int>(v1679.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2167 = v26 + v2166;
+  const bool v2168 = v2165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2169 = v2167 < v1;
+  const bool v2170 = v2168 && v2169;
+  if (v2170) {
+    const float v2171 = v1679.x[32];
+    const float v2172 = v2171 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2173 = iron_f32_to_f16(v2172);
+    const unsigned int v2174 = v2165 * v1;
+    const unsigned int v2175 = v2174 + v2167;
+    out[v2175] = v2173;
+  }
+  const unsigned int v2176 = static_cast<unsigned int>(v1679.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2177 = v1779 + v2176;
+  const unsigned int v2178 = static_cast<unsigned int>(v1679.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2179 = v26 + v2178;
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2181 = v2179 < v1;
+  const bool v2182 = v2180 && v2181;
+  if (v2182) {
+    const float v2183 = v1679.x[33];
+    const float v2184 = v2183 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2185 = iron_f32_to_f16(v2184);
+    const unsigned int v2186 = v2177 * v1;
+    const unsigned int v2187 = v2186 + v2179;
+    out[v2187] = v2185;
+  }
+  const unsigned int v2188 = static_cast<unsigned int>(v1679.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2189 = v1779 + v2188;
+  const unsigned int v2190 = static_cast<unsigned int>(v1679.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2191 = v26 + v2190;
+  const bool v2192 = v2189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2193 = v2191 < v1;
+  const bool v2194 = v2192 && v2193;
+  if (v2194) {
+    const float v2195 = v1679.x[34];
+    const float v2196 = v2195 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2197 = iron_f32_to_f16(v2196);
+    const unsigned int v2198 = v2189 * v1;
+    const unsigned int v2199 = v2198 + v2191;
+    out[v2199] = v2197;
+  }
+  const unsigned int v2200 = static_cast<unsigned int>(v1679.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2201 = v1779 + v2200;
+  const unsigned int v2202 = static_cast<unsigned int>(v1679.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2203 = v26 + v2202;
+  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2205 = v2203 < v1;
+  const bool v2206 = v2204 && v2205;
+  if (v2206) {
+    const float v2207 = v1679.x[35];
+    const float v2208 = v2207 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2209 = iron_f32_to_f16(v2208);
+    const unsigned int v2210 = v2201 * v1;
+    const unsigned int v2211 = v2210 + v2203;
+    out[v2211] = v2209;
+  }
+  const unsigned int v2212 = static_cast<unsigned int>(v1679.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2213 = v1779 + v2212;
+  const unsigned int v2214 = static_cast<unsigned int>(v1679.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2215 = v26 + v2214;
+  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2217 = v2215 < v1;
+  const bool v2218 = v2216 && v2217;
+  if (v2218) {
+    const float v2219 = v1679.x[36];
+    const float v2220 = v2219 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2221 = iron_f32_to_f16(v2220);
+    const unsigned int v2222 = v2213 * v1;
+    const unsigned int v2223 = v2222 + v2215;
+    out[v2223] = v2221;
+  }
+  const unsigned int v2224 = static_cast<unsigned int>(v1679.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2225 = v1779 + v2224;
+  const unsigned int v2226 = static_cast<unsigned int>(v1679.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2227 = v26 + v2226;
+  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2229 = v2227 < v1;
+  const bool v2230 = v2228 && v2229;
+  if (v2230) {
+    const float v2231 = v1679.x[37];
+    const float v2232 = v2231 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2233 = iron_f32_to_f16(v2232);
+    const unsigned int v2234 = v2225 * v1;
+    const unsigned int v2235 = v2234 + v2227;
+    out[v2235] = v2233;
+  }
+  const unsigned int v2236 = static_cast<unsigned int>(v1679.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2237 = v1779 + v2236;
+  const unsigned int v2238 = static_cast<unsigned int>(v1679.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2239 = v26 + v2238;
+  const bool v2240 = v2237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2241 = v2239 < v1;
+  const bool v2242 = v2240 && v2241;
+  if (v2242) {
+    const float v2243 = v1679.x[38];
+    const float v2244 = v2243 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2245 = iron_f32_to_f16(v2244);
+    const unsigned int v2246 = v2237 * v1;
+    const unsigned int v2247 = v2246 + v2239;
+    out[v2247] = v2245;
+  }
+  const unsigned int v2248 = static_cast<unsigned int>(v1679.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2249 = v1779 + v2248;
+  const unsigned int v2250 = static_cast<unsigned int>(v1679.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2251 = v26 + v2250;
+  const bool v2252 = v2249 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2253 = v2251 < v1;
+  const bool v2254 = v2252 && v2253;
+  if (v2254) {
+    const float v2255 = v1679.x[39];
+    const float v2256 = v2255 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2257 = iron_f32_to_f16(v2256);
+    const unsigned int v2258 = v2249 * v1;
+    const unsigned int v2259 = v2258 + v2251;
+    out[v2259] = v2257;
+  }
+  const unsigned int v2260 = static_cast<unsigned int>(v1679.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2261 = v1779 + v2260;
+  const unsigned int v2262 = static_cast<unsigned int>(v1679.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2263 = v26 + v2262;
+  const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2265 = v2263 < v1;
+  const bool v2266 = v2264 && v2265;
+  if (v2266) {
+    const float v2267 = v1679.x[40];
+    const float v2268 = v2267 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2269 = iron_f32_to_f16(v2268);
+    const unsigned int v2270 = v2261 * v1;
+    const unsigned int v2271 = v2270 + v2263;
+    out[v2271] = v2269;
+  }
+  const unsigned int v2272 = static_cast<unsigned int>(v1679.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2273 = v1779 + v2272;
+  const unsigned int v2274 = static_cast<unsigned int>(v1679.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2275 = v26 + v2274;
+  const bool v2276 = v2273 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2277 = v2275 < v1;
+  const bool v2278 = v2276 && v2277;
+  if (v2278) {
+    const float v2279 = v1679.x[41];
+    const float v2280 = v2279 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2281 = iron_f32_to_f16(v2280);
+    const unsigned int v2282 = v2273 * v1;
+    const unsigned int v2283 = v2282 + v2275;
+    out[v2283] = v2281;
+  }
+  const unsigned int v2284 = static_cast<unsigned int>(v1679.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2285 = v1779 + v2284;
+  const unsigned int v2286 = static_cast<unsigned int>(v1679.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2287 = v26 + v2286;
+  const bool v2288 = v2285 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2289 = v2287 < v1;
+  const bool v2290 = v2288 && v2289;
+  if (v2290) {
+    const float v2291 = v1679.x[42];
+    const float v2292 = v2291 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2293 = iron_f32_to_f16(v2292);
+    const unsigned int v2294 = v2285 * v1;
+    const unsigned int v2295 = v2294 + v2287;
+    out[v2295] = v2293;
+  }
+  const unsigned int v2296 = static_cast<unsigned int>(v1679.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2297 = v1779 + v2296;
+  const unsigned int v2298 = static_cast<unsigned int>(v1679.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2299 = v26 + v2298;
+  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2301 = v2299 < v1;
+  const bool v2302 = v2300 && v2301;
+  if (v2302) {
+    const float v2303 = v1679.x[43];
+    const float v2304 = v2303 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2305 = iron_f32_to_f16(v2304);
+    const unsigned int v2306 = v2297 * v1;
+    const unsigned int v2307 = v2306 + v2299;
+    out[v2307] = v2305;
+  }
+  const unsigned int v2308 = static_cast<unsigned int>(v1679.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2309 = v1779 + v2308;
+  const unsigned int v2310 = static_cast<unsigned int>(v1679.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2311 = v26 + v2310;
+  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2313 = v2311 < v1;
+  const bool v2314 = v2312 && v2313;
+  if (v2314) {
+    const float v2315 = v1679.x[44];
+    const float v2316 = v2315 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2317 = iron_f32_to_f16(v2316);
+    const unsigned int v2318 = v2309 * v1;
+    const unsigned int v2319 = v2318 + v2311;
+    out[v2319] = v2317;
+  }
+  const unsigned int v2320 = static_cast<unsigned int>(v1679.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2321 = v1779 + v2320;
+  const unsigned int v2322 = static_cast<unsigned int>(v1679.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2323 = v26 + v2322;
+  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2325 = v2323 < v1;
+  const bool v2326 = v2324 && v2325;
+  if (v2326) {
+    const float v2327 = v1679.x[45];
+    const float v2328 = v2327 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2329 = iron_f32_to_f16(v2328);
+    const unsigned int v2330 = v2321 * v1;
+    const unsigned int v2331 = v2330 + v2323;
+    out[v2331] = v2329;
+  }
+  const unsigned int v2332 = static_cast<unsigned int>(v1679.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2333 = v1779 + v2332;
+  const unsigned int v2334 = static_cast<unsigned int>(v1679.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2335 = v26 + v2334;
+  const bool v2336 = v2333 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2337 = v2335 < v1;
+  const bool v2338 = v2336 && v2337;
+  if (v2338) {
+    const float v2339 = v1679.x[46];
+    const float v2340 = v2339 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2341 = iron_f32_to_f16(v2340);
+    const unsigned int v2342 = v2333 * v1;
+    const unsigned int v2343 = v2342 + v2335;
+    out[v2343] = v2341;
+  }
+  const unsigned int v2344 = static_cast<unsigned int>(v1679.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2345 = v1779 + v2344;
+  const unsigned int v2346 = static_cast<unsigned int>(v1679.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2347 = v26 + v2346;
+  const bool v2348 = v2345 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2349 = v2347 < v1;
+  const bool v2350 = v2348 && v2349;
+  if (v2350) {
+    const float v2351 = v1679.x[47];
+    const float v2352 = v2351 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2353 = iron_f32_to_f16(v2352);
+    const unsigned int v2354 = v2345 * v1;
+    const unsigned int v2355 = v2354 + v2347;
+    out[v2355] = v2353;
+  }
+  const unsigned int v2356 = static_cast<unsigned int>(v1679.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2357 = v1779 + v2356;
+  const unsigned int v2358 = static_cast<unsigned int>(v1679.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2359 = v26 + v2358;
+  const bool v2360 = v2357 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2361 = v2359 < v1;
+  const bool v2362 = v2360 && v2361;
+  if (v2362) {
+    const float v2363 = v1679.x[48];
+    const float v2364 = v2363 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2365 = iron_f32_to_f16(v2364);
+    const unsigned int v2366 = v2357 * v1;
+    const unsigned int v2367 = v2366 + v2359;
+    out[v2367] = v2365;
+  }
+  const unsigned int v2368 = static_cast<unsigned int>(v1679.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2369 = v1779 + v2368;
+  const unsigned int v2370 = static_cast<unsigned int>(v1679.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2371 = v26 + v2370;
+  const bool v2372 = v2369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2373 = v2371 < v1;
+  const bool v2374 = v2372 && v2373;
+  if (v2374) {
+    const float v2375 = v1679.x[49];
+    const float v2376 = v2375 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2377 = iron_f32_to_f16(v2376);
+    const unsigned int v2378 = v2369 * v1;
+    const unsigned int v2379 = v2378 + v2371;
+    out[v2379] = v2377;
+  }
+  const unsigned int v2380 = static_cast<unsigned int>(v1679.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2381 = v1779 + v2380;
+  const unsigned int v2382 = static_cast<unsigned int>(v1679.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2383 = v26 + v2382;
+  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2385 = v2383 < v1;
+  const bool v2386 = v2384 && v2385;
+  if (v2386) {
+    const float v2387 = v1679.x[50];
+    const float v2388 = v2387 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2389 = iron_f32_to_f16(v2388);
+    const unsigned int v2390 = v2381 * v1;
+    const unsigned int v2391 = v2390 + v2383;
+    out[v2391] = v2389;
+  }
+  const unsigned int v2392 = static_cast<unsigned int>(v1679.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2393 = v1779 + v2392;
+  const unsigned int v2394 = static_cast<unsigned int>(v1679.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2395 = v26 + v2394;
+  const bool v2396 = v2393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2397 = v2395 < v1;
+  const bool v2398 = v2396 && v2397;
+  if (v2398) {
+    const float v2399 = v1679.x[51];
+    const float v2400 = v2399 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2401 = iron_f32_to_f16(v2400);
+    const unsigned int v2402 = v2393 * v1;
+    const unsigned int v2403 = v2402 + v2395;
+    out[v2403] = v2401;
+  }
+  const unsigned int v2404 = static_cast<unsigned int>(v1679.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2405 = v1779 + v2404;
+  const unsigned int v2406 = static_cast<unsigned int>(v1679.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2407 = v26 + v2406;
+  const bool v2408 = v2405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2409 = v2407 < v1;
+  const bool v2410 = v2408 && v2409;
+  if (v2410) {
+    const float v2411 = v1679.x[52];
+    const float v2412 = v2411 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2413 = iron_f32_to_f16(v2412);
+    const unsigned int v2414 = v2405 * v1;
+    const unsigned int v2415 = v2414 + v2407;
+    out[v2415] = v2413;
+  }
+  const unsigned int v2416 = static_cast<unsigned int>(v1679.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2417 = v1779 + v2416;
+  const unsigned int v2418 = static_cast<unsigned int>(v1679.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2419 = v26 + v2418;
+  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2421 = v2419 < v1;
+  const bool v2422 = v2420 && v2421;
+  if (v2422) {
+    const float v2423 = v1679.x[53];
+    const float v2424 = v2423 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2425 = iron_f32_to_f16(v2424);
+    const unsigned int v2426 = v2417 * v1;
+    const unsigned int v2427 = v2426 + v2419;
+    out[v2427] = v2425;
+  }
+  const unsigned int v2428 = static_cast<unsigned int>(v1679.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2429 = v1779 + v2428;
+  const unsigned int v2430 = static_cast<unsigned int>(v1679.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2431 = v26 + v2430;
+  const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2433 = v2431 < v1;
+  const bool v2434 = v2432 && v2433;
+  if (v2434) {
+    const float v2435 = v1679.x[54];
+    const float v2436 = v2435 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2437 = iron_f32_to_f16(v2436);
+    const unsigned int v2438 = v2429 * v1;
+    const unsigned int v2439 = v2438 + v2431;
+    out[v2439] = v2437;
+  }
+  const unsigned int v2440 = static_cast<unsigned int>(v1679.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2441 = v1779 + v2440;
+  const unsigned int v2442 = static_cast<unsigned int>(v1679.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2443 = v26 + v2442;
+  const bool v2444 = v2441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2445 = v2443 < v1;
+  const bool v2446 = v2444 && v2445;
+  if (v2446) {
+    const float v2447 = v1679.x[55];
+    const float v2448 = v2447 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2449 = iron_f32_to_f16(v2448);
+    const unsigned int v2450 = v2441 * v1;
+    const unsigned int v2451 = v2450 + v2443;
+    out[v2451] = v2449;
+  }
+  const unsigned int v2452 = static_cast<unsigned int>(v1679.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2453 = v1779 + v2452;
+  const unsigned int v2454 = static_cast<unsigned int>(v1679.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2455 = v26 + v2454;
+  const bool v2456 = v2453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2457 = v2455 < v1;
+  const bool v2458 = v2456 && v2457;
+  if (v2458) {
+    const float v2459 = v1679.x[56];
+    const float v2460 = v2459 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2461 = iron_f32_to_f16(v2460);
+    const unsigned int v2462 = v2453 * v1;
+    const unsigned int v2463 = v2462 + v2455;
+    out[v2463] = v2461;
+  }
+  const unsigned int v2464 = static_cast<unsigned int>(v1679.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2465 = v1779 + v2464;
+  const unsigned int v2466 = static_cast<unsigned int>(v1679.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2467 = v26 + v2466;
+  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2469 = v2467 < v1;
+  const bool v2470 = v2468 && v2469;
+  if (v2470) {
+    const float v2471 = v1679.x[57];
+    const float v2472 = v2471 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2473 = iron_f32_to_f16(v2472);
+    const unsigned int v2474 = v2465 * v1;
+    const unsigned int v2475 = v2474 + v2467;
+    out[v2475] = v2473;
+  }
+  const unsigned int v2476 = static_cast<unsigned int>(v1679.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2477 = v1779 + v2476;
+  const unsigned int v2478 = static_cast<unsigned int>(v1679.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2479 = v26 + v2478;
+  const bool v2480 = v2477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2481 = v2479 < v1;
+  const bool v2482 = v2480 && v2481;
+  if (v2482) {
+    const float v2483 = v1679.x[58];
+    const float v2484 = v2483 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2485 = iron_f32_to_f16(v2484);
+    const unsigned int v2486 = v2477 * v1;
+    const unsigned int v2487 = v2486 + v2479;
+    out[v2487] = v2485;
+  }
+  const unsigned int v2488 = static_cast<unsigned int>(v1679.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2489 = v1779 + v2488;
+  const unsigned int v2490 = static_cast<unsigned int>(v1679.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2491 = v26 + v2490;
+  const bool v2492 = v2489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2493 = v2491 < v1;
+  const bool v2494 = v2492 && v2493;
+  if (v2494) {
+    const float v2495 = v1679.x[59];
+    const float v2496 = v2495 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2497 = iron_f32_to_f16(v2496);
+    const unsigned int v2498 = v2489 * v1;
+    const unsigned int v2499 = v2498 + v2491;
+    out[v2499] = v2497;
+  }
+  const unsigned int v2500 = static_cast<unsigned int>(v1679.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2501 = v1779 + v2500;
+  const unsigned int v2502 = static_cast<unsigned int>(v1679.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2503 = v26 + v2502;
+  const bool v2504 = v2501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2505 = v2503 < v1;
+  const bool v2506 = v2504 && v2505;
+  if (v2506) {
+    const float v2507 = v1679.x[60];
+    const float v2508 = v2507 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2509 = iron_f32_to_f16(v2508);
+    const unsigned int v2510 = v2501 * v1;
+    const unsigned int v2511 = v2510 + v2503;
+    out[v2511] = v2509;
+  }
+  const unsigned int v2512 = static_cast<unsigned int>(v1679.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2513 = v1779 + v2512;
+  const unsigned int v2514 = static_cast<unsigned int>(v1679.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2515 = v26 + v2514;
+  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2517 = v2515 < v1;
+  const bool v2518 = v2516 && v2517;
+  if (v2518) {
+    const float v2519 = v1679.x[61];
+    const float v2520 = v2519 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2521 = iron_f32_to_f16(v2520);
+    const unsigned int v2522 = v2513 * v1;
+    const unsigned int v2523 = v2522 + v2515;
+    out[v2523] = v2521;
+  }
+  const unsigned int v2524 = static_cast<unsigned int>(v1679.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2525 = v1779 + v2524;
+  const unsigned int v2526 = static_cast<unsigned int>(v1679.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2527 = v26 + v2526;
+  const bool v2528 = v2525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2529 = v2527 < v1;
+  const bool v2530 = v2528 && v2529;
+  if (v2530) {
+    const float v2531 = v1679.x[62];
+    const float v2532 = v2531 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2533 = iron_f32_to_f16(v2532);
+    const unsigned int v2534 = v2525 * v1;
+    const unsigned int v2535 = v2534 + v2527;
+    out[v2535] = v2533;
+  }
+  const unsigned int v2536 = static_cast<unsigned int>(v1679.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2537 = v1779 + v2536;
+  const unsigned int v2538 = static_cast<unsigned int>(v1679.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2539 = v26 + v2538;
+  const bool v2540 = v2537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2541 = v2539 < v1;
+  const bool v2542 = v2540 && v2541;
+  if (v2542) {
+    const float v2543 = v1679.x[63];
+    const float v2544 = v2543 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2545 = iron_f32_to_f16(v2544);
+    const unsigned int v2546 = v2537 * v1;
+    const unsigned int v2547 = v2546 + v2539;
+    out[v2547] = v2545;
+  }
+  const unsigned int v2549 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:110
+  iron_frag<float, 2, 16, 128> v2556;  // kernels/gemm/gemm_warpgroup.hpp:54
+  iron_frag_fill(v2556, 0.0f);
+  if (v1683) {  // kernels/gemm/gemm_warpgroup.hpp:60
+    const bool v5153 = v1671 < v2;  // kernels/gemm/gemm_warpgroup.hpp:61
+    if (v5153) {
+      const unsigned int v5157 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:64
+      const unsigned int v5160 = v1674 << 5u;
+      const unsigned int v5161 = v5160 + v5157;
+      const unsigned int v5162 = v5161 >> 3u;
+      const unsigned int v5163 = v5161 & 7u;
+      const unsigned int v5164 = v5163 << 3u;
+      const unsigned int v5165 = v22 + v5162;
+      const bool v5167 = v5165 < v0;
+      const bool v5168 = v5164 < v2;
+      const bool v5169 = v5167 && v5168;
+      const unsigned int v5170 = v5165 * v2;
+      const unsigned int v5171 = v5170 + v5164;
+      const unsigned int v5172 = v5169 ? v5171 : v1671;
+      const unsigned int v5173 = v5162 << 6u;
+      const unsigned int v5175 = v5173 + v5164;
+      iron_copy_async<16>(shm2 + (v5175 ^ (((v5175 >> 6u) & 7u) << 3u)), a + v5172, v5169);
+      const unsigned int v5176 = v5161 + 256u;
+      const unsigned int v5177 = v5176 >> 3u;
+      const unsigned int v5178 = v5176 & 7u;
+      const unsigned int v5179 = v5178 << 3u;
+      const unsigned int v5180 = v22 + v5177;
+      const bool v5182 = v5180 < v0;
+      const bool v5183 = v5179 < v2;
+      const bool v5184 = v5182 && v5183;
+      const unsigned int v5185 = v5180 * v2;
+      const unsigned int v5186 = v5185 + v5179;
+      const unsigned int v5187 = v5184 ? v5186 : v1671;
+      const unsigned int v5188 = v5177 << 6u;
+      const unsigned int v5190 = v5188 + v5179;
+      iron_copy_async<16>(shm2 + (v5190 ^ (((v5190 >> 6u) & 7u) << 3u)), a + v5187, v5184);
+      const unsigned int v5192 = v5161 + 512u;
+      const unsigned int v5193 = v5192 >> 3u;
+      const unsigned int v5194 = v5192 & 7u;
+      const unsigned int v5195 = v5194 << 3u;
+      const unsigned int v5196 = v22 + v5193;
+      const bool v5198 = v5196 < v0;
+      const bool v5199 = v5195 < v2;
+      const bool v5200 = v5198 && v5199;
+      const unsigned int v5201 = v5196 * v2;
+      const unsigned int v5202 = v5201 + v5195;
+      const unsigned int v5203 = v5200 ? v5202 : v1671;
+      const unsigned int v5204 = v5193 << 6u;
+      const unsigned int v5206 = v5204 + v5195;
+      iron_copy_async<16>(shm2 + (v5206 ^ (((v5206 >> 6u) & 7u) << 3u)), a + v5203, v5200);
+      const unsigned int v5208 = v5161 + 768u;
+      const unsigned int v5209 = v5208 >> 3u;
+      const unsigned int v5210 = v5208 & 7u;
+      const unsigned int v5211 = v5210 << 3u;
+      const unsigned int v5212 = v22 + v5209;
+      const bool v5214 = v5212 < v0;
+      const bool v5215 = v5211 < v2;
+      const bool v5216 = v5214 && v5215;
+      const unsigned int v5217 = v5212 * v2;
+      const unsigned int v5218 = v5217 + v5211;
+      const unsigned int v5219 = v5216 ? v5218 : v1671;
+      const unsigned int v5220 = v5209 << 6u;
+      const unsigned int v5222 = v5220 + v5211;
+      iron_copy_async<16>(shm2 + (v5222 ^ (((v5222 >> 6u) & 7u) << 3u)), a + v5219, v5216);
+      const unsigned int v5223 = v2549 + v5162;  // kernels/gemm/gemm_warpgroup.hpp:65
+      const bool v5224 = v5223 < v1;
+      const bool v5225 = v5224 && v5168;
+      const unsigned int v5226 = v5223 * v2;
+      const unsigned int v5227 = v5226 + v5164;
+      const unsigned int v5228 = v5225 ? v5227 : v1671;
+      iron_copy_async<16>(shm3 + (v5175 ^ (((v5175 >> 6u) & 7u) << 3u)), b + v5228, v5225);
+      const unsigned int v5229 = v2549 + v5177;
+      const bool v5230 = v5229 < v1;
+      const bool v5231 = v5230 && v5183;
+      const unsigned int v5232 = v5229 * v2;
+      const unsigned int v5233 = v5232 + v5179;
+      const unsigned int v5234 = v5231 ? v5233 : v1671;
+      iron_copy_async<16>(shm3 + (v5190 ^ (((v5190 >> 6u) & 7u) << 3u)), b + v5234, v5231);
+      const unsigned int v5235 = v2549 + v5193;
+      const bool v5236 = v5235 < v1;
+      const bool v5237 = v5236 && v5199;
+      const unsigned int v5238 = v5235 * v2;
+      const unsigned int v5239 = v5238 + v5195;
+      const unsigned int v5240 = v5237 ? v5239 : v1671;
+      iron_copy_async<16>(shm3 + (v5206 ^ (((v5206 >> 6u) & 7u) << 3u)), b + v5240, v5237);
+      const unsigned int v5241 = v2549 + v5209;
+      const bool v5242 = v5241 < v1;
+      const bool v5243 = v5242 && v5215;
+      const unsigned int v5244 = v5241 * v2;
+      const unsigned int v5245 = v5244 + v5211;
+      const unsigned int v5246 = v5243 ? v5245 : v1671;
+      iron_copy_async<16>(shm3 + (v5222 ^ (((v5222 >> 6u) & 7u) << 3u)), b + v5246, v5243);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:61
-    const bool v5611 = 64u < v2;
-    if (v5611) {
-      const unsigned int v5615 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v5616 = v5615 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-      const unsigned int v5617 = v5615 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-      const unsigned int v5618 = v5617 << 3u;
-      const unsigned int v5619 = v22 + v5616;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5620 = v5619 < v0;
-      const unsigned int v5621 = 64u + v5618;
-      const bool v5622 = v5621 < v2;
-      const bool v5623 = v5620 && v5622;
-      const unsigned int v5624 = v5619 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5625 = v5624 + 64u;
-      const unsigned int v5626 = v5625 + v5618;
-      const unsigned int v5627 = v5623 ? v5626 : v1957;
-      const unsigned int v5628 = v5616 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5629 = 8192u + v5628;
-      const unsigned int v5630 = v5629 + v5618;
-      iron_copy_async<16>(shm2 + (v5630 ^ (((v5630 >> 6u) & 7u) << 3u)), a + v5627, v5623);
-      const unsigned int v5631 = v5615 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v5632 = v5631 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-      const unsigned int v5633 = v5631 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-      const unsigned int v5634 = v5633 << 3u;
-      const unsigned int v5635 = v22 + v5632;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5636 = v5635 < v0;
-      const unsigned int v5637 = 64u + v5634;
-      const bool v5638 = v5637 < v2;
-      const bool v5639 = v5636 && v5638;
-      const unsigned int v5640 = v5635 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5641 = v5640 + 64u;
-      const unsigned int v5642 = v5641 + v5634;
-      const unsigned int v5643 = v5639 ? v5642 : v1957;
-      const unsigned int v5644 = v5632 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5645 = 8192u + v5644;
-      const unsigned int v5646 = v5645 + v5634;
-      iron_copy_async<16>(shm2 + (v5646 ^ (((v5646 >> 6u) & 7u) << 3u)), a + v5643, v5639);
-      const unsigned int v5648 = v5615 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v5649 = v5648 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-      const unsigned int v5650 = v5648 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-      const unsigned int v5651 = v5650 << 3u;
-      const unsigned int v5652 = v22 + v5649;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5653 = v5652 < v0;
-      const unsigned int v5654 = 64u + v5651;
-      const bool v5655 = v5654 < v2;
-      const bool v5656 = v5653 && v5655;
-      const unsigned int v5657 = v5652 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5658 = v5657 + 64u;
-      const unsigned int v5659 = v5658 + v5651;
-      const unsigned int v5660 = v5656 ? v5659 : v1957;
-      const unsigned int v5661 = v5649 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5662 = 8192u + v5661;
-      const unsigned int v5663 = v5662 + v5651;
-      iron_copy_async<16>(shm2 + (v5663 ^ (((v5663 >> 6u) & 7u) << 3u)), a + v5660, v5656);
-      const unsigned int v5665 = v5615 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-      const unsigned int v5666 = v5665 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-      const unsigned int v5667 = v5665 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-      const unsigned int v5668 = v5667 << 3u;
-      const unsigned int v5669 = v22 + v5666;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5670 = v5669 < v0;
-      const unsigned int v5671 = 64u + v5668;
-      const bool v5672 = v5671 < v2;
-      const bool v5673 = v5670 && v5672;
-      const unsigned int v5674 = v5669 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5675 = v5674 + 64u;
-      const unsigned int v5676 = v5675 + v5668;
-      const unsigned int v5677 = v5673 ? v5676 : v1957;
-      const unsigned int v5678 = v5666 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5679 = 8192u + v5678;
-      const unsigned int v5680 = v5679 + v5668;
-      iron_copy_async<16>(shm2 + (v5680 ^ (((v5680 >> 6u) & 7u) << 3u)), a + v5677, v5673);
-      const unsigned int v5681 = v3025 + v5616;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5682 = v5681 < v1;
-      const bool v5683 = v5682 && v5622;
-      const unsigned int v5684 = v5681 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5685 = v5684 + 64u;
-      const unsigned int v5686 = v5685 + v5618;
-      const unsigned int v5687 = v5683 ? v5686 : v1957;
-      iron_copy_async<16>(shm3 + (v5630 ^ (((v5630 >> 6u) & 7u) << 3u)), b + v5687, v5683);  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5688 = v3025 + v5632;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5689 = v5688 < v1;
-      const bool v5690 = v5689 && v5638;
-      const unsigned int v5691 = v5688 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5692 = v5691 + 64u;
-      const unsigned int v5693 = v5692 + v5634;
-      const unsigned int v5694 = v5690 ? v5693 : v1957;
-      iron_copy_async<16>(shm3 + (v5646 ^ (((v5646 >> 6u) & 7u) << 3u)), b + v5694, v5690);  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5695 = v3025 + v5649;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5696 = v5695 < v1;
-      const bool v5697 = v5696 && v5655;
-      const unsigned int v5698 = v5695 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5699 = v5698 + 64u;
-      const unsigned int v5700 = v5699 + v5651;
-      const unsigned int v5701 = v5697 ? v5700 : v1957;
-      iron_copy_async<16>(shm3 + (v5663 ^ (((v5663 >> 6u) & 7u) << 3u)), b + v5701, v5697);  // kernels/gemm/gemm_tiles.hpp:82
-      const unsigned int v5702 = v3025 + v5666;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v5703 = v5702 < v1;
-      const bool v5704 = v5703 && v5672;
-      const unsigned int v5705 = v5702 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const unsigned int v5706 = v5705 + 64u;
-      const unsigned int v5707 = v5706 + v5668;
-      const unsigned int v5708 = v5704 ? v5707 : v1957;
-      iron_copy_async<16>(shm3 + (v5680 ^ (((v5680 >> 6u) & 7u) << 3u)), b + v5708, v5704);  // kernels/gemm/gemm_tiles.hpp:82
+    const bool v5249 = 64u < v2;
+    if (v5249) {
+      const unsigned int v5253 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:64
+      const unsigned int v5256 = v1674 << 5u;
+      const unsigned int v5257 = v5256 + v5253;
+      const unsigned int v5258 = v5257 >> 3u;
+      const unsigned int v5259 = v5257 & 7u;
+      const unsigned int v5260 = v5259 << 3u;
+      const unsigned int v5261 = v22 + v5258;
+      const unsigned int v5262 = 64u + v5260;
+      const bool v5263 = v5261 < v0;
+      const bool v5264 = v5262 < v2;
+      const bool v5265 = v5263 && v5264;
+      const unsigned int v5266 = v5261 * v2;
+      const unsigned int v5267 = v5266 + v5262;
+      const unsigned int v5268 = v5265 ? v5267 : v1671;
+      const unsigned int v5269 = v5258 << 6u;
+      const unsigned int v5270 = 8192u + v5269;
+      const unsigned int v5271 = v5270 + v5260;
+      iron_copy_async<16>(shm2 + (v5271 ^ (((v5271 >> 6u) & 7u) << 3u)), a + v5268, v5265);
+      const unsigned int v5272 = v5257 + 256u;
+      const unsigned int v5273 = v5272 >> 3u;
+      const unsigned int v5274 = v5272 & 7u;
+      const unsigned int v5275 = v5274 << 3u;
+      const unsigned int v5276 = v22 + v5273;
+      const unsigned int v5277 = 64u + v5275;
+      const bool v5278 = v5276 < v0;
+      const bool v5279 = v5277 < v2;
+      const bool v5280 = v5278 && v5279;
+      const unsigned int v5281 = v5276 * v2;
+      const unsigned int v5282 = v5281 + v5277;
+      const unsigned int v5283 = v5280 ? v5282 : v1671;
+      const unsigned int v5284 = v5273 << 6u;
+      const unsigned int v5285 = 8192u + v5284;
+      const unsigned int v5286 = v5285 + v5275;
+      iron_copy_async<16>(shm2 + (v5286 ^ (((v5286 >> 6u) & 7u) << 3u)), a + v5283, v5280);
+      const unsigned int v5288 = v5257 + 512u;
+      const unsigned int v5289 = v5288 >> 3u;
+      const unsigned int v5290 = v5288 & 7u;
+      const unsigned int v5291 = v5290 << 3u;
+      const unsigned int v5292 = v22 + v5289;
+      const unsigned int v5293 = 64u + v5291;
+      const bool v5294 = v5292 < v0;
+      const bool v5295 = v5293 < v2;
+      const bool v5296 = v5294 && v5295;
+      const unsigned int v5297 = v5292 * v2;
+      const unsigned int v5298 = v5297 + v5293;
+      const unsigned int v5299 = v5296 ? v5298 : v1671;
+      const unsigned int v5300 = v5289 << 6u;
+      const unsigned int v5301 = 8192u + v5300;
+      const unsigned int v5302 = v5301 + v5291;
+      iron_copy_async<16>(shm2 + (v5302 ^ (((v5302 >> 6u) & 7u) << 3u)), a + v5299, v5296);
+      const unsigned int v5304 = v5257 + 768u;
+      const unsigned int v5305 = v5304 >> 3u;
+      const unsigned int v5306 = v5304 & 7u;
+      const unsigned int v5307 = v5306 << 3u;
+      const unsigned int v5308 = v22 + v5305;
+      const unsigned int v5309 = 64u + v5307;
+      const bool v5310 = v5308 < v0;
+      const bool v5311 = v5309 < v2;
+      const bool v5312 = v5310 && v5311;
+      const unsigned int v5313 = v5308 * v2;
+      const unsigned int v5314 = v5313 + v5309;
+      const unsigned int v5315 = v5312 ? v5314 : v1671;
+      const unsigned int v5316 = v5305 << 6u;
+      const unsigned int v5317 = 8192u + v5316;
+      const unsigned int v5318 = v5317 + v5307;
+      iron_copy_async<16>(shm2 + (v5318 ^ (((v5318 >> 6u) & 7u) << 3u)), a + v5315, v5312);
+      const unsigned int v5319 = v2549 + v5258;  // kernels/gemm/gemm_warpgroup.hpp:65
+      const bool v5320 = v5319 < v1;
+      const bool v5321 = v5320 && v5264;
+      const unsigned int v5322 = v5319 * v2;
+      const unsigned int v5323 = v5322 + v5262;
+      const unsigned int v5324 = v5321 ? v5323 : v1671;
+      iron_copy_async<16>(shm3 + (v5271 ^ (((v5271 >> 6u) & 7u) << 3u)), b + v5324, v5321);
+      const unsigned int v5325 = v2549 + v5273;
+      const bool v5326 = v5325 < v1;
+      const bool v5327 = v5326 && v5279;
+      const unsigned int v5328 = v5325 * v2;
+      const unsigned int v5329 = v5328 + v5277;
+      const unsigned int v5330 = v5327 ? v5329 : v1671;
+      iron_copy_async<16>(shm3 + (v5286 ^ (((v5286 >> 6u) & 7u) << 3u)), b + v5330, v5327);
+      const unsigned int v5331 = v2549 + v5289;
+      const bool v5332 = v5331 < v1;
+      const bool v5333 = v5332 && v5295;
+      const unsigned int v5334 = v5331 * v2;
+      const unsigned int v5335 = v5334 + v5293;
+      const unsigned int v5336 = v5333 ? v5335 : v1671;
+      iron_copy_async<16>(shm3 + (v5302 ^ (((v5302 >> 6u) & 7u) << 3u)), b + v5336, v5333);
+      const unsigned int v5337 = v2549 + v5305;
+      const bool v5338 = v5337 < v1;
+      const bool v5339 = v5338 && v5311;
+      const unsigned int v5340 = v5337 * v2;
+      const unsigned int v5341 = v5340 + v5309;
+      const unsigned int v5342 = v5339 ? v5341 : v1671;
+      iron_copy_async<16>(shm3 + (v5318 ^ (((v5318 >> 6u) & 7u) << 3u)), b + v5342, v5339);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:61
-    const unsigned int v4730 = v2253 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
-    const unsigned int v5031 = v2251 << 6u;
+    const unsigned int v4384 = v1777 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
+    const unsigned int v4673 = v1775 << 6u;
 
-    for (unsigned int v4716 = v1957; v4716 < v2; v4716 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:61
-      const unsigned int v4718 = v4716 >> 6u;
-      const unsigned int v4720 = v4718 % 3u;
+    for (unsigned int v4370 = v1671; v4370 < v2; v4370 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:61
+      const unsigned int v4372 = v4370 >> 6u;
+      const unsigned int v4374 = v4372 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v4722 = v4720 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:68
-      const unsigned int v4731 = v4722 + v4730;  // kernels/gemm/gemm_warpgroup.hpp:56
-      const unsigned int v5033 = v4731 + v5031;
-      iron_frag<iron_f16, 0, 16, 16> v5040;
-      iron_frag_fill(v5040, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v5040, shm2, v5033, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v5042;
-      iron_frag_fill(v5042, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v5042, shm3, v4722, 64u);
-      iron_frag_mma_sync(v3032, v5040, v5042);
-      const unsigned int v5044 = v5033 + 16u;
-      const unsigned int v5047 = v4722 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v5049;
-      iron_frag_fill(v5049, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v5049, shm2, v5044, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v5051;
-      iron_frag_fill(v5051, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v5051, shm3, v5047, 64u);
-      iron_frag_mma_sync(v3032, v5049, v5051);
-      const unsigned int v5053 = v5033 + 32u;
-      const unsigned int v5056 = v4722 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v5058;
-      iron_frag_fill(v5058, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v5058, shm2, v5053, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v5060;
-      iron_frag_fill(v5060, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v5060, shm3, v5056, 64u);
-      iron_frag_mma_sync(v3032, v5058, v5060);
-      const unsigned int v5062 = v5033 + 48u;
-      const unsigned int v5065 = v4722 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v5067;
-      iron_frag_fill(v5067, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v5067, shm2, v5062, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v5069;
-      iron_frag_fill(v5069, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v5069, shm3, v5065, 64u);
-      iron_frag_mma_sync(v3032, v5067, v5069);
-      const unsigned int v4734 = v4716 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:61
-      const unsigned int v4736 = v4718 + 2u;
-      const unsigned int v4737 = v4736 % 3u;
-      const bool v4738 = v4734 < v2;
-      if (v4738) {
-        const unsigned int v4740 = v4737 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:64
-        const unsigned int v4742 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4745 = v4742 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4748 = v4742 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v4749 = v4748 << 3u;
-        const unsigned int v4750 = v22 + v4745;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4751 = v4750 < v0;
-        const unsigned int v4752 = v4734 + v4749;
-        const bool v4753 = v4752 < v2;
-        const bool v4754 = v4751 && v4753;
-        const unsigned int v4756 = v4750 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4758 = v4756 + v4734;
-        const unsigned int v4759 = v4758 + v4749;
-        const unsigned int v4760 = v4754 ? v4759 : v1957;
-        const unsigned int v4762 = v4745 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4763 = v4740 + v4762;
-        const unsigned int v4764 = v4763 + v4749;
-        iron_copy_async<16>(shm2 + (v4764 ^ (((v4764 >> 6u) & 7u) << 3u)), a + v4760, v4754);
-        const unsigned int v4767 = v4742 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4769 = v4767 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4772 = v4767 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v4773 = v4772 << 3u;
-        const unsigned int v4774 = v22 + v4769;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4775 = v4774 < v0;
-        const unsigned int v4776 = v4734 + v4773;
-        const bool v4777 = v4776 < v2;
-        const bool v4778 = v4775 && v4777;
-        const unsigned int v4780 = v4774 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4782 = v4780 + v4734;
-        const unsigned int v4783 = v4782 + v4773;
-        const unsigned int v4784 = v4778 ? v4783 : v1957;
-        const unsigned int v4786 = v4769 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4787 = v4740 + v4786;
-        const unsigned int v4788 = v4787 + v4773;
-        iron_copy_async<16>(shm2 + (v4788 ^ (((v4788 >> 6u) & 7u) << 3u)), a + v4784, v4778);
-        const unsigned int v4791 = v4742 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4793 = v4791 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4796 = v4791 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v4797 = v4796 << 3u;
-        const unsigned int v4798 = v22 + v4793;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4799 = v4798 < v0;
-        const unsigned int v4800 = v4734 + v4797;
-        const bool v4801 = v4800 < v2;
-        const bool v4802 = v4799 && v4801;
-        const unsigned int v4804 = v4798 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4806 = v4804 + v4734;
-        const unsigned int v4807 = v4806 + v4797;
-        const unsigned int v4808 = v4802 ? v4807 : v1957;
-        const unsigned int v4810 = v4793 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4811 = v4740 + v4810;
-        const unsigned int v4812 = v4811 + v4797;
-        iron_copy_async<16>(shm2 + (v4812 ^ (((v4812 >> 6u) & 7u) << 3u)), a + v4808, v4802);
-        const unsigned int v4815 = v4742 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v4817 = v4815 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v4820 = v4815 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v4821 = v4820 << 3u;
-        const unsigned int v4822 = v22 + v4817;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4823 = v4822 < v0;
-        const unsigned int v4824 = v4734 + v4821;
-        const bool v4825 = v4824 < v2;
-        const bool v4826 = v4823 && v4825;
-        const unsigned int v4828 = v4822 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4830 = v4828 + v4734;
-        const unsigned int v4831 = v4830 + v4821;
-        const unsigned int v4832 = v4826 ? v4831 : v1957;
-        const unsigned int v4834 = v4817 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4835 = v4740 + v4834;
-        const unsigned int v4836 = v4835 + v4821;
-        iron_copy_async<16>(shm2 + (v4836 ^ (((v4836 >> 6u) & 7u) << 3u)), a + v4832, v4826);
-        const unsigned int v4848 = v3025 + v4745;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4849 = v4848 < v1;
-        const bool v4852 = v4849 && v4753;
-        const unsigned int v4854 = v4848 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4856 = v4854 + v4734;
-        const unsigned int v4857 = v4856 + v4749;
-        const unsigned int v4858 = v4852 ? v4857 : v1957;
-        iron_copy_async<16>(shm3 + (v4764 ^ (((v4764 >> 6u) & 7u) << 3u)), b + v4858, v4852);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4872 = v3025 + v4769;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4873 = v4872 < v1;
-        const bool v4876 = v4873 && v4777;
-        const unsigned int v4878 = v4872 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4880 = v4878 + v4734;
-        const unsigned int v4881 = v4880 + v4773;
-        const unsigned int v4882 = v4876 ? v4881 : v1957;
-        iron_copy_async<16>(shm3 + (v4788 ^ (((v4788 >> 6u) & 7u) << 3u)), b + v4882, v4876);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4896 = v3025 + v4793;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4897 = v4896 < v1;
-        const bool v4900 = v4897 && v4801;
-        const unsigned int v4902 = v4896 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4904 = v4902 + v4734;
-        const unsigned int v4905 = v4904 + v4797;
-        const unsigned int v4906 = v4900 ? v4905 : v1957;
-        iron_copy_async<16>(shm3 + (v4812 ^ (((v4812 >> 6u) & 7u) << 3u)), b + v4906, v4900);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v4920 = v3025 + v4817;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4921 = v4920 < v1;
-        const bool v4924 = v4921 && v4825;
-        const unsigned int v4926 = v4920 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v4928 = v4926 + v4734;
-        const unsigned int v4929 = v4928 + v4821;
-        const unsigned int v4930 = v4924 ? v4929 : v1957;
-        iron_copy_async<16>(shm3 + (v4836 ^ (((v4836 >> 6u) & 7u) << 3u)), b + v4930, v4924);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v4376 = v4374 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:68
+      const unsigned int v4385 = v4376 + v4384;  // kernels/gemm/gemm_warpgroup.hpp:56
+      const unsigned int v4675 = v4385 + v4673;
+      iron_frag<iron_f16, 0, 16, 16> v4682;
+      iron_frag_fill(v4682, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4682, shm2, v4675, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v4684;
+      iron_frag_fill(v4684, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4684, shm3, v4376, 64u);
+      iron_frag_mma_sync(v2556, v4682, v4684);
+      const unsigned int v4686 = v4675 + 16u;
+      const unsigned int v4689 = v4376 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v4691;
+      iron_frag_fill(v4691, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4691, shm2, v4686, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v4693;
+      iron_frag_fill(v4693, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4693, shm3, v4689, 64u);
+      iron_frag_mma_sync(v2556, v4691, v4693);
+      const unsigned int v4695 = v4675 + 32u;
+      const unsigned int v4698 = v4376 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v4700;
+      iron_frag_fill(v4700, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4700, shm2, v4695, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v4702;
+      iron_frag_fill(v4702, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4702, shm3, v4698, 64u);
+      iron_frag_mma_sync(v2556, v4700, v4702);
+      const unsigned int v4704 = v4675 + 48u;
+      const unsigned int v4707 = v4376 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v4709;
+      iron_frag_fill(v4709, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4709, shm2, v4704, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v4711;
+      iron_frag_fill(v4711, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4711, shm3, v4707, 64u);
+      iron_frag_mma_sync(v2556, v4709, v4711);
+      const unsigned int v4388 = v4370 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:61
+      const unsigned int v4390 = v4372 + 2u;
+      const unsigned int v4391 = v4390 % 3u;
+      const bool v4392 = v4388 < v2;
+      if (v4392) {
+        const unsigned int v4395 = v4391 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:64
+        const unsigned int v4397 = iron_linear_thread() & 31u;
+        const unsigned int v4399 = v1674 << 5u;
+        const unsigned int v4400 = v4399 + v4397;
+        const unsigned int v4404 = v4400 >> 3u;
+        const unsigned int v4406 = v4400 & 7u;
+        const unsigned int v4408 = v4406 << 3u;
+        const unsigned int v4409 = v22 + v4404;
+        const unsigned int v4410 = v4388 + v4408;
+        const bool v4411 = v4409 < v0;
+        const bool v4412 = v4410 < v2;
+        const bool v4413 = v4411 && v4412;
+        const unsigned int v4414 = v4409 * v2;
+        const unsigned int v4416 = v4414 + v4410;
+        const unsigned int v4417 = v4413 ? v4416 : v1671;
+        const unsigned int v4419 = v4404 << 6u;
+        const unsigned int v4420 = v4395 + v4419;
+        const unsigned int v4421 = v4420 + v4408;
+        iron_copy_async<16>(shm2 + (v4421 ^ (((v4421 >> 6u) & 7u) << 3u)), a + v4417, v4413);
+        const unsigned int v4423 = v4400 + 256u;
+        const unsigned int v4425 = v4423 >> 3u;
+        const unsigned int v4427 = v4423 & 7u;
+        const unsigned int v4429 = v4427 << 3u;
+        const unsigned int v4430 = v22 + v4425;
+        const unsigned int v4431 = v4388 + v4429;
+        const bool v4432 = v4430 < v0;
+        const bool v4433 = v4431 < v2;
+        const bool v4434 = v4432 && v4433;
+        const unsigned int v4435 = v4430 * v2;
+        const unsigned int v4437 = v4435 + v4431;
+        const unsigned int v4438 = v4434 ? v4437 : v1671;
+        const unsigned int v4440 = v4425 << 6u;
+        const unsigned int v4441 = v4395 + v4440;
+        const unsigned int v4442 = v4441 + v4429;
+        iron_copy_async<16>(shm2 + (v4442 ^ (((v4442 >> 6u) & 7u) << 3u)), a + v4438, v4434);
+        const unsigned int v4444 = v4400 + 512u;
+        const unsigned int v4446 = v4444 >> 3u;
+        const unsigned int v4448 = v4444 & 7u;
+        const unsigned int v4450 = v4448 << 3u;
+        const unsigned int v4451 = v22 + v4446;
+        const unsigned int v4452 = v4388 + v4450;
+        const bool v4453 = v4451 < v0;
+        const bool v4454 = v4452 < v2;
+        const bool v4455 = v4453 && v4454;
+        const unsigned int v4456 = v4451 * v2;
+        const unsigned int v4458 = v4456 + v4452;
+        const unsigned int v4459 = v4455 ? v4458 : v1671;
+        const unsigned int v4461 = v4446 << 6u;
+        const unsigned int v4462 = v4395 + v4461;
+        const unsigned int v4463 = v4462 + v4450;
+        iron_copy_async<16>(shm2 + (v4463 ^ (((v4463 >> 6u) & 7u) << 3u)), a + v4459, v4455);
+        const unsigned int v4465 = v4400 + 768u;
+        const unsigned int v4467 = v4465 >> 3u;
+        const unsigned int v4469 = v4465 & 7u;
+        const unsigned int v4471 = v4469 << 3u;
+        const unsigned int v4472 = v22 + v4467;
+        const unsigned int v4473 = v4388 + v4471;
+        const bool v4474 = v4472 < v0;
+        const bool v4475 = v4473 < v2;
+        const bool v4476 = v4474 && v4475;
+        const unsigned int v4477 = v4472 * v2;
+        const unsigned int v4479 = v4477 + v4473;
+        const unsigned int v4480 = v4476 ? v4479 : v1671;
+        const unsigned int v4482 = v4467 << 6u;
+        const unsigned int v4483 = v4395 + v4482;
+        const unsigned int v4484 = v4483 + v4471;
+        iron_copy_async<16>(shm2 + (v4484 ^ (((v4484 >> 6u) & 7u) << 3u)), a + v4480, v4476);
+        const unsigned int v4501 = v2549 + v4404;  // kernels/gemm/gemm_warpgroup.hpp:65
+        const bool v4503 = v4501 < v1;
+        const bool v4505 = v4503 && v4412;
+        const unsigned int v4506 = v4501 * v2;
+        const unsigned int v4508 = v4506 + v4410;
+        const unsigned int v4509 = v4505 ? v4508 : v1671;
+        iron_copy_async<16>(shm3 + (v4421 ^ (((v4421 >> 6u) & 7u) << 3u)), b + v4509, v4505);
+        const unsigned int v4522 = v2549 + v4425;
+        const bool v4524 = v4522 < v1;
+        const bool v4526 = v4524 && v4433;
+        const unsigned int v4527 = v4522 * v2;
+        const unsigned int v4529 = v4527 + v4431;
+        const unsigned int v4530 = v4526 ? v4529 : v1671;
+        iron_copy_async<16>(shm3 + (v4442 ^ (((v4442 >> 6u) & 7u) << 3u)), b + v4530, v4526);
+        const unsigned int v4543 = v2549 + v4446;
+        const bool v4545 = v4543 < v1;
+        const bool v4547 = v4545 && v4454;
+        const unsigned int v4548 = v4543 * v2;
+        const unsigned int v4550 = v4548 + v4452;
+        const unsigned int v4551 = v4547 ? v4550 : v1671;
+        iron_copy_async<16>(shm3 + (v4463 ^ (((v4463 >> 6u) & 7u) << 3u)), b + v4551, v4547);
+        const unsigned int v4564 = v2549 + v4467;
+        const bool v4566 = v4564 < v1;
+        const bool v4568 = v4566 && v4475;
+        const unsigned int v4569 = v4564 * v2;
+        const unsigned int v4571 = v4569 + v4473;
+        const unsigned int v4572 = v4568 ? v4571 : v1671;
+        iron_copy_async<16>(shm3 + (v4484 ^ (((v4484 >> 6u) & 7u) << 3u)), b + v4572, v4568);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:61
     }
     __syncthreads();
   } else {
-    const unsigned int v3253 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
-    const unsigned int v3254 = threadIdx.x;
-    const unsigned int v3312 = v2253 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
-    const unsigned int v5076 = v2251 << 6u;
-    const unsigned int v5078 = v3312 + v5076;
-    const unsigned int v5089 = v5078 + 16u;
-    const unsigned int v5098 = v5078 + 32u;
-    const unsigned int v5107 = v5078 + 48u;
+    const unsigned int v2587 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v2588 = threadIdx.x;
+    const unsigned int v2646 = v1777 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
+    const unsigned int v4718 = v1775 << 6u;
+    const unsigned int v4720 = v2646 + v4718;
+    const unsigned int v4731 = v4720 + 16u;
+    const unsigned int v4740 = v4720 + 32u;
+    const unsigned int v4749 = v4720 + 48u;
 
-    for (unsigned int v3252 = v1957; v3252 < v2; v3252 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:74
-      for (unsigned int v3256 = v3254; v3256 < 8192u; v3256 += v3253) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v3258 = v3256 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v3260 = v3256 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v3261 = v22 + v3258;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v3262 = v3261 < v0;
-        const unsigned int v3263 = v3252 + v3260;
-        const bool v3264 = v3263 < v2;
-        const bool v3265 = v3262 && v3264;
-        if (v3265) {
-          const unsigned int v3267 = v3261 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v3269 = v3267 + v3252;
-          const unsigned int v3270 = v3269 + v3260;
-          const iron_f16 v3271 = a[v3270];
-          const unsigned int v3273 = v3258 << 6u;
-          const unsigned int v3274 = v3273 + v3260;
-          shm2[(v3274 ^ (((v3274 >> 6u) & 7u) << 3u))] = v3271;
+    for (unsigned int v2586 = v1671; v2586 < v2; v2586 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:74
+      for (unsigned int v2590 = v2588; v2590 < 8192u; v2590 += v2587) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2592 = v2590 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v2594 = v2590 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v2595 = v22 + v2592;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v2596 = v2595 < v0;
+        const unsigned int v2597 = v2586 + v2594;
+        const bool v2598 = v2597 < v2;
+        const bool v2599 = v2596 && v2598;
+        if (v2599) {
+          const unsigned int v2601 = v2595 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v2603 = v2601 + v2586;
+          const unsigned int v2604 = v2603 + v2594;
+          const iron_f16 v2605 = a[v2604];
+          const unsigned int v2607 = v2592 << 6u;
+          const unsigned int v2608 = v2607 + v2594;
+          shm2[(v2608 ^ (((v2608 >> 6u) & 7u) << 3u))] = v2605;
         } else {
-          const unsigned int v3276 = v3258 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v3277 = v3276 + v3260;
-          shm2[(v3277 ^ (((v3277 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+          const unsigned int v2610 = v2592 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v2611 = v2610 + v2594;
+          shm2[(v2611 ^ (((v2611 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
 
-      for (unsigned int v3282 = v3254; v3282 < 8192u; v3282 += v3253) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v3284 = v3282 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v3286 = v3282 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v3287 = v3025 + v3284;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v3288 = v3287 < v1;
-        const unsigned int v3289 = v3252 + v3286;
-        const bool v3290 = v3289 < v2;
-        const bool v3291 = v3288 && v3290;
-        if (v3291) {
-          const unsigned int v3293 = v3287 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v3295 = v3293 + v3252;
-          const unsigned int v3296 = v3295 + v3286;
-          const iron_f16 v3297 = b[v3296];
-          const unsigned int v3299 = v3284 << 6u;
-          const unsigned int v3300 = v3299 + v3286;
-          shm3[(v3300 ^ (((v3300 >> 6u) & 7u) << 3u))] = v3297;
+      for (unsigned int v2616 = v2588; v2616 < 8192u; v2616 += v2587) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2618 = v2616 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v2620 = v2616 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v2621 = v2549 + v2618;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v2622 = v2621 < v1;
+        const unsigned int v2623 = v2586 + v2620;
+        const bool v2624 = v2623 < v2;
+        const bool v2625 = v2622 && v2624;
+        if (v2625) {
+          const unsigned int v2627 = v2621 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v2629 = v2627 + v2586;
+          const unsigned int v2630 = v2629 + v2620;
+          const iron_f16 v2631 = b[v2630];
+          const unsigned int v2633 = v2618 << 6u;
+          const unsigned int v2634 = v2633 + v2620;
+          shm3[(v2634 ^ (((v2634 >> 6u) & 7u) << 3u))] = v2631;
         } else {
-          const unsigned int v3302 = v3284 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v3303 = v3302 + v3286;
-          shm3[(v3303 ^ (((v3303 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+          const unsigned int v2636 = v2618 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v2637 = v2636 + v2620;
+          shm3[(v2637 ^ (((v2637 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:78
-      iron_frag<iron_f16, 0, 16, 16> v5085;  // kernels/gemm/gemm_warpgroup.hpp:56
-      iron_frag_fill(v5085, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v5085, shm2, v5078, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v5087;
-      iron_frag_fill(v5087, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v5087, shm3, v1957, 64u);
-      iron_frag_mma_sync(v3032, v5085, v5087);
-      iron_frag<iron_f16, 0, 16, 16> v5094;
-      iron_frag_fill(v5094, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v5094, shm2, v5089, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v5096;
-      iron_frag_fill(v5096, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v5096, shm3, 16u, 64u);
-      iron_frag_mma_sync(v3032, v5094, v5096);
-      iron_frag<iron_f16, 0, 16, 16> v5103;
-      iron_frag_fill(v5103, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v5103, shm2, v5098, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v5105;
-      iron_frag_fill(v5105, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v5105, shm3, 32u, 64u);
-      iron_frag_mma_sync(v3032, v5103, v5105);
-      iron_frag<iron_f16, 0, 16, 16> v5112;
-      iron_frag_fill(v5112, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v5112, shm2, v5107, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v5114;
-      iron_frag_fill(v5114, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v5114, shm3, 48u, 64u);
-      iron_frag_mma_sync(v3032, v5112, v5114);
+      iron_frag<iron_f16, 0, 16, 16> v4727;  // kernels/gemm/gemm_warpgroup.hpp:56
+      iron_frag_fill(v4727, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4727, shm2, v4720, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v4729;
+      iron_frag_fill(v4729, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4729, shm3, v1671, 64u);
+      iron_frag_mma_sync(v2556, v4727, v4729);
+      iron_frag<iron_f16, 0, 16, 16> v4736;
+      iron_frag_fill(v4736, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4736, shm2, v4731, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v4738;
+      iron_frag_fill(v4738, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4738, shm3, 16u, 64u);
+      iron_frag_mma_sync(v2556, v4736, v4738);
+      iron_frag<iron_f16, 0, 16, 16> v4745;
+      iron_frag_fill(v4745, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4745, shm2, v4740, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v4747;
+      iron_frag_fill(v4747, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4747, shm3, 32u, 64u);
+      iron_frag_mma_sync(v2556, v4745, v4747);
+      iron_frag<iron_f16, 0, 16, 16> v4754;
+      iron_frag_fill(v4754, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4754, shm2, v4749, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v4756;
+      iron_frag_fill(v4756, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4756, shm3, 48u, 64u);
+      iron_frag_mma_sync(v2556, v4754, v4756);
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:80
     }
   }
-  const unsigned int v3323 = static_cast<unsigned int>(v3032.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3324 = v2255 + v3323;
-  const unsigned int v3325 = static_cast<unsigned int>(v3032.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3326 = v3025 + v3325;
-  const bool v3327 = v3324 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3328 = v3326 < v1;
-  const bool v3329 = v3327 && v3328;
-  if (v3329) {
-    const float v3330 = v3032.x[0];
-    const float v3331 = v3330 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3332 = iron_f32_to_f16(v3331);
-    const unsigned int v3333 = v3324 * v1;
-    const unsigned int v3334 = v3333 + v3326;
-    out[v3334] = v3332;
+  const unsigned int v2657 = static_cast<unsigned int>(v2556.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2658 = v1779 + v2657;
+  const unsigned int v2659 = static_cast<unsigned int>(v2556.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2660 = v2549 + v2659;
+  const bool v2661 = v2658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2662 = v2660 < v1;
+  const bool v2663 = v2661 && v2662;
+  if (v2663) {
+    const float v2664 = v2556.x[0];
+    const float v2665 = v2664 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2666 = iron_f32_to_f16(v2665);
+    const unsigned int v2667 = v2658 * v1;
+    const unsigned int v2668 = v2667 + v2660;
+    out[v2668] = v2666;
   }
-  const unsigned int v3335 = static_cast<unsigned int>(v3032.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3336 = v2255 + v3335;
-  const unsigned int v3337 = static_cast<unsigned int>(v3032.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3338 = v3025 + v3337;
-  const bool v3339 = v3336 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3340 = v3338 < v1;
-  const bool v3341 = v3339 && v3340;
-  if (v3341) {
-    const float v3342 = v3032.x[1];
-    const float v3343 = v3342 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3344 = iron_f32_to_f16(v3343);
-    const unsigned int v3345 = v3336 * v1;
-    const unsigned int v3346 = v3345 + v3338;
-    out[v3346] = v3344;
+  const unsigned int v2669 = static_cast<unsigned int>(v2556.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2670 = v1779 + v2669;
+  const unsigned int v2671 = static_cast<unsigned int>(v2556.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2672 = v2549 + v2671;
+  const bool v2673 = v2670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2674 = v2672 < v1;
+  const bool v2675 = v2673 && v2674;
+  if (v2675) {
+    const float v2676 = v2556.x[1];
+    const float v2677 = v2676 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2678 = iron_f32_to_f16(v2677);
+    const unsigned int v2679 = v2670 * v1;
+    const unsigned int v2680 = v2679 + v2672;
+    out[v2680] = v2678;
   }
-  const unsigned int v3347 = static_cast<unsigned int>(v3032.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3348 = v2255 + v3347;
-  const unsigned int v3349 = static_cast<unsigned int>(v3032.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3350 = v3025 + v3349;
-  const bool v3351 = v3348 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3352 = v3350 < v1;
-  const bool v3353 = v3351 && v3352;
-  if (v3353) {
-    const float v3354 = v3032.x[2];
-    const float v3355 = v3354 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3356 = iron_f32_to_f16(v3355);
-    const unsigned int v3357 = v3348 * v1;
-    const unsigned int v3358 = v3357 + v3350;
-    out[v3358] = v3356;
+  const unsigned int v2681 = static_cast<unsigned int>(v2556.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2682 = v1779 + v2681;
+  const unsigned int v2683 = static_cast<unsigned int>(v2556.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2684 = v2549 + v2683;
+  const bool v2685 = v2682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2686 = v2684 < v1;
+  const bool v2687 = v2685 && v2686;
+  if (v2687) {
+    const float v2688 = v2556.x[2];
+    const float v2689 = v2688 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2690 = iron_f32_to_f16(v2689);
+    const unsigned int v2691 = v2682 * v1;
+    const unsigned int v2692 = v2691 + v2684;
+    out[v2692] = v2690;
   }
-  const unsigned int v3359 = static_cast<unsigned int>(v3032.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3360 = v2255 + v3359;
-  const unsigned int v3361 = static_cast<unsigned int>(v3032.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3362 = v3025 + v3361;
-  const bool v3363 = v3360 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3364 = v3362 < v1;
-  const bool v3365 = v3363 && v3364;
-  if (v3365) {
-    const float v3366 = v3032.x[3];
-    const float v3367 = v3366 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3368 = iron_f32_to_f16(v3367);
-    const unsigned int v3369 = v3360 * v1;
-    const unsigned int v3370 = v3369 + v3362;
-    out[v3370] = v3368;
+  const unsigned int v2693 = static_cast<unsigned int>(v2556.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2694 = v1779 + v2693;
+  const unsigned int v2695 = static_cast<unsigned int>(v2556.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2696 = v2549 + v2695;
+  const bool v2697 = v2694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2698 = v2696 < v1;
+  const bool v2699 = v2697 && v2698;
+  if (v2699) {
+    const float v2700 = v2556.x[3];
+    const float v2701 = v2700 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2702 = iron_f32_to_f16(v2701);
+    const unsigned int v2703 = v2694 * v1;
+    const unsigned int v2704 = v2703 + v2696;
+    out[v2704] = v2702;
   }
-  const unsigned int v3371 = static_cast<unsigned int>(v3032.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3372 = v2255 + v3371;
-  const unsigned int v3373 = static_cast<unsigned int>(v3032.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3374 = v3025 + v3373;
-  const bool v3375 = v3372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3376 = v3374 < v1;
-  const bool v3377 = v3375 && v3376;
-  if (v3377) {
-    const float v3378 = v3032.x[4];
-    const float v3379 = v3378 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3380 = iron_f32_to_f16(v3379);
-    const unsigned int v3381 = v3372 * v1;
-    const unsigned int v3382 = v3381 + v3374;
-    out[v3382] = v3380;
+  const unsigned int v2705 = static_cast<unsigned int>(v2556.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2706 = v1779 + v2705;
+  const unsigned int v2707 = static_cast<unsigned int>(v2556.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2708 = v2549 + v2707;
+  const bool v2709 = v2706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2710 = v2708 < v1;
+  const bool v2711 = v2709 && v2710;
+  if (v2711) {
+    const float v2712 = v2556.x[4];
+    const float v2713 = v2712 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2714 = iron_f32_to_f16(v2713);
+    const unsigned int v2715 = v2706 * v1;
+    const unsigned int v2716 = v2715 + v2708;
+    out[v2716] = v2714;
   }
-  const unsigned int v3383 = static_cast<unsigned int>(v3032.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3384 = v2255 + v3383;
-  const unsigned int v3385 = static_cast<unsigned int>(v3032.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3386 = v3025 + v3385;
-  const bool v3387 = v3384 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3388 = v3386 < v1;
-  const bool v3389 = v3387 && v3388;
-  if (v3389) {
-    const float v3390 = v3032.x[5];
-    const float v3391 = v3390 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3392 = iron_f32_to_f16(v3391);
-    const unsigned int v3393 = v3384 * v1;
-    const unsigned int v3394 = v3393 + v3386;
-    out[v3394] = v3392;
+  const unsigned int v2717 = static_cast<unsigned int>(v2556.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2718 = v1779 + v2717;
+  const unsigned int v2719 = static_cast<unsigned int>(v2556.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2720 = v2549 + v2719;
+  const bool v2721 = v2718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2722 = v2720 < v1;
+  const bool v2723 = v2721 && v2722;
+  if (v2723) {
+    const float v2724 = v2556.x[5];
+    const float v2725 = v2724 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2726 = iron_f32_to_f16(v2725);
+    const unsigned int v2727 = v2718 * v1;
+    const unsigned int v2728 = v2727 + v2720;
+    out[v2728] = v2726;
   }
-  const unsigned int v3395 = static_cast<unsigned int>(v3032.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3396 = v2255 + v3395;
-  const unsigned int v3397 = static_cast<unsigned int>(v3032.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3398 = v3025 + v3397;
-  const bool v3399 = v3396 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3400 = v3398 < v1;
-  const bool v3401 = v3399 && v3400;
-  if (v3401) {
-    const float v3402 = v3032.x[6];
-    const float v3403 = v3402 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3404 = iron_f32_to_f16(v3403);
-    const unsigned int v3405 = v3396 * v1;
-    const unsigned int v3406 = v3405 + v3398;
-    out[v3406] = v3404;
+  const unsigned int v2729 = static_cast<unsigned int>(v2556.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2730 = v1779 + v2729;
+  const unsigned int v2731 = static_cast<unsigned int>(v2556.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2732 = v2549 + v2731;
+  const bool v2733 = v2730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2734 = v2732 < v1;
+  const bool v2735 = v2733 && v2734;
+  if (v2735) {
+    const float v2736 = v2556.x[6];
+    const float v2737 = v2736 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2738 = iron_f32_to_f16(v2737);
+    const unsigned int v2739 = v2730 * v1;
+    const unsigned int v2740 = v2739 + v2732;
+    out[v2740] = v2738;
   }
-  const unsigned int v3407 = static_cast<unsigned int>(v3032.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3408 = v2255 + v3407;
-  const unsigned int v3409 = static_cast<unsigned int>(v3032.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3410 = v3025 + v3409;
-  const bool v3411 = v3408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3412 = v3410 < v1;
-  const bool v3413 = v3411 && v3412;
-  if (v3413) {
-    const float v3414 = v3032.x[7];
-    const float v3415 = v3414 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3416 = iron_f32_to_f16(v3415);
-    const unsigned int v3417 = v3408 * v1;
-    const unsigned int v3418 = v3417 + v3410;
-    out[v3418] = v3416;
+  const unsigned int v2741 = static_cast<unsigned int>(v2556.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2742 = v1779 + v2741;
+  const unsigned int v2743 = static_cast<unsigned int>(v2556.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2744 = v2549 + v2743;
+  const bool v2745 = v2742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2746 = v2744 < v1;
+  const bool v2747 = v2745 && v2746;
+  if (v2747) {
+    const float v2748 = v2556.x[7];
+    const float v2749 = v2748 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2750 = iron_f32_to_f16(v2749);
+    const unsigned int v2751 = v2742 * v1;
+    const unsigned int v2752 = v2751 + v2744;
+    out[v2752] = v2750;
   }
-  const unsigned int v3419 = static_cast<unsigned int>(v3032.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3420 = v2255 + v3419;
-  const unsigned int v3421 = static_cast<unsigned int>(v3032.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3422 = v3025 + v3421;
-  const bool v3423 = v3420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3424 = v3422 < v1;
-  const bool v3425 = v3423 && v3424;
-  if (v3425) {
-    const float v3426 = v3032.x[8];
-    const float v3427 = v3426 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3428 = iron_f32_to_f16(v3427);
-    const unsigned int v3429 = v3420 * v1;
-    const unsigned int v3430 = v3429 + v3422;
-    out[v3430] = v3428;
+  const unsigned int v2753 = static_cast<unsigned int>(v2556.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2754 = v1779 + v2753;
+  const unsigned int v2755 = static_cast<unsigned int>(v2556.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2756 = v2549 + v2755;
+  const bool v2757 = v2754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2758 = v2756 < v1;
+  const bool v2759 = v2757 && v2758;
+  if (v2759) {
+    const float v2760 = v2556.x[8];
+    const float v2761 = v2760 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2762 = iron_f32_to_f16(v2761);
+    const unsigned int v2763 = v2754 * v1;
+    const unsigned int v2764 = v2763 + v2756;
+    out[v2764] = v2762;
   }
-  const unsigned int v3431 = static_cast<unsigned int>(v3032.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3432 = v2255 + v3431;
-  const unsigned int v3433 = static_cast<unsigned int>(v3032.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3434 = v3025 + v3433;
-  const bool v3435 = v3432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3436 = v3434 < v1;
-  const bool v3437 = v3435 && v3436;
-  if (v3437) {
-    const float v3438 = v3032.x[9];
-    const float v3439 = v3438 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3440 = iron_f32_to_f16(v3439);
-    const unsigned int v3441 = v3432 * v1;
-    const unsigned int v3442 = v3441 + v3434;
-    out[v3442] = v3440;
+  const unsigned int v2765 = static_cast<unsigned int>(v2556.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2766 = v1779 + v2765;
+  const unsigned int v2767 = static_cast<unsigned int>(v2556.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2768 = v2549 + v2767;
+  const bool v2769 = v2766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2770 = v2768 < v1;
+  const bool v2771 = v2769 && v2770;
+  if (v2771) {
+    const float v2772 = v2556.x[9];
+    const float v2773 = v2772 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2774 = iron_f32_to_f16(v2773);
+    const unsigned int v2775 = v2766 * v1;
+    const unsigned int v2776 = v2775 + v2768;
+    out[v2776] = v2774;
   }
-  const unsigned int v3443 = static_cast<unsigned int>(v3032.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3444 = v2255 + v3443;
-  const unsigned int v3445 = static_cast<unsigned int>(v3032.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3446 = v3025 + v3445;
-  const bool v3447 = v3444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3448 = v3446 < v1;
-  const bool v3449 = v3447 && v3448;
-  if (v3449) {
-    const float v3450 = v3032.x[10];
-    const float v3451 = v3450 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3452 = iron_f32_to_f16(v3451);
-    const unsigned int v3453 = v3444 * v1;
-    const unsigned int v3454 = v3453 + v3446;
-    out[v3454] = v3452;
+  const unsigned int v2777 = static_cast<unsigned int>(v2556.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2778 = v1779 + v2777;
+  const unsigned int v2779 = static_cast<unsigned int>(v2556.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2780 = v2549 + v2779;
+  const bool v2781 = v2778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2782 = v2780 < v1;
+  const bool v2783 = v2781 && v2782;
+  if (v2783) {
+    const float v2784 = v2556.x[10];
+    const float v2785 = v2784 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2786 = iron_f32_to_f16(v2785);
+    const unsigned int v2787 = v2778 * v1;
+    const unsigned int v2788 = v2787 + v2780;
+    out[v2788] = v2786;
   }
-  const unsigned int v3455 = static_cast<unsigned int>(v3032.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3456 = v2255 + v3455;
-  const unsigned int v3457 = static_cast<unsigned int>(v3032.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3458 = v3025 + v3457;
-  const bool v3459 = v3456 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3460 = v3458 < v1;
-  const bool v3461 = v3459 && v3460;
-  if (v3461) {
-    const float v3462 = v3032.x[11];
-    const float v3463 = v3462 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3464 = iron_f32_to_f16(v3463);
-    const unsigned int v3465 = v3456 * v1;
-    const unsigned int v3466 = v3465 + v3458;
-    out[v3466] = v3464;
+  const unsigned int v2789 = static_cast<unsigned int>(v2556.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2790 = v1779 + v2789;
+  const unsigned int v2791 = static_cast<unsigned int>(v2556.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2792 = v2549 + v2791;
+  const bool v2793 = v2790 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2794 = v2792 < v1;
+  const bool v2795 = v2793 && v2794;
+  if (v2795) {
+    const float v2796 = v2556.x[11];
+    const float v2797 = v2796 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2798 = iron_f32_to_f16(v2797);
+    const unsigned int v2799 = v2790 * v1;
+    const unsigned int v2800 = v2799 + v2792;
+    out[v2800] = v2798;
   }
-  const unsigned int v3467 = static_cast<unsigned int>(v3032.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3468 = v2255 + v3467;
-  const unsigned int v3469 = static_cast<unsigned int>(v3032.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3470 = v3025 + v3469;
-  const bool v3471 = v3468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3472 = v3470 < v1;
-  const bool v3473 = v3471 && v3472;
-  if (v3473) {
-    const float v3474 = v3032.x[12];
-    const float v3475 = v3474 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3476 = iron_f32_to_f16(v3475);
-    const unsigned int v3477 = v3468 * v1;
-    const unsigned int v3478 = v3477 + v3470;
-    out[v3478] = v3476;
+  const unsigned int v2801 = static_cast<unsigned int>(v2556.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2802 = v1779 + v2801;
+  const unsigned int v2803 = static_cast<unsigned int>(v2556.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2804 = v2549 + v2803;
+  const bool v2805 = v2802 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2806 = v2804 < v1;
+  const bool v2807 = v2805 && v2806;
+  if (v2807) {
+    const float v2808 = v2556.x[12];
+    const float v2809 = v2808 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2810 = iron_f32_to_f16(v2809);
+    const unsigned int v2811 = v2802 * v1;
+    const unsigned int v2812 = v2811 + v2804;
+    out[v2812] = v2810;
   }
-  const unsigned int v3479 = static_cast<unsigned int>(v3032.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3480 = v2255 + v3479;
-  const unsigned int v3481 = static_cast<unsigned int>(v3032.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3482 = v3025 + v3481;
-  const bool v3483 = v3480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3484 = v3482 < v1;
-  const bool v3485 = v3483 && v3484;
-  if (v3485) {
-    const float v3486 = v3032.x[13];
-    const float v3487 = v3486 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3488 = iron_f32_to_f16(v3487);
-    const unsigned int v3489 = v3480 * v1;
-    const unsigned int v3490 = v3489 + v3482;
-    out[v3490] = v3488;
+  const unsigned int v2813 = static_cast<unsigned int>(v2556.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2814 = v1779 + v2813;
+  const unsigned int v2815 = static_cast<unsigned int>(v2556.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2816 = v2549 + v2815;
+  const bool v2817 = v2814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2818 = v2816 < v1;
+  const bool v2819 = v2817 && v2818;
+  if (v2819) {
+    const float v2820 = v2556.x[13];
+    const float v2821 = v2820 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2822 = iron_f32_to_f16(v2821);
+    const unsigned int v2823 = v2814 * v1;
+    const unsigned int v2824 = v2823 + v2816;
+    out[v2824] = v2822;
   }
-  const unsigned int v3491 = static_cast<unsigned int>(v3032.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3492 = v2255 + v3491;
-  const unsigned int v3493 = static_cast<unsigned int>(v3032.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3494 = v3025 + v3493;
-  const bool v3495 = v3492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3496 = v3494 < v1;
-  const bool v3497 = v3495 && v3496;
-  if (v3497) {
-    const float v3498 = v3032.x[14];
-    const float v3499 = v3498 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3500 = iron_f32_to_f16(v3499);
-    const unsigned int v3501 = v3492 * v1;
-    const unsigned int v3502 = v3501 + v3494;
-    out[v3502] = v3500;
+  const unsigned int v2825 = static_cast<unsigned int>(v2556.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2826 = v1779 + v2825;
+  const unsigned int v2827 = static_cast<unsigned int>(v2556.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2828 = v2549 + v2827;
+  const bool v2829 = v2826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2830 = v2828 < v1;
+  const bool v2831 = v2829 && v2830;
+  if (v2831) {
+    const float v2832 = v2556.x[14];
+    const float v2833 = v2832 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2834 = iron_f32_to_f16(v2833);
+    const unsigned int v2835 = v2826 * v1;
+    const unsigned int v2836 = v2835 + v2828;
+    out[v2836] = v2834;
   }
-  const unsigned int v3503 = static_cast<unsigned int>(v3032.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3504 = v2255 + v3503;
-  const unsigned int v3505 = static_cast<unsigned int>(v3032.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3506 = v3025 + v3505;
-  const bool v3507 = v3504 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3508 = v3506 < v1;
-  const bool v3509 = v3507 && v3508;
-  if (v3509) {
-    const float v3510 = v3032.x[15];
-    const float v3511 = v3510 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3512 = iron_f32_to_f16(v3511);
-    const unsigned int v3513 = v3504 * v1;
-    const unsigned int v3514 = v3513 + v3506;
-    out[v3514] = v3512;
+  const unsigned int v2837 = static_cast<unsigned int>(v2556.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2838 = v1779 + v2837;
+  const unsigned int v2839 = static_cast<unsigned int>(v2556.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2840 = v2549 + v2839;
+  const bool v2841 = v2838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2842 = v2840 < v1;
+  const bool v2843 = v2841 && v2842;
+  if (v2843) {
+    const float v2844 = v2556.x[15];
+    const float v2845 = v2844 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2846 = iron_f32_to_f16(v2845);
+    const unsigned int v2847 = v2838 * v1;
+    const unsigned int v2848 = v2847 + v2840;
+    out[v2848] = v2846;
   }
-  const unsigned int v3515 = static_cast<unsigned int>(v3032.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3516 = v2255 + v3515;
-  const unsigned int v3517 = static_cast<unsigned int>(v3032.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3518 = v3025 + v3517;
-  const bool v3519 = v3516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3520 = v3518 < v1;
-  const bool v3521 = v3519 && v3520;
-  if (v3521) {
-    const float v3522 = v3032.x[16];
-    const float v3523 = v3522 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3524 = iron_f32_to_f16(v3523);
-    const unsigned int v3525 = v3516 * v1;
-    const unsigned int v3526 = v3525 + v3518;
-    out[v3526] = v3524;
+  const unsigned int v2849 = static_cast<unsigned int>(v2556.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2850 = v1779 + v2849;
+  const unsigned int v2851 = static_cast<unsigned int>(v2556.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2852 = v2549 + v2851;
+  const bool v2853 = v2850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2854 = v2852 < v1;
+  const bool v2855 = v2853 && v2854;
+  if (v2855) {
+    const float v2856 = v2556.x[16];
+    const float v2857 = v2856 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2858 = iron_f32_to_f16(v2857);
+    const unsigned int v2859 = v2850 * v1;
+    const unsigned int v2860 = v2859 + v2852;
+    out[v2860] = v2858;
   }
-  const unsigned int v3527 = static_cast<unsigned int>(v3032.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3528 = v2255 + v3527;
-  const unsigned int v3529 = static_cast<unsigned int>(v3032.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3530 = v3025 + v3529;
-  const bool v3531 = v3528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3532 = v3530 < v1;
-  const bool v3533 = v3531 && v3532;
-  if (v3533) {
-    const float v3534 = v3032.x[17];
-    const float v3535 = v3534 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3536 = iron_f32_to_f16(v3535);
-    const unsigned int v3537 = v3528 * v1;
-    const unsigned int v3538 = v3537 + v3530;
-    out[v3538] = v3536;
+  const unsigned int v2861 = static_cast<unsigned int>(v2556.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2862 = v1779 + v2861;
+  const unsigned int v2863 = static_cast<unsigned int>(v2556.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2864 = v2549 + v2863;
+  const bool v2865 = v2862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2866 = v2864 < v1;
+  const bool v2867 = v2865 && v2866;
+  if (v2867) {
+    const float v2868 = v2556.x[17];
+    const float v2869 = v2868 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2870 = iron_f32_to_f16(v2869);
+    const unsigned int v2871 = v2862 * v1;
+    const unsigned int v2872 = v2871 + v2864;
+    out[v2872] = v2870;
   }
-  const unsigned int v3539 = static_cast<unsigned int>(v3032.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3540 = v2255 + v3539;
-  const unsigned int v3541 = static_cast<unsigned int>(v3032.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3542 = v3025 + v3541;
-  const bool v3543 = v3540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3544 = v3542 < v1;
-  const bool v3545 = v3543 && v3544;
-  if (v3545) {
-    const float v3546 = v3032.x[18];
-    const float v3547 = v3546 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3548 = iron_f32_to_f16(v3547);
-    const unsigned int v3549 = v3540 * v1;
-    const unsigned int v3550 = v3549 + v3542;
-    out[v3550] = v3548;
+  const unsigned int v2873 = static_cast<unsigned int>(v2556.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2874 = v1779 + v2873;
+  const unsigned int v2875 = static_cast<unsigned int>(v2556.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2876 = v2549 + v2875;
+  const bool v2877 = v2874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2878 = v2876 < v1;
+  const bool v2879 = v2877 && v2878;
+  if (v2879) {
+    const float v2880 = v2556.x[18];
+    const float v2881 = v2880 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2882 = iron_f32_to_f16(v2881);
+    const unsigned int v2883 = v2874 * v1;
+    const unsigned int v2884 = v2883 + v2876;
+    out[v2884] = v2882;
   }
-  const unsigned int v3551 = static_cast<unsigned int>(v3032.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3552 = v2255 + v3551;
-  const unsigned int v3553 = static_cast<unsigned int>(v3032.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3554 = v3025 + v3553;
-  const bool v3555 = v3552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3556 = v3554 < v1;
-  const bool v3557 = v3555 && v3556;
-  if (v3557) {
-    const float v3558 = v3032.x[19];
-    const float v3559 = v3558 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3560 = iron_f32_to_f16(v3559);
-    const unsigned int v3561 = v3552 * v1;
-    const unsigned int v3562 = v3561 + v3554;
-    out[v3562] = v3560;
+  const unsigned int v2885 = static_cast<unsigned int>(v2556.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2886 = v1779 + v2885;
+  const unsigned int v2887 = static_cast<unsigned int>(v2556.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2888 = v2549 + v2887;
+  const bool v2889 = v2886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2890 = v2888 < v1;
+  const bool v2891 = v2889 && v2890;
+  if (v2891) {
+    const float v2892 = v2556.x[19];
+    const float v2893 = v2892 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2894 = iron_f32_to_f16(v2893);
+    const unsigned int v2895 = v2886 * v1;
+    const unsigned int v2896 = v2895 + v2888;
+    out[v2896] = v2894;
   }
-  const unsigned int v3563 = static_cast<unsigned int>(v3032.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3564 = v2255 + v3563;
-  const unsigned int v3565 = static_cast<unsigned int>(v3032.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3566 = v3025 + v3565;
-  const bool v3567 = v3564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3568 = v3566 < v1;
-  const bool v3569 = v3567 && v3568;
-  if (v3569) {
-    const float v3570 = v3032.x[20];
-    const float v3571 = v3570 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3572 = iron_f32_to_f16(v3571);
-    const unsigned int v3573 = v3564 * v1;
-    const unsigned int v3574 = v3573 + v3566;
-    out[v3574] = v3572;
+  const unsigned int v2897 = static_cast<unsigned int>(v2556.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2898 = v1779 + v2897;
+  const unsigned int v2899 = static_cast<unsigned int>(v2556.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2900 = v2549 + v2899;
+  const bool v2901 = v2898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2902 = v2900 < v1;
+  const bool v2903 = v2901 && v2902;
+  if (v2903) {
+    const float v2904 = v2556.x[20];
+    const float v2905 = v2904 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2906 = iron_f32_to_f16(v2905);
+    const unsigned int v2907 = v2898 * v1;
+    const unsigned int v2908 = v2907 + v2900;
+    out[v2908] = v2906;
   }
-  const unsigned int v3575 = static_cast<unsigned int>(v3032.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3576 = v2255 + v3575;
-  const unsigned int v3577 = static_cast<unsigned int>(v3032.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3578 = v3025 + v3577;
-  const bool v3579 = v3576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3580 = v3578 < v1;
-  const bool v3581 = v3579 && v3580;
-  if (v3581) {
-    const float v3582 = v3032.x[21];
-    const float v3583 = v3582 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3584 = iron_f32_to_f16(v3583);
-    const unsigned int v3585 = v3576 * v1;
-    const unsigned int v3586 = v3585 + v3578;
-    out[v3586] = v3584;
+  const unsigned int v2909 = static_cast<unsigned int>(v2556.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2910 = v1779 + v2909;
+  const unsigned int v2911 = static_cast<unsigned int>(v2556.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2912 = v2549 + v2911;
+  const bool v2913 = v2910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2914 = v2912 < v1;
+  const bool v2915 = v2913 && v2914;
+  if (v2915) {
+    const float v2916 = v2556.x[21];
+    const float v2917 = v2916 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2918 = iron_f32_to_f16(v2917);
+    const unsigned int v2919 = v2910 * v1;
+    const unsigned int v2920 = v2919 + v2912;
+    out[v2920] = v2918;
   }
-  const unsigned int v3587 = static_cast<unsigned int>(v3032.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3588 = v2255 + v3587;
-  const unsigned int v3589 = static_cast<unsigned int>(v3032.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3590 = v3025 + v3589;
-  const bool v3591 = v3588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3592 = v3590 < v1;
-  const bool v3593 = v3591 && v3592;
-  if (v3593) {
-    const float v3594 = v3032.x[22];
-    const float v3595 = v3594 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3596 = iron_f32_to_f16(v3595);
-    const unsigned int v3597 = v3588 * v1;
-    const unsigned int v3598 = v3597 + v3590;
-    out[v3598] = v3596;
+  const unsigned int v2921 = static_cast<unsigned int>(v2556.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2922 = v1779 + v2921;
+  const unsigned int v2923 = static_cast<unsigned int>(v2556.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2924 = v2549 + v2923;
+  const bool v2925 = v2922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2926 = v2924 < v1;
+  const bool v2927 = v2925 && v2926;
+  if (v2927) {
+    const float v2928 = v2556.x[22];
+    const float v2929 = v2928 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2930 = iron_f32_to_f16(v2929);
+    const unsigned int v2931 = v2922 * v1;
+    const unsigned int v2932 = v2931 + v2924;
+    out[v2932] = v2930;
   }
-  const unsigned int v3599 = static_cast<unsigned int>(v3032.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3600 = v2255 + v3599;
-  const unsigned int v3601 = static_cast<unsigned int>(v3032.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3602 = v3025 + v3601;
-  const bool v3603 = v3600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3604 = v3602 < v1;
-  const bool v3605 = v3603 && v3604;
-  if (v3605) {
-    const float v3606 = v3032.x[23];
-    const float v3607 = v3606 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3608 = iron_f32_to_f16(v3607);
-    const unsigned int v3609 = v3600 * v1;
-    const unsigned int v3610 = v3609 + v3602;
-    out[v3610] = v3608;
+  const unsigned int v2933 = static_cast<unsigned int>(v2556.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2934 = v1779 + v2933;
+  const unsigned int v2935 = static_cast<unsigned int>(v2556.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2936 = v2549 + v2935;
+  const bool v2937 = v2934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2938 = v2936 < v1;
+  const bool v2939 = v2937 && v2938;
+  if (v2939) {
+    const float v2940 = v2556.x[23];
+    const float v2941 = v2940 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2942 = iron_f32_to_f16(v2941);
+    const unsigned int v2943 = v2934 * v1;
+    const unsigned int v2944 = v2943 + v2936;
+    out[v2944] = v2942;
   }
-  const unsigned int v3611 = static_cast<unsigned int>(v3032.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3612 = v2255 + v3611;
-  const unsigned int v3613 = static_cast<unsigned int>(v3032.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3614 = v3025 + v3613;
-  const bool v3615 = v3612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3616 = v3614 < v1;
-  const bool v3617 = v3615 && v3616;
-  if (v3617) {
-    const float v3618 = v3032.x[24];
-    const float v3619 = v3618 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3620 = iron_f32_to_f16(v3619);
-    const unsigned int v3621 = v3612 * v1;
-    const unsigned int v3622 = v3621 + v3614;
-    out[v3622] = v3620;
+  const unsigned int v2945 = static_cast<unsigned int>(v2556.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2946 = v1779 + v2945;
+  const unsigned int v2947 = static_cast<unsigned int>(v2556.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2948 = v2549 + v2947;
+  const bool v2949 = v2946 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2950 = v2948 < v1;
+  const bool v2951 = v2949 && v2950;
+  if (v2951) {
+    const float v2952 = v2556.x[24];
+    const float v2953 = v2952 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2954 = iron_f32_to_f16(v2953);
+    const unsigned int v2955 = v2946 * v1;
+    const unsigned int v2956 = v2955 + v2948;
+    out[v2956] = v2954;
   }
-  const unsigned int v3623 = static_cast<unsigned int>(v3032.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3624 = v2255 + v3623;
-  const unsigned int v3625 = static_cast<unsigned int>(v3032.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3626 = v3025 + v3625;
-  const bool v3627 = v3624 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3628 = v3626 < v1;
-  const bool v3629 = v3627 && v3628;
-  if (v3629) {
-    const float v3630 = v3032.x[25];
-    const float v3631 = v3630 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3632 = iron_f32_to_f16(v3631);
-    const unsigned int v3633 = v3624 * v1;
-    const unsigned int v3634 = v3633 + v3626;
-    out[v3634] = v3632;
+  const unsigned int v2957 = static_cast<unsigned int>(v2556.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2958 = v1779 + v2957;
+  const unsigned int v2959 = static_cast<unsigned int>(v2556.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2960 = v2549 + v2959;
+  const bool v2961 = v2958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2962 = v2960 < v1;
+  const bool v2963 = v2961 && v2962;
+  if (v2963) {
+    const float v2964 = v2556.x[25];
+    const float v2965 = v2964 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2966 = iron_f32_to_f16(v2965);
+    const unsigned int v2967 = v2958 * v1;
+    const unsigned int v2968 = v2967 + v2960;
+    out[v2968] = v2966;
   }
-  const unsigned int v3635 = static_cast<unsigned int>(v3032.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3636 = v2255 + v3635;
-  const unsigned int v3637 = static_cast<unsigned int>(v3032.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3638 = v3025 + v3637;
-  const bool v3639 = v3636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3640 = v3638 < v1;
-  const bool v3641 = v3639 && v3640;
-  if (v3641) {
-    const float v3642 = v3032.x[26];
-    const float v3643 = v3642 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3644 = iron_f32_to_f16(v3643);
-    const unsigned int v3645 = v3636 * v1;
-    const unsigned int v3646 = v3645 + v3638;
-    out[v3646] = v3644;
+  const unsigned int v2969 = static_cast<unsigned int>(v2556.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2970 = v1779 + v2969;
+  const unsigned int v2971 = static_cast<unsigned int>(v2556.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2972 = v2549 + v2971;
+  const bool v2973 = v2970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2974 = v2972 < v1;
+  const bool v2975 = v2973 && v2974;
+  if (v2975) {
+    const float v2976 = v2556.x[26];
+    const float v2977 = v2976 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2978 = iron_f32_to_f16(v2977);
+    const unsigned int v2979 = v2970 * v1;
+    const unsigned int v2980 = v2979 + v2972;
+    out[v2980] = v2978;
   }
-  const unsigned int v3647 = static_cast<unsigned int>(v3032.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3648 = v2255 + v3647;
-  const unsigned int v3649 = static_cast<unsigned int>(v3032.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3650 = v3025 + v3649;
-  const bool v3651 = v3648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3652 = v3650 < v1;
-  const bool v3653 = v3651 && v3652;
-  if (v3653) {
-    const float v3654 = v3032.x[27];
-    const float v3655 = v3654 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3656 = iron_f32_to_f16(v3655);
-    const unsigned int v3657 = v3648 * v1;
-    const unsigned int v3658 = v3657 + v3650;
-    out[v3658] = v3656;
+  const unsigned int v2981 = static_cast<unsigned int>(v2556.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2982 = v1779 + v2981;
+  const unsigned int v2983 = static_cast<unsigned int>(v2556.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2984 = v2549 + v2983;
+  const bool v2985 = v2982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2986 = v2984 < v1;
+  const bool v2987 = v2985 && v2986;
+  if (v2987) {
+    const float v2988 = v2556.x[27];
+    const float v2989 = v2988 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v2990 = iron_f32_to_f16(v2989);
+    const unsigned int v2991 = v2982 * v1;
+    const unsigned int v2992 = v2991 + v2984;
+    out[v2992] = v2990;
   }
-  const unsigned int v3659 = static_cast<unsigned int>(v3032.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3660 = v2255 + v3659;
-  const unsigned int v3661 = static_cast<unsigned int>(v3032.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3662 = v3025 + v3661;
-  const bool v3663 = v3660 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3664 = v3662 < v1;
-  const bool v3665 = v3663 && v3664;
-  if (v3665) {
-    const float v3666 = v3032.x[28];
-    const float v3667 = v3666 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3668 = iron_f32_to_f16(v3667);
-    const unsigned int v3669 = v3660 * v1;
-    const unsigned int v3670 = v3669 + v3662;
-    out[v3670] = v3668;
+  const unsigned int v2993 = static_cast<unsigned int>(v2556.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v2994 = v1779 + v2993;
+  const unsigned int v2995 = static_cast<unsigned int>(v2556.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v2996 = v2549 + v2995;
+  const bool v2997 = v2994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2998 = v2996 < v1;
+  const bool v2999 = v2997 && v2998;
+  if (v2999) {
+    const float v3000 = v2556.x[28];
+    const float v3001 = v3000 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3002 = iron_f32_to_f16(v3001);
+    const unsigned int v3003 = v2994 * v1;
+    const unsigned int v3004 = v3003 + v2996;
+    out[v3004] = v3002;
   }
-  const unsigned int v3671 = static_cast<unsigned int>(v3032.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3672 = v2255 + v3671;
-  const unsigned int v3673 = static_cast<unsigned int>(v3032.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3674 = v3025 + v3673;
-  const bool v3675 = v3672 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3676 = v3674 < v1;
-  const bool v3677 = v3675 && v3676;
-  if (v3677) {
-    const float v3678 = v3032.x[29];
-    const float v3679 = v3678 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3680 = iron_f32_to_f16(v3679);
-    const unsigned int v3681 = v3672 * v1;
-    const unsigned int v3682 = v3681 + v3674;
-    out[v3682] = v3680;
+  const unsigned int v3005 = static_cast<unsigned int>(v2556.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3006 = v1779 + v3005;
+  const unsigned int v3007 = static_cast<unsigned int>(v2556.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3008 = v2549 + v3007;
+  const bool v3009 = v3006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3010 = v3008 < v1;
+  const bool v3011 = v3009 && v3010;
+  if (v3011) {
+    const float v3012 = v2556.x[29];
+    const float v3013 = v3012 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3014 = iron_f32_to_f16(v3013);
+    const unsigned int v3015 = v3006 * v1;
+    const unsigned int v3016 = v3015 + v3008;
+    out[v3016] = v3014;
   }
-  const unsigned int v3683 = static_cast<unsigned int>(v3032.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3684 = v2255 + v3683;
-  const unsigned int v3685 = static_cast<unsigned int>(v3032.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3686 = v3025 + v3685;
-  const bool v3687 = v3684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3688 = v3686 < v1;
-  const bool v3689 = v3687 && v3688;
-  if (v3689) {
-    const float v3690 = v3032.x[30];
-    const float v3691 = v3690 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3692 = iron_f32_to_f16(v3691);
-    const unsigned int v3693 = v3684 * v1;
-    const unsigned int v3694 = v3693 + v3686;
-    out[v3694] = v3692;
+  const unsigned int v3017 = static_cast<unsigned int>(v2556.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3018 = v1779 + v3017;
+  const unsigned int v3019 = static_cast<unsigned int>(v2556.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3020 = v2549 + v3019;
+  const bool v3021 = v3018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3022 = v3020 < v1;
+  const bool v3023 = v3021 && v3022;
+  if (v3023) {
+    const float v3024 = v2556.x[30];
+    const float v3025 = v3024 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3026 = iron_f32_to_f16(v3025);
+    const unsigned int v3027 = v3018 * v1;
+    const unsigned int v3028 = v3027 + v3020;
+    out[v3028] = v3026;
   }
-  const unsigned int v3695 = static_cast<unsigned int>(v3032.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3696 = v2255 + v3695;
-  const unsigned int v3697 = static_cast<unsigned int>(v3032.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3698 = v3025 + v3697;
-  const bool v3699 = v3696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3700 = v3698 < v1;
-  const bool v3701 = v3699 && v3700;
-  if (v3701) {
-    const float v3702 = v3032.x[31];
-    const float v3703 = v3702 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3704 = iron_f32_to_f16(v3703);
-    const unsigned int v3705 = v3696 * v1;
-    const unsigned int v3706 = v3705 + v3698;
-    out[v3706] = v3704;
+  const unsigned int v3029 = static_cast<unsigned int>(v2556.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3030 = v1779 + v3029;
+  const unsigned int v3031 = static_cast<unsigned int>(v2556.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3032 = v2549 + v3031;
+  const bool v3033 = v3030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3034 = v3032 < v1;
+  const bool v3035 = v3033 && v3034;
+  if (v3035) {
+    const float v3036 = v2556.x[31];
+    const float v3037 = v3036 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3038 = iron_f32_to_f16(v3037);
+    const unsigned int v3039 = v3030 * v1;
+    const unsigned int v3040 = v3039 + v3032;
+    out[v3040] = v3038;
   }
-  const unsigned int v3707 = static_cast<unsigned int>(v3032.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3708 = v2255 + v3707;
-  const unsigned int v3709 = static_cast<unsigned int>(v3032.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3710 = v3025 + v3709;
-  const bool v3711 = v3708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3712 = v3710 < v1;
-  const bool v3713 = v3711 && v3712;
-  if (v3713) {
-    const float v3714 = v3032.x[32];
-    const float v3715 = v3714 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3716 = iron_f32_to_f16(v3715);
-    const unsigned int v3717 = v3708 * v1;
-    const unsigned int v3718 = v3717 + v3710;
-    out[v3718] = v3716;
+  const unsigned int v3041 = static_cast<unsigned int>(v2556.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3042 = v1779 + v3041;
+  const unsigned int v3043 = static_cast<unsigned int>(v2556.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3044 = v2549 + v3043;
+  const bool v3045 = v3042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3046 = v3044 < v1;
+  const bool v3047 = v3045 && v3046;
+  if (v3047) {
+    const float v3048 = v2556.x[32];
+    const float v3049 = v3048 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3050 = iron_f32_to_f16(v3049);
+    const unsigned int v3051 = v3042 * v1;
+    const unsigned int v3052 = v3051 + v3044;
+    out[v3052] = v3050;
   }
-  const unsigned int v3719 = static_cast<unsigned int>(v3032.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3720 = v2255 + v3719;
-  const unsigned int v3721 = static_cast<unsigned int>(v3032.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3722 = v3025 + v3721;
-  const bool v3723 = v3720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3724 = v3722 < v1;
-  const bool v3725 = v3723 && v3724;
-  if (v3725) {
-    const float v3726 = v3032.x[33];
-    const float v3727 = v3726 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3728 = iron_f32_to_f16(v3727);
-    const unsigned int v3729 = v3720 * v1;
-    const unsigned int v3730 = v3729 + v3722;
-    out[v3730] = v3728;
+  const unsigned int v3053 = static_cast<unsigned int>(v2556.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3054 = v1779 + v3053;
+  const unsigned int v3055 = static_cast<unsigned int>(v2556.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3056 = v2549 + v3055;
+  const bool v3057 = v3054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3058 = v3056 < v1;
+  const bool v3059 = v3057 && v3058;
+  if (v3059) {
+    const float v3060 = v2556.x[33];
+    const float v3061 = v3060 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3062 = iron_f32_to_f16(v3061);
+    const unsigned int v3063 = v3054 * v1;
+    const unsigned int v3064 = v3063 + v3056;
+    out[v3064] = v3062;
   }
-  const unsigned int v3731 = static_cast<unsigned int>(v3032.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3732 = v2255 + v3731;
-  const unsigned int v3733 = static_cast<unsigned int>(v3032.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3734 = v3025 + v3733;
-  const bool v3735 = v3732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3736 = v3734 < v1;
-  const bool v3737 = v3735 && v3736;
-  if (v3737) {
-    const float v3738 = v3032.x[34];
-    const float v3739 = v3738 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3740 = iron_f32_to_f16(v3739);
-    const unsigned int v3741 = v3732 * v1;
-    const unsigned int v3742 = v3741 + v3734;
-    out[v3742] = v3740;
+  const unsigned int v3065 = static_cast<unsigned int>(v2556.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3066 = v1779 + v3065;
+  const unsigned int v3067 = static_cast<unsigned int>(v2556.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3068 = v2549 + v3067;
+  const bool v3069 = v3066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3070 = v3068 < v1;
+  const bool v3071 = v3069 && v3070;
+  if (v3071) {
+    const float v3072 = v2556.x[34];
+    const float v3073 = v3072 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3074 = iron_f32_to_f16(v3073);
+    const unsigned int v3075 = v3066 * v1;
+    const unsigned int v3076 = v3075 + v3068;
+    out[v3076] = v3074;
   }
-  const unsigned int v3743 = static_cast<unsigned int>(v3032.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3744 = v2255 + v3743;
-  const unsigned int v3745 = static_cast<unsigned int>(v3032.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3746 = v3025 + v3745;
-  const bool v3747 = v3744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3748 = v3746 < v1;
-  const bool v3749 = v3747 && v3748;
-  if (v3749) {
-    const float v3750 = v3032.x[35];
-    const float v3751 = v3750 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3752 = iron_f32_to_f16(v3751);
-    const unsigned int v3753 = v3744 * v1;
-    const unsigned int v3754 = v3753 + v3746;
-    out[v3754] = v3752;
+  const unsigned int v3077 = static_cast<unsigned int>(v2556.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3078 = v1779 + v3077;
+  const unsigned int v3079 = static_cast<unsigned int>(v2556.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3080 = v2549 + v3079;
+  const bool v3081 = v3078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3082 = v3080 < v1;
+  const bool v3083 = v3081 && v3082;
+  if (v3083) {
+    const float v3084 = v2556.x[35];
+    const float v3085 = v3084 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3086 = iron_f32_to_f16(v3085);
+    const unsigned int v3087 = v3078 * v1;
+    const unsigned int v3088 = v3087 + v3080;
+    out[v3088] = v3086;
   }
-  const unsigned int v3755 = static_cast<unsigned int>(v3032.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3756 = v2255 + v3755;
-  const unsigned int v3757 = static_cast<unsigned int>(v3032.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3758 = v3025 + v3757;
-  const bool v3759 = v3756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3760 = v3758 < v1;
-  const bool v3761 = v3759 && v3760;
-  if (v3761) {
-    const float v3762 = v3032.x[36];
-    const float v3763 = v3762 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3764 = iron_f32_to_f16(v3763);
-    const unsigned int v3765 = v3756 * v1;
-    const unsigned int v3766 = v3765 + v3758;
-    out[v3766] = v3764;
+  const unsigned int v3089 = static_cast<unsigned int>(v2556.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3090 = v1779 + v3089;
+  const unsigned int v3091 = static_cast<unsigned int>(v2556.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3092 = v2549 + v3091;
+  const bool v3093 = v3090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3094 = v3092 < v1;
+  const bool v3095 = v3093 && v3094;
+  if (v3095) {
+    const float v3096 = v2556.x[36];
+    const float v3097 = v3096 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3098 = iron_f32_to_f16(v3097);
+    const unsigned int v3099 = v3090 * v1;
+    const unsigned int v3100 = v3099 + v3092;
+    out[v3100] = v3098;
   }
-  const unsigned int v3767 = static_cast<unsigned int>(v3032.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3768 = v2255 + v3767;
-  const unsigned int v3769 = static_cast<unsigned int>(v3032.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3770 = v3025 + v3769;
-  const bool v3771 = v3768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3772 = v3770 < v1;
-  const bool v3773 = v3771 && v3772;
-  if (v3773) {
-    const float v3774 = v3032.x[37];
-    const float v3775 = v3774 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3776 = iron_f32_to_f16(v3775);
-    const unsigned int v3777 = v3768 * v1;
-    const unsigned int v3778 = v3777 + v3770;
-    out[v3778] = v3776;
+  const unsigned int v3101 = static_cast<unsigned int>(v2556.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3102 = v1779 + v3101;
+  const unsigned int v3103 = static_cast<unsigned int>(v2556.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3104 = v2549 + v3103;
+  const bool v3105 = v3102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3106 = v3104 < v1;
+  const bool v3107 = v3105 && v3106;
+  if (v3107) {
+    const float v3108 = v2556.x[37];
+    const float v3109 = v3108 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3110 = iron_f32_to_f16(v3109);
+    const unsigned int v3111 = v3102 * v1;
+    const unsigned int v3112 = v3111 + v3104;
+    out[v3112] = v3110;
   }
-  const unsigned int v3779 = static_cast<unsigned int>(v3032.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3780 = v2255 + v3779;
-  const unsigned int v3781 = static_cast<unsigned int>(v3032.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3782 = v3025 + v3781;
-  const bool v3783 = v3780 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3784 = v3782 < v1;
-  const bool v3785 = v3783 && v3784;
-  if (v3785) {
-    const float v3786 = v3032.x[38];
-    const float v3787 = v3786 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3788 = iron_f32_to_f16(v3787);
-    const unsigned int v3789 = v3780 * v1;
-    const unsigned int v3790 = v3789 + v3782;
-    out[v3790] = v3788;
+  const unsigned int v3113 = static_cast<unsigned int>(v2556.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3114 = v1779 + v3113;
+  const unsigned int v3115 = static_cast<unsigned int>(v2556.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3116 = v2549 + v3115;
+  const bool v3117 = v3114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3118 = v3116 < v1;
+  const bool v3119 = v3117 && v3118;
+  if (v3119) {
+    const float v3120 = v2556.x[38];
+    const float v3121 = v3120 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3122 = iron_f32_to_f16(v3121);
+    const unsigned int v3123 = v3114 * v1;
+    const unsigned int v3124 = v3123 + v3116;
+    out[v3124] = v3122;
   }
-  const unsigned int v3791 = static_cast<unsigned int>(v3032.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3792 = v2255 + v3791;
-  const unsigned int v3793 = static_cast<unsigned int>(v3032.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3794 = v3025 + v3793;
-  const bool v3795 = v3792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3796 = v3794 < v1;
-  const bool v3797 = v3795 && v3796;
-  if (v3797) {
-    const float v3798 = v3032.x[39];
-    const float v3799 = v3798 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3800 = iron_f32_to_f16(v3799);
-    const unsigned int v3801 = v3792 * v1;
-    const unsigned int v3802 = v3801 + v3794;
-    out[v3802] = v3800;
+  const unsigned int v3125 = static_cast<unsigned int>(v2556.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3126 = v1779 + v3125;
+  const unsigned int v3127 = static_cast<unsigned int>(v2556.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3128 = v2549 + v3127;
+  const bool v3129 = v3126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3130 = v3128 < v1;
+  const bool v3131 = v3129 && v3130;
+  if (v3131) {
+    const float v3132 = v2556.x[39];
+    const float v3133 = v3132 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3134 = iron_f32_to_f16(v3133);
+    const unsigned int v3135 = v3126 * v1;
+    const unsigned int v3136 = v3135 + v3128;
+    out[v3136] = v3134;
   }
-  const unsigned int v3803 = static_cast<unsigned int>(v3032.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3804 = v2255 + v3803;
-  const unsigned int v3805 = static_cast<unsigned int>(v3032.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3806 = v3025 + v3805;
-  const bool v3807 = v3804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3808 = v3806 < v1;
-  const bool v3809 = v3807 && v3808;
-  if (v3809) {
-    const float v3810 = v3032.x[40];
-    const float v3811 = v3810 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3812 = iron_f32_to_f16(v3811);
-    const unsigned int v3813 = v3804 * v1;
-    const unsigned int v3814 = v3813 + v3806;
-    out[v3814] = v3812;
+  const unsigned int v3137 = static_cast<unsigned int>(v2556.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3138 = v1779 + v3137;
+  const unsigned int v3139 = static_cast<unsigned int>(v2556.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3140 = v2549 + v3139;
+  const bool v3141 = v3138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3142 = v3140 < v1;
+  const bool v3143 = v3141 && v3142;
+  if (v3143) {
+    const float v3144 = v2556.x[40];
+    const float v3145 = v3144 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3146 = iron_f32_to_f16(v3145);
+    const unsigned int v3147 = v3138 * v1;
+    const unsigned int v3148 = v3147 + v3140;
+    out[v3148] = v3146;
   }
-  const unsigned int v3815 = static_cast<unsigned int>(v3032.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3816 = v2255 + v3815;
-  const unsigned int v3817 = static_cast<unsigned int>(v3032.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3818 = v3025 + v3817;
-  const bool v3819 = v3816 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3820 = v3818 < v1;
-  const bool v3821 = v3819 && v3820;
-  if (v3821) {
-    const float v3822 = v3032.x[41];
-    const float v3823 = v3822 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3824 = iron_f32_to_f16(v3823);
-    const unsigned int v3825 = v3816 * v1;
-    const unsigned int v3826 = v3825 + v3818;
-    out[v3826] = v3824;
+  const unsigned int v3149 = static_cast<unsigned int>(v2556.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3150 = v1779 + v3149;
+  const unsigned int v3151 = static_cast<unsigned int>(v2556.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3152 = v2549 + v3151;
+  const bool v3153 = v3150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3154 = v3152 < v1;
+  const bool v3155 = v3153 && v3154;
+  if (v3155) {
+    const float v3156 = v2556.x[41];
+    const float v3157 = v3156 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3158 = iron_f32_to_f16(v3157);
+    const unsigned int v3159 = v3150 * v1;
+    const unsigned int v3160 = v3159 + v3152;
+    out[v3160] = v3158;
   }
-  const unsigned int v3827 = static_cast<unsigned int>(v3032.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3828 = v2255 + v3827;
-  const unsigned int v3829 = static_cast<unsigned int>(v3032.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3830 = v3025 + v3829;
-  const bool v3831 = v3828 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3832 = v3830 < v1;
-  const bool v3833 = v3831 && v3832;
-  if (v3833) {
-    const float v3834 = v3032.x[42];
-    const float v3835 = v3834 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3836 = iron_f32_to_f16(v3835);
-    const unsigned int v3837 = v3828 * v1;
-    const unsigned int v3838 = v3837 + v3830;
-    out[v3838] = v3836;
+  const unsigned int v3161 = static_cast<unsigned int>(v2556.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3162 = v1779 + v3161;
+  const unsigned int v3163 = static_cast<unsigned int>(v2556.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3164 = v2549 + v3163;
+  const bool v3165 = v3162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3166 = v3164 < v1;
+  const bool v3167 = v3165 && v3166;
+  if (v3167) {
+    const float v3168 = v2556.x[42];
+    const float v3169 = v3168 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3170 = iron_f32_to_f16(v3169);
+    const unsigned int v3171 = v3162 * v1;
+    const unsigned int v3172 = v3171 + v3164;
+    out[v3172] = v3170;
   }
-  const unsigned int v3839 = static_cast<unsigned int>(v3032.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3840 = v2255 + v3839;
-  const unsigned int v3841 = static_cast<unsigned int>(v3032.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3842 = v3025 + v3841;
-  const bool v3843 = v3840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3844 = v3842 < v1;
-  const bool v3845 = v3843 && v3844;
-  if (v3845) {
-    const float v3846 = v3032.x[43];
-    const float v3847 = v3846 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3848 = iron_f32_to_f16(v3847);
-    const unsigned int v3849 = v3840 * v1;
-    const unsigned int v3850 = v3849 + v3842;
-    out[v3850] = v3848;
+  const unsigned int v3173 = static_cast<unsigned int>(v2556.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3174 = v1779 + v3173;
+  const unsigned int v3175 = static_cast<unsigned int>(v2556.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3176 = v2549 + v3175;
+  const bool v3177 = v3174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3178 = v3176 < v1;
+  const bool v3179 = v3177 && v3178;
+  if (v3179) {
+    const float v3180 = v2556.x[43];
+    const float v3181 = v3180 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3182 = iron_f32_to_f16(v3181);
+    const unsigned int v3183 = v3174 * v1;
+    const unsigned int v3184 = v3183 + v3176;
+    out[v3184] = v3182;
   }
-  const unsigned int v3851 = static_cast<unsigned int>(v3032.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3852 = v2255 + v3851;
-  const unsigned int v3853 = static_cast<unsigned int>(v3032.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3854 = v3025 + v3853;
-  const bool v3855 = v3852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3856 = v3854 < v1;
-  const bool v3857 = v3855 && v3856;
-  if (v3857) {
-    const float v3858 = v3032.x[44];
-    const float v3859 = v3858 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3860 = iron_f32_to_f16(v3859);
-    const unsigned int v3861 = v3852 * v1;
-    const unsigned int v3862 = v3861 + v3854;
-    out[v3862] = v3860;
+  const unsigned int v3185 = static_cast<unsigned int>(v2556.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3186 = v1779 + v3185;
+  const unsigned int v3187 = static_cast<unsigned int>(v2556.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3188 = v2549 + v3187;
+  const bool v3189 = v3186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3190 = v3188 < v1;
+  const bool v3191 = v3189 && v3190;
+  if (v3191) {
+    const float v3192 = v2556.x[44];
+    const float v3193 = v3192 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3194 = iron_f32_to_f16(v3193);
+    const unsigned int v3195 = v3186 * v1;
+    const unsigned int v3196 = v3195 + v3188;
+    out[v3196] = v3194;
   }
-  const unsigned int v3863 = static_cast<unsigned int>(v3032.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3864 = v2255 + v3863;
-  const unsigned int v3865 = static_cast<unsigned int>(v3032.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3866 = v3025 + v3865;
-  const bool v3867 = v3864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3868 = v3866 < v1;
-  const bool v3869 = v3867 && v3868;
-  if (v3869) {
-    const float v3870 = v3032.x[45];
-    const float v3871 = v3870 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3872 = iron_f32_to_f16(v3871);
-    const unsigned int v3873 = v3864 * v1;
-    const unsigned int v3874 = v3873 + v3866;
-    out[v3874] = v3872;
+  const unsigned int v3197 = static_cast<unsigned int>(v2556.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3198 = v1779 + v3197;
+  const unsigned int v3199 = static_cast<unsigned int>(v2556.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3200 = v2549 + v3199;
+  const bool v3201 = v3198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3202 = v3200 < v1;
+  const bool v3203 = v3201 && v3202;
+  if (v3203) {
+    const float v3204 = v2556.x[45];
+    const float v3205 = v3204 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3206 = iron_f32_to_f16(v3205);
+    const unsigned int v3207 = v3198 * v1;
+    const unsigned int v3208 = v3207 + v3200;
+    out[v3208] = v3206;
   }
-  const unsigned int v3875 = static_cast<unsigned int>(v3032.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3876 = v2255 + v3875;
-  const unsigned int v3877 = static_cast<unsigned int>(v3032.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3878 = v3025 + v3877;
-  const bool v3879 = v3876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3880 = v3878 < v1;
-  const bool v3881 = v3879 && v3880;
-  if (v3881) {
-    const float v3882 = v3032.x[46];
-    const float v3883 = v3882 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3884 = iron_f32_to_f16(v3883);
-    const unsigned int v3885 = v3876 * v1;
-    const unsigned int v3886 = v3885 + v3878;
-    out[v3886] = v3884;
+  const unsigned int v3209 = static_cast<unsigned int>(v2556.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3210 = v1779 + v3209;
+  const unsigned int v3211 = static_cast<unsigned int>(v2556.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3212 = v2549 + v3211;
+  const bool v3213 = v3210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3214 = v3212 < v1;
+  const bool v3215 = v3213 && v3214;
+  if (v3215) {
+    const float v3216 = v2556.x[46];
+    const float v3217 = v3216 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3218 = iron_f32_to_f16(v3217);
+    const unsigned int v3219 = v3210 * v1;
+    const unsigned int v3220 = v3219 + v3212;
+    out[v3220] = v3218;
   }
-  const unsigned int v3887 = static_cast<unsigned int>(v3032.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3888 = v2255 + v3887;
-  const unsigned int v3889 = static_cast<unsigned int>(v3032.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3890 = v3025 + v3889;
-  const bool v3891 = v3888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3892 = v3890 < v1;
-  const bool v3893 = v3891 && v3892;
-  if (v3893) {
-    const float v3894 = v3032.x[47];
-    const float v3895 = v3894 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3896 = iron_f32_to_f16(v3895);
-    const unsigned int v3897 = v3888 * v1;
-    const unsigned int v3898 = v3897 + v3890;
-    out[v3898] = v3896;
+  const unsigned int v3221 = static_cast<unsigned int>(v2556.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3222 = v1779 + v3221;
+  const unsigned int v3223 = static_cast<unsigned int>(v2556.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3224 = v2549 + v3223;
+  const bool v3225 = v3222 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3226 = v3224 < v1;
+  const bool v3227 = v3225 && v3226;
+  if (v3227) {
+    const float v3228 = v2556.x[47];
+    const float v3229 = v3228 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3230 = iron_f32_to_f16(v3229);
+    const unsigned int v3231 = v3222 * v1;
+    const unsigned int v3232 = v3231 + v3224;
+    out[v3232] = v3230;
   }
-  const unsigned int v3899 = static_cast<unsigned int>(v3032.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3900 = v2255 + v3899;
-  const unsigned int v3901 = static_cast<unsigned int>(v3032.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3902 = v3025 + v3901;
-  const bool v3903 = v3900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3904 = v3902 < v1;
-  const bool v3905 = v3903 && v3904;
-  if (v3905) {
-    const float v3906 = v3032.x[48];
-    const float v3907 = v3906 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3908 = iron_f32_to_f16(v3907);
-    const unsigned int v3909 = v3900 * v1;
-    const unsigned int v3910 = v3909 + v3902;
-    out[v3910] = v3908;
+  const unsigned int v3233 = static_cast<unsigned int>(v2556.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3234 = v1779 + v3233;
+  const unsigned int v3235 = static_cast<unsigned int>(v2556.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3236 = v2549 + v3235;
+  const bool v3237 = v3234 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3238 = v3236 < v1;
+  const bool v3239 = v3237 && v3238;
+  if (v3239) {
+    const float v3240 = v2556.x[48];
+    const float v3241 = v3240 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3242 = iron_f32_to_f16(v3241);
+    const unsigned int v3243 = v3234 * v1;
+    const unsigned int v3244 = v3243 + v3236;
+    out[v3244] = v3242;
   }
-  const unsigned int v3911 = static_cast<unsigned int>(v3032.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3912 = v2255 + v3911;
-  const unsigned int v3913 = static_cast<unsigned int>(v3032.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3914 = v3025 + v3913;
-  const bool v3915 = v3912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3916 = v3914 < v1;
-  const bool v3917 = v3915 && v3916;
-  if (v3917) {
-    const float v3918 = v3032.x[49];
-    const float v3919 = v3918 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3920 = iron_f32_to_f16(v3919);
-    const unsigned int v3921 = v3912 * v1;
-    const unsigned int v3922 = v3921 + v3914;
-    out[v3922] = v3920;
+  const unsigned int v3245 = static_cast<unsigned int>(v2556.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3246 = v1779 + v3245;
+  const unsigned int v3247 = static_cast<unsigned int>(v2556.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3248 = v2549 + v3247;
+  const bool v3249 = v3246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3250 = v3248 < v1;
+  const bool v3251 = v3249 && v3250;
+  if (v3251) {
+    const float v3252 = v2556.x[49];
+    const float v3253 = v3252 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3254 = iron_f32_to_f16(v3253);
+    const unsigned int v3255 = v3246 * v1;
+    const unsigned int v3256 = v3255 + v3248;
+    out[v3256] = v3254;
   }
-  const unsigned int v3923 = static_cast<unsigned int>(v3032.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3924 = v2255 + v3923;
-  const unsigned int v3925 = static_cast<unsigned int>(v3032.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3926 = v3025 + v3925;
-  const bool v3927 = v3924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3928 = v3926 < v1;
-  const bool v3929 = v3927 && v3928;
-  if (v3929) {
-    const float v3930 = v3032.x[50];
-    const float v3931 = v3930 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3932 = iron_f32_to_f16(v3931);
-    const unsigned int v3933 = v3924 * v1;
-    const unsigned int v3934 = v3933 + v3926;
-    out[v3934] = v3932;
+  const unsigned int v3257 = static_cast<unsigned int>(v2556.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3258 = v1779 + v3257;
+  const unsigned int v3259 = static_cast<unsigned int>(v2556.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3260 = v2549 + v3259;
+  const bool v3261 = v3258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3262 = v3260 < v1;
+  const bool v3263 = v3261 && v3262;
+  if (v3263) {
+    const float v3264 = v2556.x[50];
+    const float v3265 = v3264 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3266 = iron_f32_to_f16(v3265);
+    const unsigned int v3267 = v3258 * v1;
+    const unsigned int v3268 = v3267 + v3260;
+    out[v3268] = v3266;
   }
-  const unsigned int v3935 = static_cast<unsigned int>(v3032.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3936 = v2255 + v3935;
-  const unsigned int v3937 = static_cast<unsigned int>(v3032.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3938 = v3025 + v3937;
-  const bool v3939 = v3936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3940 = v3938 < v1;
-  const bool v3941 = v3939 && v3940;
-  if (v3941) {
-    const float v3942 = v3032.x[51];
-    const float v3943 = v3942 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3944 = iron_f32_to_f16(v3943);
-    const unsigned int v3945 = v3936 * v1;
-    const unsigned int v3946 = v3945 + v3938;
-    out[v3946] = v3944;
+  const unsigned int v3269 = static_cast<unsigned int>(v2556.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3270 = v1779 + v3269;
+  const unsigned int v3271 = static_cast<unsigned int>(v2556.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3272 = v2549 + v3271;
+  const bool v3273 = v3270 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3274 = v3272 < v1;
+  const bool v3275 = v3273 && v3274;
+  if (v3275) {
+    const float v3276 = v2556.x[51];
+    const float v3277 = v3276 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3278 = iron_f32_to_f16(v3277);
+    const unsigned int v3279 = v3270 * v1;
+    const unsigned int v3280 = v3279 + v3272;
+    out[v3280] = v3278;
   }
-  const unsigned int v3947 = static_cast<unsigned int>(v3032.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3948 = v2255 + v3947;
-  const unsigned int v3949 = static_cast<unsigned int>(v3032.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3950 = v3025 + v3949;
-  const bool v3951 = v3948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3952 = v3950 < v1;
-  const bool v3953 = v3951 && v3952;
-  if (v3953) {
-    const float v3954 = v3032.x[52];
-    const float v3955 = v3954 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3956 = iron_f32_to_f16(v3955);
-    const unsigned int v3957 = v3948 * v1;
-    const unsigned int v3958 = v3957 + v3950;
-    out[v3958] = v3956;
+  const unsigned int v3281 = static_cast<unsigned int>(v2556.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3282 = v1779 + v3281;
+  const unsigned int v3283 = static_cast<unsigned int>(v2556.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3284 = v2549 + v3283;
+  const bool v3285 = v3282 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3286 = v3284 < v1;
+  const bool v3287 = v3285 && v3286;
+  if (v3287) {
+    const float v3288 = v2556.x[52];
+    const float v3289 = v3288 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3290 = iron_f32_to_f16(v3289);
+    const unsigned int v3291 = v3282 * v1;
+    const unsigned int v3292 = v3291 + v3284;
+    out[v3292] = v3290;
   }
-  const unsigned int v3959 = static_cast<unsigned int>(v3032.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3960 = v2255 + v3959;
-  const unsigned int v3961 = static_cast<unsigned int>(v3032.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3962 = v3025 + v3961;
-  const bool v3963 = v3960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3964 = v3962 < v1;
-  const bool v3965 = v3963 && v3964;
-  if (v3965) {
-    const float v3966 = v3032.x[53];
-    const float v3967 = v3966 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3968 = iron_f32_to_f16(v3967);
-    const unsigned int v3969 = v3960 * v1;
-    const unsigned int v3970 = v3969 + v3962;
-    out[v3970] = v3968;
+  const unsigned int v3293 = static_cast<unsigned int>(v2556.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3294 = v1779 + v3293;
+  const unsigned int v3295 = static_cast<unsigned int>(v2556.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3296 = v2549 + v3295;
+  const bool v3297 = v3294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3298 = v3296 < v1;
+  const bool v3299 = v3297 && v3298;
+  if (v3299) {
+    const float v3300 = v2556.x[53];
+    const float v3301 = v3300 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3302 = iron_f32_to_f16(v3301);
+    const unsigned int v3303 = v3294 * v1;
+    const unsigned int v3304 = v3303 + v3296;
+    out[v3304] = v3302;
   }
-  const unsigned int v3971 = static_cast<unsigned int>(v3032.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3972 = v2255 + v3971;
-  const unsigned int v3973 = static_cast<unsigned int>(v3032.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3974 = v3025 + v3973;
-  const bool v3975 = v3972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3976 = v3974 < v1;
-  const bool v3977 = v3975 && v3976;
-  if (v3977) {
-    const float v3978 = v3032.x[54];
-    const float v3979 = v3978 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3980 = iron_f32_to_f16(v3979);
-    const unsigned int v3981 = v3972 * v1;
-    const unsigned int v3982 = v3981 + v3974;
-    out[v3982] = v3980;
+  const unsigned int v3305 = static_cast<unsigned int>(v2556.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3306 = v1779 + v3305;
+  const unsigned int v3307 = static_cast<unsigned int>(v2556.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3308 = v2549 + v3307;
+  const bool v3309 = v3306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3310 = v3308 < v1;
+  const bool v3311 = v3309 && v3310;
+  if (v3311) {
+    const float v3312 = v2556.x[54];
+    const float v3313 = v3312 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3314 = iron_f32_to_f16(v3313);
+    const unsigned int v3315 = v3306 * v1;
+    const unsigned int v3316 = v3315 + v3308;
+    out[v3316] = v3314;
   }
-  const unsigned int v3983 = static_cast<unsigned int>(v3032.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3984 = v2255 + v3983;
-  const unsigned int v3985 = static_cast<unsigned int>(v3032.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3986 = v3025 + v3985;
-  const bool v3987 = v3984 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3988 = v3986 < v1;
-  const bool v3989 = v3987 && v3988;
-  if (v3989) {
-    const float v3990 = v3032.x[55];
-    const float v3991 = v3990 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v3992 = iron_f32_to_f16(v3991);
-    const unsigned int v3993 = v3984 * v1;
-    const unsigned int v3994 = v3993 + v3986;
-    out[v3994] = v3992;
+  const unsigned int v3317 = static_cast<unsigned int>(v2556.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3318 = v1779 + v3317;
+  const unsigned int v3319 = static_cast<unsigned int>(v2556.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3320 = v2549 + v3319;
+  const bool v3321 = v3318 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3322 = v3320 < v1;
+  const bool v3323 = v3321 && v3322;
+  if (v3323) {
+    const float v3324 = v2556.x[55];
+    const float v3325 = v3324 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3326 = iron_f32_to_f16(v3325);
+    const unsigned int v3327 = v3318 * v1;
+    const unsigned int v3328 = v3327 + v3320;
+    out[v3328] = v3326;
   }
-  const unsigned int v3995 = static_cast<unsigned int>(v3032.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v3996 = v2255 + v3995;
-  const unsigned int v3997 = static_cast<unsigned int>(v3032.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v3998 = v3025 + v3997;
-  const bool v3999 = v3996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v4000 = v3998 < v1;
-  const bool v4001 = v3999 && v4000;
-  if (v4001) {
-    const float v4002 = v3032.x[56];
-    const float v4003 = v4002 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v4004 = iron_f32_to_f16(v4003);
-    const unsigned int v4005 = v3996 * v1;
-    const unsigned int v4006 = v4005 + v3998;
-    out[v4006] = v4004;
+  const unsigned int v3329 = static_cast<unsigned int>(v2556.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3330 = v1779 + v3329;
+  const unsigned int v3331 = static_cast<unsigned int>(v2556.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3332 = v2549 + v3331;
+  const bool v3333 = v3330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3334 = v3332 < v1;
+  const bool v3335 = v3333 && v3334;
+  if (v3335) {
+    const float v3336 = v2556.x[56];
+    const float v3337 = v3336 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3338 = iron_f32_to_f16(v3337);
+    const unsigned int v3339 = v3330 * v1;
+    const unsigned int v3340 = v3339 + v3332;
+    out[v3340] = v3338;
   }
-  const unsigned int v4007 = static_cast<unsigned int>(v3032.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v4008 = v2255 + v4007;
-  const unsigned int v4009 = static_cast<unsigned int>(v3032.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v4010 = v3025 + v4009;
-  const bool v4011 = v4008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v4012 = v4010 < v1;
-  const bool v4013 = v4011 && v4012;
-  if (v4013) {
-    const float v4014 = v3032.x[57];
-    const float v4015 = v4014 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v4016 = iron_f32_to_f16(v4015);
-    const unsigned int v4017 = v4008 * v1;
-    const unsigned int v4018 = v4017 + v4010;
-    out[v4018] = v4016;
+  const unsigned int v3341 = static_cast<unsigned int>(v2556.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3342 = v1779 + v3341;
+  const unsigned int v3343 = static_cast<unsigned int>(v2556.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3344 = v2549 + v3343;
+  const bool v3345 = v3342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3346 = v3344 < v1;
+  const bool v3347 = v3345 && v3346;
+  if (v3347) {
+    const float v3348 = v2556.x[57];
+    const float v3349 = v3348 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3350 = iron_f32_to_f16(v3349);
+    const unsigned int v3351 = v3342 * v1;
+    const unsigned int v3352 = v3351 + v3344;
+    out[v3352] = v3350;
   }
-  const unsigned int v4019 = static_cast<unsigned int>(v3032.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v4020 = v2255 + v4019;
-  const unsigned int v4021 = static_cast<unsigned int>(v3032.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v4022 = v3025 + v4021;
-  const bool v4023 = v4020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v4024 = v4022 < v1;
-  const bool v4025 = v4023 && v4024;
-  if (v4025) {
-    const float v4026 = v3032.x[58];
-    const float v4027 = v4026 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v4028 = iron_f32_to_f16(v4027);
-    const unsigned int v4029 = v4020 * v1;
-    const unsigned int v4030 = v4029 + v4022;
-    out[v4030] = v4028;
+  const unsigned int v3353 = static_cast<unsigned int>(v2556.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3354 = v1779 + v3353;
+  const unsigned int v3355 = static_cast<unsigned int>(v2556.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3356 = v2549 + v3355;
+  const bool v3357 = v3354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3358 = v3356 < v1;
+  const bool v3359 = v3357 && v3358;
+  if (v3359) {
+    const float v3360 = v2556.x[58];
+    const float v3361 = v3360 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3362 = iron_f32_to_f16(v3361);
+    const unsigned int v3363 = v3354 * v1;
+    const unsigned int v3364 = v3363 + v3356;
+    out[v3364] = v3362;
   }
-  const unsigned int v4031 = static_cast<unsigned int>(v3032.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v4032 = v2255 + v4031;
-  const unsigned int v4033 = static_cast<unsigned int>(v3032.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v4034 = v3025 + v4033;
-  const bool v4035 = v4032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v4036 = v4034 < v1;
-  const bool v4037 = v4035 && v4036;
-  if (v4037) {
-    const float v4038 = v3032.x[59];
-    const float v4039 = v4038 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v4040 = iron_f32_to_f16(v4039);
-    const unsigned int v4041 = v4032 * v1;
-    const unsigned int v4042 = v4041 + v4034;
-    out[v4042] = v4040;
+  const unsigned int v3365 = static_cast<unsigned int>(v2556.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3366 = v1779 + v3365;
+  const unsigned int v3367 = static_cast<unsigned int>(v2556.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3368 = v2549 + v3367;
+  const bool v3369 = v3366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3370 = v3368 < v1;
+  const bool v3371 = v3369 && v3370;
+  if (v3371) {
+    const float v3372 = v2556.x[59];
+    const float v3373 = v3372 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3374 = iron_f32_to_f16(v3373);
+    const unsigned int v3375 = v3366 * v1;
+    const unsigned int v3376 = v3375 + v3368;
+    out[v3376] = v3374;
   }
-  const unsigned int v4043 = static_cast<unsigned int>(v3032.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v4044 = v2255 + v4043;
-  const unsigned int v4045 = static_cast<unsigned int>(v3032.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v4046 = v3025 + v4045;
-  const bool v4047 = v4044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v4048 = v4046 < v1;
-  const bool v4049 = v4047 && v4048;
-  if (v4049) {
-    const float v4050 = v3032.x[60];
-    const float v4051 = v4050 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v4052 = iron_f32_to_f16(v4051);
-    const unsigned int v4053 = v4044 * v1;
-    const unsigned int v4054 = v4053 + v4046;
-    out[v4054] = v4052;
+  const unsigned int v3377 = static_cast<unsigned int>(v2556.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3378 = v1779 + v3377;
+  const unsigned int v3379 = static_cast<unsigned int>(v2556.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3380 = v2549 + v3379;
+  const bool v3381 = v3378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3382 = v3380 < v1;
+  const bool v3383 = v3381 && v3382;
+  if (v3383) {
+    const float v3384 = v2556.x[60];
+    const float v3385 = v3384 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3386 = iron_f32_to_f16(v3385);
+    const unsigned int v3387 = v3378 * v1;
+    const unsigned int v3388 = v3387 + v3380;
+    out[v3388] = v3386;
   }
-  const unsigned int v4055 = static_cast<unsigned int>(v3032.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v4056 = v2255 + v4055;
-  const unsigned int v4057 = static_cast<unsigned int>(v3032.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v4058 = v3025 + v4057;
-  const bool v4059 = v4056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v4060 = v4058 < v1;
-  const bool v4061 = v4059 && v4060;
-  if (v4061) {
-    const float v4062 = v3032.x[61];
-    const float v4063 = v4062 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v4064 = iron_f32_to_f16(v4063);
-    const unsigned int v4065 = v4056 * v1;
-    const unsigned int v4066 = v4065 + v4058;
-    out[v4066] = v4064;
+  const unsigned int v3389 = static_cast<unsigned int>(v2556.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3390 = v1779 + v3389;
+  const unsigned int v3391 = static_cast<unsigned int>(v2556.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3392 = v2549 + v3391;
+  const bool v3393 = v3390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3394 = v3392 < v1;
+  const bool v3395 = v3393 && v3394;
+  if (v3395) {
+    const float v3396 = v2556.x[61];
+    const float v3397 = v3396 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3398 = iron_f32_to_f16(v3397);
+    const unsigned int v3399 = v3390 * v1;
+    const unsigned int v3400 = v3399 + v3392;
+    out[v3400] = v3398;
   }
-  const unsigned int v4067 = static_cast<unsigned int>(v3032.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v4068 = v2255 + v4067;
-  const unsigned int v4069 = static_cast<unsigned int>(v3032.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v4070 = v3025 + v4069;
-  const bool v4071 = v4068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v4072 = v4070 < v1;
-  const bool v4073 = v4071 && v4072;
-  if (v4073) {
-    const float v4074 = v3032.x[62];
-    const float v4075 = v4074 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v4076 = iron_f32_to_f16(v4075);
-    const unsigned int v4077 = v4068 * v1;
-    const unsigned int v4078 = v4077 + v4070;
-    out[v4078] = v4076;
+  const unsigned int v3401 = static_cast<unsigned int>(v2556.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3402 = v1779 + v3401;
+  const unsigned int v3403 = static_cast<unsigned int>(v2556.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3404 = v2549 + v3403;
+  const bool v3405 = v3402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3406 = v3404 < v1;
+  const bool v3407 = v3405 && v3406;
+  if (v3407) {
+    const float v3408 = v2556.x[62];
+    const float v3409 = v3408 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3410 = iron_f32_to_f16(v3409);
+    const unsigned int v3411 = v3402 * v1;
+    const unsigned int v3412 = v3411 + v3404;
+    out[v3412] = v3410;
   }
-  const unsigned int v4079 = static_cast<unsigned int>(v3032.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-  const unsigned int v4080 = v2255 + v4079;
-  const unsigned int v4081 = static_cast<unsigned int>(v3032.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-  const unsigned int v4082 = v3025 + v4081;
-  const bool v4083 = v4080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v4084 = v4082 < v1;
-  const bool v4085 = v4083 && v4084;
-  if (v4085) {
-    const float v4086 = v3032.x[63];
-    const float v4087 = v4086 * v3;  // kernels/gemm/gemm.cpp:72
-    const iron_f16 v4088 = iron_f32_to_f16(v4087);
-    const unsigned int v4089 = v4080 * v1;
-    const unsigned int v4090 = v4089 + v4082;
-    out[v4090] = v4088;
+  const unsigned int v3413 = static_cast<unsigned int>(v2556.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+  const unsigned int v3414 = v1779 + v3413;
+  const unsigned int v3415 = static_cast<unsigned int>(v2556.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+  const unsigned int v3416 = v2549 + v3415;
+  const bool v3417 = v3414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3418 = v3416 < v1;
+  const bool v3419 = v3417 && v3418;
+  if (v3419) {
+    const float v3420 = v2556.x[63];
+    const float v3421 = v3420 * v3;  // kernels/gemm/gemm.cpp:72
+    const iron_f16 v3422 = iron_f32_to_f16(v3421);
+    const unsigned int v3423 = v3414 * v1;
+    const unsigned int v3424 = v3423 + v3416;
+    out[v3424] = v3422;
   }
 }

@@ -101,2452 +101,2440 @@ kernel void iron_gemm_warpgroup_nk_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;
   const uint v26 = v25 << 8u;
-  const uint v1960 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:50
-  const uint v1961 = v1960 >> 2u;
-  iron_frag<float, 16, 128> v1965;  // kernels/gemm/gemm_warpgroup.hpp:54
-  iron_frag_fill(v1965, float(0.0f));
-  const uint v1968 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:60
-  const bool v1969 = v1968 == 0u;
-  if (v1969) {
-    const uint v4099 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v4102 = v4099 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4105 = v4099 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v4106 = v4105 << 3u;
-    const uint v4107 = v22 + v4102;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v4108 = v4107 < v0;
-    const uint v4113 = v4107 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4119 = v4102 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4124 = v4099 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v4126 = v4124 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4129 = v4124 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v4130 = v4129 << 3u;
-    const uint v4131 = v22 + v4126;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v4132 = v4131 < v0;
-    const uint v4137 = v4131 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4143 = v4126 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4148 = v4099 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v4150 = v4148 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4153 = v4148 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v4154 = v4153 << 3u;
-    const uint v4155 = v22 + v4150;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v4156 = v4155 < v0;
-    const uint v4161 = v4155 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4167 = v4150 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4172 = v4099 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v4174 = v4172 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4177 = v4172 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v4178 = v4177 << 3u;
-    const uint v4179 = v22 + v4174;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v4180 = v4179 < v0;
-    const uint v4185 = v4179 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4191 = v4174 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4205 = v26 + v4102;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v4206 = v4205 < v1;
-    const uint v4211 = v4205 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4229 = v26 + v4126;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v4230 = v4229 < v1;
-    const uint v4235 = v4229 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4253 = v26 + v4150;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v4254 = v4253 < v1;
-    const uint v4259 = v4253 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4277 = v26 + v4174;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v4278 = v4277 < v1;
-    const uint v4283 = v4277 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4300 = v1961 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
-    const uint v4301 = v4300 << 6u;
-    const uint v4517 = v1960 & 3u;
-    const uint v4519 = v4517 << 4u;
-    const uint v4521 = v4519 << 6u;
+  const uint v1674 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:50
+  const uint v1675 = v1674 >> 2u;
+  iron_frag<float, 16, 128> v1679;  // kernels/gemm/gemm_warpgroup.hpp:54
+  iron_frag_fill(v1679, float(0.0f));
+  const uint v1682 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:60
+  const bool v1683 = v1682 == 0u;
+  if (v1683) {
+    const uint v3790 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:64
+    const uint v3792 = v1674 << 5u;
+    const uint v3793 = v3792 + v3790;
+    const uint v3797 = v3793 >> 3u;
+    const uint v3799 = v3793 & 7u;
+    const uint v3801 = v3799 << 3u;
+    const uint v3802 = v22 + v3797;
+    const bool v3804 = v3802 < v0;
+    const uint v3807 = v3802 * v2;
+    const uint v3812 = v3797 << 6u;
+    const uint v3816 = v3793 + 256u;
+    const uint v3818 = v3816 >> 3u;
+    const uint v3820 = v3816 & 7u;
+    const uint v3822 = v3820 << 3u;
+    const uint v3823 = v22 + v3818;
+    const bool v3825 = v3823 < v0;
+    const uint v3828 = v3823 * v2;
+    const uint v3833 = v3818 << 6u;
+    const uint v3837 = v3793 + 512u;
+    const uint v3839 = v3837 >> 3u;
+    const uint v3841 = v3837 & 7u;
+    const uint v3843 = v3841 << 3u;
+    const uint v3844 = v22 + v3839;
+    const bool v3846 = v3844 < v0;
+    const uint v3849 = v3844 * v2;
+    const uint v3854 = v3839 << 6u;
+    const uint v3858 = v3793 + 768u;
+    const uint v3860 = v3858 >> 3u;
+    const uint v3862 = v3858 & 7u;
+    const uint v3864 = v3862 << 3u;
+    const uint v3865 = v22 + v3860;
+    const bool v3867 = v3865 < v0;
+    const uint v3870 = v3865 * v2;
+    const uint v3875 = v3860 << 6u;
+    const uint v3894 = v26 + v3797;  // kernels/gemm/gemm_warpgroup.hpp:65
+    const bool v3896 = v3894 < v1;
+    const uint v3899 = v3894 * v2;
+    const uint v3915 = v26 + v3818;
+    const bool v3917 = v3915 < v1;
+    const uint v3920 = v3915 * v2;
+    const uint v3936 = v26 + v3839;
+    const bool v3938 = v3936 < v1;
+    const uint v3941 = v3936 * v2;
+    const uint v3957 = v26 + v3860;
+    const bool v3959 = v3957 < v1;
+    const uint v3962 = v3957 * v2;
+    const uint v3978 = v1675 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
+    const uint v3979 = v3978 << 6u;
+    const uint v4183 = v1674 & 3u;
+    const uint v4185 = v4183 << 4u;
+    const uint v4187 = v4185 << 6u;
 
-    for (uint v4091 = 0u; v4091 < v2; v4091 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:61
-      const uint v4093 = v4091 >> 6u;
-      const uint v4095 = v4093 % 1u;
+    for (uint v3781 = 0u; v3781 < v2; v3781 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:61
+      const uint v3783 = v3781 >> 6u;
+      const uint v3785 = v3783 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4097 = v4095 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:64
-      const uint v4109 = v4091 + v4106;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4110 = v4109 < v2;
-      const bool v4111 = v4108 && v4110;
-      const uint v4115 = v4113 + v4091;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4116 = v4115 + v4106;
-      const uint v4117 = v4111 ? v4116 : 0u;
-      const uint v4120 = v4097 + v4119;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4121 = v4120 + v4106;
+      const uint v3788 = v3785 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:64
+      const uint v3803 = v3781 + v3801;
+      const bool v3805 = v3803 < v2;
+      const bool v3806 = v3804 && v3805;
+      const uint v3809 = v3807 + v3803;
+      const uint v3810 = v3806 ? v3809 : 0u;
+      const uint v3813 = v3788 + v3812;
+      const uint v3814 = v3813 + v3801;
       for (uint e = 0; e < 8u; ++e) {
-        shm2[v4121 + e] = v4111 ? a[v4117 + e] : bfloat(0);
+        shm2[v3814 + e] = v3806 ? a[v3810 + e] : bfloat(0);
       }
-      const uint v4133 = v4091 + v4130;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4134 = v4133 < v2;
-      const bool v4135 = v4132 && v4134;
-      const uint v4139 = v4137 + v4091;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4140 = v4139 + v4130;
-      const uint v4141 = v4135 ? v4140 : 0u;
-      const uint v4144 = v4097 + v4143;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4145 = v4144 + v4130;
+      const uint v3824 = v3781 + v3822;
+      const bool v3826 = v3824 < v2;
+      const bool v3827 = v3825 && v3826;
+      const uint v3830 = v3828 + v3824;
+      const uint v3831 = v3827 ? v3830 : 0u;
+      const uint v3834 = v3788 + v3833;
+      const uint v3835 = v3834 + v3822;
       for (uint e = 0; e < 8u; ++e) {
-        shm2[v4145 + e] = v4135 ? a[v4141 + e] : bfloat(0);
+        shm2[v3835 + e] = v3827 ? a[v3831 + e] : bfloat(0);
       }
-      const uint v4157 = v4091 + v4154;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4158 = v4157 < v2;
-      const bool v4159 = v4156 && v4158;
-      const uint v4163 = v4161 + v4091;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4164 = v4163 + v4154;
-      const uint v4165 = v4159 ? v4164 : 0u;
-      const uint v4168 = v4097 + v4167;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4169 = v4168 + v4154;
+      const uint v3845 = v3781 + v3843;
+      const bool v3847 = v3845 < v2;
+      const bool v3848 = v3846 && v3847;
+      const uint v3851 = v3849 + v3845;
+      const uint v3852 = v3848 ? v3851 : 0u;
+      const uint v3855 = v3788 + v3854;
+      const uint v3856 = v3855 + v3843;
       for (uint e = 0; e < 8u; ++e) {
-        shm2[v4169 + e] = v4159 ? a[v4165 + e] : bfloat(0);
+        shm2[v3856 + e] = v3848 ? a[v3852 + e] : bfloat(0);
       }
-      const uint v4181 = v4091 + v4178;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4182 = v4181 < v2;
-      const bool v4183 = v4180 && v4182;
-      const uint v4187 = v4185 + v4091;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4188 = v4187 + v4178;
-      const uint v4189 = v4183 ? v4188 : 0u;
-      const uint v4192 = v4097 + v4191;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4193 = v4192 + v4178;
+      const uint v3866 = v3781 + v3864;
+      const bool v3868 = v3866 < v2;
+      const bool v3869 = v3867 && v3868;
+      const uint v3872 = v3870 + v3866;
+      const uint v3873 = v3869 ? v3872 : 0u;
+      const uint v3876 = v3788 + v3875;
+      const uint v3877 = v3876 + v3864;
       for (uint e = 0; e < 8u; ++e) {
-        shm2[v4193 + e] = v4183 ? a[v4189 + e] : bfloat(0);
+        shm2[v3877 + e] = v3869 ? a[v3873 + e] : bfloat(0);
       }
-      const bool v4209 = v4206 && v4110;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4213 = v4211 + v4091;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4214 = v4213 + v4106;
-      const uint v4215 = v4209 ? v4214 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm3[v4121 + e] = v4209 ? b[v4215 + e] : bfloat(0);
+      const bool v3898 = v3896 && v3805;  // kernels/gemm/gemm_warpgroup.hpp:65
+      const uint v3901 = v3899 + v3803;
+      const uint v3902 = v3898 ? v3901 : 0u;
+      for (uint e = 0; e < 8u; ++e) {
+        shm3[v3814 + e] = v3898 ? b[v3902 + e] : bfloat(0);
       }
-      const bool v4233 = v4230 && v4134;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4237 = v4235 + v4091;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4238 = v4237 + v4130;
-      const uint v4239 = v4233 ? v4238 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm3[v4145 + e] = v4233 ? b[v4239 + e] : bfloat(0);
+      const bool v3919 = v3917 && v3826;
+      const uint v3922 = v3920 + v3824;
+      const uint v3923 = v3919 ? v3922 : 0u;
+      for (uint e = 0; e < 8u; ++e) {
+        shm3[v3835 + e] = v3919 ? b[v3923 + e] : bfloat(0);
       }
-      const bool v4257 = v4254 && v4158;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4261 = v4259 + v4091;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4262 = v4261 + v4154;
-      const uint v4263 = v4257 ? v4262 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm3[v4169 + e] = v4257 ? b[v4263 + e] : bfloat(0);
+      const bool v3940 = v3938 && v3847;
+      const uint v3943 = v3941 + v3845;
+      const uint v3944 = v3940 ? v3943 : 0u;
+      for (uint e = 0; e < 8u; ++e) {
+        shm3[v3856 + e] = v3940 ? b[v3944 + e] : bfloat(0);
       }
-      const bool v4281 = v4278 && v4182;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4285 = v4283 + v4091;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4286 = v4285 + v4178;
-      const uint v4287 = v4281 ? v4286 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm3[v4193 + e] = v4281 ? b[v4287 + e] : bfloat(0);
+      const bool v3961 = v3959 && v3868;
+      const uint v3964 = v3962 + v3866;
+      const uint v3965 = v3961 ? v3964 : 0u;
+      for (uint e = 0; e < 8u; ++e) {
+        shm3[v3877 + e] = v3961 ? b[v3965 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:61
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4302 = v4097 + v4301;  // kernels/gemm/gemm_warpgroup.hpp:56
-      const uint v4523 = v4302 + v4521;
-      iron_frag<bfloat, 16, 16> v4530;
-      iron_frag_fill(v4530, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v4530, shm2, long(v4523), long(64u));
-      iron_frag<bfloat, 16, 128> v4532;
-      iron_frag_fill(v4532, bfloat(bfloat(0.0f)));
-      iron_frag_load<true>(v4532, shm3, long(v4097), long(64u));
-      iron_frag_mma(v1965, v4530, v4532);
-      const uint v4534 = v4523 + 16u;
-      const uint v4537 = v4097 + 16u;
-      iron_frag<bfloat, 16, 16> v4539;
-      iron_frag_fill(v4539, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v4539, shm2, long(v4534), long(64u));
-      iron_frag<bfloat, 16, 128> v4541;
-      iron_frag_fill(v4541, bfloat(bfloat(0.0f)));
-      iron_frag_load<true>(v4541, shm3, long(v4537), long(64u));
-      iron_frag_mma(v1965, v4539, v4541);
-      const uint v4543 = v4523 + 32u;
-      const uint v4546 = v4097 + 32u;
-      iron_frag<bfloat, 16, 16> v4548;
-      iron_frag_fill(v4548, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v4548, shm2, long(v4543), long(64u));
-      iron_frag<bfloat, 16, 128> v4550;
-      iron_frag_fill(v4550, bfloat(bfloat(0.0f)));
-      iron_frag_load<true>(v4550, shm3, long(v4546), long(64u));
-      iron_frag_mma(v1965, v4548, v4550);
-      const uint v4552 = v4523 + 48u;
-      const uint v4555 = v4097 + 48u;
-      iron_frag<bfloat, 16, 16> v4557;
-      iron_frag_fill(v4557, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v4557, shm2, long(v4552), long(64u));
-      iron_frag<bfloat, 16, 128> v4559;
-      iron_frag_fill(v4559, bfloat(bfloat(0.0f)));
-      iron_frag_load<true>(v4559, shm3, long(v4555), long(64u));
-      iron_frag_mma(v1965, v4557, v4559);
+      const uint v3980 = v3788 + v3979;  // kernels/gemm/gemm_warpgroup.hpp:56
+      const uint v4189 = v3980 + v4187;
+      iron_frag<bfloat, 16, 16> v4196;
+      iron_frag_fill(v4196, bfloat(bfloat(0.0f)));
+      iron_frag_load<false>(v4196, shm2, long(v4189), long(64u));
+      iron_frag<bfloat, 16, 128> v4198;
+      iron_frag_fill(v4198, bfloat(bfloat(0.0f)));
+      iron_frag_load<true>(v4198, shm3, long(v3788), long(64u));
+      iron_frag_mma(v1679, v4196, v4198);
+      const uint v4200 = v4189 + 16u;
+      const uint v4203 = v3788 + 16u;
+      iron_frag<bfloat, 16, 16> v4205;
+      iron_frag_fill(v4205, bfloat(bfloat(0.0f)));
+      iron_frag_load<false>(v4205, shm2, long(v4200), long(64u));
+      iron_frag<bfloat, 16, 128> v4207;
+      iron_frag_fill(v4207, bfloat(bfloat(0.0f)));
+      iron_frag_load<true>(v4207, shm3, long(v4203), long(64u));
+      iron_frag_mma(v1679, v4205, v4207);
+      const uint v4209 = v4189 + 32u;
+      const uint v4212 = v3788 + 32u;
+      iron_frag<bfloat, 16, 16> v4214;
+      iron_frag_fill(v4214, bfloat(bfloat(0.0f)));
+      iron_frag_load<false>(v4214, shm2, long(v4209), long(64u));
+      iron_frag<bfloat, 16, 128> v4216;
+      iron_frag_fill(v4216, bfloat(bfloat(0.0f)));
+      iron_frag_load<true>(v4216, shm3, long(v4212), long(64u));
+      iron_frag_mma(v1679, v4214, v4216);
+      const uint v4218 = v4189 + 48u;
+      const uint v4221 = v3788 + 48u;
+      iron_frag<bfloat, 16, 16> v4223;
+      iron_frag_fill(v4223, bfloat(bfloat(0.0f)));
+      iron_frag_load<false>(v4223, shm2, long(v4218), long(64u));
+      iron_frag<bfloat, 16, 128> v4225;
+      iron_frag_fill(v4225, bfloat(bfloat(0.0f)));
+      iron_frag_load<true>(v4225, shm3, long(v4221), long(64u));
+      iron_frag_mma(v1679, v4223, v4225);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:61
   } else {
-    const uint v2186 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
-    const uint v2187 = iron_tid.x;
-    const uint v2244 = v1961 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
-    const uint v2245 = v2244 << 6u;
-    const uint v4562 = v1960 & 3u;
-    const uint v4564 = v4562 << 4u;
-    const uint v4566 = v4564 << 6u;
-    const uint v4568 = v2245 + v4566;
-    const uint v4579 = v4568 + 16u;
-    const uint v4588 = v4568 + 32u;
-    const uint v4597 = v4568 + 48u;
+    const uint v1710 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v1711 = iron_tid.x;
+    const uint v1768 = v1675 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
+    const uint v1769 = v1768 << 6u;
+    const uint v4228 = v1674 & 3u;
+    const uint v4230 = v4228 << 4u;
+    const uint v4232 = v4230 << 6u;
+    const uint v4234 = v1769 + v4232;
+    const uint v4245 = v4234 + 16u;
+    const uint v4254 = v4234 + 32u;
+    const uint v4263 = v4234 + 48u;
 
-    for (uint v2185 = 0u; v2185 < v2; v2185 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:74
-      for (uint v2189 = v2187; v2189 < 8192u; v2189 += v2186) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v2191 = v2189 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v2193 = v2189 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v2194 = v22 + v2191;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v2195 = v2194 < v0;
-        const uint v2196 = v2185 + v2193;
-        const bool v2197 = v2196 < v2;
-        const bool v2198 = v2195 && v2197;
-        if (v2198) {
-          const uint v2200 = v2194 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v2202 = v2200 + v2185;
-          const uint v2203 = v2202 + v2193;
-          const bfloat v2204 = a[v2203];
-          const uint v2206 = v2191 << 6u;
-          const uint v2207 = v2206 + v2193;
-          shm2[v2207] = v2204;
+    for (uint v1709 = 0u; v1709 < v2; v1709 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:74
+      for (uint v1713 = v1711; v1713 < 8192u; v1713 += v1710) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v1715 = v1713 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v1717 = v1713 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1718 = v22 + v1715;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v1719 = v1718 < v0;
+        const uint v1720 = v1709 + v1717;
+        const bool v1721 = v1720 < v2;
+        const bool v1722 = v1719 && v1721;
+        if (v1722) {
+          const uint v1724 = v1718 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v1726 = v1724 + v1709;
+          const uint v1727 = v1726 + v1717;
+          const bfloat v1728 = a[v1727];
+          const uint v1730 = v1715 << 6u;
+          const uint v1731 = v1730 + v1717;
+          shm2[v1731] = v1728;
         } else {
-          const uint v2209 = v2191 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v2210 = v2209 + v2193;
-          shm2[v2210] = bfloat(0.0f);
+          const uint v1733 = v1715 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1734 = v1733 + v1717;
+          shm2[v1734] = bfloat(0.0f);
         }
       }
 
-      for (uint v2215 = v2187; v2215 < 8192u; v2215 += v2186) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v2217 = v2215 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v2219 = v2215 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v2220 = v26 + v2217;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v2221 = v2220 < v1;
-        const uint v2222 = v2185 + v2219;
-        const bool v2223 = v2222 < v2;
-        const bool v2224 = v2221 && v2223;
-        if (v2224) {
-          const uint v2226 = v2220 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v2228 = v2226 + v2185;
-          const uint v2229 = v2228 + v2219;
-          const bfloat v2230 = b[v2229];
-          const uint v2232 = v2217 << 6u;
-          const uint v2233 = v2232 + v2219;
-          shm3[v2233] = v2230;
+      for (uint v1739 = v1711; v1739 < 8192u; v1739 += v1710) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v1741 = v1739 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v1743 = v1739 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1744 = v26 + v1741;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v1745 = v1744 < v1;
+        const uint v1746 = v1709 + v1743;
+        const bool v1747 = v1746 < v2;
+        const bool v1748 = v1745 && v1747;
+        if (v1748) {
+          const uint v1750 = v1744 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v1752 = v1750 + v1709;
+          const uint v1753 = v1752 + v1743;
+          const bfloat v1754 = b[v1753];
+          const uint v1756 = v1741 << 6u;
+          const uint v1757 = v1756 + v1743;
+          shm3[v1757] = v1754;
         } else {
-          const uint v2235 = v2217 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v2236 = v2235 + v2219;
-          shm3[v2236] = bfloat(0.0f);
+          const uint v1759 = v1741 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1760 = v1759 + v1743;
+          shm3[v1760] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:78
-      iron_frag<bfloat, 16, 16> v4575;  // kernels/gemm/gemm_warpgroup.hpp:56
-      iron_frag_fill(v4575, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v4575, shm2, long(v4568), long(64u));
-      iron_frag<bfloat, 16, 128> v4577;
-      iron_frag_fill(v4577, bfloat(bfloat(0.0f)));
-      iron_frag_load<true>(v4577, shm3, long(0u), long(64u));
-      iron_frag_mma(v1965, v4575, v4577);
-      iron_frag<bfloat, 16, 16> v4584;
-      iron_frag_fill(v4584, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v4584, shm2, long(v4579), long(64u));
-      iron_frag<bfloat, 16, 128> v4586;
-      iron_frag_fill(v4586, bfloat(bfloat(0.0f)));
-      iron_frag_load<true>(v4586, shm3, long(16u), long(64u));
-      iron_frag_mma(v1965, v4584, v4586);
-      iron_frag<bfloat, 16, 16> v4593;
-      iron_frag_fill(v4593, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v4593, shm2, long(v4588), long(64u));
-      iron_frag<bfloat, 16, 128> v4595;
-      iron_frag_fill(v4595, bfloat(bfloat(0.0f)));
-      iron_frag_load<true>(v4595, shm3, long(32u), long(64u));
-      iron_frag_mma(v1965, v4593, v4595);
-      iron_frag<bfloat, 16, 16> v4602;
-      iron_frag_fill(v4602, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v4602, shm2, long(v4597), long(64u));
-      iron_frag<bfloat, 16, 128> v4604;
-      iron_frag_fill(v4604, bfloat(bfloat(0.0f)));
-      iron_frag_load<true>(v4604, shm3, long(48u), long(64u));
-      iron_frag_mma(v1965, v4602, v4604);
+      iron_frag<bfloat, 16, 16> v4241;  // kernels/gemm/gemm_warpgroup.hpp:56
+      iron_frag_fill(v4241, bfloat(bfloat(0.0f)));
+      iron_frag_load<false>(v4241, shm2, long(v4234), long(64u));
+      iron_frag<bfloat, 16, 128> v4243;
+      iron_frag_fill(v4243, bfloat(bfloat(0.0f)));
+      iron_frag_load<true>(v4243, shm3, long(0u), long(64u));
+      iron_frag_mma(v1679, v4241, v4243);
+      iron_frag<bfloat, 16, 16> v4250;
+      iron_frag_fill(v4250, bfloat(bfloat(0.0f)));
+      iron_frag_load<false>(v4250, shm2, long(v4245), long(64u));
+      iron_frag<bfloat, 16, 128> v4252;
+      iron_frag_fill(v4252, bfloat(bfloat(0.0f)));
+      iron_frag_load<true>(v4252, shm3, long(16u), long(64u));
+      iron_frag_mma(v1679, v4250, v4252);
+      iron_frag<bfloat, 16, 16> v4259;
+      iron_frag_fill(v4259, bfloat(bfloat(0.0f)));
+      iron_frag_load<false>(v4259, shm2, long(v4254), long(64u));
+      iron_frag<bfloat, 16, 128> v4261;
+      iron_frag_fill(v4261, bfloat(bfloat(0.0f)));
+      iron_frag_load<true>(v4261, shm3, long(32u), long(64u));
+      iron_frag_mma(v1679, v4259, v4261);
+      iron_frag<bfloat, 16, 16> v4268;
+      iron_frag_fill(v4268, bfloat(bfloat(0.0f)));
+      iron_frag_load<false>(v4268, shm2, long(v4263), long(64u));
+      iron_frag<bfloat, 16, 128> v4270;
+      iron_frag_fill(v4270, bfloat(bfloat(0.0f)));
+      iron_frag_load<true>(v4270, shm3, long(48u), long(64u));
+      iron_frag_mma(v1679, v4268, v4270);
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:80
     }
   }
-  const uint v2250 = v1960 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:83
-  const uint v2251 = v2250 << 4u;
-  const uint v2253 = v1961 << 6u;
-  const uint v2254 = v22 + v2253;
-  const uint v2255 = v2254 + v2251;
-  const uint v2256 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2257 = v2255 + v2256;
-  const uint v2258 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2259 = v26 + v2258;
-  const bool v2260 = v2257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2261 = v2259 < v1;
-  const bool v2262 = v2260 && v2261;
-  if (v2262) {
-    const float v2263 = v1965.m[0][0].thread_elements()[0];
-    const float v2264 = v2263 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2265 = bfloat(v2264);
-    const uint v2266 = v2257 * v1;
-    const uint v2267 = v2266 + v2259;
-    out[v2267] = v2265;
-  }
-  const uint v2268 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2269 = v2255 + v2268;
-  const uint v2270 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2271 = v26 + v2270;
-  const bool v2272 = v2269 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2273 = v2271 < v1;
-  const bool v2274 = v2272 && v2273;
-  if (v2274) {
-    const float v2275 = v1965.m[0][0].thread_elements()[1];
-    const float v2276 = v2275 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2277 = bfloat(v2276);
-    const uint v2278 = v2269 * v1;
-    const uint v2279 = v2278 + v2271;
-    out[v2279] = v2277;
-  }
-  const uint v2280 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2281 = v2255 + v2280;
-  const uint v2282 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2283 = v26 + v2282;
-  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2285 = v2283 < v1;
-  const bool v2286 = v2284 && v2285;
-  if (v2286) {
-    const float v2287 = v1965.m[0][1].thread_elements()[0];
-    const float v2288 = v2287 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2289 = bfloat(v2288);
-    const uint v2290 = v2281 * v1;
-    const uint v2291 = v2290 + v2283;
-    out[v2291] = v2289;
-  }
-  const uint v2292 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2293 = v2255 + v2292;
-  const uint v2294 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2295 = v26 + v2294;
-  const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2297 = v2295 < v1;
-  const bool v2298 = v2296 && v2297;
-  if (v2298) {
-    const float v2299 = v1965.m[0][1].thread_elements()[1];
-    const float v2300 = v2299 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2301 = bfloat(v2300);
-    const uint v2302 = v2293 * v1;
-    const uint v2303 = v2302 + v2295;
-    out[v2303] = v2301;
-  }
-  const uint v2304 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2305 = v2255 + v2304;
-  const uint v2306 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2307 = v26 + v2306;
-  const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2309 = v2307 < v1;
-  const bool v2310 = v2308 && v2309;
-  if (v2310) {
-    const float v2311 = v1965.m[0][2].thread_elements()[0];
-    const float v2312 = v2311 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2313 = bfloat(v2312);
-    const uint v2314 = v2305 * v1;
-    const uint v2315 = v2314 + v2307;
-    out[v2315] = v2313;
-  }
-  const uint v2316 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2317 = v2255 + v2316;
-  const uint v2318 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2319 = v26 + v2318;
-  const bool v2320 = v2317 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2321 = v2319 < v1;
-  const bool v2322 = v2320 && v2321;
-  if (v2322) {
-    const float v2323 = v1965.m[0][2].thread_elements()[1];
-    const float v2324 = v2323 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2325 = bfloat(v2324);
-    const uint v2326 = v2317 * v1;
-    const uint v2327 = v2326 + v2319;
-    out[v2327] = v2325;
-  }
-  const uint v2328 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2329 = v2255 + v2328;
-  const uint v2330 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2331 = v26 + v2330;
-  const bool v2332 = v2329 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2333 = v2331 < v1;
-  const bool v2334 = v2332 && v2333;
-  if (v2334) {
-    const float v2335 = v1965.m[0][3].thread_elements()[0];
-    const float v2336 = v2335 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2337 = bfloat(v2336);
-    const uint v2338 = v2329 * v1;
-    const uint v2339 = v2338 + v2331;
-    out[v2339] = v2337;
-  }
-  const uint v2340 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2341 = v2255 + v2340;
-  const uint v2342 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2343 = v26 + v2342;
-  const bool v2344 = v2341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2345 = v2343 < v1;
-  const bool v2346 = v2344 && v2345;
-  if (v2346) {
-    const float v2347 = v1965.m[0][3].thread_elements()[1];
-    const float v2348 = v2347 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2349 = bfloat(v2348);
-    const uint v2350 = v2341 * v1;
-    const uint v2351 = v2350 + v2343;
-    out[v2351] = v2349;
-  }
-  const uint v2352 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2353 = v2255 + v2352;
-  const uint v2354 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2355 = v26 + v2354;
-  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2357 = v2355 < v1;
-  const bool v2358 = v2356 && v2357;
-  if (v2358) {
-    const float v2359 = v1965.m[0][4].thread_elements()[0];
-    const float v2360 = v2359 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2361 = bfloat(v2360);
-    const uint v2362 = v2353 * v1;
-    const uint v2363 = v2362 + v2355;
-    out[v2363] = v2361;
-  }
-  const uint v2364 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2365 = v2255 + v2364;
-  const uint v2366 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2367 = v26 + v2366;
-  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2369 = v2367 < v1;
-  const bool v2370 = v2368 && v2369;
-  if (v2370) {
-    const float v2371 = v1965.m[0][4].thread_elements()[1];
-    const float v2372 = v2371 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2373 = bfloat(v2372);
-    const uint v2374 = v2365 * v1;
-    const uint v2375 = v2374 + v2367;
-    out[v2375] = v2373;
-  }
-  const uint v2376 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2377 = v2255 + v2376;
-  const uint v2378 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2379 = v26 + v2378;
-  const bool v2380 = v2377 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2381 = v2379 < v1;
-  const bool v2382 = v2380 && v2381;
-  if (v2382) {
-    const float v2383 = v1965.m[0][5].thread_elements()[0];
-    const float v2384 = v2383 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2385 = bfloat(v2384);
-    const uint v2386 = v2377 * v1;
-    const uint v2387 = v2386 + v2379;
-    out[v2387] = v2385;
-  }
-  const uint v2388 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2389 = v2255 + v2388;
-  const uint v2390 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2391 = v26 + v2390;
-  const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2393 = v2391 < v1;
-  const bool v2394 = v2392 && v2393;
-  if (v2394) {
-    const float v2395 = v1965.m[0][5].thread_elements()[1];
-    const float v2396 = v2395 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2397 = bfloat(v2396);
-    const uint v2398 = v2389 * v1;
-    const uint v2399 = v2398 + v2391;
-    out[v2399] = v2397;
-  }
-  const uint v2400 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2401 = v2255 + v2400;
-  const uint v2402 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2403 = v26 + v2402;
-  const bool v2404 = v2401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2405 = v2403 < v1;
-  const bool v2406 = v2404 && v2405;
-  if (v2406) {
-    const float v2407 = v1965.m[0][6].thread_elements()[0];
-    const float v2408 = v2407 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2409 = bfloat(v2408);
-    const uint v2410 = v2401 * v1;
-    const uint v2411 = v2410 + v2403;
-    out[v2411] = v2409;
-  }
-  const uint v2412 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2413 = v2255 + v2412;
-  const uint v2414 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2415 = v26 + v2414;
-  const bool v2416 = v2413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2417 = v2415 < v1;
-  const bool v2418 = v2416 && v2417;
-  if (v2418) {
-    const float v2419 = v1965.m[0][6].thread_elements()[1];
-    const float v2420 = v2419 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2421 = bfloat(v2420);
-    const uint v2422 = v2413 * v1;
-    const uint v2423 = v2422 + v2415;
-    out[v2423] = v2421;
-  }
-  const uint v2424 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2425 = v2255 + v2424;
-  const uint v2426 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2427 = v26 + v2426;
-  const bool v2428 = v2425 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2429 = v2427 < v1;
-  const bool v2430 = v2428 && v2429;
-  if (v2430) {
-    const float v2431 = v1965.m[0][7].thread_elements()[0];
-    const float v2432 = v2431 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2433 = bfloat(v2432);
-    const uint v2434 = v2425 * v1;
-    const uint v2435 = v2434 + v2427;
-    out[v2435] = v2433;
-  }
-  const uint v2436 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2437 = v2255 + v2436;
-  const uint v2438 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2439 = v26 + v2438;
-  const bool v2440 = v2437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2441 = v2439 < v1;
-  const bool v2442 = v2440 && v2441;
-  if (v2442) {
-    const float v2443 = v1965.m[0][7].thread_elements()[1];
-    const float v2444 = v2443 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2445 = bfloat(v2444);
-    const uint v2446 = v2437 * v1;
-    const uint v2447 = v2446 + v2439;
-    out[v2447] = v2445;
-  }
-  const uint v2448 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2449 = v2255 + v2448;
-  const uint v2450 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2451 = v26 + v2450;
-  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2453 = v2451 < v1;
-  const bool v2454 = v2452 && v2453;
-  if (v2454) {
-    const float v2455 = v1965.m[0][8].thread_elements()[0];
-    const float v2456 = v2455 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2457 = bfloat(v2456);
-    const uint v2458 = v2449 * v1;
-    const uint v2459 = v2458 + v2451;
-    out[v2459] = v2457;
-  }
-  const uint v2460 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2461 = v2255 + v2460;
-  const uint v2462 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2463 = v26 + v2462;
-  const bool v2464 = v2461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2465 = v2463 < v1;
-  const bool v2466 = v2464 && v2465;
-  if (v2466) {
-    const float v2467 = v1965.m[0][8].thread_elements()[1];
-    const float v2468 = v2467 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2469 = bfloat(v2468);
-    const uint v2470 = v2461 * v1;
-    const uint v2471 = v2470 + v2463;
-    out[v2471] = v2469;
-  }
-  const uint v2472 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2473 = v2255 + v2472;
-  const uint v2474 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2475 = v26 + v2474;
-  const bool v2476 = v2473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2477 = v2475 < v1;
-  const bool v2478 = v2476 && v2477;
-  if (v2478) {
-    const float v2479 = v1965.m[0][9].thread_elements()[0];
-    const float v2480 = v2479 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2481 = bfloat(v2480);
-    const uint v2482 = v2473 * v1;
-    const uint v2483 = v2482 + v2475;
-    out[v2483] = v2481;
-  }
-  const uint v2484 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2485 = v2255 + v2484;
-  const uint v2486 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2487 = v26 + v2486;
-  const bool v2488 = v2485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2489 = v2487 < v1;
-  const bool v2490 = v2488 && v2489;
-  if (v2490) {
-    const float v2491 = v1965.m[0][9].thread_elements()[1];
-    const float v2492 = v2491 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2493 = bfloat(v2492);
-    const uint v2494 = v2485 * v1;
-    const uint v2495 = v2494 + v2487;
-    out[v2495] = v2493;
-  }
-  const uint v2496 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2497 = v2255 + v2496;
-  const uint v2498 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2499 = v26 + v2498;
-  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2501 = v2499 < v1;
-  const bool v2502 = v2500 && v2501;
-  if (v2502) {
-    const float v2503 = v1965.m[0][10].thread_elements()[0];
-    const float v2504 = v2503 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2505 = bfloat(v2504);
-    const uint v2506 = v2497 * v1;
-    const uint v2507 = v2506 + v2499;
-    out[v2507] = v2505;
-  }
-  const uint v2508 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2509 = v2255 + v2508;
-  const uint v2510 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2511 = v26 + v2510;
-  const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2513 = v2511 < v1;
-  const bool v2514 = v2512 && v2513;
-  if (v2514) {
-    const float v2515 = v1965.m[0][10].thread_elements()[1];
-    const float v2516 = v2515 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2517 = bfloat(v2516);
-    const uint v2518 = v2509 * v1;
-    const uint v2519 = v2518 + v2511;
-    out[v2519] = v2517;
-  }
-  const uint v2520 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2521 = v2255 + v2520;
-  const uint v2522 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2523 = v26 + v2522;
-  const bool v2524 = v2521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2525 = v2523 < v1;
-  const bool v2526 = v2524 && v2525;
-  if (v2526) {
-    const float v2527 = v1965.m[0][11].thread_elements()[0];
-    const float v2528 = v2527 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2529 = bfloat(v2528);
-    const uint v2530 = v2521 * v1;
-    const uint v2531 = v2530 + v2523;
-    out[v2531] = v2529;
-  }
-  const uint v2532 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2533 = v2255 + v2532;
-  const uint v2534 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2535 = v26 + v2534;
-  const bool v2536 = v2533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2537 = v2535 < v1;
-  const bool v2538 = v2536 && v2537;
-  if (v2538) {
-    const float v2539 = v1965.m[0][11].thread_elements()[1];
-    const float v2540 = v2539 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2541 = bfloat(v2540);
-    const uint v2542 = v2533 * v1;
-    const uint v2543 = v2542 + v2535;
-    out[v2543] = v2541;
-  }
-  const uint v2544 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2545 = v2255 + v2544;
-  const uint v2546 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2547 = v26 + v2546;
-  const bool v2548 = v2545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2549 = v2547 < v1;
-  const bool v2550 = v2548 && v2549;
-  if (v2550) {
-    const float v2551 = v1965.m[0][12].thread_elements()[0];
-    const float v2552 = v2551 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2553 = bfloat(v2552);
-    const uint v2554 = v2545 * v1;
-    const uint v2555 = v2554 + v2547;
-    out[v2555] = v2553;
-  }
-  const uint v2556 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2557 = v2255 + v2556;
-  const uint v2558 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2559 = v26 + v2558;
-  const bool v2560 = v2557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2561 = v2559 < v1;
-  const bool v2562 = v2560 && v2561;
-  if (v2562) {
-    const float v2563 = v1965.m[0][12].thread_elements()[1];
-    const float v2564 = v2563 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2565 = bfloat(v2564);
-    const uint v2566 = v2557 * v1;
-    const uint v2567 = v2566 + v2559;
-    out[v2567] = v2565;
-  }
-  const uint v2568 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2569 = v2255 + v2568;
-  const uint v2570 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2571 = v26 + v2570;
-  const bool v2572 = v2569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2573 = v2571 < v1;
-  const bool v2574 = v2572 && v2573;
-  if (v2574) {
-    const float v2575 = v1965.m[0][13].thread_elements()[0];
-    const float v2576 = v2575 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2577 = bfloat(v2576);
-    const uint v2578 = v2569 * v1;
-    const uint v2579 = v2578 + v2571;
-    out[v2579] = v2577;
-  }
-  const uint v2580 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2581 = v2255 + v2580;
-  const uint v2582 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2583 = v26 + v2582;
-  const bool v2584 = v2581 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2585 = v2583 < v1;
-  const bool v2586 = v2584 && v2585;
-  if (v2586) {
-    const float v2587 = v1965.m[0][13].thread_elements()[1];
-    const float v2588 = v2587 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2589 = bfloat(v2588);
-    const uint v2590 = v2581 * v1;
-    const uint v2591 = v2590 + v2583;
-    out[v2591] = v2589;
-  }
-  const uint v2592 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2593 = v2255 + v2592;
-  const uint v2594 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2595 = v26 + v2594;
-  const bool v2596 = v2593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2597 = v2595 < v1;
-  const bool v2598 = v2596 && v2597;
-  if (v2598) {
-    const float v2599 = v1965.m[0][14].thread_elements()[0];
-    const float v2600 = v2599 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2601 = bfloat(v2600);
-    const uint v2602 = v2593 * v1;
-    const uint v2603 = v2602 + v2595;
-    out[v2603] = v2601;
-  }
-  const uint v2604 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2605 = v2255 + v2604;
-  const uint v2606 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2607 = v26 + v2606;
-  const bool v2608 = v2605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2609 = v2607 < v1;
-  const bool v2610 = v2608 && v2609;
-  if (v2610) {
-    const float v2611 = v1965.m[0][14].thread_elements()[1];
-    const float v2612 = v2611 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2613 = bfloat(v2612);
-    const uint v2614 = v2605 * v1;
-    const uint v2615 = v2614 + v2607;
-    out[v2615] = v2613;
-  }
-  const uint v2616 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2617 = v2255 + v2616;
-  const uint v2618 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2619 = v26 + v2618;
-  const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2621 = v2619 < v1;
-  const bool v2622 = v2620 && v2621;
-  if (v2622) {
-    const float v2623 = v1965.m[0][15].thread_elements()[0];
-    const float v2624 = v2623 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2625 = bfloat(v2624);
-    const uint v2626 = v2617 * v1;
-    const uint v2627 = v2626 + v2619;
-    out[v2627] = v2625;
-  }
-  const uint v2628 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2629 = v2255 + v2628;
-  const uint v2630 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2631 = v26 + v2630;
-  const bool v2632 = v2629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2633 = v2631 < v1;
-  const bool v2634 = v2632 && v2633;
-  if (v2634) {
-    const float v2635 = v1965.m[0][15].thread_elements()[1];
-    const float v2636 = v2635 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2637 = bfloat(v2636);
-    const uint v2638 = v2629 * v1;
-    const uint v2639 = v2638 + v2631;
-    out[v2639] = v2637;
-  }
-  const uint v2640 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2641 = v2255 + v2640;
-  const uint v2642 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2643 = v26 + v2642;
-  const bool v2644 = v2641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2645 = v2643 < v1;
-  const bool v2646 = v2644 && v2645;
-  if (v2646) {
-    const float v2647 = v1965.m[1][0].thread_elements()[0];
-    const float v2648 = v2647 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2649 = bfloat(v2648);
-    const uint v2650 = v2641 * v1;
-    const uint v2651 = v2650 + v2643;
-    out[v2651] = v2649;
-  }
-  const uint v2652 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2653 = v2255 + v2652;
-  const uint v2654 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2655 = v26 + v2654;
-  const bool v2656 = v2653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2657 = v2655 < v1;
-  const bool v2658 = v2656 && v2657;
-  if (v2658) {
-    const float v2659 = v1965.m[1][0].thread_elements()[1];
-    const float v2660 = v2659 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2661 = bfloat(v2660);
-    const uint v2662 = v2653 * v1;
-    const uint v2663 = v2662 + v2655;
-    out[v2663] = v2661;
-  }
-  const uint v2664 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2665 = v2255 + v2664;
-  const uint v2666 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2667 = v26 + v2666;
-  const bool v2668 = v2665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2669 = v2667 < v1;
-  const bool v2670 = v2668 && v2669;
-  if (v2670) {
-    const float v2671 = v1965.m[1][1].thread_elements()[0];
-    const float v2672 = v2671 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2673 = bfloat(v2672);
-    const uint v2674 = v2665 * v1;
-    const uint v2675 = v2674 + v2667;
-    out[v2675] = v2673;
-  }
-  const uint v2676 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2677 = v2255 + v2676;
-  const uint v2678 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2679 = v26 + v2678;
-  const bool v2680 = v2677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2681 = v2679 < v1;
-  const bool v2682 = v2680 && v2681;
-  if (v2682) {
-    const float v2683 = v1965.m[1][1].thread_elements()[1];
-    const float v2684 = v2683 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2685 = bfloat(v2684);
-    const uint v2686 = v2677 * v1;
-    const uint v2687 = v2686 + v2679;
-    out[v2687] = v2685;
-  }
-  const uint v2688 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2689 = v2255 + v2688;
-  const uint v2690 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2691 = v26 + v2690;
-  const bool v2692 = v2689 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2693 = v2691 < v1;
-  const bool v2694 = v2692 && v2693;
-  if (v2694) {
-    const float v2695 = v1965.m[1][2].thread_elements()[0];
-    const float v2696 = v2695 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2697 = bfloat(v2696);
-    const uint v2698 = v2689 * v1;
-    const uint v2699 = v2698 + v2691;
-    out[v2699] = v2697;
-  }
-  const uint v2700 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2701 = v2255 + v2700;
-  const uint v2702 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2703 = v26 + v2702;
-  const bool v2704 = v2701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2705 = v2703 < v1;
-  const bool v2706 = v2704 && v2705;
-  if (v2706) {
-    const float v2707 = v1965.m[1][2].thread_elements()[1];
-    const float v2708 = v2707 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2709 = bfloat(v2708);
-    const uint v2710 = v2701 * v1;
-    const uint v2711 = v2710 + v2703;
-    out[v2711] = v2709;
-  }
-  const uint v2712 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2713 = v2255 + v2712;
-  const uint v2714 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2715 = v26 + v2714;
-  const bool v2716 = v2713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2717 = v2715 < v1;
-  const bool v2718 = v2716 && v2717;
-  if (v2718) {
-    const float v2719 = v1965.m[1][3].thread_elements()[0];
-    const float v2720 = v2719 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2721 = bfloat(v2720);
-    const uint v2722 = v2713 * v1;
-    const uint v2723 = v2722 + v2715;
-    out[v2723] = v2721;
-  }
-  const uint v2724 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2725 = v2255 + v2724;
-  const uint v2726 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2727 = v26 + v2726;
-  const bool v2728 = v2725 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2729 = v2727 < v1;
-  const bool v2730 = v2728 && v2729;
-  if (v2730) {
-    const float v2731 = v1965.m[1][3].thread_elements()[1];
-    const float v2732 = v2731 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2733 = bfloat(v2732);
-    const uint v2734 = v2725 * v1;
-    const uint v2735 = v2734 + v2727;
-    out[v2735] = v2733;
-  }
-  const uint v2736 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2737 = v2255 + v2736;
-  const uint v2738 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2739 = v26 + v2738;
-  const bool v2740 = v2737 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2741 = v2739 < v1;
-  const bool v2742 = v2740 && v2741;
-  if (v2742) {
-    const float v2743 = v1965.m[1][4].thread_elements()[0];
-    const float v2744 = v2743 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2745 = bfloat(v2744);
-    const uint v2746 = v2737 * v1;
-    const uint v2747 = v2746 + v2739;
-    out[v2747] = v2745;
-  }
-  const uint v2748 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2749 = v2255 + v2748;
-  const uint v2750 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2751 = v26 + v2750;
-  const bool v2752 = v2749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2753 = v2751 < v1;
-  const bool v2754 = v2752 && v2753;
-  if (v2754) {
-    const float v2755 = v1965.m[1][4].thread_elements()[1];
-    const float v2756 = v2755 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2757 = bfloat(v2756);
-    const uint v2758 = v2749 * v1;
-    const uint v2759 = v2758 + v2751;
-    out[v2759] = v2757;
-  }
-  const uint v2760 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2761 = v2255 + v2760;
-  const uint v2762 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2763 = v26 + v2762;
-  const bool v2764 = v2761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2765 = v2763 < v1;
-  const bool v2766 = v2764 && v2765;
-  if (v2766) {
-    const float v2767 = v1965.m[1][5].thread_elements()[0];
-    const float v2768 = v2767 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2769 = bfloat(v2768);
-    const uint v2770 = v2761 * v1;
-    const uint v2771 = v2770 + v2763;
-    out[v2771] = v2769;
-  }
-  const uint v2772 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2773 = v2255 + v2772;
-  const uint v2774 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2775 = v26 + v2774;
-  const bool v2776 = v2773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2777 = v2775 < v1;
-  const bool v2778 = v2776 && v2777;
-  if (v2778) {
-    const float v2779 = v1965.m[1][5].thread_elements()[1];
-    const float v2780 = v2779 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2781 = bfloat(v2780);
-    const uint v2782 = v2773 * v1;
-    const uint v2783 = v2782 + v2775;
-    out[v2783] = v2781;
-  }
-  const uint v2784 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2785 = v2255 + v2784;
-  const uint v2786 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2787 = v26 + v2786;
-  const bool v2788 = v2785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2789 = v2787 < v1;
-  const bool v2790 = v2788 && v2789;
-  if (v2790) {
-    const float v2791 = v1965.m[1][6].thread_elements()[0];
-    const float v2792 = v2791 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2793 = bfloat(v2792);
-    const uint v2794 = v2785 * v1;
-    const uint v2795 = v2794 + v2787;
-    out[v2795] = v2793;
-  }
-  const uint v2796 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2797 = v2255 + v2796;
-  const uint v2798 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2799 = v26 + v2798;
-  const bool v2800 = v2797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2801 = v2799 < v1;
-  const bool v2802 = v2800 && v2801;
-  if (v2802) {
-    const float v2803 = v1965.m[1][6].thread_elements()[1];
-    const float v2804 = v2803 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2805 = bfloat(v2804);
-    const uint v2806 = v2797 * v1;
-    const uint v2807 = v2806 + v2799;
-    out[v2807] = v2805;
-  }
-  const uint v2808 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2809 = v2255 + v2808;
-  const uint v2810 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2811 = v26 + v2810;
-  const bool v2812 = v2809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2813 = v2811 < v1;
-  const bool v2814 = v2812 && v2813;
-  if (v2814) {
-    const float v2815 = v1965.m[1][7].thread_elements()[0];
-    const float v2816 = v2815 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2817 = bfloat(v2816);
-    const uint v2818 = v2809 * v1;
-    const uint v2819 = v2818 + v2811;
-    out[v2819] = v2817;
-  }
-  const uint v2820 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2821 = v2255 + v2820;
-  const uint v2822 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2823 = v26 + v2822;
-  const bool v2824 = v2821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2825 = v2823 < v1;
-  const bool v2826 = v2824 && v2825;
-  if (v2826) {
-    const float v2827 = v1965.m[1][7].thread_elements()[1];
-    const float v2828 = v2827 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2829 = bfloat(v2828);
-    const uint v2830 = v2821 * v1;
-    const uint v2831 = v2830 + v2823;
-    out[v2831] = v2829;
-  }
-  const uint v2832 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2833 = v2255 + v2832;
-  const uint v2834 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2835 = v26 + v2834;
-  const bool v2836 = v2833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2837 = v2835 < v1;
-  const bool v2838 = v2836 && v2837;
-  if (v2838) {
-    const float v2839 = v1965.m[1][8].thread_elements()[0];
-    const float v2840 = v2839 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2841 = bfloat(v2840);
-    const uint v2842 = v2833 * v1;
-    const uint v2843 = v2842 + v2835;
-    out[v2843] = v2841;
-  }
-  const uint v2844 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2845 = v2255 + v2844;
-  const uint v2846 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2847 = v26 + v2846;
-  const bool v2848 = v2845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2849 = v2847 < v1;
-  const bool v2850 = v2848 && v2849;
-  if (v2850) {
-    const float v2851 = v1965.m[1][8].thread_elements()[1];
-    const float v2852 = v2851 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2853 = bfloat(v2852);
-    const uint v2854 = v2845 * v1;
-    const uint v2855 = v2854 + v2847;
-    out[v2855] = v2853;
-  }
-  const uint v2856 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2857 = v2255 + v2856;
-  const uint v2858 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2859 = v26 + v2858;
-  const bool v2860 = v2857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2861 = v2859 < v1;
-  const bool v2862 = v2860 && v2861;
-  if (v2862) {
-    const float v2863 = v1965.m[1][9].thread_elements()[0];
-    const float v2864 = v2863 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2865 = bfloat(v2864);
-    const uint v2866 = v2857 * v1;
-    const uint v2867 = v2866 + v2859;
-    out[v2867] = v2865;
-  }
-  const uint v2868 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2869 = v2255 + v2868;
-  const uint v2870 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2871 = v26 + v2870;
-  const bool v2872 = v2869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2873 = v2871 < v1;
-  const bool v2874 = v2872 && v2873;
-  if (v2874) {
-    const float v2875 = v1965.m[1][9].thread_elements()[1];
-    const float v2876 = v2875 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2877 = bfloat(v2876);
-    const uint v2878 = v2869 * v1;
-    const uint v2879 = v2878 + v2871;
-    out[v2879] = v2877;
-  }
-  const uint v2880 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2881 = v2255 + v2880;
-  const uint v2882 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2883 = v26 + v2882;
-  const bool v2884 = v2881 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2885 = v2883 < v1;
-  const bool v2886 = v2884 && v2885;
-  if (v2886) {
-    const float v2887 = v1965.m[1][10].thread_elements()[0];
-    const float v2888 = v2887 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2889 = bfloat(v2888);
-    const uint v2890 = v2881 * v1;
-    const uint v2891 = v2890 + v2883;
-    out[v2891] = v2889;
-  }
-  const uint v2892 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2893 = v2255 + v2892;
-  const uint v2894 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2895 = v26 + v2894;
-  const bool v2896 = v2893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2897 = v2895 < v1;
-  const bool v2898 = v2896 && v2897;
-  if (v2898) {
-    const float v2899 = v1965.m[1][10].thread_elements()[1];
-    const float v2900 = v2899 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2901 = bfloat(v2900);
-    const uint v2902 = v2893 * v1;
-    const uint v2903 = v2902 + v2895;
-    out[v2903] = v2901;
-  }
-  const uint v2904 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2905 = v2255 + v2904;
-  const uint v2906 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2907 = v26 + v2906;
-  const bool v2908 = v2905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2909 = v2907 < v1;
-  const bool v2910 = v2908 && v2909;
-  if (v2910) {
-    const float v2911 = v1965.m[1][11].thread_elements()[0];
-    const float v2912 = v2911 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2913 = bfloat(v2912);
-    const uint v2914 = v2905 * v1;
-    const uint v2915 = v2914 + v2907;
-    out[v2915] = v2913;
-  }
-  const uint v2916 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2917 = v2255 + v2916;
-  const uint v2918 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2919 = v26 + v2918;
-  const bool v2920 = v2917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2921 = v2919 < v1;
-  const bool v2922 = v2920 && v2921;
-  if (v2922) {
-    const float v2923 = v1965.m[1][11].thread_elements()[1];
-    const float v2924 = v2923 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2925 = bfloat(v2924);
-    const uint v2926 = v2917 * v1;
-    const uint v2927 = v2926 + v2919;
-    out[v2927] = v2925;
-  }
-  const uint v2928 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2929 = v2255 + v2928;
-  const uint v2930 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2931 = v26 + v2930;
-  const bool v2932 = v2929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2933 = v2931 < v1;
-  const bool v2934 = v2932 && v2933;
-  if (v2934) {
-    const float v2935 = v1965.m[1][12].thread_elements()[0];
-    const float v2936 = v2935 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2937 = bfloat(v2936);
-    const uint v2938 = v2929 * v1;
-    const uint v2939 = v2938 + v2931;
-    out[v2939] = v2937;
-  }
-  const uint v2940 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2941 = v2255 + v2940;
-  const uint v2942 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2943 = v26 + v2942;
-  const bool v2944 = v2941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2945 = v2943 < v1;
-  const bool v2946 = v2944 && v2945;
-  if (v2946) {
-    const float v2947 = v1965.m[1][12].thread_elements()[1];
-    const float v2948 = v2947 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2949 = bfloat(v2948);
-    const uint v2950 = v2941 * v1;
-    const uint v2951 = v2950 + v2943;
-    out[v2951] = v2949;
-  }
-  const uint v2952 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2953 = v2255 + v2952;
-  const uint v2954 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2955 = v26 + v2954;
-  const bool v2956 = v2953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2957 = v2955 < v1;
-  const bool v2958 = v2956 && v2957;
-  if (v2958) {
-    const float v2959 = v1965.m[1][13].thread_elements()[0];
-    const float v2960 = v2959 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2961 = bfloat(v2960);
-    const uint v2962 = v2953 * v1;
-    const uint v2963 = v2962 + v2955;
-    out[v2963] = v2961;
-  }
-  const uint v2964 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2965 = v2255 + v2964;
-  const uint v2966 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2967 = v26 + v2966;
-  const bool v2968 = v2965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2969 = v2967 < v1;
-  const bool v2970 = v2968 && v2969;
-  if (v2970) {
-    const float v2971 = v1965.m[1][13].thread_elements()[1];
-    const float v2972 = v2971 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2973 = bfloat(v2972);
-    const uint v2974 = v2965 * v1;
-    const uint v2975 = v2974 + v2967;
-    out[v2975] = v2973;
-  }
-  const uint v2976 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2977 = v2255 + v2976;
-  const uint v2978 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2979 = v26 + v2978;
-  const bool v2980 = v2977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2981 = v2979 < v1;
-  const bool v2982 = v2980 && v2981;
-  if (v2982) {
-    const float v2983 = v1965.m[1][14].thread_elements()[0];
-    const float v2984 = v2983 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2985 = bfloat(v2984);
-    const uint v2986 = v2977 * v1;
-    const uint v2987 = v2986 + v2979;
-    out[v2987] = v2985;
-  }
-  const uint v2988 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v2989 = v2255 + v2988;
-  const uint v2990 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v2991 = v26 + v2990;
-  const bool v2992 = v2989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v2993 = v2991 < v1;
-  const bool v2994 = v2992 && v2993;
-  if (v2994) {
-    const float v2995 = v1965.m[1][14].thread_elements()[1];
-    const float v2996 = v2995 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v2997 = bfloat(v2996);
-    const uint v2998 = v2989 * v1;
-    const uint v2999 = v2998 + v2991;
-    out[v2999] = v2997;
-  }
-  const uint v3000 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3001 = v2255 + v3000;
-  const uint v3002 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3003 = v26 + v3002;
-  const bool v3004 = v3001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3005 = v3003 < v1;
-  const bool v3006 = v3004 && v3005;
-  if (v3006) {
-    const float v3007 = v1965.m[1][15].thread_elements()[0];
-    const float v3008 = v3007 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3009 = bfloat(v3008);
-    const uint v3010 = v3001 * v1;
-    const uint v3011 = v3010 + v3003;
-    out[v3011] = v3009;
-  }
-  const uint v3012 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3013 = v2255 + v3012;
-  const uint v3014 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3015 = v26 + v3014;
-  const bool v3016 = v3013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3017 = v3015 < v1;
-  const bool v3018 = v3016 && v3017;
-  if (v3018) {
-    const float v3019 = v1965.m[1][15].thread_elements()[1];
-    const float v3020 = v3019 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3021 = bfloat(v3020);
-    const uint v3022 = v3013 * v1;
-    const uint v3023 = v3022 + v3015;
-    out[v3023] = v3021;
-  }
-  const uint v3025 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:110
-  iron_frag<float, 16, 128> v3032;  // kernels/gemm/gemm_warpgroup.hpp:54
-  iron_frag_fill(v3032, float(0.0f));
-  if (v1969) {  // kernels/gemm/gemm_warpgroup.hpp:60
-    const uint v4311 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v4314 = v4311 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4317 = v4311 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v4318 = v4317 << 3u;
-    const uint v4319 = v22 + v4314;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v4320 = v4319 < v0;
-    const uint v4325 = v4319 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4331 = v4314 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4336 = v4311 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v4338 = v4336 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4341 = v4336 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v4342 = v4341 << 3u;
-    const uint v4343 = v22 + v4338;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v4344 = v4343 < v0;
-    const uint v4349 = v4343 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4355 = v4338 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4360 = v4311 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v4362 = v4360 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4365 = v4360 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v4366 = v4365 << 3u;
-    const uint v4367 = v22 + v4362;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v4368 = v4367 < v0;
-    const uint v4373 = v4367 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4379 = v4362 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4384 = v4311 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v4386 = v4384 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4389 = v4384 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v4390 = v4389 << 3u;
-    const uint v4391 = v22 + v4386;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v4392 = v4391 < v0;
-    const uint v4397 = v4391 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4403 = v4386 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4417 = v3025 + v4314;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v4418 = v4417 < v1;
-    const uint v4423 = v4417 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4441 = v3025 + v4338;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v4442 = v4441 < v1;
-    const uint v4447 = v4441 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4465 = v3025 + v4362;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v4466 = v4465 < v1;
-    const uint v4471 = v4465 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4489 = v3025 + v4386;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v4490 = v4489 < v1;
-    const uint v4495 = v4489 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4513 = v2253 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
-    const uint v4611 = v2251 << 6u;
+  const uint v1774 = v1674 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:83
+  const uint v1775 = v1774 << 4u;
+  const uint v1777 = v1675 << 6u;
+  const uint v1778 = v22 + v1777;
+  const uint v1779 = v1778 + v1775;
+  const uint v1780 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1781 = v1779 + v1780;
+  const uint v1782 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1783 = v26 + v1782;
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1785 = v1783 < v1;
+  const bool v1786 = v1784 && v1785;
+  if (v1786) {
+    const float v1787 = v1679.m[0][0].thread_elements()[0];
+    const float v1788 = v1787 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v1789 = bfloat(v1788);
+    const uint v1790 = v1781 * v1;
+    const uint v1791 = v1790 + v1783;
+    out[v1791] = v1789;
+  }
+  const uint v1792 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1793 = v1779 + v1792;
+  const uint v1794 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1795 = v26 + v1794;
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1797 = v1795 < v1;
+  const bool v1798 = v1796 && v1797;
+  if (v1798) {
+    const float v1799 = v1679.m[0][0].thread_elements()[1];
+    const float v1800 = v1799 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v1801 = bfloat(v1800);
+    const uint v1802 = v1793 * v1;
+    const uint v1803 = v1802 + v1795;
+    out[v1803] = v1801;
+  }
+  const uint v1804 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1805 = v1779 + v1804;
+  const uint v1806 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1807 = v26 + v1806;
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1809 = v1807 < v1;
+  const bool v1810 = v1808 && v1809;
+  if (v1810) {
+    const float v1811 = v1679.m[0][1].thread_elements()[0];
+    const float v1812 = v1811 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v1813 = bfloat(v1812);
+    const uint v1814 = v1805 * v1;
+    const uint v1815 = v1814 + v1807;
+    out[v1815] = v1813;
+  }
+  const uint v1816 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1817 = v1779 + v1816;
+  const uint v1818 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1819 = v26 + v1818;
+  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1821 = v1819 < v1;
+  const bool v1822 = v1820 && v1821;
+  if (v1822) {
+    const float v1823 = v1679.m[0][1].thread_elements()[1];
+    const float v1824 = v1823 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v1825 = bfloat(v1824);
+    const uint v1826 = v1817 * v1;
+    const uint v1827 = v1826 + v1819;
+    out[v1827] = v1825;
+  }
+  const uint v1828 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1829 = v1779 + v1828;
+  const uint v1830 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1831 = v26 + v1830;
+  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1833 = v1831 < v1;
+  const bool v1834 = v1832 && v1833;
+  if (v1834) {
+    const float v1835 = v1679.m[0][2].thread_elements()[0];
+    const float v1836 = v1835 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v1837 = bfloat(v1836);
+    const uint v1838 = v1829 * v1;
+    const uint v1839 = v1838 + v1831;
+    out[v1839] = v1837;
+  }
+  const uint v1840 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1841 = v1779 + v1840;
+  const uint v1842 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1843 = v26 + v1842;
+  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1845 = v1843 < v1;
+  const bool v1846 = v1844 && v1845;
+  if (v1846) {
+    const float v1847 = v1679.m[0][2].thread_elements()[1];
+    const float v1848 = v1847 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v1849 = bfloat(v1848);
+    const uint v1850 = v1841 * v1;
+    const uint v1851 = v1850 + v1843;
+    out[v1851] = v1849;
+  }
+  const uint v1852 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1853 = v1779 + v1852;
+  const uint v1854 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1855 = v26 + v1854;
+  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1857 = v1855 < v1;
+  const bool v1858 = v1856 && v1857;
+  if (v1858) {
+    const float v1859 = v1679.m[0][3].thread_elements()[0];
+    const float v1860 = v1859 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v1861 = bfloat(v1860);
+    const uint v1862 = v1853 * v1;
+    const uint v1863 = v1862 + v1855;
+    out[v1863] = v1861;
+  }
+  const uint v1864 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1865 = v1779 + v1864;
+  const uint v1866 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1867 = v26 + v1866;
+  const bool v1868 = v1865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1869 = v1867 < v1;
+  const bool v1870 = v1868 && v1869;
+  if (v1870) {
+    const float v1871 = v1679.m[0][3].thread_elements()[1];
+    const float v1872 = v1871 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v1873 = bfloat(v1872);
+    const uint v1874 = v1865 * v1;
+    const uint v1875 = v1874 + v1867;
+    out[v1875] = v1873;
+  }
+  const uint v1876 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1877 = v1779 + v1876;
+  const uint v1878 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1879 = v26 + v1878;
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1881 = v1879 < v1;
+  const bool v1882 = v1880 && v1881;
+  if (v1882) {
+    const float v1883 = v1679.m[0][4].thread_elements()[0];
+    const float v1884 = v1883 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v1885 = bfloat(v1884);
+    const uint v1886 = v1877 * v1;
+    const uint v1887 = v1886 + v1879;
+    out[v1887] = v1885;
+  }
+  const uint v1888 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1889 = v1779 + v1888;
+  const uint v1890 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1891 = v26 + v1890;
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1893 = v1891 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v1679.m[0][4].thread_elements()[1];
+    const float v1896 = v1895 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v1897 = bfloat(v1896);
+    const uint v1898 = v1889 * v1;
+    const uint v1899 = v1898 + v1891;
+    out[v1899] = v1897;
+  }
+  const uint v1900 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1901 = v1779 + v1900;
+  const uint v1902 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1903 = v26 + v1902;
+  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1905 = v1903 < v1;
+  const bool v1906 = v1904 && v1905;
+  if (v1906) {
+    const float v1907 = v1679.m[0][5].thread_elements()[0];
+    const float v1908 = v1907 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v1909 = bfloat(v1908);
+    const uint v1910 = v1901 * v1;
+    const uint v1911 = v1910 + v1903;
+    out[v1911] = v1909;
+  }
+  const uint v1912 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1913 = v1779 + v1912;
+  const uint v1914 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1915 = v26 + v1914;
+  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1917 = v1915 < v1;
+  const bool v1918 = v1916 && v1917;
+  if (v1918) {
+    const float v1919 = v1679.m[0][5].thread_elements()[1];
+    const float v1920 = v1919 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v1921 = bfloat(v1920);
+    const uint v1922 = v1913 * v1;
+    const uint v1923 = v1922 + v1915;
+    out[v1923] = v1921;
+  }
+  const uint v1924 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1925 = v1779 + v1924;
+  const uint v1926 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1927 = v26 + v1926;
+  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1929 = v1927 < v1;
+  const bool v1930 = v1928 && v1929;
+  if (v1930) {
+    const float v1931 = v1679.m[0][6].thread_elements()[0];
+    const float v1932 = v1931 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v1933 = bfloat(v1932);
+    const uint v1934 = v1925 * v1;
+    const uint v1935 = v1934 + v1927;
+    out[v1935] = v1933;
+  }
+  const uint v1936 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1937 = v1779 + v1936;
+  const uint v1938 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1939 = v26 + v1938;
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1941 = v1939 < v1;
+  const bool v1942 = v1940 && v1941;
+  if (v1942) {
+    const float v1943 = v1679.m[0][6].thread_elements()[1];
+    const float v1944 = v1943 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v1945 = bfloat(v1944);
+    const uint v1946 = v1937 * v1;
+    const uint v1947 = v1946 + v1939;
+    out[v1947] = v1945;
+  }
+  const uint v1948 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1949 = v1779 + v1948;
+  const uint v1950 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1951 = v26 + v1950;
+  const bool v1952 = v1949 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1953 = v1951 < v1;
+  const bool v1954 = v1952 && v1953;
+  if (v1954) {
+    const float v1955 = v1679.m[0][7].thread_elements()[0];
+    const float v1956 = v1955 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v1957 = bfloat(v1956);
+    const uint v1958 = v1949 * v1;
+    const uint v1959 = v1958 + v1951;
+    out[v1959] = v1957;
+  }
+  const uint v1960 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1961 = v1779 + v1960;
+  const uint v1962 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1963 = v26 + v1962;
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1965 = v1963 < v1;
+  const bool v1966 = v1964 && v1965;
+  if (v1966) {
+    const float v1967 = v1679.m[0][7].thread_elements()[1];
+    const float v1968 = v1967 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v1969 = bfloat(v1968);
+    const uint v1970 = v1961 * v1;
+    const uint v1971 = v1970 + v1963;
+    out[v1971] = v1969;
+  }
+  const uint v1972 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1973 = v1779 + v1972;
+  const uint v1974 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1975 = v26 + v1974;
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1977 = v1975 < v1;
+  const bool v1978 = v1976 && v1977;
+  if (v1978) {
+    const float v1979 = v1679.m[0][8].thread_elements()[0];
+    const float v1980 = v1979 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v1981 = bfloat(v1980);
+    const uint v1982 = v1973 * v1;
+    const uint v1983 = v1982 + v1975;
+    out[v1983] = v1981;
+  }
+  const uint v1984 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1985 = v1779 + v1984;
+  const uint v1986 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1987 = v26 + v1986;
+  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v1989 = v1987 < v1;
+  const bool v1990 = v1988 && v1989;
+  if (v1990) {
+    const float v1991 = v1679.m[0][8].thread_elements()[1];
+    const float v1992 = v1991 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v1993 = bfloat(v1992);
+    const uint v1994 = v1985 * v1;
+    const uint v1995 = v1994 + v1987;
+    out[v1995] = v1993;
+  }
+  const uint v1996 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v1997 = v1779 + v1996;
+  const uint v1998 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v1999 = v26 + v1998;
+  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2001 = v1999 < v1;
+  const bool v2002 = v2000 && v2001;
+  if (v2002) {
+    const float v2003 = v1679.m[0][9].thread_elements()[0];
+    const float v2004 = v2003 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2005 = bfloat(v2004);
+    const uint v2006 = v1997 * v1;
+    const uint v2007 = v2006 + v1999;
+    out[v2007] = v2005;
+  }
+  const uint v2008 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2009 = v1779 + v2008;
+  const uint v2010 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2011 = v26 + v2010;
+  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2013 = v2011 < v1;
+  const bool v2014 = v2012 && v2013;
+  if (v2014) {
+    const float v2015 = v1679.m[0][9].thread_elements()[1];
+    const float v2016 = v2015 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2017 = bfloat(v2016);
+    const uint v2018 = v2009 * v1;
+    const uint v2019 = v2018 + v2011;
+    out[v2019] = v2017;
+  }
+  const uint v2020 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2021 = v1779 + v2020;
+  const uint v2022 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2023 = v26 + v2022;
+  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2025 = v2023 < v1;
+  const bool v2026 = v2024 && v2025;
+  if (v2026) {
+    const float v2027 = v1679.m[0][10].thread_elements()[0];
+    const float v2028 = v2027 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2029 = bfloat(v2028);
+    const uint v2030 = v2021 * v1;
+    const uint v2031 = v2030 + v2023;
+    out[v2031] = v2029;
+  }
+  const uint v2032 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2033 = v1779 + v2032;
+  const uint v2034 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2035 = v26 + v2034;
+  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2037 = v2035 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v1679.m[0][10].thread_elements()[1];
+    const float v2040 = v2039 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2041 = bfloat(v2040);
+    const uint v2042 = v2033 * v1;
+    const uint v2043 = v2042 + v2035;
+    out[v2043] = v2041;
+  }
+  const uint v2044 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2045 = v1779 + v2044;
+  const uint v2046 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2047 = v26 + v2046;
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2049 = v2047 < v1;
+  const bool v2050 = v2048 && v2049;
+  if (v2050) {
+    const float v2051 = v1679.m[0][11].thread_elements()[0];
+    const float v2052 = v2051 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2053 = bfloat(v2052);
+    const uint v2054 = v2045 * v1;
+    const uint v2055 = v2054 + v2047;
+    out[v2055] = v2053;
+  }
+  const uint v2056 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2057 = v1779 + v2056;
+  const uint v2058 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2059 = v26 + v2058;
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2061 = v2059 < v1;
+  const bool v2062 = v2060 && v2061;
+  if (v2062) {
+    const float v2063 = v1679.m[0][11].thread_elements()[1];
+    const float v2064 = v2063 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2065 = bfloat(v2064);
+    const uint v2066 = v2057 * v1;
+    const uint v2067 = v2066 + v2059;
+    out[v2067] = v2065;
+  }
+  const uint v2068 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2069 = v1779 + v2068;
+  const uint v2070 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2071 = v26 + v2070;
+  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2073 = v2071 < v1;
+  const bool v2074 = v2072 && v2073;
+  if (v2074) {
+    const float v2075 = v1679.m[0][12].thread_elements()[0];
+    const float v2076 = v2075 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2077 = bfloat(v2076);
+    const uint v2078 = v2069 * v1;
+    const uint v2079 = v2078 + v2071;
+    out[v2079] = v2077;
+  }
+  const uint v2080 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2081 = v1779 + v2080;
+  const uint v2082 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2083 = v26 + v2082;
+  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2085 = v2083 < v1;
+  const bool v2086 = v2084 && v2085;
+  if (v2086) {
+    const float v2087 = v1679.m[0][12].thread_elements()[1];
+    const float v2088 = v2087 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2089 = bfloat(v2088);
+    const uint v2090 = v2081 * v1;
+    const uint v2091 = v2090 + v2083;
+    out[v2091] = v2089;
+  }
+  const uint v2092 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2093 = v1779 + v2092;
+  const uint v2094 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2095 = v26 + v2094;
+  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2097 = v2095 < v1;
+  const bool v2098 = v2096 && v2097;
+  if (v2098) {
+    const float v2099 = v1679.m[0][13].thread_elements()[0];
+    const float v2100 = v2099 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2101 = bfloat(v2100);
+    const uint v2102 = v2093 * v1;
+    const uint v2103 = v2102 + v2095;
+    out[v2103] = v2101;
+  }
+  const uint v2104 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2105 = v1779 + v2104;
+  const uint v2106 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2107 = v26 + v2106;
+  const bool v2108 = v2105 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2109 = v2107 < v1;
+  const bool v2110 = v2108 && v2109;
+  if (v2110) {
+    const float v2111 = v1679.m[0][13].thread_elements()[1];
+    const float v2112 = v2111 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2113 = bfloat(v2112);
+    const uint v2114 = v2105 * v1;
+    const uint v2115 = v2114 + v2107;
+    out[v2115] = v2113;
+  }
+  const uint v2116 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2117 = v1779 + v2116;
+  const uint v2118 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2119 = v26 + v2118;
+  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2121 = v2119 < v1;
+  const bool v2122 = v2120 && v2121;
+  if (v2122) {
+    const float v2123 = v1679.m[0][14].thread_elements()[0];
+    const float v2124 = v2123 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2125 = bfloat(v2124);
+    const uint v2126 = v2117 * v1;
+    const uint v2127 = v2126 + v2119;
+    out[v2127] = v2125;
+  }
+  const uint v2128 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2129 = v1779 + v2128;
+  const uint v2130 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2131 = v26 + v2130;
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2133 = v2131 < v1;
+  const bool v2134 = v2132 && v2133;
+  if (v2134) {
+    const float v2135 = v1679.m[0][14].thread_elements()[1];
+    const float v2136 = v2135 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2137 = bfloat(v2136);
+    const uint v2138 = v2129 * v1;
+    const uint v2139 = v2138 + v2131;
+    out[v2139] = v2137;
+  }
+  const uint v2140 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2141 = v1779 + v2140;
+  const uint v2142 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2143 = v26 + v2142;
+  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2145 = v2143 < v1;
+  const bool v2146 = v2144 && v2145;
+  if (v2146) {
+    const float v2147 = v1679.m[0][15].thread_elements()[0];
+    const float v2148 = v2147 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2149 = bfloat(v2148);
+    const uint v2150 = v2141 * v1;
+    const uint v2151 = v2150 + v2143;
+    out[v2151] = v2149;
+  }
+  const uint v2152 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2153 = v1779 + v2152;
+  const uint v2154 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2155 = v26 + v2154;
+  const bool v2156 = v2153 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2157 = v2155 < v1;
+  const bool v2158 = v2156 && v2157;
+  if (v2158) {
+    const float v2159 = v1679.m[0][15].thread_elements()[1];
+    const float v2160 = v2159 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2161 = bfloat(v2160);
+    const uint v2162 = v2153 * v1;
+    const uint v2163 = v2162 + v2155;
+    out[v2163] = v2161;
+  }
+  const uint v2164 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2165 = v1779 + v2164;
+  const uint v2166 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2167 = v26 + v2166;
+  const bool v2168 = v2165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2169 = v2167 < v1;
+  const bool v2170 = v2168 && v2169;
+  if (v2170) {
+    const float v2171 = v1679.m[1][0].thread_elements()[0];
+    const float v2172 = v2171 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2173 = bfloat(v2172);
+    const uint v2174 = v2165 * v1;
+    const uint v2175 = v2174 + v2167;
+    out[v2175] = v2173;
+  }
+  const uint v2176 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2177 = v1779 + v2176;
+  const uint v2178 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2179 = v26 + v2178;
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2181 = v2179 < v1;
+  const bool v2182 = v2180 && v2181;
+  if (v2182) {
+    const float v2183 = v1679.m[1][0].thread_elements()[1];
+    const float v2184 = v2183 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2185 = bfloat(v2184);
+    const uint v2186 = v2177 * v1;
+    const uint v2187 = v2186 + v2179;
+    out[v2187] = v2185;
+  }
+  const uint v2188 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2189 = v1779 + v2188;
+  const uint v2190 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2191 = v26 + v2190;
+  const bool v2192 = v2189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2193 = v2191 < v1;
+  const bool v2194 = v2192 && v2193;
+  if (v2194) {
+    const float v2195 = v1679.m[1][1].thread_elements()[0];
+    const float v2196 = v2195 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2197 = bfloat(v2196);
+    const uint v2198 = v2189 * v1;
+    const uint v2199 = v2198 + v2191;
+    out[v2199] = v2197;
+  }
+  const uint v2200 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2201 = v1779 + v2200;
+  const uint v2202 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2203 = v26 + v2202;
+  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2205 = v2203 < v1;
+  const bool v2206 = v2204 && v2205;
+  if (v2206) {
+    const float v2207 = v1679.m[1][1].thread_elements()[1];
+    const float v2208 = v2207 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2209 = bfloat(v2208);
+    const uint v2210 = v2201 * v1;
+    const uint v2211 = v2210 + v2203;
+    out[v2211] = v2209;
+  }
+  const uint v2212 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2213 = v1779 + v2212;
+  const uint v2214 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2215 = v26 + v2214;
+  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2217 = v2215 < v1;
+  const bool v2218 = v2216 && v2217;
+  if (v2218) {
+    const float v2219 = v1679.m[1][2].thread_elements()[0];
+    const float v2220 = v2219 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2221 = bfloat(v2220);
+    const uint v2222 = v2213 * v1;
+    const uint v2223 = v2222 + v2215;
+    out[v2223] = v2221;
+  }
+  const uint v2224 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2225 = v1779 + v2224;
+  const uint v2226 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2227 = v26 + v2226;
+  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2229 = v2227 < v1;
+  const bool v2230 = v2228 && v2229;
+  if (v2230) {
+    const float v2231 = v1679.m[1][2].thread_elements()[1];
+    const float v2232 = v2231 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2233 = bfloat(v2232);
+    const uint v2234 = v2225 * v1;
+    const uint v2235 = v2234 + v2227;
+    out[v2235] = v2233;
+  }
+  const uint v2236 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2237 = v1779 + v2236;
+  const uint v2238 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2239 = v26 + v2238;
+  const bool v2240 = v2237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2241 = v2239 < v1;
+  const bool v2242 = v2240 && v2241;
+  if (v2242) {
+    const float v2243 = v1679.m[1][3].thread_elements()[0];
+    const float v2244 = v2243 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2245 = bfloat(v2244);
+    const uint v2246 = v2237 * v1;
+    const uint v2247 = v2246 + v2239;
+    out[v2247] = v2245;
+  }
+  const uint v2248 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2249 = v1779 + v2248;
+  const uint v2250 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2251 = v26 + v2250;
+  const bool v2252 = v2249 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2253 = v2251 < v1;
+  const bool v2254 = v2252 && v2253;
+  if (v2254) {
+    const float v2255 = v1679.m[1][3].thread_elements()[1];
+    const float v2256 = v2255 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2257 = bfloat(v2256);
+    const uint v2258 = v2249 * v1;
+    const uint v2259 = v2258 + v2251;
+    out[v2259] = v2257;
+  }
+  const uint v2260 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2261 = v1779 + v2260;
+  const uint v2262 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2263 = v26 + v2262;
+  const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2265 = v2263 < v1;
+  const bool v2266 = v2264 && v2265;
+  if (v2266) {
+    const float v2267 = v1679.m[1][4].thread_elements()[0];
+    const float v2268 = v2267 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2269 = bfloat(v2268);
+    const uint v2270 = v2261 * v1;
+    const uint v2271 = v2270 + v2263;
+    out[v2271] = v2269;
+  }
+  const uint v2272 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2273 = v1779 + v2272;
+  const uint v2274 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2275 = v26 + v2274;
+  const bool v2276 = v2273 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2277 = v2275 < v1;
+  const bool v2278 = v2276 && v2277;
+  if (v2278) {
+    const float v2279 = v1679.m[1][4].thread_elements()[1];
+    const float v2280 = v2279 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2281 = bfloat(v2280);
+    const uint v2282 = v2273 * v1;
+    const uint v2283 = v2282 + v2275;
+    out[v2283] = v2281;
+  }
+  const uint v2284 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2285 = v1779 + v2284;
+  const uint v2286 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2287 = v26 + v2286;
+  const bool v2288 = v2285 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2289 = v2287 < v1;
+  const bool v2290 = v2288 && v2289;
+  if (v2290) {
+    const float v2291 = v1679.m[1][5].thread_elements()[0];
+    const float v2292 = v2291 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2293 = bfloat(v2292);
+    const uint v2294 = v2285 * v1;
+    const uint v2295 = v2294 + v2287;
+    out[v2295] = v2293;
+  }
+  const uint v2296 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2297 = v1779 + v2296;
+  const uint v2298 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2299 = v26 + v2298;
+  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2301 = v2299 < v1;
+  const bool v2302 = v2300 && v2301;
+  if (v2302) {
+    const float v2303 = v1679.m[1][5].thread_elements()[1];
+    const float v2304 = v2303 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2305 = bfloat(v2304);
+    const uint v2306 = v2297 * v1;
+    const uint v2307 = v2306 + v2299;
+    out[v2307] = v2305;
+  }
+  const uint v2308 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2309 = v1779 + v2308;
+  const uint v2310 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2311 = v26 + v2310;
+  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2313 = v2311 < v1;
+  const bool v2314 = v2312 && v2313;
+  if (v2314) {
+    const float v2315 = v1679.m[1][6].thread_elements()[0];
+    const float v2316 = v2315 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2317 = bfloat(v2316);
+    const uint v2318 = v2309 * v1;
+    const uint v2319 = v2318 + v2311;
+    out[v2319] = v2317;
+  }
+  const uint v2320 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2321 = v1779 + v2320;
+  const uint v2322 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2323 = v26 + v2322;
+  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2325 = v2323 < v1;
+  const bool v2326 = v2324 && v2325;
+  if (v2326) {
+    const float v2327 = v1679.m[1][6].thread_elements()[1];
+    const float v2328 = v2327 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2329 = bfloat(v2328);
+    const uint v2330 = v2321 * v1;
+    const uint v2331 = v2330 + v2323;
+    out[v2331] = v2329;
+  }
+  const uint v2332 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2333 = v1779 + v2332;
+  const uint v2334 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2335 = v26 + v2334;
+  const bool v2336 = v2333 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2337 = v2335 < v1;
+  const bool v2338 = v2336 && v2337;
+  if (v2338) {
+    const float v2339 = v1679.m[1][7].thread_elements()[0];
+    const float v2340 = v2339 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2341 = bfloat(v2340);
+    const uint v2342 = v2333 * v1;
+    const uint v2343 = v2342 + v2335;
+    out[v2343] = v2341;
+  }
+  const uint v2344 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2345 = v1779 + v2344;
+  const uint v2346 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2347 = v26 + v2346;
+  const bool v2348 = v2345 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2349 = v2347 < v1;
+  const bool v2350 = v2348 && v2349;
+  if (v2350) {
+    const float v2351 = v1679.m[1][7].thread_elements()[1];
+    const float v2352 = v2351 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2353 = bfloat(v2352);
+    const uint v2354 = v2345 * v1;
+    const uint v2355 = v2354 + v2347;
+    out[v2355] = v2353;
+  }
+  const uint v2356 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2357 = v1779 + v2356;
+  const uint v2358 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2359 = v26 + v2358;
+  const bool v2360 = v2357 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2361 = v2359 < v1;
+  const bool v2362 = v2360 && v2361;
+  if (v2362) {
+    const float v2363 = v1679.m[1][8].thread_elements()[0];
+    const float v2364 = v2363 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2365 = bfloat(v2364);
+    const uint v2366 = v2357 * v1;
+    const uint v2367 = v2366 + v2359;
+    out[v2367] = v2365;
+  }
+  const uint v2368 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2369 = v1779 + v2368;
+  const uint v2370 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2371 = v26 + v2370;
+  const bool v2372 = v2369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2373 = v2371 < v1;
+  const bool v2374 = v2372 && v2373;
+  if (v2374) {
+    const float v2375 = v1679.m[1][8].thread_elements()[1];
+    const float v2376 = v2375 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2377 = bfloat(v2376);
+    const uint v2378 = v2369 * v1;
+    const uint v2379 = v2378 + v2371;
+    out[v2379] = v2377;
+  }
+  const uint v2380 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2381 = v1779 + v2380;
+  const uint v2382 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2383 = v26 + v2382;
+  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2385 = v2383 < v1;
+  const bool v2386 = v2384 && v2385;
+  if (v2386) {
+    const float v2387 = v1679.m[1][9].thread_elements()[0];
+    const float v2388 = v2387 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2389 = bfloat(v2388);
+    const uint v2390 = v2381 * v1;
+    const uint v2391 = v2390 + v2383;
+    out[v2391] = v2389;
+  }
+  const uint v2392 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2393 = v1779 + v2392;
+  const uint v2394 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2395 = v26 + v2394;
+  const bool v2396 = v2393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2397 = v2395 < v1;
+  const bool v2398 = v2396 && v2397;
+  if (v2398) {
+    const float v2399 = v1679.m[1][9].thread_elements()[1];
+    const float v2400 = v2399 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2401 = bfloat(v2400);
+    const uint v2402 = v2393 * v1;
+    const uint v2403 = v2402 + v2395;
+    out[v2403] = v2401;
+  }
+  const uint v2404 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2405 = v1779 + v2404;
+  const uint v2406 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2407 = v26 + v2406;
+  const bool v2408 = v2405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2409 = v2407 < v1;
+  const bool v2410 = v2408 && v2409;
+  if (v2410) {
+    const float v2411 = v1679.m[1][10].thread_elements()[0];
+    const float v2412 = v2411 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2413 = bfloat(v2412);
+    const uint v2414 = v2405 * v1;
+    const uint v2415 = v2414 + v2407;
+    out[v2415] = v2413;
+  }
+  const uint v2416 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2417 = v1779 + v2416;
+  const uint v2418 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2419 = v26 + v2418;
+  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2421 = v2419 < v1;
+  const bool v2422 = v2420 && v2421;
+  if (v2422) {
+    const float v2423 = v1679.m[1][10].thread_elements()[1];
+    const float v2424 = v2423 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2425 = bfloat(v2424);
+    const uint v2426 = v2417 * v1;
+    const uint v2427 = v2426 + v2419;
+    out[v2427] = v2425;
+  }
+  const uint v2428 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2429 = v1779 + v2428;
+  const uint v2430 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2431 = v26 + v2430;
+  const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2433 = v2431 < v1;
+  const bool v2434 = v2432 && v2433;
+  if (v2434) {
+    const float v2435 = v1679.m[1][11].thread_elements()[0];
+    const float v2436 = v2435 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2437 = bfloat(v2436);
+    const uint v2438 = v2429 * v1;
+    const uint v2439 = v2438 + v2431;
+    out[v2439] = v2437;
+  }
+  const uint v2440 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2441 = v1779 + v2440;
+  const uint v2442 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2443 = v26 + v2442;
+  const bool v2444 = v2441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2445 = v2443 < v1;
+  const bool v2446 = v2444 && v2445;
+  if (v2446) {
+    const float v2447 = v1679.m[1][11].thread_elements()[1];
+    const float v2448 = v2447 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2449 = bfloat(v2448);
+    const uint v2450 = v2441 * v1;
+    const uint v2451 = v2450 + v2443;
+    out[v2451] = v2449;
+  }
+  const uint v2452 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2453 = v1779 + v2452;
+  const uint v2454 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2455 = v26 + v2454;
+  const bool v2456 = v2453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2457 = v2455 < v1;
+  const bool v2458 = v2456 && v2457;
+  if (v2458) {
+    const float v2459 = v1679.m[1][12].thread_elements()[0];
+    const float v2460 = v2459 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2461 = bfloat(v2460);
+    const uint v2462 = v2453 * v1;
+    const uint v2463 = v2462 + v2455;
+    out[v2463] = v2461;
+  }
+  const uint v2464 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2465 = v1779 + v2464;
+  const uint v2466 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2467 = v26 + v2466;
+  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2469 = v2467 < v1;
+  const bool v2470 = v2468 && v2469;
+  if (v2470) {
+    const float v2471 = v1679.m[1][12].thread_elements()[1];
+    const float v2472 = v2471 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2473 = bfloat(v2472);
+    const uint v2474 = v2465 * v1;
+    const uint v2475 = v2474 + v2467;
+    out[v2475] = v2473;
+  }
+  const uint v2476 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2477 = v1779 + v2476;
+  const uint v2478 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2479 = v26 + v2478;
+  const bool v2480 = v2477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2481 = v2479 < v1;
+  const bool v2482 = v2480 && v2481;
+  if (v2482) {
+    const float v2483 = v1679.m[1][13].thread_elements()[0];
+    const float v2484 = v2483 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2485 = bfloat(v2484);
+    const uint v2486 = v2477 * v1;
+    const uint v2487 = v2486 + v2479;
+    out[v2487] = v2485;
+  }
+  const uint v2488 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2489 = v1779 + v2488;
+  const uint v2490 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2491 = v26 + v2490;
+  const bool v2492 = v2489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2493 = v2491 < v1;
+  const bool v2494 = v2492 && v2493;
+  if (v2494) {
+    const float v2495 = v1679.m[1][13].thread_elements()[1];
+    const float v2496 = v2495 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2497 = bfloat(v2496);
+    const uint v2498 = v2489 * v1;
+    const uint v2499 = v2498 + v2491;
+    out[v2499] = v2497;
+  }
+  const uint v2500 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2501 = v1779 + v2500;
+  const uint v2502 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2503 = v26 + v2502;
+  const bool v2504 = v2501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2505 = v2503 < v1;
+  const bool v2506 = v2504 && v2505;
+  if (v2506) {
+    const float v2507 = v1679.m[1][14].thread_elements()[0];
+    const float v2508 = v2507 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2509 = bfloat(v2508);
+    const uint v2510 = v2501 * v1;
+    const uint v2511 = v2510 + v2503;
+    out[v2511] = v2509;
+  }
+  const uint v2512 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2513 = v1779 + v2512;
+  const uint v2514 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2515 = v26 + v2514;
+  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2517 = v2515 < v1;
+  const bool v2518 = v2516 && v2517;
+  if (v2518) {
+    const float v2519 = v1679.m[1][14].thread_elements()[1];
+    const float v2520 = v2519 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2521 = bfloat(v2520);
+    const uint v2522 = v2513 * v1;
+    const uint v2523 = v2522 + v2515;
+    out[v2523] = v2521;
+  }
+  const uint v2524 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2525 = v1779 + v2524;
+  const uint v2526 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2527 = v26 + v2526;
+  const bool v2528 = v2525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2529 = v2527 < v1;
+  const bool v2530 = v2528 && v2529;
+  if (v2530) {
+    const float v2531 = v1679.m[1][15].thread_elements()[0];
+    const float v2532 = v2531 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2533 = bfloat(v2532);
+    const uint v2534 = v2525 * v1;
+    const uint v2535 = v2534 + v2527;
+    out[v2535] = v2533;
+  }
+  const uint v2536 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2537 = v1779 + v2536;
+  const uint v2538 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2539 = v26 + v2538;
+  const bool v2540 = v2537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2541 = v2539 < v1;
+  const bool v2542 = v2540 && v2541;
+  if (v2542) {
+    const float v2543 = v1679.m[1][15].thread_elements()[1];
+    const float v2544 = v2543 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2545 = bfloat(v2544);
+    const uint v2546 = v2537 * v1;
+    const uint v2547 = v2546 + v2539;
+    out[v2547] = v2545;
+  }
+  const uint v2549 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:110
+  iron_frag<float, 16, 128> v2556;  // kernels/gemm/gemm_warpgroup.hpp:54
+  iron_frag_fill(v2556, float(0.0f));
+  if (v1683) {  // kernels/gemm/gemm_warpgroup.hpp:60
+    const uint v3990 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:64
+    const uint v3992 = v1674 << 5u;
+    const uint v3993 = v3992 + v3990;
+    const uint v3997 = v3993 >> 3u;
+    const uint v3999 = v3993 & 7u;
+    const uint v4001 = v3999 << 3u;
+    const uint v4002 = v22 + v3997;
+    const bool v4004 = v4002 < v0;
+    const uint v4007 = v4002 * v2;
+    const uint v4012 = v3997 << 6u;
+    const uint v4016 = v3993 + 256u;
+    const uint v4018 = v4016 >> 3u;
+    const uint v4020 = v4016 & 7u;
+    const uint v4022 = v4020 << 3u;
+    const uint v4023 = v22 + v4018;
+    const bool v4025 = v4023 < v0;
+    const uint v4028 = v4023 * v2;
+    const uint v4033 = v4018 << 6u;
+    const uint v4037 = v3993 + 512u;
+    const uint v4039 = v4037 >> 3u;
+    const uint v4041 = v4037 & 7u;
+    const uint v4043 = v4041 << 3u;
+    const uint v4044 = v22 + v4039;
+    const bool v4046 = v4044 < v0;
+    const uint v4049 = v4044 * v2;
+    const uint v4054 = v4039 << 6u;
+    const uint v4058 = v3993 + 768u;
+    const uint v4060 = v4058 >> 3u;
+    const uint v4062 = v4058 & 7u;
+    const uint v4064 = v4062 << 3u;
+    const uint v4065 = v22 + v4060;
+    const bool v4067 = v4065 < v0;
+    const uint v4070 = v4065 * v2;
+    const uint v4075 = v4060 << 6u;
+    const uint v4094 = v2549 + v3997;  // kernels/gemm/gemm_warpgroup.hpp:65
+    const bool v4096 = v4094 < v1;
+    const uint v4099 = v4094 * v2;
+    const uint v4115 = v2549 + v4018;
+    const bool v4117 = v4115 < v1;
+    const uint v4120 = v4115 * v2;
+    const uint v4136 = v2549 + v4039;
+    const bool v4138 = v4136 < v1;
+    const uint v4141 = v4136 * v2;
+    const uint v4157 = v2549 + v4060;
+    const bool v4159 = v4157 < v1;
+    const uint v4162 = v4157 * v2;
+    const uint v4179 = v1777 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
+    const uint v4277 = v1775 << 6u;
 
-    for (uint v4303 = 0u; v4303 < v2; v4303 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:61
-      const uint v4305 = v4303 >> 6u;
-      const uint v4307 = v4305 % 1u;
+    for (uint v3981 = 0u; v3981 < v2; v3981 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:61
+      const uint v3983 = v3981 >> 6u;
+      const uint v3985 = v3983 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4309 = v4307 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:64
-      const uint v4321 = v4303 + v4318;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4322 = v4321 < v2;
-      const bool v4323 = v4320 && v4322;
-      const uint v4327 = v4325 + v4303;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4328 = v4327 + v4318;
-      const uint v4329 = v4323 ? v4328 : 0u;
-      const uint v4332 = v4309 + v4331;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4333 = v4332 + v4318;
+      const uint v3988 = v3985 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:64
+      const uint v4003 = v3981 + v4001;
+      const bool v4005 = v4003 < v2;
+      const bool v4006 = v4004 && v4005;
+      const uint v4009 = v4007 + v4003;
+      const uint v4010 = v4006 ? v4009 : 0u;
+      const uint v4013 = v3988 + v4012;
+      const uint v4014 = v4013 + v4001;
       for (uint e = 0; e < 8u; ++e) {
-        shm2[v4333 + e] = v4323 ? a[v4329 + e] : bfloat(0);
+        shm2[v4014 + e] = v4006 ? a[v4010 + e] : bfloat(0);
       }
-      const uint v4345 = v4303 + v4342;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4346 = v4345 < v2;
-      const bool v4347 = v4344 && v4346;
-      const uint v4351 = v4349 + v4303;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4352 = v4351 + v4342;
-      const uint v4353 = v4347 ? v4352 : 0u;
-      const uint v4356 = v4309 + v4355;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4357 = v4356 + v4342;
+      const uint v4024 = v3981 + v4022;
+      const bool v4026 = v4024 < v2;
+      const bool v4027 = v4025 && v4026;
+      const uint v4030 = v4028 + v4024;
+      const uint v4031 = v4027 ? v4030 : 0u;
+      const uint v4034 = v3988 + v4033;
+      const uint v4035 = v4034 + v4022;
       for (uint e = 0; e < 8u; ++e) {
-        shm2[v4357 + e] = v4347 ? a[v4353 + e] : bfloat(0);
+        shm2[v4035 + e] = v4027 ? a[v4031 + e] : bfloat(0);
       }
-      const uint v4369 = v4303 + v4366;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4370 = v4369 < v2;
-      const bool v4371 = v4368 && v4370;
-      const uint v4375 = v4373 + v4303;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4376 = v4375 + v4366;
-      const uint v4377 = v4371 ? v4376 : 0u;
-      const uint v4380 = v4309 + v4379;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4381 = v4380 + v4366;
+      const uint v4045 = v3981 + v4043;
+      const bool v4047 = v4045 < v2;
+      const bool v4048 = v4046 && v4047;
+      const uint v4051 = v4049 + v4045;
+      const uint v4052 = v4048 ? v4051 : 0u;
+      const uint v4055 = v3988 + v4054;
+      const uint v4056 = v4055 + v4043;
       for (uint e = 0; e < 8u; ++e) {
-        shm2[v4381 + e] = v4371 ? a[v4377 + e] : bfloat(0);
+        shm2[v4056 + e] = v4048 ? a[v4052 + e] : bfloat(0);
       }
-      const uint v4393 = v4303 + v4390;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4394 = v4393 < v2;
-      const bool v4395 = v4392 && v4394;
-      const uint v4399 = v4397 + v4303;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4400 = v4399 + v4390;
-      const uint v4401 = v4395 ? v4400 : 0u;
-      const uint v4404 = v4309 + v4403;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4405 = v4404 + v4390;
+      const uint v4066 = v3981 + v4064;
+      const bool v4068 = v4066 < v2;
+      const bool v4069 = v4067 && v4068;
+      const uint v4072 = v4070 + v4066;
+      const uint v4073 = v4069 ? v4072 : 0u;
+      const uint v4076 = v3988 + v4075;
+      const uint v4077 = v4076 + v4064;
       for (uint e = 0; e < 8u; ++e) {
-        shm2[v4405 + e] = v4395 ? a[v4401 + e] : bfloat(0);
+        shm2[v4077 + e] = v4069 ? a[v4073 + e] : bfloat(0);
       }
-      const bool v4421 = v4418 && v4322;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4425 = v4423 + v4303;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4426 = v4425 + v4318;
-      const uint v4427 = v4421 ? v4426 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm3[v4333 + e] = v4421 ? b[v4427 + e] : bfloat(0);
+      const bool v4098 = v4096 && v4005;  // kernels/gemm/gemm_warpgroup.hpp:65
+      const uint v4101 = v4099 + v4003;
+      const uint v4102 = v4098 ? v4101 : 0u;
+      for (uint e = 0; e < 8u; ++e) {
+        shm3[v4014 + e] = v4098 ? b[v4102 + e] : bfloat(0);
       }
-      const bool v4445 = v4442 && v4346;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4449 = v4447 + v4303;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4450 = v4449 + v4342;
-      const uint v4451 = v4445 ? v4450 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm3[v4357 + e] = v4445 ? b[v4451 + e] : bfloat(0);
+      const bool v4119 = v4117 && v4026;
+      const uint v4122 = v4120 + v4024;
+      const uint v4123 = v4119 ? v4122 : 0u;
+      for (uint e = 0; e < 8u; ++e) {
+        shm3[v4035 + e] = v4119 ? b[v4123 + e] : bfloat(0);
       }
-      const bool v4469 = v4466 && v4370;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4473 = v4471 + v4303;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4474 = v4473 + v4366;
-      const uint v4475 = v4469 ? v4474 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm3[v4381 + e] = v4469 ? b[v4475 + e] : bfloat(0);
+      const bool v4140 = v4138 && v4047;
+      const uint v4143 = v4141 + v4045;
+      const uint v4144 = v4140 ? v4143 : 0u;
+      for (uint e = 0; e < 8u; ++e) {
+        shm3[v4056 + e] = v4140 ? b[v4144 + e] : bfloat(0);
       }
-      const bool v4493 = v4490 && v4394;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4497 = v4495 + v4303;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4498 = v4497 + v4390;
-      const uint v4499 = v4493 ? v4498 : 0u;
-      for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm3[v4405 + e] = v4493 ? b[v4499 + e] : bfloat(0);
+      const bool v4161 = v4159 && v4068;
+      const uint v4164 = v4162 + v4066;
+      const uint v4165 = v4161 ? v4164 : 0u;
+      for (uint e = 0; e < 8u; ++e) {
+        shm3[v4077 + e] = v4161 ? b[v4165 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:61
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4514 = v4309 + v4513;  // kernels/gemm/gemm_warpgroup.hpp:56
-      const uint v4613 = v4514 + v4611;
-      iron_frag<bfloat, 16, 16> v4620;
-      iron_frag_fill(v4620, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v4620, shm2, long(v4613), long(64u));
-      iron_frag<bfloat, 16, 128> v4622;
-      iron_frag_fill(v4622, bfloat(bfloat(0.0f)));
-      iron_frag_load<true>(v4622, shm3, long(v4309), long(64u));
-      iron_frag_mma(v3032, v4620, v4622);
-      const uint v4624 = v4613 + 16u;
-      const uint v4627 = v4309 + 16u;
-      iron_frag<bfloat, 16, 16> v4629;
-      iron_frag_fill(v4629, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v4629, shm2, long(v4624), long(64u));
-      iron_frag<bfloat, 16, 128> v4631;
-      iron_frag_fill(v4631, bfloat(bfloat(0.0f)));
-      iron_frag_load<true>(v4631, shm3, long(v4627), long(64u));
-      iron_frag_mma(v3032, v4629, v4631);
-      const uint v4633 = v4613 + 32u;
-      const uint v4636 = v4309 + 32u;
-      iron_frag<bfloat, 16, 16> v4638;
-      iron_frag_fill(v4638, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v4638, shm2, long(v4633), long(64u));
-      iron_frag<bfloat, 16, 128> v4640;
-      iron_frag_fill(v4640, bfloat(bfloat(0.0f)));
-      iron_frag_load<true>(v4640, shm3, long(v4636), long(64u));
-      iron_frag_mma(v3032, v4638, v4640);
-      const uint v4642 = v4613 + 48u;
-      const uint v4645 = v4309 + 48u;
-      iron_frag<bfloat, 16, 16> v4647;
-      iron_frag_fill(v4647, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v4647, shm2, long(v4642), long(64u));
-      iron_frag<bfloat, 16, 128> v4649;
-      iron_frag_fill(v4649, bfloat(bfloat(0.0f)));
-      iron_frag_load<true>(v4649, shm3, long(v4645), long(64u));
-      iron_frag_mma(v3032, v4647, v4649);
+      const uint v4180 = v3988 + v4179;  // kernels/gemm/gemm_warpgroup.hpp:56
+      const uint v4279 = v4180 + v4277;
+      iron_frag<bfloat, 16, 16> v4286;
+      iron_frag_fill(v4286, bfloat(bfloat(0.0f)));
+      iron_frag_load<false>(v4286, shm2, long(v4279), long(64u));
+      iron_frag<bfloat, 16, 128> v4288;
+      iron_frag_fill(v4288, bfloat(bfloat(0.0f)));
+      iron_frag_load<true>(v4288, shm3, long(v3988), long(64u));
+      iron_frag_mma(v2556, v4286, v4288);
+      const uint v4290 = v4279 + 16u;
+      const uint v4293 = v3988 + 16u;
+      iron_frag<bfloat, 16, 16> v4295;
+      iron_frag_fill(v4295, bfloat(bfloat(0.0f)));
+      iron_frag_load<false>(v4295, shm2, long(v4290), long(64u));
+      iron_frag<bfloat, 16, 128> v4297;
+      iron_frag_fill(v4297, bfloat(bfloat(0.0f)));
+      iron_frag_load<true>(v4297, shm3, long(v4293), long(64u));
+      iron_frag_mma(v2556, v4295, v4297);
+      const uint v4299 = v4279 + 32u;
+      const uint v4302 = v3988 + 32u;
+      iron_frag<bfloat, 16, 16> v4304;
+      iron_frag_fill(v4304, bfloat(bfloat(0.0f)));
+      iron_frag_load<false>(v4304, shm2, long(v4299), long(64u));
+      iron_frag<bfloat, 16, 128> v4306;
+      iron_frag_fill(v4306, bfloat(bfloat(0.0f)));
+      iron_frag_load<true>(v4306, shm3, long(v4302), long(64u));
+      iron_frag_mma(v2556, v4304, v4306);
+      const uint v4308 = v4279 + 48u;
+      const uint v4311 = v3988 + 48u;
+      iron_frag<bfloat, 16, 16> v4313;
+      iron_frag_fill(v4313, bfloat(bfloat(0.0f)));
+      iron_frag_load<false>(v4313, shm2, long(v4308), long(64u));
+      iron_frag<bfloat, 16, 128> v4315;
+      iron_frag_fill(v4315, bfloat(bfloat(0.0f)));
+      iron_frag_load<true>(v4315, shm3, long(v4311), long(64u));
+      iron_frag_mma(v2556, v4313, v4315);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:61
   } else {
-    const uint v3253 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
-    const uint v3254 = iron_tid.x;
-    const uint v3312 = v2253 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
-    const uint v4656 = v2251 << 6u;
-    const uint v4658 = v3312 + v4656;
-    const uint v4669 = v4658 + 16u;
-    const uint v4678 = v4658 + 32u;
-    const uint v4687 = v4658 + 48u;
+    const uint v2587 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v2588 = iron_tid.x;
+    const uint v2646 = v1777 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
+    const uint v4322 = v1775 << 6u;
+    const uint v4324 = v2646 + v4322;
+    const uint v4335 = v4324 + 16u;
+    const uint v4344 = v4324 + 32u;
+    const uint v4353 = v4324 + 48u;
 
-    for (uint v3252 = 0u; v3252 < v2; v3252 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:74
-      for (uint v3256 = v3254; v3256 < 8192u; v3256 += v3253) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v3258 = v3256 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v3260 = v3256 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v3261 = v22 + v3258;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v3262 = v3261 < v0;
-        const uint v3263 = v3252 + v3260;
-        const bool v3264 = v3263 < v2;
-        const bool v3265 = v3262 && v3264;
-        if (v3265) {
-          const uint v3267 = v3261 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v3269 = v3267 + v3252;
-          const uint v3270 = v3269 + v3260;
-          const bfloat v3271 = a[v3270];
-          const uint v3273 = v3258 << 6u;
-          const uint v3274 = v3273 + v3260;
-          shm2[v3274] = v3271;
+    for (uint v2586 = 0u; v2586 < v2; v2586 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:74
+      for (uint v2590 = v2588; v2590 < 8192u; v2590 += v2587) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v2592 = v2590 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v2594 = v2590 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v2595 = v22 + v2592;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v2596 = v2595 < v0;
+        const uint v2597 = v2586 + v2594;
+        const bool v2598 = v2597 < v2;
+        const bool v2599 = v2596 && v2598;
+        if (v2599) {
+          const uint v2601 = v2595 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v2603 = v2601 + v2586;
+          const uint v2604 = v2603 + v2594;
+          const bfloat v2605 = a[v2604];
+          const uint v2607 = v2592 << 6u;
+          const uint v2608 = v2607 + v2594;
+          shm2[v2608] = v2605;
         } else {
-          const uint v3276 = v3258 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v3277 = v3276 + v3260;
-          shm2[v3277] = bfloat(0.0f);
+          const uint v2610 = v2592 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v2611 = v2610 + v2594;
+          shm2[v2611] = bfloat(0.0f);
         }
       }
 
-      for (uint v3282 = v3254; v3282 < 8192u; v3282 += v3253) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v3284 = v3282 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v3286 = v3282 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v3287 = v3025 + v3284;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v3288 = v3287 < v1;
-        const uint v3289 = v3252 + v3286;
-        const bool v3290 = v3289 < v2;
-        const bool v3291 = v3288 && v3290;
-        if (v3291) {
-          const uint v3293 = v3287 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v3295 = v3293 + v3252;
-          const uint v3296 = v3295 + v3286;
-          const bfloat v3297 = b[v3296];
-          const uint v3299 = v3284 << 6u;
-          const uint v3300 = v3299 + v3286;
-          shm3[v3300] = v3297;
+      for (uint v2616 = v2588; v2616 < 8192u; v2616 += v2587) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v2618 = v2616 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v2620 = v2616 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v2621 = v2549 + v2618;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v2622 = v2621 < v1;
+        const uint v2623 = v2586 + v2620;
+        const bool v2624 = v2623 < v2;
+        const bool v2625 = v2622 && v2624;
+        if (v2625) {
+          const uint v2627 = v2621 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v2629 = v2627 + v2586;
+          const uint v2630 = v2629 + v2620;
+          const bfloat v2631 = b[v2630];
+          const uint v2633 = v2618 << 6u;
+          const uint v2634 = v2633 + v2620;
+          shm3[v2634] = v2631;
         } else {
-          const uint v3302 = v3284 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v3303 = v3302 + v3286;
-          shm3[v3303] = bfloat(0.0f);
+          const uint v2636 = v2618 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v2637 = v2636 + v2620;
+          shm3[v2637] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:78
-      iron_frag<bfloat, 16, 16> v4665;  // kernels/gemm/gemm_warpgroup.hpp:56
-      iron_frag_fill(v4665, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v4665, shm2, long(v4658), long(64u));
-      iron_frag<bfloat, 16, 128> v4667;
-      iron_frag_fill(v4667, bfloat(bfloat(0.0f)));
-      iron_frag_load<true>(v4667, shm3, long(0u), long(64u));
-      iron_frag_mma(v3032, v4665, v4667);
-      iron_frag<bfloat, 16, 16> v4674;
-      iron_frag_fill(v4674, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v4674, shm2, long(v4669), long(64u));
-      iron_frag<bfloat, 16, 128> v4676;
-      iron_frag_fill(v4676, bfloat(bfloat(0.0f)));
-      iron_frag_load<true>(v4676, shm3, long(16u), long(64u));
-      iron_frag_mma(v3032, v4674, v4676);
-      iron_frag<bfloat, 16, 16> v4683;
-      iron_frag_fill(v4683, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v4683, shm2, long(v4678), long(64u));
-      iron_frag<bfloat, 16, 128> v4685;
-      iron_frag_fill(v4685, bfloat(bfloat(0.0f)));
-      iron_frag_load<true>(v4685, shm3, long(32u), long(64u));
-      iron_frag_mma(v3032, v4683, v4685);
-      iron_frag<bfloat, 16, 16> v4692;
-      iron_frag_fill(v4692, bfloat(bfloat(0.0f)));
-      iron_frag_load<false>(v4692, shm2, long(v4687), long(64u));
-      iron_frag<bfloat, 16, 128> v4694;
-      iron_frag_fill(v4694, bfloat(bfloat(0.0f)));
-      iron_frag_load<true>(v4694, shm3, long(48u), long(64u));
-      iron_frag_mma(v3032, v4692, v4694);
+      iron_frag<bfloat, 16, 16> v4331;  // kernels/gemm/gemm_warpgroup.hpp:56
+      iron_frag_fill(v4331, bfloat(bfloat(0.0f)));
+      iron_frag_load<false>(v4331, shm2, long(v4324), long(64u));
+      iron_frag<bfloat, 16, 128> v4333;
+      iron_frag_fill(v4333, bfloat(bfloat(0.0f)));
+      iron_frag_load<true>(v4333, shm3, long(0u), long(64u));
+      iron_frag_mma(v2556, v4331, v4333);
+      iron_frag<bfloat, 16, 16> v4340;
+      iron_frag_fill(v4340, bfloat(bfloat(0.0f)));
+      iron_frag_load<false>(v4340, shm2, long(v4335), long(64u));
+      iron_frag<bfloat, 16, 128> v4342;
+      iron_frag_fill(v4342, bfloat(bfloat(0.0f)));
+      iron_frag_load<true>(v4342, shm3, long(16u), long(64u));
+      iron_frag_mma(v2556, v4340, v4342);
+      iron_frag<bfloat, 16, 16> v4349;
+      iron_frag_fill(v4349, bfloat(bfloat(0.0f)));
+      iron_frag_load<false>(v4349, shm2, long(v4344), long(64u));
+      iron_frag<bfloat, 16, 128> v4351;
+      iron_frag_fill(v4351, bfloat(bfloat(0.0f)));
+      iron_frag_load<true>(v4351, shm3, long(32u), long(64u));
+      iron_frag_mma(v2556, v4349, v4351);
+      iron_frag<bfloat, 16, 16> v4358;
+      iron_frag_fill(v4358, bfloat(bfloat(0.0f)));
+      iron_frag_load<false>(v4358, shm2, long(v4353), long(64u));
+      iron_frag<bfloat, 16, 128> v4360;
+      iron_frag_fill(v4360, bfloat(bfloat(0.0f)));
+      iron_frag_load<true>(v4360, shm3, long(48u), long(64u));
+      iron_frag_mma(v2556, v4358, v4360);
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:80
     }
   }
-  const uint v3323 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3324 = v2255 + v3323;
-  const uint v3325 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3326 = v3025 + v3325;
-  const bool v3327 = v3324 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3328 = v3326 < v1;
-  const bool v3329 = v3327 && v3328;
-  if (v3329) {
-    const float v3330 = v3032.m[0][0].thread_elements()[0];
-    const float v3331 = v3330 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3332 = bfloat(v3331);
-    const uint v3333 = v3324 * v1;
-    const uint v3334 = v3333 + v3326;
-    out[v3334] = v3332;
+  const uint v2657 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2658 = v1779 + v2657;
+  const uint v2659 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2660 = v2549 + v2659;
+  const bool v2661 = v2658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2662 = v2660 < v1;
+  const bool v2663 = v2661 && v2662;
+  if (v2663) {
+    const float v2664 = v2556.m[0][0].thread_elements()[0];
+    const float v2665 = v2664 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2666 = bfloat(v2665);
+    const uint v2667 = v2658 * v1;
+    const uint v2668 = v2667 + v2660;
+    out[v2668] = v2666;
   }
-  const uint v3335 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3336 = v2255 + v3335;
-  const uint v3337 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3338 = v3025 + v3337;
-  const bool v3339 = v3336 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3340 = v3338 < v1;
-  const bool v3341 = v3339 && v3340;
-  if (v3341) {
-    const float v3342 = v3032.m[0][0].thread_elements()[1];
-    const float v3343 = v3342 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3344 = bfloat(v3343);
-    const uint v3345 = v3336 * v1;
-    const uint v3346 = v3345 + v3338;
-    out[v3346] = v3344;
+  const uint v2669 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2670 = v1779 + v2669;
+  const uint v2671 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2672 = v2549 + v2671;
+  const bool v2673 = v2670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2674 = v2672 < v1;
+  const bool v2675 = v2673 && v2674;
+  if (v2675) {
+    const float v2676 = v2556.m[0][0].thread_elements()[1];
+    const float v2677 = v2676 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2678 = bfloat(v2677);
+    const uint v2679 = v2670 * v1;
+    const uint v2680 = v2679 + v2672;
+    out[v2680] = v2678;
   }
-  const uint v3347 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3348 = v2255 + v3347;
-  const uint v3349 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3350 = v3025 + v3349;
-  const bool v3351 = v3348 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3352 = v3350 < v1;
-  const bool v3353 = v3351 && v3352;
-  if (v3353) {
-    const float v3354 = v3032.m[0][1].thread_elements()[0];
-    const float v3355 = v3354 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3356 = bfloat(v3355);
-    const uint v3357 = v3348 * v1;
-    const uint v3358 = v3357 + v3350;
-    out[v3358] = v3356;
+  const uint v2681 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2682 = v1779 + v2681;
+  const uint v2683 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2684 = v2549 + v2683;
+  const bool v2685 = v2682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2686 = v2684 < v1;
+  const bool v2687 = v2685 && v2686;
+  if (v2687) {
+    const float v2688 = v2556.m[0][1].thread_elements()[0];
+    const float v2689 = v2688 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2690 = bfloat(v2689);
+    const uint v2691 = v2682 * v1;
+    const uint v2692 = v2691 + v2684;
+    out[v2692] = v2690;
   }
-  const uint v3359 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3360 = v2255 + v3359;
-  const uint v3361 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3362 = v3025 + v3361;
-  const bool v3363 = v3360 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3364 = v3362 < v1;
-  const bool v3365 = v3363 && v3364;
-  if (v3365) {
-    const float v3366 = v3032.m[0][1].thread_elements()[1];
-    const float v3367 = v3366 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3368 = bfloat(v3367);
-    const uint v3369 = v3360 * v1;
-    const uint v3370 = v3369 + v3362;
-    out[v3370] = v3368;
+  const uint v2693 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2694 = v1779 + v2693;
+  const uint v2695 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2696 = v2549 + v2695;
+  const bool v2697 = v2694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2698 = v2696 < v1;
+  const bool v2699 = v2697 && v2698;
+  if (v2699) {
+    const float v2700 = v2556.m[0][1].thread_elements()[1];
+    const float v2701 = v2700 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2702 = bfloat(v2701);
+    const uint v2703 = v2694 * v1;
+    const uint v2704 = v2703 + v2696;
+    out[v2704] = v2702;
   }
-  const uint v3371 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3372 = v2255 + v3371;
-  const uint v3373 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3374 = v3025 + v3373;
-  const bool v3375 = v3372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3376 = v3374 < v1;
-  const bool v3377 = v3375 && v3376;
-  if (v3377) {
-    const float v3378 = v3032.m[0][2].thread_elements()[0];
-    const float v3379 = v3378 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3380 = bfloat(v3379);
-    const uint v3381 = v3372 * v1;
-    const uint v3382 = v3381 + v3374;
-    out[v3382] = v3380;
+  const uint v2705 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2706 = v1779 + v2705;
+  const uint v2707 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2708 = v2549 + v2707;
+  const bool v2709 = v2706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2710 = v2708 < v1;
+  const bool v2711 = v2709 && v2710;
+  if (v2711) {
+    const float v2712 = v2556.m[0][2].thread_elements()[0];
+    const float v2713 = v2712 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2714 = bfloat(v2713);
+    const uint v2715 = v2706 * v1;
+    const uint v2716 = v2715 + v2708;
+    out[v2716] = v2714;
   }
-  const uint v3383 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3384 = v2255 + v3383;
-  const uint v3385 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3386 = v3025 + v3385;
-  const bool v3387 = v3384 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3388 = v3386 < v1;
-  const bool v3389 = v3387 && v3388;
-  if (v3389) {
-    const float v3390 = v3032.m[0][2].thread_elements()[1];
-    const float v3391 = v3390 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3392 = bfloat(v3391);
-    const uint v3393 = v3384 * v1;
-    const uint v3394 = v3393 + v3386;
-    out[v3394] = v3392;
+  const uint v2717 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2718 = v1779 + v2717;
+  const uint v2719 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2720 = v2549 + v2719;
+  const bool v2721 = v2718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2722 = v2720 < v1;
+  const bool v2723 = v2721 && v2722;
+  if (v2723) {
+    const float v2724 = v2556.m[0][2].thread_elements()[1];
+    const float v2725 = v2724 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2726 = bfloat(v2725);
+    const uint v2727 = v2718 * v1;
+    const uint v2728 = v2727 + v2720;
+    out[v2728] = v2726;
   }
-  const uint v3395 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3396 = v2255 + v3395;
-  const uint v3397 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3398 = v3025 + v3397;
-  const bool v3399 = v3396 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3400 = v3398 < v1;
-  const bool v3401 = v3399 && v3400;
-  if (v3401) {
-    const float v3402 = v3032.m[0][3].thread_elements()[0];
-    const float v3403 = v3402 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3404 = bfloat(v3403);
-    const uint v3405 = v3396 * v1;
-    const uint v3406 = v3405 + v3398;
-    out[v3406] = v3404;
+  const uint v2729 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2730 = v1779 + v2729;
+  const uint v2731 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2732 = v2549 + v2731;
+  const bool v2733 = v2730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2734 = v2732 < v1;
+  const bool v2735 = v2733 && v2734;
+  if (v2735) {
+    const float v2736 = v2556.m[0][3].thread_elements()[0];
+    const float v2737 = v2736 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2738 = bfloat(v2737);
+    const uint v2739 = v2730 * v1;
+    const uint v2740 = v2739 + v2732;
+    out[v2740] = v2738;
   }
-  const uint v3407 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3408 = v2255 + v3407;
-  const uint v3409 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3410 = v3025 + v3409;
-  const bool v3411 = v3408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3412 = v3410 < v1;
-  const bool v3413 = v3411 && v3412;
-  if (v3413) {
-    const float v3414 = v3032.m[0][3].thread_elements()[1];
-    const float v3415 = v3414 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3416 = bfloat(v3415);
-    const uint v3417 = v3408 * v1;
-    const uint v3418 = v3417 + v3410;
-    out[v3418] = v3416;
+  const uint v2741 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2742 = v1779 + v2741;
+  const uint v2743 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2744 = v2549 + v2743;
+  const bool v2745 = v2742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2746 = v2744 < v1;
+  const bool v2747 = v2745 && v2746;
+  if (v2747) {
+    const float v2748 = v2556.m[0][3].thread_elements()[1];
+    const float v2749 = v2748 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2750 = bfloat(v2749);
+    const uint v2751 = v2742 * v1;
+    const uint v2752 = v2751 + v2744;
+    out[v2752] = v2750;
   }
-  const uint v3419 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3420 = v2255 + v3419;
-  const uint v3421 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3422 = v3025 + v3421;
-  const bool v3423 = v3420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3424 = v3422 < v1;
-  const bool v3425 = v3423 && v3424;
-  if (v3425) {
-    const float v3426 = v3032.m[0][4].thread_elements()[0];
-    const float v3427 = v3426 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3428 = bfloat(v3427);
-    const uint v3429 = v3420 * v1;
-    const uint v3430 = v3429 + v3422;
-    out[v3430] = v3428;
+  const uint v2753 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2754 = v1779 + v2753;
+  const uint v2755 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2756 = v2549 + v2755;
+  const bool v2757 = v2754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2758 = v2756 < v1;
+  const bool v2759 = v2757 && v2758;
+  if (v2759) {
+    const float v2760 = v2556.m[0][4].thread_elements()[0];
+    const float v2761 = v2760 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2762 = bfloat(v2761);
+    const uint v2763 = v2754 * v1;
+    const uint v2764 = v2763 + v2756;
+    out[v2764] = v2762;
   }
-  const uint v3431 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3432 = v2255 + v3431;
-  const uint v3433 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3434 = v3025 + v3433;
-  const bool v3435 = v3432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3436 = v3434 < v1;
-  const bool v3437 = v3435 && v3436;
-  if (v3437) {
-    const float v3438 = v3032.m[0][4].thread_elements()[1];
-    const float v3439 = v3438 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3440 = bfloat(v3439);
-    const uint v3441 = v3432 * v1;
-    const uint v3442 = v3441 + v3434;
-    out[v3442] = v3440;
+  const uint v2765 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2766 = v1779 + v2765;
+  const uint v2767 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2768 = v2549 + v2767;
+  const bool v2769 = v2766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2770 = v2768 < v1;
+  const bool v2771 = v2769 && v2770;
+  if (v2771) {
+    const float v2772 = v2556.m[0][4].thread_elements()[1];
+    const float v2773 = v2772 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2774 = bfloat(v2773);
+    const uint v2775 = v2766 * v1;
+    const uint v2776 = v2775 + v2768;
+    out[v2776] = v2774;
   }
-  const uint v3443 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3444 = v2255 + v3443;
-  const uint v3445 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3446 = v3025 + v3445;
-  const bool v3447 = v3444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3448 = v3446 < v1;
-  const bool v3449 = v3447 && v3448;
-  if (v3449) {
-    const float v3450 = v3032.m[0][5].thread_elements()[0];
-    const float v3451 = v3450 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3452 = bfloat(v3451);
-    const uint v3453 = v3444 * v1;
-    const uint v3454 = v3453 + v3446;
-    out[v3454] = v3452;
+  const uint v2777 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2778 = v1779 + v2777;
+  const uint v2779 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2780 = v2549 + v2779;
+  const bool v2781 = v2778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2782 = v2780 < v1;
+  const bool v2783 = v2781 && v2782;
+  if (v2783) {
+    const float v2784 = v2556.m[0][5].thread_elements()[0];
+    const float v2785 = v2784 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2786 = bfloat(v2785);
+    const uint v2787 = v2778 * v1;
+    const uint v2788 = v2787 + v2780;
+    out[v2788] = v2786;
   }
-  const uint v3455 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3456 = v2255 + v3455;
-  const uint v3457 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3458 = v3025 + v3457;
-  const bool v3459 = v3456 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3460 = v3458 < v1;
-  const bool v3461 = v3459 && v3460;
-  if (v3461) {
-    const float v3462 = v3032.m[0][5].thread_elements()[1];
-    const float v3463 = v3462 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3464 = bfloat(v3463);
-    const uint v3465 = v3456 * v1;
-    const uint v3466 = v3465 + v3458;
-    out[v3466] = v3464;
+  const uint v2789 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2790 = v1779 + v2789;
+  const uint v2791 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2792 = v2549 + v2791;
+  const bool v2793 = v2790 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2794 = v2792 < v1;
+  const bool v2795 = v2793 && v2794;
+  if (v2795) {
+    const float v2796 = v2556.m[0][5].thread_elements()[1];
+    const float v2797 = v2796 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2798 = bfloat(v2797);
+    const uint v2799 = v2790 * v1;
+    const uint v2800 = v2799 + v2792;
+    out[v2800] = v2798;
   }
-  const uint v3467 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3468 = v2255 + v3467;
-  const uint v3469 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3470 = v3025 + v3469;
-  const bool v3471 = v3468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3472 = v3470 < v1;
-  const bool v3473 = v3471 && v3472;
-  if (v3473) {
-    const float v3474 = v3032.m[0][6].thread_elements()[0];
-    const float v3475 = v3474 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3476 = bfloat(v3475);
-    const uint v3477 = v3468 * v1;
-    const uint v3478 = v3477 + v3470;
-    out[v3478] = v3476;
+  const uint v2801 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2802 = v1779 + v2801;
+  const uint v2803 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2804 = v2549 + v2803;
+  const bool v2805 = v2802 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2806 = v2804 < v1;
+  const bool v2807 = v2805 && v2806;
+  if (v2807) {
+    const float v2808 = v2556.m[0][6].thread_elements()[0];
+    const float v2809 = v2808 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2810 = bfloat(v2809);
+    const uint v2811 = v2802 * v1;
+    const uint v2812 = v2811 + v2804;
+    out[v2812] = v2810;
   }
-  const uint v3479 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3480 = v2255 + v3479;
-  const uint v3481 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3482 = v3025 + v3481;
-  const bool v3483 = v3480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3484 = v3482 < v1;
-  const bool v3485 = v3483 && v3484;
-  if (v3485) {
-    const float v3486 = v3032.m[0][6].thread_elements()[1];
-    const float v3487 = v3486 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3488 = bfloat(v3487);
-    const uint v3489 = v3480 * v1;
-    const uint v3490 = v3489 + v3482;
-    out[v3490] = v3488;
+  const uint v2813 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2814 = v1779 + v2813;
+  const uint v2815 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2816 = v2549 + v2815;
+  const bool v2817 = v2814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2818 = v2816 < v1;
+  const bool v2819 = v2817 && v2818;
+  if (v2819) {
+    const float v2820 = v2556.m[0][6].thread_elements()[1];
+    const float v2821 = v2820 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2822 = bfloat(v2821);
+    const uint v2823 = v2814 * v1;
+    const uint v2824 = v2823 + v2816;
+    out[v2824] = v2822;
   }
-  const uint v3491 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3492 = v2255 + v3491;
-  const uint v3493 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3494 = v3025 + v3493;
-  const bool v3495 = v3492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3496 = v3494 < v1;
-  const bool v3497 = v3495 && v3496;
-  if (v3497) {
-    const float v3498 = v3032.m[0][7].thread_elements()[0];
-    const float v3499 = v3498 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3500 = bfloat(v3499);
-    const uint v3501 = v3492 * v1;
-    const uint v3502 = v3501 + v3494;
-    out[v3502] = v3500;
+  const uint v2825 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2826 = v1779 + v2825;
+  const uint v2827 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2828 = v2549 + v2827;
+  const bool v2829 = v2826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2830 = v2828 < v1;
+  const bool v2831 = v2829 && v2830;
+  if (v2831) {
+    const float v2832 = v2556.m[0][7].thread_elements()[0];
+    const float v2833 = v2832 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2834 = bfloat(v2833);
+    const uint v2835 = v2826 * v1;
+    const uint v2836 = v2835 + v2828;
+    out[v2836] = v2834;
   }
-  const uint v3503 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3504 = v2255 + v3503;
-  const uint v3505 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3506 = v3025 + v3505;
-  const bool v3507 = v3504 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3508 = v3506 < v1;
-  const bool v3509 = v3507 && v3508;
-  if (v3509) {
-    const float v3510 = v3032.m[0][7].thread_elements()[1];
-    const float v3511 = v3510 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3512 = bfloat(v3511);
-    const uint v3513 = v3504 * v1;
-    const uint v3514 = v3513 + v3506;
-    out[v3514] = v3512;
+  const uint v2837 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2838 = v1779 + v2837;
+  const uint v2839 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2840 = v2549 + v2839;
+  const bool v2841 = v2838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2842 = v2840 < v1;
+  const bool v2843 = v2841 && v2842;
+  if (v2843) {
+    const float v2844 = v2556.m[0][7].thread_elements()[1];
+    const float v2845 = v2844 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2846 = bfloat(v2845);
+    const uint v2847 = v2838 * v1;
+    const uint v2848 = v2847 + v2840;
+    out[v2848] = v2846;
   }
-  const uint v3515 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3516 = v2255 + v3515;
-  const uint v3517 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3518 = v3025 + v3517;
-  const bool v3519 = v3516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3520 = v3518 < v1;
-  const bool v3521 = v3519 && v3520;
-  if (v3521) {
-    const float v3522 = v3032.m[0][8].thread_elements()[0];
-    const float v3523 = v3522 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3524 = bfloat(v3523);
-    const uint v3525 = v3516 * v1;
-    const uint v3526 = v3525 + v3518;
-    out[v3526] = v3524;
+  const uint v2849 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2850 = v1779 + v2849;
+  const uint v2851 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2852 = v2549 + v2851;
+  const bool v2853 = v2850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2854 = v2852 < v1;
+  const bool v2855 = v2853 && v2854;
+  if (v2855) {
+    const float v2856 = v2556.m[0][8].thread_elements()[0];
+    const float v2857 = v2856 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2858 = bfloat(v2857);
+    const uint v2859 = v2850 * v1;
+    const uint v2860 = v2859 + v2852;
+    out[v2860] = v2858;
   }
-  const uint v3527 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3528 = v2255 + v3527;
-  const uint v3529 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3530 = v3025 + v3529;
-  const bool v3531 = v3528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3532 = v3530 < v1;
-  const bool v3533 = v3531 && v3532;
-  if (v3533) {
-    const float v3534 = v3032.m[0][8].thread_elements()[1];
-    const float v3535 = v3534 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3536 = bfloat(v3535);
-    const uint v3537 = v3528 * v1;
-    const uint v3538 = v3537 + v3530;
-    out[v3538] = v3536;
+  const uint v2861 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2862 = v1779 + v2861;
+  const uint v2863 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2864 = v2549 + v2863;
+  const bool v2865 = v2862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2866 = v2864 < v1;
+  const bool v2867 = v2865 && v2866;
+  if (v2867) {
+    const float v2868 = v2556.m[0][8].thread_elements()[1];
+    const float v2869 = v2868 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2870 = bfloat(v2869);
+    const uint v2871 = v2862 * v1;
+    const uint v2872 = v2871 + v2864;
+    out[v2872] = v2870;
   }
-  const uint v3539 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3540 = v2255 + v3539;
-  const uint v3541 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3542 = v3025 + v3541;
-  const bool v3543 = v3540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3544 = v3542 < v1;
-  const bool v3545 = v3543 && v3544;
-  if (v3545) {
-    const float v3546 = v3032.m[0][9].thread_elements()[0];
-    const float v3547 = v3546 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3548 = bfloat(v3547);
-    const uint v3549 = v3540 * v1;
-    const uint v3550 = v3549 + v3542;
-    out[v3550] = v3548;
+  const uint v2873 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2874 = v1779 + v2873;
+  const uint v2875 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2876 = v2549 + v2875;
+  const bool v2877 = v2874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2878 = v2876 < v1;
+  const bool v2879 = v2877 && v2878;
+  if (v2879) {
+    const float v2880 = v2556.m[0][9].thread_elements()[0];
+    const float v2881 = v2880 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2882 = bfloat(v2881);
+    const uint v2883 = v2874 * v1;
+    const uint v2884 = v2883 + v2876;
+    out[v2884] = v2882;
   }
-  const uint v3551 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3552 = v2255 + v3551;
-  const uint v3553 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3554 = v3025 + v3553;
-  const bool v3555 = v3552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3556 = v3554 < v1;
-  const bool v3557 = v3555 && v3556;
-  if (v3557) {
-    const float v3558 = v3032.m[0][9].thread_elements()[1];
-    const float v3559 = v3558 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3560 = bfloat(v3559);
-    const uint v3561 = v3552 * v1;
-    const uint v3562 = v3561 + v3554;
-    out[v3562] = v3560;
+  const uint v2885 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2886 = v1779 + v2885;
+  const uint v2887 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2888 = v2549 + v2887;
+  const bool v2889 = v2886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2890 = v2888 < v1;
+  const bool v2891 = v2889 && v2890;
+  if (v2891) {
+    const float v2892 = v2556.m[0][9].thread_elements()[1];
+    const float v2893 = v2892 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2894 = bfloat(v2893);
+    const uint v2895 = v2886 * v1;
+    const uint v2896 = v2895 + v2888;
+    out[v2896] = v2894;
   }
-  const uint v3563 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3564 = v2255 + v3563;
-  const uint v3565 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3566 = v3025 + v3565;
-  const bool v3567 = v3564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3568 = v3566 < v1;
-  const bool v3569 = v3567 && v3568;
-  if (v3569) {
-    const float v3570 = v3032.m[0][10].thread_elements()[0];
-    const float v3571 = v3570 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3572 = bfloat(v3571);
-    const uint v3573 = v3564 * v1;
-    const uint v3574 = v3573 + v3566;
-    out[v3574] = v3572;
+  const uint v2897 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2898 = v1779 + v2897;
+  const uint v2899 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2900 = v2549 + v2899;
+  const bool v2901 = v2898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2902 = v2900 < v1;
+  const bool v2903 = v2901 && v2902;
+  if (v2903) {
+    const float v2904 = v2556.m[0][10].thread_elements()[0];
+    const float v2905 = v2904 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2906 = bfloat(v2905);
+    const uint v2907 = v2898 * v1;
+    const uint v2908 = v2907 + v2900;
+    out[v2908] = v2906;
   }
-  const uint v3575 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3576 = v2255 + v3575;
-  const uint v3577 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3578 = v3025 + v3577;
-  const bool v3579 = v3576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3580 = v3578 < v1;
-  const bool v3581 = v3579 && v3580;
-  if (v3581) {
-    const float v3582 = v3032.m[0][10].thread_elements()[1];
-    const float v3583 = v3582 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3584 = bfloat(v3583);
-    const uint v3585 = v3576 * v1;
-    const uint v3586 = v3585 + v3578;
-    out[v3586] = v3584;
+  const uint v2909 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2910 = v1779 + v2909;
+  const uint v2911 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2912 = v2549 + v2911;
+  const bool v2913 = v2910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2914 = v2912 < v1;
+  const bool v2915 = v2913 && v2914;
+  if (v2915) {
+    const float v2916 = v2556.m[0][10].thread_elements()[1];
+    const float v2917 = v2916 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2918 = bfloat(v2917);
+    const uint v2919 = v2910 * v1;
+    const uint v2920 = v2919 + v2912;
+    out[v2920] = v2918;
   }
-  const uint v3587 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3588 = v2255 + v3587;
-  const uint v3589 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3590 = v3025 + v3589;
-  const bool v3591 = v3588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3592 = v3590 < v1;
-  const bool v3593 = v3591 && v3592;
-  if (v3593) {
-    const float v3594 = v3032.m[0][11].thread_elements()[0];
-    const float v3595 = v3594 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3596 = bfloat(v3595);
-    const uint v3597 = v3588 * v1;
-    const uint v3598 = v3597 + v3590;
-    out[v3598] = v3596;
+  const uint v2921 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2922 = v1779 + v2921;
+  const uint v2923 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2924 = v2549 + v2923;
+  const bool v2925 = v2922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2926 = v2924 < v1;
+  const bool v2927 = v2925 && v2926;
+  if (v2927) {
+    const float v2928 = v2556.m[0][11].thread_elements()[0];
+    const float v2929 = v2928 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2930 = bfloat(v2929);
+    const uint v2931 = v2922 * v1;
+    const uint v2932 = v2931 + v2924;
+    out[v2932] = v2930;
   }
-  const uint v3599 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3600 = v2255 + v3599;
-  const uint v3601 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3602 = v3025 + v3601;
-  const bool v3603 = v3600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3604 = v3602 < v1;
-  const bool v3605 = v3603 && v3604;
-  if (v3605) {
-    const float v3606 = v3032.m[0][11].thread_elements()[1];
-    const float v3607 = v3606 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3608 = bfloat(v3607);
-    const uint v3609 = v3600 * v1;
-    const uint v3610 = v3609 + v3602;
-    out[v3610] = v3608;
+  const uint v2933 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2934 = v1779 + v2933;
+  const uint v2935 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2936 = v2549 + v2935;
+  const bool v2937 = v2934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2938 = v2936 < v1;
+  const bool v2939 = v2937 && v2938;
+  if (v2939) {
+    const float v2940 = v2556.m[0][11].thread_elements()[1];
+    const float v2941 = v2940 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2942 = bfloat(v2941);
+    const uint v2943 = v2934 * v1;
+    const uint v2944 = v2943 + v2936;
+    out[v2944] = v2942;
   }
-  const uint v3611 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3612 = v2255 + v3611;
-  const uint v3613 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3614 = v3025 + v3613;
-  const bool v3615 = v3612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3616 = v3614 < v1;
-  const bool v3617 = v3615 && v3616;
-  if (v3617) {
-    const float v3618 = v3032.m[0][12].thread_elements()[0];
-    const float v3619 = v3618 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3620 = bfloat(v3619);
-    const uint v3621 = v3612 * v1;
-    const uint v3622 = v3621 + v3614;
-    out[v3622] = v3620;
+  const uint v2945 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2946 = v1779 + v2945;
+  const uint v2947 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2948 = v2549 + v2947;
+  const bool v2949 = v2946 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2950 = v2948 < v1;
+  const bool v2951 = v2949 && v2950;
+  if (v2951) {
+    const float v2952 = v2556.m[0][12].thread_elements()[0];
+    const float v2953 = v2952 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2954 = bfloat(v2953);
+    const uint v2955 = v2946 * v1;
+    const uint v2956 = v2955 + v2948;
+    out[v2956] = v2954;
   }
-  const uint v3623 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3624 = v2255 + v3623;
-  const uint v3625 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3626 = v3025 + v3625;
-  const bool v3627 = v3624 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3628 = v3626 < v1;
-  const bool v3629 = v3627 && v3628;
-  if (v3629) {
-    const float v3630 = v3032.m[0][12].thread_elements()[1];
-    const float v3631 = v3630 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3632 = bfloat(v3631);
-    const uint v3633 = v3624 * v1;
-    const uint v3634 = v3633 + v3626;
-    out[v3634] = v3632;
+  const uint v2957 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2958 = v1779 + v2957;
+  const uint v2959 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2960 = v2549 + v2959;
+  const bool v2961 = v2958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2962 = v2960 < v1;
+  const bool v2963 = v2961 && v2962;
+  if (v2963) {
+    const float v2964 = v2556.m[0][12].thread_elements()[1];
+    const float v2965 = v2964 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2966 = bfloat(v2965);
+    const uint v2967 = v2958 * v1;
+    const uint v2968 = v2967 + v2960;
+    out[v2968] = v2966;
   }
-  const uint v3635 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3636 = v2255 + v3635;
-  const uint v3637 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3638 = v3025 + v3637;
-  const bool v3639 = v3636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3640 = v3638 < v1;
-  const bool v3641 = v3639 && v3640;
-  if (v3641) {
-    const float v3642 = v3032.m[0][13].thread_elements()[0];
-    const float v3643 = v3642 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3644 = bfloat(v3643);
-    const uint v3645 = v3636 * v1;
-    const uint v3646 = v3645 + v3638;
-    out[v3646] = v3644;
+  const uint v2969 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2970 = v1779 + v2969;
+  const uint v2971 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2972 = v2549 + v2971;
+  const bool v2973 = v2970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2974 = v2972 < v1;
+  const bool v2975 = v2973 && v2974;
+  if (v2975) {
+    const float v2976 = v2556.m[0][13].thread_elements()[0];
+    const float v2977 = v2976 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2978 = bfloat(v2977);
+    const uint v2979 = v2970 * v1;
+    const uint v2980 = v2979 + v2972;
+    out[v2980] = v2978;
   }
-  const uint v3647 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3648 = v2255 + v3647;
-  const uint v3649 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3650 = v3025 + v3649;
-  const bool v3651 = v3648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3652 = v3650 < v1;
-  const bool v3653 = v3651 && v3652;
-  if (v3653) {
-    const float v3654 = v3032.m[0][13].thread_elements()[1];
-    const float v3655 = v3654 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3656 = bfloat(v3655);
-    const uint v3657 = v3648 * v1;
-    const uint v3658 = v3657 + v3650;
-    out[v3658] = v3656;
+  const uint v2981 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2982 = v1779 + v2981;
+  const uint v2983 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2984 = v2549 + v2983;
+  const bool v2985 = v2982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2986 = v2984 < v1;
+  const bool v2987 = v2985 && v2986;
+  if (v2987) {
+    const float v2988 = v2556.m[0][13].thread_elements()[1];
+    const float v2989 = v2988 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v2990 = bfloat(v2989);
+    const uint v2991 = v2982 * v1;
+    const uint v2992 = v2991 + v2984;
+    out[v2992] = v2990;
   }
-  const uint v3659 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3660 = v2255 + v3659;
-  const uint v3661 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3662 = v3025 + v3661;
-  const bool v3663 = v3660 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3664 = v3662 < v1;
-  const bool v3665 = v3663 && v3664;
-  if (v3665) {
-    const float v3666 = v3032.m[0][14].thread_elements()[0];
-    const float v3667 = v3666 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3668 = bfloat(v3667);
-    const uint v3669 = v3660 * v1;
-    const uint v3670 = v3669 + v3662;
-    out[v3670] = v3668;
+  const uint v2993 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v2994 = v1779 + v2993;
+  const uint v2995 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v2996 = v2549 + v2995;
+  const bool v2997 = v2994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v2998 = v2996 < v1;
+  const bool v2999 = v2997 && v2998;
+  if (v2999) {
+    const float v3000 = v2556.m[0][14].thread_elements()[0];
+    const float v3001 = v3000 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3002 = bfloat(v3001);
+    const uint v3003 = v2994 * v1;
+    const uint v3004 = v3003 + v2996;
+    out[v3004] = v3002;
   }
-  const uint v3671 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3672 = v2255 + v3671;
-  const uint v3673 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3674 = v3025 + v3673;
-  const bool v3675 = v3672 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3676 = v3674 < v1;
-  const bool v3677 = v3675 && v3676;
-  if (v3677) {
-    const float v3678 = v3032.m[0][14].thread_elements()[1];
-    const float v3679 = v3678 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3680 = bfloat(v3679);
-    const uint v3681 = v3672 * v1;
-    const uint v3682 = v3681 + v3674;
-    out[v3682] = v3680;
+  const uint v3005 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3006 = v1779 + v3005;
+  const uint v3007 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3008 = v2549 + v3007;
+  const bool v3009 = v3006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3010 = v3008 < v1;
+  const bool v3011 = v3009 && v3010;
+  if (v3011) {
+    const float v3012 = v2556.m[0][14].thread_elements()[1];
+    const float v3013 = v3012 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3014 = bfloat(v3013);
+    const uint v3015 = v3006 * v1;
+    const uint v3016 = v3015 + v3008;
+    out[v3016] = v3014;
   }
-  const uint v3683 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3684 = v2255 + v3683;
-  const uint v3685 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3686 = v3025 + v3685;
-  const bool v3687 = v3684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3688 = v3686 < v1;
-  const bool v3689 = v3687 && v3688;
-  if (v3689) {
-    const float v3690 = v3032.m[0][15].thread_elements()[0];
-    const float v3691 = v3690 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3692 = bfloat(v3691);
-    const uint v3693 = v3684 * v1;
-    const uint v3694 = v3693 + v3686;
-    out[v3694] = v3692;
+  const uint v3017 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3018 = v1779 + v3017;
+  const uint v3019 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3020 = v2549 + v3019;
+  const bool v3021 = v3018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3022 = v3020 < v1;
+  const bool v3023 = v3021 && v3022;
+  if (v3023) {
+    const float v3024 = v2556.m[0][15].thread_elements()[0];
+    const float v3025 = v3024 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3026 = bfloat(v3025);
+    const uint v3027 = v3018 * v1;
+    const uint v3028 = v3027 + v3020;
+    out[v3028] = v3026;
   }
-  const uint v3695 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3696 = v2255 + v3695;
-  const uint v3697 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3698 = v3025 + v3697;
-  const bool v3699 = v3696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3700 = v3698 < v1;
-  const bool v3701 = v3699 && v3700;
-  if (v3701) {
-    const float v3702 = v3032.m[0][15].thread_elements()[1];
-    const float v3703 = v3702 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3704 = bfloat(v3703);
-    const uint v3705 = v3696 * v1;
-    const uint v3706 = v3705 + v3698;
-    out[v3706] = v3704;
+  const uint v3029 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3030 = v1779 + v3029;
+  const uint v3031 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3032 = v2549 + v3031;
+  const bool v3033 = v3030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3034 = v3032 < v1;
+  const bool v3035 = v3033 && v3034;
+  if (v3035) {
+    const float v3036 = v2556.m[0][15].thread_elements()[1];
+    const float v3037 = v3036 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3038 = bfloat(v3037);
+    const uint v3039 = v3030 * v1;
+    const uint v3040 = v3039 + v3032;
+    out[v3040] = v3038;
   }
-  const uint v3707 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3708 = v2255 + v3707;
-  const uint v3709 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3710 = v3025 + v3709;
-  const bool v3711 = v3708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3712 = v3710 < v1;
-  const bool v3713 = v3711 && v3712;
-  if (v3713) {
-    const float v3714 = v3032.m[1][0].thread_elements()[0];
-    const float v3715 = v3714 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3716 = bfloat(v3715);
-    const uint v3717 = v3708 * v1;
-    const uint v3718 = v3717 + v3710;
-    out[v3718] = v3716;
+  const uint v3041 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3042 = v1779 + v3041;
+  const uint v3043 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3044 = v2549 + v3043;
+  const bool v3045 = v3042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3046 = v3044 < v1;
+  const bool v3047 = v3045 && v3046;
+  if (v3047) {
+    const float v3048 = v2556.m[1][0].thread_elements()[0];
+    const float v3049 = v3048 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3050 = bfloat(v3049);
+    const uint v3051 = v3042 * v1;
+    const uint v3052 = v3051 + v3044;
+    out[v3052] = v3050;
   }
-  const uint v3719 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3720 = v2255 + v3719;
-  const uint v3721 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3722 = v3025 + v3721;
-  const bool v3723 = v3720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3724 = v3722 < v1;
-  const bool v3725 = v3723 && v3724;
-  if (v3725) {
-    const float v3726 = v3032.m[1][0].thread_elements()[1];
-    const float v3727 = v3726 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3728 = bfloat(v3727);
-    const uint v3729 = v3720 * v1;
-    const uint v3730 = v3729 + v3722;
-    out[v3730] = v3728;
+  const uint v3053 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3054 = v1779 + v3053;
+  const uint v3055 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3056 = v2549 + v3055;
+  const bool v3057 = v3054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3058 = v3056 < v1;
+  const bool v3059 = v3057 && v3058;
+  if (v3059) {
+    const float v3060 = v2556.m[1][0].thread_elements()[1];
+    const float v3061 = v3060 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3062 = bfloat(v3061);
+    const uint v3063 = v3054 * v1;
+    const uint v3064 = v3063 + v3056;
+    out[v3064] = v3062;
   }
-  const uint v3731 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3732 = v2255 + v3731;
-  const uint v3733 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3734 = v3025 + v3733;
-  const bool v3735 = v3732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3736 = v3734 < v1;
-  const bool v3737 = v3735 && v3736;
-  if (v3737) {
-    const float v3738 = v3032.m[1][1].thread_elements()[0];
-    const float v3739 = v3738 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3740 = bfloat(v3739);
-    const uint v3741 = v3732 * v1;
-    const uint v3742 = v3741 + v3734;
-    out[v3742] = v3740;
+  const uint v3065 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3066 = v1779 + v3065;
+  const uint v3067 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3068 = v2549 + v3067;
+  const bool v3069 = v3066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3070 = v3068 < v1;
+  const bool v3071 = v3069 && v3070;
+  if (v3071) {
+    const float v3072 = v2556.m[1][1].thread_elements()[0];
+    const float v3073 = v3072 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3074 = bfloat(v3073);
+    const uint v3075 = v3066 * v1;
+    const uint v3076 = v3075 + v3068;
+    out[v3076] = v3074;
   }
-  const uint v3743 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3744 = v2255 + v3743;
-  const uint v3745 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3746 = v3025 + v3745;
-  const bool v3747 = v3744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3748 = v3746 < v1;
-  const bool v3749 = v3747 && v3748;
-  if (v3749) {
-    const float v3750 = v3032.m[1][1].thread_elements()[1];
-    const float v3751 = v3750 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3752 = bfloat(v3751);
-    const uint v3753 = v3744 * v1;
-    const uint v3754 = v3753 + v3746;
-    out[v3754] = v3752;
+  const uint v3077 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3078 = v1779 + v3077;
+  const uint v3079 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3080 = v2549 + v3079;
+  const bool v3081 = v3078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3082 = v3080 < v1;
+  const bool v3083 = v3081 && v3082;
+  if (v3083) {
+    const float v3084 = v2556.m[1][1].thread_elements()[1];
+    const float v3085 = v3084 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3086 = bfloat(v3085);
+    const uint v3087 = v3078 * v1;
+    const uint v3088 = v3087 + v3080;
+    out[v3088] = v3086;
   }
-  const uint v3755 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3756 = v2255 + v3755;
-  const uint v3757 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3758 = v3025 + v3757;
-  const bool v3759 = v3756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3760 = v3758 < v1;
-  const bool v3761 = v3759 && v3760;
-  if (v3761) {
-    const float v3762 = v3032.m[1][2].thread_elements()[0];
-    const float v3763 = v3762 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3764 = bfloat(v3763);
-    const uint v3765 = v3756 * v1;
-    const uint v3766 = v3765 + v3758;
-    out[v3766] = v3764;
+  const uint v3089 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3090 = v1779 + v3089;
+  const uint v3091 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3092 = v2549 + v3091;
+  const bool v3093 = v3090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3094 = v3092 < v1;
+  const bool v3095 = v3093 && v3094;
+  if (v3095) {
+    const float v3096 = v2556.m[1][2].thread_elements()[0];
+    const float v3097 = v3096 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3098 = bfloat(v3097);
+    const uint v3099 = v3090 * v1;
+    const uint v3100 = v3099 + v3092;
+    out[v3100] = v3098;
   }
-  const uint v3767 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3768 = v2255 + v3767;
-  const uint v3769 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3770 = v3025 + v3769;
-  const bool v3771 = v3768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3772 = v3770 < v1;
-  const bool v3773 = v3771 && v3772;
-  if (v3773) {
-    const float v3774 = v3032.m[1][2].thread_elements()[1];
-    const float v3775 = v3774 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3776 = bfloat(v3775);
-    const uint v3777 = v3768 * v1;
-    const uint v3778 = v3777 + v3770;
-    out[v3778] = v3776;
+  const uint v3101 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3102 = v1779 + v3101;
+  const uint v3103 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3104 = v2549 + v3103;
+  const bool v3105 = v3102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3106 = v3104 < v1;
+  const bool v3107 = v3105 && v3106;
+  if (v3107) {
+    const float v3108 = v2556.m[1][2].thread_elements()[1];
+    const float v3109 = v3108 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3110 = bfloat(v3109);
+    const uint v3111 = v3102 * v1;
+    const uint v3112 = v3111 + v3104;
+    out[v3112] = v3110;
   }
-  const uint v3779 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3780 = v2255 + v3779;
-  const uint v3781 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3782 = v3025 + v3781;
-  const bool v3783 = v3780 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3784 = v3782 < v1;
-  const bool v3785 = v3783 && v3784;
-  if (v3785) {
-    const float v3786 = v3032.m[1][3].thread_elements()[0];
-    const float v3787 = v3786 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3788 = bfloat(v3787);
-    const uint v3789 = v3780 * v1;
-    const uint v3790 = v3789 + v3782;
-    out[v3790] = v3788;
+  const uint v3113 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3114 = v1779 + v3113;
+  const uint v3115 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3116 = v2549 + v3115;
+  const bool v3117 = v3114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3118 = v3116 < v1;
+  const bool v3119 = v3117 && v3118;
+  if (v3119) {
+    const float v3120 = v2556.m[1][3].thread_elements()[0];
+    const float v3121 = v3120 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3122 = bfloat(v3121);
+    const uint v3123 = v3114 * v1;
+    const uint v3124 = v3123 + v3116;
+    out[v3124] = v3122;
   }
-  const uint v3791 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3792 = v2255 + v3791;
-  const uint v3793 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3794 = v3025 + v3793;
-  const bool v3795 = v3792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3796 = v3794 < v1;
-  const bool v3797 = v3795 && v3796;
-  if (v3797) {
-    const float v3798 = v3032.m[1][3].thread_elements()[1];
-    const float v3799 = v3798 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3800 = bfloat(v3799);
-    const uint v3801 = v3792 * v1;
-    const uint v3802 = v3801 + v3794;
-    out[v3802] = v3800;
+  const uint v3125 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3126 = v1779 + v3125;
+  const uint v3127 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3128 = v2549 + v3127;
+  const bool v3129 = v3126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3130 = v3128 < v1;
+  const bool v3131 = v3129 && v3130;
+  if (v3131) {
+    const float v3132 = v2556.m[1][3].thread_elements()[1];
+    const float v3133 = v3132 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3134 = bfloat(v3133);
+    const uint v3135 = v3126 * v1;
+    const uint v3136 = v3135 + v3128;
+    out[v3136] = v3134;
   }
-  const uint v3803 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3804 = v2255 + v3803;
-  const uint v3805 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3806 = v3025 + v3805;
-  const bool v3807 = v3804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3808 = v3806 < v1;
-  const bool v3809 = v3807 && v3808;
-  if (v3809) {
-    const float v3810 = v3032.m[1][4].thread_elements()[0];
-    const float v3811 = v3810 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3812 = bfloat(v3811);
-    const uint v3813 = v3804 * v1;
-    const uint v3814 = v3813 + v3806;
-    out[v3814] = v3812;
+  const uint v3137 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3138 = v1779 + v3137;
+  const uint v3139 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3140 = v2549 + v3139;
+  const bool v3141 = v3138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3142 = v3140 < v1;
+  const bool v3143 = v3141 && v3142;
+  if (v3143) {
+    const float v3144 = v2556.m[1][4].thread_elements()[0];
+    const float v3145 = v3144 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3146 = bfloat(v3145);
+    const uint v3147 = v3138 * v1;
+    const uint v3148 = v3147 + v3140;
+    out[v3148] = v3146;
   }
-  const uint v3815 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3816 = v2255 + v3815;
-  const uint v3817 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3818 = v3025 + v3817;
-  const bool v3819 = v3816 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3820 = v3818 < v1;
-  const bool v3821 = v3819 && v3820;
-  if (v3821) {
-    const float v3822 = v3032.m[1][4].thread_elements()[1];
-    const float v3823 = v3822 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3824 = bfloat(v3823);
-    const uint v3825 = v3816 * v1;
-    const uint v3826 = v3825 + v3818;
-    out[v3826] = v3824;
+  const uint v3149 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3150 = v1779 + v3149;
+  const uint v3151 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3152 = v2549 + v3151;
+  const bool v3153 = v3150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3154 = v3152 < v1;
+  const bool v3155 = v3153 && v3154;
+  if (v3155) {
+    const float v3156 = v2556.m[1][4].thread_elements()[1];
+    const float v3157 = v3156 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3158 = bfloat(v3157);
+    const uint v3159 = v3150 * v1;
+    const uint v3160 = v3159 + v3152;
+    out[v3160] = v3158;
   }
-  const uint v3827 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3828 = v2255 + v3827;
-  const uint v3829 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3830 = v3025 + v3829;
-  const bool v3831 = v3828 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3832 = v3830 < v1;
-  const bool v3833 = v3831 && v3832;
-  if (v3833) {
-    const float v3834 = v3032.m[1][5].thread_elements()[0];
-    const float v3835 = v3834 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3836 = bfloat(v3835);
-    const uint v3837 = v3828 * v1;
-    const uint v3838 = v3837 + v3830;
-    out[v3838] = v3836;
+  const uint v3161 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3162 = v1779 + v3161;
+  const uint v3163 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3164 = v2549 + v3163;
+  const bool v3165 = v3162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3166 = v3164 < v1;
+  const bool v3167 = v3165 && v3166;
+  if (v3167) {
+    const float v3168 = v2556.m[1][5].thread_elements()[0];
+    const float v3169 = v3168 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3170 = bfloat(v3169);
+    const uint v3171 = v3162 * v1;
+    const uint v3172 = v3171 + v3164;
+    out[v3172] = v3170;
   }
-  const uint v3839 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3840 = v2255 + v3839;
-  const uint v3841 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3842 = v3025 + v3841;
-  const bool v3843 = v3840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3844 = v3842 < v1;
-  const bool v3845 = v3843 && v3844;
-  if (v3845) {
-    const float v3846 = v3032.m[1][5].thread_elements()[1];
-    const float v3847 = v3846 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3848 = bfloat(v3847);
-    const uint v3849 = v3840 * v1;
-    const uint v3850 = v3849 + v3842;
-    out[v3850] = v3848;
+  const uint v3173 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3174 = v1779 + v3173;
+  const uint v3175 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3176 = v2549 + v3175;
+  const bool v3177 = v3174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3178 = v3176 < v1;
+  const bool v3179 = v3177 && v3178;
+  if (v3179) {
+    const float v3180 = v2556.m[1][5].thread_elements()[1];
+    const float v3181 = v3180 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3182 = bfloat(v3181);
+    const uint v3183 = v3174 * v1;
+    const uint v3184 = v3183 + v3176;
+    out[v3184] = v3182;
   }
-  const uint v3851 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3852 = v2255 + v3851;
-  const uint v3853 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3854 = v3025 + v3853;
-  const bool v3855 = v3852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3856 = v3854 < v1;
-  const bool v3857 = v3855 && v3856;
-  if (v3857) {
-    const float v3858 = v3032.m[1][6].thread_elements()[0];
-    const float v3859 = v3858 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3860 = bfloat(v3859);
-    const uint v3861 = v3852 * v1;
-    const uint v3862 = v3861 + v3854;
-    out[v3862] = v3860;
+  const uint v3185 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3186 = v1779 + v3185;
+  const uint v3187 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3188 = v2549 + v3187;
+  const bool v3189 = v3186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3190 = v3188 < v1;
+  const bool v3191 = v3189 && v3190;
+  if (v3191) {
+    const float v3192 = v2556.m[1][6].thread_elements()[0];
+    const float v3193 = v3192 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3194 = bfloat(v3193);
+    const uint v3195 = v3186 * v1;
+    const uint v3196 = v3195 + v3188;
+    out[v3196] = v3194;
   }
-  const uint v3863 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3864 = v2255 + v3863;
-  const uint v3865 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3866 = v3025 + v3865;
-  const bool v3867 = v3864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3868 = v3866 < v1;
-  const bool v3869 = v3867 && v3868;
-  if (v3869) {
-    const float v3870 = v3032.m[1][6].thread_elements()[1];
-    const float v3871 = v3870 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3872 = bfloat(v3871);
-    const uint v3873 = v3864 * v1;
-    const uint v3874 = v3873 + v3866;
-    out[v3874] = v3872;
+  const uint v3197 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3198 = v1779 + v3197;
+  const uint v3199 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3200 = v2549 + v3199;
+  const bool v3201 = v3198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3202 = v3200 < v1;
+  const bool v3203 = v3201 && v3202;
+  if (v3203) {
+    const float v3204 = v2556.m[1][6].thread_elements()[1];
+    const float v3205 = v3204 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3206 = bfloat(v3205);
+    const uint v3207 = v3198 * v1;
+    const uint v3208 = v3207 + v3200;
+    out[v3208] = v3206;
   }
-  const uint v3875 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3876 = v2255 + v3875;
-  const uint v3877 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3878 = v3025 + v3877;
-  const bool v3879 = v3876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3880 = v3878 < v1;
-  const bool v3881 = v3879 && v3880;
-  if (v3881) {
-    const float v3882 = v3032.m[1][7].thread_elements()[0];
-    const float v3883 = v3882 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3884 = bfloat(v3883);
-    const uint v3885 = v3876 * v1;
-    const uint v3886 = v3885 + v3878;
-    out[v3886] = v3884;
+  const uint v3209 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3210 = v1779 + v3209;
+  const uint v3211 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3212 = v2549 + v3211;
+  const bool v3213 = v3210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3214 = v3212 < v1;
+  const bool v3215 = v3213 && v3214;
+  if (v3215) {
+    const float v3216 = v2556.m[1][7].thread_elements()[0];
+    const float v3217 = v3216 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3218 = bfloat(v3217);
+    const uint v3219 = v3210 * v1;
+    const uint v3220 = v3219 + v3212;
+    out[v3220] = v3218;
   }
-  const uint v3887 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3888 = v2255 + v3887;
-  const uint v3889 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3890 = v3025 + v3889;
-  const bool v3891 = v3888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3892 = v3890 < v1;
-  const bool v3893 = v3891 && v3892;
-  if (v3893) {
-    const float v3894 = v3032.m[1][7].thread_elements()[1];
-    const float v3895 = v3894 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3896 = bfloat(v3895);
-    const uint v3897 = v3888 * v1;
-    const uint v3898 = v3897 + v3890;
-    out[v3898] = v3896;
+  const uint v3221 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3222 = v1779 + v3221;
+  const uint v3223 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3224 = v2549 + v3223;
+  const bool v3225 = v3222 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3226 = v3224 < v1;
+  const bool v3227 = v3225 && v3226;
+  if (v3227) {
+    const float v3228 = v2556.m[1][7].thread_elements()[1];
+    const float v3229 = v3228 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3230 = bfloat(v3229);
+    const uint v3231 = v3222 * v1;
+    const uint v3232 = v3231 + v3224;
+    out[v3232] = v3230;
   }
-  const uint v3899 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3900 = v2255 + v3899;
-  const uint v3901 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3902 = v3025 + v3901;
-  const bool v3903 = v3900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3904 = v3902 < v1;
-  const bool v3905 = v3903 && v3904;
-  if (v3905) {
-    const float v3906 = v3032.m[1][8].thread_elements()[0];
-    const float v3907 = v3906 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3908 = bfloat(v3907);
-    const uint v3909 = v3900 * v1;
-    const uint v3910 = v3909 + v3902;
-    out[v3910] = v3908;
+  const uint v3233 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3234 = v1779 + v3233;
+  const uint v3235 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3236 = v2549 + v3235;
+  const bool v3237 = v3234 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3238 = v3236 < v1;
+  const bool v3239 = v3237 && v3238;
+  if (v3239) {
+    const float v3240 = v2556.m[1][8].thread_elements()[0];
+    const float v3241 = v3240 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3242 = bfloat(v3241);
+    const uint v3243 = v3234 * v1;
+    const uint v3244 = v3243 + v3236;
+    out[v3244] = v3242;
   }
-  const uint v3911 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3912 = v2255 + v3911;
-  const uint v3913 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3914 = v3025 + v3913;
-  const bool v3915 = v3912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3916 = v3914 < v1;
-  const bool v3917 = v3915 && v3916;
-  if (v3917) {
-    const float v3918 = v3032.m[1][8].thread_elements()[1];
-    const float v3919 = v3918 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3920 = bfloat(v3919);
-    const uint v3921 = v3912 * v1;
-    const uint v3922 = v3921 + v3914;
-    out[v3922] = v3920;
+  const uint v3245 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3246 = v1779 + v3245;
+  const uint v3247 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3248 = v2549 + v3247;
+  const bool v3249 = v3246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3250 = v3248 < v1;
+  const bool v3251 = v3249 && v3250;
+  if (v3251) {
+    const float v3252 = v2556.m[1][8].thread_elements()[1];
+    const float v3253 = v3252 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3254 = bfloat(v3253);
+    const uint v3255 = v3246 * v1;
+    const uint v3256 = v3255 + v3248;
+    out[v3256] = v3254;
   }
-  const uint v3923 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3924 = v2255 + v3923;
-  const uint v3925 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3926 = v3025 + v3925;
-  const bool v3927 = v3924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3928 = v3926 < v1;
-  const bool v3929 = v3927 && v3928;
-  if (v3929) {
-    const float v3930 = v3032.m[1][9].thread_elements()[0];
-    const float v3931 = v3930 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3932 = bfloat(v3931);
-    const uint v3933 = v3924 * v1;
-    const uint v3934 = v3933 + v3926;
-    out[v3934] = v3932;
+  const uint v3257 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3258 = v1779 + v3257;
+  const uint v3259 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3260 = v2549 + v3259;
+  const bool v3261 = v3258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3262 = v3260 < v1;
+  const bool v3263 = v3261 && v3262;
+  if (v3263) {
+    const float v3264 = v2556.m[1][9].thread_elements()[0];
+    const float v3265 = v3264 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3266 = bfloat(v3265);
+    const uint v3267 = v3258 * v1;
+    const uint v3268 = v3267 + v3260;
+    out[v3268] = v3266;
   }
-  const uint v3935 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3936 = v2255 + v3935;
-  const uint v3937 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3938 = v3025 + v3937;
-  const bool v3939 = v3936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3940 = v3938 < v1;
-  const bool v3941 = v3939 && v3940;
-  if (v3941) {
-    const float v3942 = v3032.m[1][9].thread_elements()[1];
-    const float v3943 = v3942 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3944 = bfloat(v3943);
-    const uint v3945 = v3936 * v1;
-    const uint v3946 = v3945 + v3938;
-    out[v3946] = v3944;
+  const uint v3269 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3270 = v1779 + v3269;
+  const uint v3271 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3272 = v2549 + v3271;
+  const bool v3273 = v3270 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3274 = v3272 < v1;
+  const bool v3275 = v3273 && v3274;
+  if (v3275) {
+    const float v3276 = v2556.m[1][9].thread_elements()[1];
+    const float v3277 = v3276 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3278 = bfloat(v3277);
+    const uint v3279 = v3270 * v1;
+    const uint v3280 = v3279 + v3272;
+    out[v3280] = v3278;
   }
-  const uint v3947 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3948 = v2255 + v3947;
-  const uint v3949 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3950 = v3025 + v3949;
-  const bool v3951 = v3948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3952 = v3950 < v1;
-  const bool v3953 = v3951 && v3952;
-  if (v3953) {
-    const float v3954 = v3032.m[1][10].thread_elements()[0];
-    const float v3955 = v3954 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3956 = bfloat(v3955);
-    const uint v3957 = v3948 * v1;
-    const uint v3958 = v3957 + v3950;
-    out[v3958] = v3956;
+  const uint v3281 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3282 = v1779 + v3281;
+  const uint v3283 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3284 = v2549 + v3283;
+  const bool v3285 = v3282 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3286 = v3284 < v1;
+  const bool v3287 = v3285 && v3286;
+  if (v3287) {
+    const float v3288 = v2556.m[1][10].thread_elements()[0];
+    const float v3289 = v3288 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3290 = bfloat(v3289);
+    const uint v3291 = v3282 * v1;
+    const uint v3292 = v3291 + v3284;
+    out[v3292] = v3290;
   }
-  const uint v3959 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3960 = v2255 + v3959;
-  const uint v3961 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3962 = v3025 + v3961;
-  const bool v3963 = v3960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3964 = v3962 < v1;
-  const bool v3965 = v3963 && v3964;
-  if (v3965) {
-    const float v3966 = v3032.m[1][10].thread_elements()[1];
-    const float v3967 = v3966 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3968 = bfloat(v3967);
-    const uint v3969 = v3960 * v1;
-    const uint v3970 = v3969 + v3962;
-    out[v3970] = v3968;
+  const uint v3293 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3294 = v1779 + v3293;
+  const uint v3295 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3296 = v2549 + v3295;
+  const bool v3297 = v3294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3298 = v3296 < v1;
+  const bool v3299 = v3297 && v3298;
+  if (v3299) {
+    const float v3300 = v2556.m[1][10].thread_elements()[1];
+    const float v3301 = v3300 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3302 = bfloat(v3301);
+    const uint v3303 = v3294 * v1;
+    const uint v3304 = v3303 + v3296;
+    out[v3304] = v3302;
   }
-  const uint v3971 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3972 = v2255 + v3971;
-  const uint v3973 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3974 = v3025 + v3973;
-  const bool v3975 = v3972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3976 = v3974 < v1;
-  const bool v3977 = v3975 && v3976;
-  if (v3977) {
-    const float v3978 = v3032.m[1][11].thread_elements()[0];
-    const float v3979 = v3978 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3980 = bfloat(v3979);
-    const uint v3981 = v3972 * v1;
-    const uint v3982 = v3981 + v3974;
-    out[v3982] = v3980;
+  const uint v3305 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3306 = v1779 + v3305;
+  const uint v3307 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3308 = v2549 + v3307;
+  const bool v3309 = v3306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3310 = v3308 < v1;
+  const bool v3311 = v3309 && v3310;
+  if (v3311) {
+    const float v3312 = v2556.m[1][11].thread_elements()[0];
+    const float v3313 = v3312 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3314 = bfloat(v3313);
+    const uint v3315 = v3306 * v1;
+    const uint v3316 = v3315 + v3308;
+    out[v3316] = v3314;
   }
-  const uint v3983 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3984 = v2255 + v3983;
-  const uint v3985 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3986 = v3025 + v3985;
-  const bool v3987 = v3984 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v3988 = v3986 < v1;
-  const bool v3989 = v3987 && v3988;
-  if (v3989) {
-    const float v3990 = v3032.m[1][11].thread_elements()[1];
-    const float v3991 = v3990 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v3992 = bfloat(v3991);
-    const uint v3993 = v3984 * v1;
-    const uint v3994 = v3993 + v3986;
-    out[v3994] = v3992;
+  const uint v3317 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3318 = v1779 + v3317;
+  const uint v3319 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3320 = v2549 + v3319;
+  const bool v3321 = v3318 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3322 = v3320 < v1;
+  const bool v3323 = v3321 && v3322;
+  if (v3323) {
+    const float v3324 = v2556.m[1][11].thread_elements()[1];
+    const float v3325 = v3324 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3326 = bfloat(v3325);
+    const uint v3327 = v3318 * v1;
+    const uint v3328 = v3327 + v3320;
+    out[v3328] = v3326;
   }
-  const uint v3995 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v3996 = v2255 + v3995;
-  const uint v3997 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v3998 = v3025 + v3997;
-  const bool v3999 = v3996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v4000 = v3998 < v1;
-  const bool v4001 = v3999 && v4000;
-  if (v4001) {
-    const float v4002 = v3032.m[1][12].thread_elements()[0];
-    const float v4003 = v4002 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v4004 = bfloat(v4003);
-    const uint v4005 = v3996 * v1;
-    const uint v4006 = v4005 + v3998;
-    out[v4006] = v4004;
+  const uint v3329 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3330 = v1779 + v3329;
+  const uint v3331 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3332 = v2549 + v3331;
+  const bool v3333 = v3330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3334 = v3332 < v1;
+  const bool v3335 = v3333 && v3334;
+  if (v3335) {
+    const float v3336 = v2556.m[1][12].thread_elements()[0];
+    const float v3337 = v3336 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3338 = bfloat(v3337);
+    const uint v3339 = v3330 * v1;
+    const uint v3340 = v3339 + v3332;
+    out[v3340] = v3338;
   }
-  const uint v4007 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v4008 = v2255 + v4007;
-  const uint v4009 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v4010 = v3025 + v4009;
-  const bool v4011 = v4008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v4012 = v4010 < v1;
-  const bool v4013 = v4011 && v4012;
-  if (v4013) {
-    const float v4014 = v3032.m[1][12].thread_elements()[1];
-    const float v4015 = v4014 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v4016 = bfloat(v4015);
-    const uint v4017 = v4008 * v1;
-    const uint v4018 = v4017 + v4010;
-    out[v4018] = v4016;
+  const uint v3341 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3342 = v1779 + v3341;
+  const uint v3343 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3344 = v2549 + v3343;
+  const bool v3345 = v3342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3346 = v3344 < v1;
+  const bool v3347 = v3345 && v3346;
+  if (v3347) {
+    const float v3348 = v2556.m[1][12].thread_elements()[1];
+    const float v3349 = v3348 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3350 = bfloat(v3349);
+    const uint v3351 = v3342 * v1;
+    const uint v3352 = v3351 + v3344;
+    out[v3352] = v3350;
   }
-  const uint v4019 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v4020 = v2255 + v4019;
-  const uint v4021 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v4022 = v3025 + v4021;
-  const bool v4023 = v4020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v4024 = v4022 < v1;
-  const bool v4025 = v4023 && v4024;
-  if (v4025) {
-    const float v4026 = v3032.m[1][13].thread_elements()[0];
-    const float v4027 = v4026 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v4028 = bfloat(v4027);
-    const uint v4029 = v4020 * v1;
-    const uint v4030 = v4029 + v4022;
-    out[v4030] = v4028;
+  const uint v3353 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3354 = v1779 + v3353;
+  const uint v3355 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3356 = v2549 + v3355;
+  const bool v3357 = v3354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3358 = v3356 < v1;
+  const bool v3359 = v3357 && v3358;
+  if (v3359) {
+    const float v3360 = v2556.m[1][13].thread_elements()[0];
+    const float v3361 = v3360 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3362 = bfloat(v3361);
+    const uint v3363 = v3354 * v1;
+    const uint v3364 = v3363 + v3356;
+    out[v3364] = v3362;
   }
-  const uint v4031 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v4032 = v2255 + v4031;
-  const uint v4033 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v4034 = v3025 + v4033;
-  const bool v4035 = v4032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v4036 = v4034 < v1;
-  const bool v4037 = v4035 && v4036;
-  if (v4037) {
-    const float v4038 = v3032.m[1][13].thread_elements()[1];
-    const float v4039 = v4038 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v4040 = bfloat(v4039);
-    const uint v4041 = v4032 * v1;
-    const uint v4042 = v4041 + v4034;
-    out[v4042] = v4040;
+  const uint v3365 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3366 = v1779 + v3365;
+  const uint v3367 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3368 = v2549 + v3367;
+  const bool v3369 = v3366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3370 = v3368 < v1;
+  const bool v3371 = v3369 && v3370;
+  if (v3371) {
+    const float v3372 = v2556.m[1][13].thread_elements()[1];
+    const float v3373 = v3372 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3374 = bfloat(v3373);
+    const uint v3375 = v3366 * v1;
+    const uint v3376 = v3375 + v3368;
+    out[v3376] = v3374;
   }
-  const uint v4043 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v4044 = v2255 + v4043;
-  const uint v4045 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v4046 = v3025 + v4045;
-  const bool v4047 = v4044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v4048 = v4046 < v1;
-  const bool v4049 = v4047 && v4048;
-  if (v4049) {
-    const float v4050 = v3032.m[1][14].thread_elements()[0];
-    const float v4051 = v4050 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v4052 = bfloat(v4051);
-    const uint v4053 = v4044 * v1;
-    const uint v4054 = v4053 + v4046;
-    out[v4054] = v4052;
+  const uint v3377 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3378 = v1779 + v3377;
+  const uint v3379 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3380 = v2549 + v3379;
+  const bool v3381 = v3378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3382 = v3380 < v1;
+  const bool v3383 = v3381 && v3382;
+  if (v3383) {
+    const float v3384 = v2556.m[1][14].thread_elements()[0];
+    const float v3385 = v3384 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3386 = bfloat(v3385);
+    const uint v3387 = v3378 * v1;
+    const uint v3388 = v3387 + v3380;
+    out[v3388] = v3386;
   }
-  const uint v4055 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v4056 = v2255 + v4055;
-  const uint v4057 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v4058 = v3025 + v4057;
-  const bool v4059 = v4056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v4060 = v4058 < v1;
-  const bool v4061 = v4059 && v4060;
-  if (v4061) {
-    const float v4062 = v3032.m[1][14].thread_elements()[1];
-    const float v4063 = v4062 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v4064 = bfloat(v4063);
-    const uint v4065 = v4056 * v1;
-    const uint v4066 = v4065 + v4058;
-    out[v4066] = v4064;
+  const uint v3389 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3390 = v1779 + v3389;
+  const uint v3391 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3392 = v2549 + v3391;
+  const bool v3393 = v3390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3394 = v3392 < v1;
+  const bool v3395 = v3393 && v3394;
+  if (v3395) {
+    const float v3396 = v2556.m[1][14].thread_elements()[1];
+    const float v3397 = v3396 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3398 = bfloat(v3397);
+    const uint v3399 = v3390 * v1;
+    const uint v3400 = v3399 + v3392;
+    out[v3400] = v3398;
   }
-  const uint v4067 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v4068 = v2255 + v4067;
-  const uint v4069 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v4070 = v3025 + v4069;
-  const bool v4071 = v4068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v4072 = v4070 < v1;
-  const bool v4073 = v4071 && v4072;
-  if (v4073) {
-    const float v4074 = v3032.m[1][15].thread_elements()[0];
-    const float v4075 = v4074 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v4076 = bfloat(v4075);
-    const uint v4077 = v4068 * v1;
-    const uint v4078 = v4077 + v4070;
-    out[v4078] = v4076;
+  const uint v3401 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3402 = v1779 + v3401;
+  const uint v3403 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3404 = v2549 + v3403;
+  const bool v3405 = v3402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3406 = v3404 < v1;
+  const bool v3407 = v3405 && v3406;
+  if (v3407) {
+    const float v3408 = v2556.m[1][15].thread_elements()[0];
+    const float v3409 = v3408 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3410 = bfloat(v3409);
+    const uint v3411 = v3402 * v1;
+    const uint v3412 = v3411 + v3404;
+    out[v3412] = v3410;
   }
-  const uint v4079 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-  const uint v4080 = v2255 + v4079;
-  const uint v4081 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-  const uint v4082 = v3025 + v4081;
-  const bool v4083 = v4080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const bool v4084 = v4082 < v1;
-  const bool v4085 = v4083 && v4084;
-  if (v4085) {
-    const float v4086 = v3032.m[1][15].thread_elements()[1];
-    const float v4087 = v4086 * v3;  // kernels/gemm/gemm.cpp:72
-    const bfloat v4088 = bfloat(v4087);
-    const uint v4089 = v4080 * v1;
-    const uint v4090 = v4089 + v4082;
-    out[v4090] = v4088;
+  const uint v3413 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+  const uint v3414 = v1779 + v3413;
+  const uint v3415 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+  const uint v3416 = v2549 + v3415;
+  const bool v3417 = v3414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const bool v3418 = v3416 < v1;
+  const bool v3419 = v3417 && v3418;
+  if (v3419) {
+    const float v3420 = v2556.m[1][15].thread_elements()[1];
+    const float v3421 = v3420 * v3;  // kernels/gemm/gemm.cpp:72
+    const bfloat v3422 = bfloat(v3421);
+    const uint v3423 = v3414 * v1;
+    const uint v3424 = v3423 + v3416;
+    out[v3424] = v3422;
   }
 }
