@@ -237,8 +237,8 @@ class Lowering {
   }
 
   /// The copy of chunk `v` of the box.
-  void chunk(ir::Builder& b, const ir::Op& copy, ValueId v, std::uint32_t per_row,
-             std::uint32_t width) {
+  static void chunk(ir::Builder& b, const ir::Op& copy, ValueId v, std::uint32_t per_row,
+                    std::uint32_t width) {
     const DType u32 = DType::U32;
     const ValueId at = copy.args[0];
     const ValueId base = copy.args[1];

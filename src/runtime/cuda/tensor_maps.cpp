@@ -114,9 +114,11 @@ std::vector<EncodedTensorMap> encode_tensor_maps(const ir::Kernel& kernel,
     const unsigned int element_strides[2] = {1, 1};
     EncodedTensorMap encoded;
     const Driver& d = driver();
-    d.check(d.api().tensor_map_encode_tiled(encoded.opaque.data(), data_type(t), 2,
-                                            reinterpret_cast<void*>(address), dims, strides, box,
-                                            element_strides, 0, swizzle, kL2Promotion256, 0),
+    d.check(d.api().tensor_map_encode_tiled(
+                encoded.opaque.data(), data_type(t), 2,
+                // NOLINTNEXTLINE(performance-no-int-to-ptr): the API takes a pointer
+                reinterpret_cast<void*>(address), dims, strides, box, element_strides, 0, swizzle,
+                kL2Promotion256, 0),
             "cuTensorMapEncodeTiled",
             fmt::format("{}'s tensor map of '{}'", kernel.name, kernel.params.at(param).name));
     cache().emplace(key, encoded);
