@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a machine with the CUDA toolkit's cuobjdump: compiles every kernel form with warpgroup
 # products for sm_90a and checks its SASS: Hopper's HGMMA present, the mma.sync fallback's HMMA
-# absent (docs/tensor-cores.md, "Warpgroup products"). Prints one line a form; exits 1 on a miss.
+# absent (docs/tensor-cores.md, "Warpgroup products"), and in the gemm, whose pipeline loads by
+# tile copies, TMA loads (UTMALDG; "Tile copies"). Prints one line a form; exits 1 on a miss.
 # Usage: scripts/check_hopper_sass.sh [BUILD_DIR]   (default build; `iron` must be built there)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -17,9 +18,13 @@ for dtype in f16 bf16; do
     sass=$(cuobjdump -sass "$cubin")
     hgmma=$(grep -c 'HGMMA' <<<"$sass")
     hmma=$(grep -c 'HMMA' <<<"$sass")
+    tma=$(grep -c 'UTMALDG' <<<"$sass")
     verdict=ok
     if [ "$hgmma" -eq 0 ] || [ "$hmma" -ne 0 ]; then verdict=MISS; status=1; fi
-    echo "$verdict $(basename "$cubin"): $hgmma HGMMA, $hmma HMMA"
+    case "$(basename "$cubin")" in
+      iron_gemm_warpgroup_nk_*) if [ "$tma" -eq 0 ]; then verdict=MISS; status=1; fi ;;
+    esac
+    echo "$verdict $(basename "$cubin"): $hgmma HGMMA, $hmma HMMA, $tma UTMALDG"
   done
 done
 exit "$status"

@@ -257,5 +257,23 @@ TEST(PassLowerTileCopies, ExpandPipelinesMakesTheCopiesAnMbarrierRing) {
 )"));
 }
 
+TEST(PassLowerTileCopies, WithOneStageEachStepLoadsItsOwnSlotBeforeItsWait) {
+  TargetProfile small = kHopper;
+  small.max_shared_bytes = 3000;  // one 1024-byte stage and its gap to a 1024-byte boundary
+  const std::string text = run_pass(codegen::expand_pipelines, kRing, small);
+  EXPECT_NE(text.find("shared t: f16[512] swizzle 64"), std::string::npos) << text;
+  const std::size_t loop = text.find("for %");  // the steady loop: one stage has no prologue
+  const std::size_t barrier = text.find("barrier", loop);
+  const std::size_t copy = text.find("copy.tensor", loop);
+  const std::size_t wait = text.find("mbar.wait", loop);
+  const std::size_t read = text.find("shared.load", loop);
+  EXPECT_LT(barrier, copy) << text;
+  EXPECT_LT(copy, wait) << text;
+  EXPECT_LT(wait, read) << text;
+  EXPECT_EQ(text.find("mbar.init @mbarriers0[%", text.find("mbar.init") + 1), std::string::npos)
+      << "one barrier for one stage:\n"
+      << text;
+}
+
 }  // namespace
 }  // namespace iron::pass_test

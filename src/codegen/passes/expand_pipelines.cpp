@@ -31,6 +31,8 @@
 ///              if (p + D·step < end) { if leader { mbar.expect …; copy.tensor … } }
 ///   barrier;   if leader: mbar.inval @bars[s] for every slot
 ///
+/// With one stage (D = 0) a step instead fills its own slot once every thread is done with it:
+/// `barrier; if leader { mbar.expect …; copy.tensor … }; mbar.wait …; compute`.
 /// B is the bytes of the block's boxes (a box partly outside its matrix still lands whole,
 /// zero-filled). The slot a step refills is the one the barrier after the wait has freed, as
 /// above; the copies write through the asynchronous proxy, so no proxy fence is needed.
@@ -261,7 +263,7 @@ class Expander {
             .result;
     every_barrier(b, out, OpKind::MbarInit, bars, leader, pipe.loc);
     b.make(OpKind::Barrier, u32);
-    {
+    if (ahead > 0) {
       std::vector<ir::Op> prologue;
       const ValueId slot = b.loop(zero, b.constant(u32, ahead), b.constant(u32, 1), u32).result;
       Builder l(kernel_, prologue);
@@ -282,19 +284,30 @@ class Expander {
       const ValueId slot = l.make(OpKind::Rem, u32, {i, ring}).result;
       const ValueId round = l.make(OpKind::Div, u32, {i, ring}).result;
       const ValueId parity = l.make(OpKind::And, u32, {round, l.constant(u32, 1)}).result;
+      if (ahead == 0) {  // one stage: each step fills its slot once every thread is done with it
+        l.make(OpKind::Barrier, u32);
+        tensor_load(l, body, pipe, p, slot, bars, leader, maps);
+      }
       ir::Op& wait = l.make(OpKind::MbarWait, u32, {slot, parity});
       wait.shared = bars;
-      l.make(OpKind::Barrier, u32);
+      if (ahead > 0) l.make(OpKind::Barrier, u32);
       for (ir::Op& op : stage_block(pipe, 1, p, slot)) l.insert(std::move(op));
+      if (ahead == 0) return finish_tensor_loop(b, out, body, bars, leader, pipe.loc);
       const ValueId skip = l.make(OpKind::Mul, u32, {l.constant(u32, ahead), step}).result;
       const ValueId next = l.make(OpKind::Add, u32, {p, skip}).result;
       const ValueId later = l.make(OpKind::Add, u32, {i, l.constant(u32, ahead)}).result;
       const ValueId next_slot = l.make(OpKind::Rem, u32, {later, ring}).result;
       tensor_load(l, body, pipe, next, next_slot, bars, leader, maps);
     }
+    finish_tensor_loop(b, out, body, bars, leader, pipe.loc);
+  }
+
+  /// Moves `body` into the steady loop (the last op of `out`), then ends the barriers' use.
+  void finish_tensor_loop(Builder& b, std::vector<ir::Op>& out, std::vector<ir::Op>& body, int bars,
+                          ValueId leader, const ir::SourceLoc& loc) {
     out.back().blocks[0].ops = std::move(body);
-    b.make(OpKind::Barrier, u32);  // every wait is done: the barriers may go
-    every_barrier(b, out, OpKind::MbarInval, bars, leader, pipe.loc);
+    b.make(OpKind::Barrier, DType::U32);  // every wait is done: the barriers may go
+    every_barrier(b, out, OpKind::MbarInval, bars, leader, loc);
   }
 
   std::string fresh_barrier_name() const {
