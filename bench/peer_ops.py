@@ -98,6 +98,54 @@ if triton:
                  mask=(rm[:, None] < m) & (rn[None, :] < n))
 
 
+    @triton.jit
+    def _triton_attention(q_ptr, k_ptr, v_ptr, o_ptr, seq, scale2, D: tl.constexpr,
+                          CAUSAL: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+        # The fused-attention tutorial's method: one BM-row query tile per program, keys in BN
+        # steps, an online softmax in exp2 units; [batch·heads, seq, D] contiguous.
+        tile, bh = tl.program_id(0), tl.program_id(1)
+        base = bh * seq * D
+        rows = tile * BM + tl.arange(0, BM)
+        cols = tl.arange(0, D)
+        q = tl.load(q_ptr + base + rows[:, None] * D + cols[None, :], mask=rows[:, None] < seq,
+                    other=0.0)
+        m = tl.full((BM,), float("-inf"), tl.float32)
+        l = tl.zeros((BM,), tl.float32)
+        acc = tl.zeros((BM, D), tl.float32)
+        end = tl.minimum((tile + 1) * BM, seq) if CAUSAL else seq
+        for k0 in range(0, end, BN):
+            keys = k0 + tl.arange(0, BN)
+            kt = tl.load(k_ptr + base + keys[None, :] * D + cols[:, None],
+                         mask=keys[None, :] < seq, other=0.0)
+            s = tl.dot(q, kt) * scale2
+            seen = keys[None, :] < seq
+            if CAUSAL:
+                seen = seen & (keys[None, :] <= rows[:, None])
+            s = tl.where(seen, s, float("-inf"))
+            m_new = tl.maximum(m, tl.max(s, 1))
+            alpha = tl.math.exp2(m - m_new)
+            p = tl.math.exp2(s - m_new[:, None])
+            l = l * alpha + tl.sum(p, 1)
+            v = tl.load(v_ptr + base + keys[:, None] * D + cols[None, :],
+                        mask=keys[:, None] < seq, other=0.0)
+            acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+            m = m_new
+        tl.store(o_ptr + base + rows[:, None] * D + cols[None, :],
+                 (acc / l[:, None]).to(o_ptr.dtype.element_ty), mask=rows[:, None] < seq)
+
+
+def triton_attention(causal, scale):
+    """Fused attention on [batch, heads, seq, D] tensors, 128-row tiles, 64-key steps."""
+    def run(q, k, v):
+        b, h, seq, dd = q.shape
+        out = torch.empty_like(q)
+        grid = (triton.cdiv(seq, 128), b * h)
+        _triton_attention[grid](q, k, v, out, seq, scale * 1.4426950408889634, D=dd,
+                                CAUSAL=causal, BM=128, BN=64, num_warps=8, num_stages=3)
+        return out
+    return run
+
+
 def triton_matmul(b_rows):
     """a @ b for b [k, n] (b_rows) or a @ b.T for b [n, k], 128×128×64 tiles, 4 stages."""
     def run(a, b):
@@ -391,6 +439,122 @@ def _kv_append_peers(dims, dtype):
     return {"index_copy_ (two calls)": lambda: eager}
 
 
+def _kv_append_paged_inputs(dims, dtype, gen):
+    tokens, heads, head_dim, pages, page = (d(dims, k) for k in
+                                            ("new_tokens", "heads_kv", "head_dim", "num_pages",
+                                             "page_size"))
+    pool = lambda: torch.zeros((pages, heads, page, head_dim), dtype=dtype, device="cuda")  # noqa
+    order = torch.randperm(pages, device="cuda", generator=gen)
+    positions = torch.arange(d(dims, "start"), d(dims, "start") + tokens, device="cuda")
+    slots = order[positions // page] * page + positions % page
+    return (uniform((tokens, heads, head_dim), dtype, gen),
+            uniform((tokens, heads, head_dim), dtype, gen), slots, pool(), pool())
+
+
+def _kv_append_paged_peers(dims, dtype):
+    page = d(dims, "page_size")
+
+    def eager(k, v, slots, k_pages, v_pages):
+        """vLLM's slot mapping with advanced indexing: page slots // page, row slots % page."""
+        k_pages[slots // page, :, slots % page] = k
+        v_pages[slots // page, :, slots % page] = v
+        return k_pages
+    return {"index_put_ (two calls)": lambda: eager}
+
+
+# ── Attention ────────────────────────────────────────────────────────────────────────────────
+
+def _sdpa_decode_inputs(dims, dtype, gen):
+    b, t, hq, hkv, seq, dd = (d(dims, k) for k in
+                              ("batch", "q_tokens", "heads_q", "heads_kv", "seq", "head_dim"))
+    return (uniform((b, hq, t, dd), dtype, gen), uniform((b, hkv, seq, dd), dtype, gen),
+            uniform((b, hkv, seq, dd), dtype, gen))
+
+
+def _sdpa_decode_peers(dims, dtype):
+    """q_tokens new queries at the end of the cache: causal from the bottom right when several."""
+    t, seq = d(dims, "q_tokens"), d(dims, "seq")
+    mask = None
+    if t > 1:
+        mask = (torch.arange(seq, device="cuda")[None, :] <=
+                torch.arange(seq - t, seq, device="cuda")[:, None])
+
+    def sdpa(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+    return {"torch SDPA (enable_gqa)": lambda: sdpa}
+
+
+def _sdpa_prefill_inputs(dims, dtype, gen):
+    b, hq, hkv, seq, dd = (d(dims, k) for k in ("batch", "heads_q", "heads_kv", "seq", "head_dim"))
+    return (uniform((b, hq, seq, dd), dtype, gen), uniform((b, hkv, seq, dd), dtype, gen),
+            uniform((b, hkv, seq, dd), dtype, gen))
+
+
+def _sdpa_prefill_peers(dims, dtype):
+    """torch SDPA pinned to cuDNN and to FlashAttention-2, and the Triton fused attention."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    causal, scale = bool(dims["causal"]), float(dims["scale"])
+    gqa = dims["heads_q"] != dims["heads_kv"]
+
+    def pinned(backend):
+        def run(q, k, v):
+            with sdpa_kernel(backend):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale,
+                                                      enable_gqa=gqa)
+        return run
+    peers = {"torch SDPA (cuDNN)": lambda: pinned(SDPBackend.CUDNN_ATTENTION),
+             "torch SDPA (FlashAttention-2)": lambda: pinned(SDPBackend.FLASH_ATTENTION)}
+    return peers if gqa else with_triton(peers, triton=triton_attention(causal, scale))
+
+
+def _varlen_lens(dims):
+    return [d(dims, f"len{i}") for i in range(d(dims, "batch"))]
+
+
+def _sdpa_prefill_varlen_inputs(dims, dtype, gen):
+    """One [1, heads, len, D] q, k and v per sequence."""
+    h, dd = d(dims, "heads"), d(dims, "head_dim")
+    return tuple(tuple(uniform((1, h, n, dd), dtype, gen) for _ in range(3))
+                 for n in _varlen_lens(dims))
+
+
+def _sdpa_prefill_varlen_peers(dims, dtype):
+    """What torch offers a batch of mixed lengths: one SDPA call per sequence."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    causal, scale = bool(dims["causal"]), float(dims["scale"])
+
+    def pinned(backend):
+        def run(*seqs):
+            with sdpa_kernel(backend):
+                return torch.cat([F.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                                                 scale=scale).flatten()
+                                  for q, k, v in seqs])
+        return run
+    return {"torch SDPA per sequence (cuDNN)": lambda: pinned(SDPBackend.CUDNN_ATTENTION),
+            "torch SDPA per sequence (FlashAttention-2)":
+                lambda: pinned(SDPBackend.FLASH_ATTENTION)}
+
+
+def _sdpa_decode_combine_inputs(dims, dtype, gen):
+    rows, hq, dd, s = (d(dims, k) for k in ("rows", "heads_q", "head_dim", "splits"))
+    return (uniform((rows, s, dd), torch.float32, gen),
+            uniform((rows, s), torch.float32, gen, 2.0, 6.0),
+            uniform((hq,), torch.float32, gen, 0.0, 4.0))
+
+
+def _sdpa_decode_combine_peers(dims, dtype):
+    hq = d(dims, "heads_q")
+
+    def combine(partial_out, partial_lse, sinks):
+        """Softmax over the splits' lse with the sink as one more (valueless) entry."""
+        rows = partial_lse.shape[0]
+        sink = sinks.repeat(rows // hq)[:, None]
+        w = torch.softmax(torch.cat([partial_lse, sink], dim=1), dim=1)[:, :-1]
+        return (w[:, :, None] * partial_out).sum(1).to(dtype)
+    return {"torch eager (softmax, weighted sum)": lambda: combine,
+            "torch.compile": compiled(combine)}
+
+
 # ── Sampling ─────────────────────────────────────────────────────────────────────────────────
 
 def _sample_inputs(dims, dtype, gen):
@@ -629,6 +793,11 @@ CASES = {
     "rope_neox": (_rope_inputs, _rope_peers(False)),
     "rope_gptj": (_rope_inputs, _rope_peers(True)),
     "kv_append": (_kv_append_inputs, _kv_append_peers),
+    "kv_append_paged": (_kv_append_paged_inputs, _kv_append_paged_peers),
+    "sdpa_prefill": (_sdpa_prefill_inputs, _sdpa_prefill_peers),
+    "sdpa_prefill_varlen": (_sdpa_prefill_varlen_inputs, _sdpa_prefill_varlen_peers),
+    "sdpa_decode": (_sdpa_decode_inputs, _sdpa_decode_peers),
+    "sdpa_decode_combine": (_sdpa_decode_combine_inputs, _sdpa_decode_combine_peers),
     "sample": (_sample_inputs, _sample_peers),
     "moe_router": (_moe_router_inputs, _moe_router_peers),
     "moe_sort": (lambda dims, dtype, gen: (_routing(dims, gen),), _moe_sort_peers),

@@ -99,6 +99,7 @@ int build(const BuildOptions& o) {
   std::map<std::string, double> pass_ms;
   std::vector<ir::Kernel> traced_all;
   std::size_t files = 0;
+  std::size_t skipped = 0;  // kernel × target pairs past the target's limits
   auto emit = [&](const ir::Kernel& traced, const Output& output) {
     const auto compiled = codegen::compile_kernel(traced, output.profile);
     for (const auto& s : compiled.stats) pass_ms[s.name] += s.milliseconds;
@@ -120,7 +121,14 @@ int build(const BuildOptions& o) {
     fmt::print("[{:>3}/{}] {} {}\n", i + 1, forms.size(), f.info->name, dtype_name(f.dtype));
     std::fflush(stdout);
     traced_all.push_back(f.info->trace(f.dtype));
-    for (const Output& output : wanted) emit(traced_all.back(), output);
+    for (const Output& output : wanted) {
+      try {
+        emit(traced_all.back(), output);
+      } catch (const TargetLimitError& e) {
+        fmt::print("  not emitted for {}: {}\n", output.profile.name, e.what());
+        ++skipped;
+      }
+    }
   }
   write_text(root / "include" / "iron_kernels.hpp", codegen::emit_launch_wrappers(traced_all));
   ++files;
@@ -135,8 +143,12 @@ int build(const BuildOptions& o) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  fmt::print("wrote {} files for {} kernel forms to {} in {:.3f} s\n", files, forms.size(),
-             root.string(), seconds);
+  fmt::print("wrote {} files for {} kernel forms to {} in {:.3f} s{}\n", files, forms.size(),
+             root.string(), seconds,
+             skipped == 0 ? ""
+                          : fmt::format(" ({} kernel forms not emitted for a target whose "
+                                        "limits they exceed, listed above)",
+                                        skipped));
   return 0;
 }
 

@@ -11,6 +11,7 @@
 
 #include "cublas.hpp"
 #include "iron/bench/peer_ops.hpp"
+#include "iron/codegen/targets.hpp"
 #include "iron/core/error.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
 #include "iron/testing/data.hpp"
@@ -405,7 +406,14 @@ std::string check_bench_setup(const BenchCase& bench, DType dtype) {
       }
       args.emplace_back(runtime::TensorExtent{p.dtype, count * dtype_size(p.dtype)});
     }
-    runtime::check_dispatch(setup.kernel(), args, setup.launch_grid());
+    // Benches run on a CUDA device: the default CUDA profile's shared memory is its limit.
+    runtime::DeviceLimits limits;
+    for (const codegen::TargetProfile& profile : codegen::TargetProfile::defaults()) {
+      if (codegen::target_of(profile).name == std::string_view("cuda")) {
+        limits.max_shared_bytes = profile.max_shared_bytes;
+      }
+    }
+    runtime::check_dispatch(setup.kernel(), args, setup.launch_grid(), limits);
     if (std::string why = check_library_reference(setup); !why.empty()) return why;
   } catch (const std::exception& e) {
     return e.what();

@@ -40,6 +40,13 @@ class DispatchError : public Error {
   using Error::Error;
 };
 
+/// A kernel needs more of a target than it has (threadgroup memory): it cannot be compiled for
+/// that target, though it may be for others.
+class TargetLimitError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// Iron's own invariant broke: a bug in Iron, never the user's mistake. Not an `Error`, so that
 /// no handler of user errors catches it by accident.
 class InternalError : public std::logic_error {

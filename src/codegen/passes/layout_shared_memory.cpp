@@ -50,7 +50,7 @@ void layout_shared_memory(ir::Kernel& kernel, const TargetProfile& target) {
   }
   const std::uint64_t total = align_up(end);
   if (total > target.max_shared_bytes) {
-    throw Error(fmt::format(
+    throw TargetLimitError(fmt::format(
         "kernel {}: needs {} bytes of threadgroup memory, more than the {} bytes target {} "
         "allows:{}",
         kernel.name, total, target.max_shared_bytes, target.name, describe(kernel, offsets)));

@@ -1,0 +1,211 @@
+/// The flash-attention body every prefill form shares: one group's 64 query rows of one head
+/// against a sequence's keys, in 64-key steps with an online softmax on fragment rows, then the
+/// rows normalized (with the head's sink) and handed to the form's stores. See
+/// kernels/sdpa/prefill.cpp for the method and the error bound.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <iron/iron.hpp>
+#include <type_traits>
+
+namespace iron::kernels::sdpa {
+
+inline constexpr std::uint32_t kWarpRows = 16;  ///< query rows per simdgroup
+inline constexpr std::uint32_t kBlockQ = 64;    ///< query rows per group
+inline constexpr std::uint32_t kBlockK = 64;    ///< keys per step
+inline constexpr std::uint32_t kThreads = kBlockQ / kWarpRows * 32;
+inline constexpr std::uint32_t kStages = 2;      ///< K and V stages in flight
+inline constexpr std::uint32_t kValueCols = 32;  ///< output columns per accumulator
+inline constexpr float kLog2e = 1.44269504088896340736f;
+inline constexpr float kLn2 = 0.69314718055994530942f;
+
+/// The `lse` of a form that writes none.
+struct NoLse {};
+
+/// Elements a shared row of head_dim D takes: 16-bit rows are swizzled (ldmatrix reads eight of
+/// them at once without bank conflicts), f32 rows padded by 4.
+template <class T, std::uint32_t D>
+constexpr std::uint32_t pitch() {
+  return dsl::lane_bytes<T>() == 2 ? D : D + 4;
+}
+
+/// `rows` rows of head_dim D in shared memory (a ring stage of them when RING).
+template <class T, std::uint32_t D, bool RING>
+dsl::Shared<T> rows_of(std::uint32_t rows) {
+  if constexpr (dsl::lane_bytes<T>() == 2) {
+    if constexpr (RING)
+      return dsl::ring<T>(rows * D, dsl::Swizzled{D});
+    else
+      return dsl::shared<T>(rows * D, dsl::Swizzled{D});
+  } else {
+    if constexpr (RING)
+      return dsl::ring<T>(rows * pitch<T, D>());
+    else
+      return dsl::shared<T>(rows * pitch<T, D>());
+  }
+}
+
+/// Starts copying rows first … first + Rows of a tensor (row j at element row_at(j), D
+/// elements) to `dst` at `at` by the group's 16-byte asynchronous copies: zeros for rows at or
+/// past `count`, whose addresses are never formed from their own index.
+template <class T, std::uint32_t D, std::uint32_t Rows, class RowAt>
+void start_rows(const dsl::Shared<T>& dst, const dsl::Expr<dsl::u32>& at, const dsl::Tensor<T>& src,
+                const dsl::Expr<dsl::u32>& first, const dsl::Expr<dsl::u32>& count,
+                RowAt&& row_at) {
+  using namespace iron::dsl;
+  constexpr std::uint32_t kW = 16 / lane_bytes<T>();
+  constexpr std::uint32_t kPerRow = D / kW;
+  static_assert(Rows * kPerRow % kThreads == 0, "whole copies per thread");
+  for (std::uint32_t j = 0; j < Rows * kPerRow / kThreads; ++j) {
+    auto piece = thread_id<0>() + j * kThreads;
+    auto r = piece / kPerRow;
+    auto c = piece % kPerRow * kW;
+    auto inside = first + r < count;
+    auto from = row_at(select(inside, first + r, Expr<u32>(0u))) + c;
+    copy_async<kW>(dst[at + r * pitch<T, D>() + c], src[from], inside);
+  }
+}
+
+/// `m` where it is finite, else 0: the shift of a row whose keys are all masked so far (every
+/// exponent then stays −inf and gives 0 instead of NaN).
+inline dsl::Expr<dsl::f32> shift_of(const dsl::Expr<dsl::f32>& m) {
+  return dsl::select(m == -dsl::infinity, dsl::Expr<dsl::f32>(0.0f), m);
+}
+
+/// What one query tile attends to: the sequence's q rows, its keys (a KV source,
+/// kv_sources.hpp), the masks and the scale.
+struct Masks {
+  dsl::Expr<dsl::u32> causal;  ///< nonzero: query i sees keys j ≤ i + keys − q_len
+  dsl::Expr<dsl::u32> window;  ///< nonzero: query i sees keys j > i + keys − q_len − window
+};
+
+/// Runs the group's tile: query rows q0 … q0 + 63 of a sequence of q_len rows whose row i is at
+/// q_row(i) (D elements), against `kv`. Calls store(i, c, value) for each output element of a
+/// row i < q_len (c < D, value the normalized f32 output) and lse(i, value) once per such row
+/// with its natural log-sum-exp (sink included; −inf for a row that weighs nothing), unless lse
+/// is NoLse.
+template <class T, std::uint32_t D, class Kv, class QRow, class Store, class Lse>
+void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0,
+            const dsl::Expr<dsl::u32>& q_len, const Kv& kv, const Masks& masks,
+            const dsl::Expr<dsl::f32>& scale, const dsl::Expr<dsl::f32>& sink, Store&& store,
+            Lse&& lse) {
+  using namespace iron::dsl;
+  static_assert(D % kValueCols == 0 && D <= 256, "head_dim 32, 64, … 256");
+  constexpr std::uint32_t kPitch = pitch<T, D>();
+  constexpr std::uint32_t kStage = kBlockK * kPitch;
+  const auto keys = kv.keys;
+  auto warp_row = q0 + simdgroup_id() * kWarpRows;
+
+  // The tile's queries, into each simdgroup's registers.
+  auto q_tile = rows_of<T, D, false>(kBlockQ);
+  start_rows<T, D, kBlockQ>(q_tile, Expr<u32>(0u), q, q0, q_len, q_row);
+  async_commit();
+  async_wait(0);
+  barrier();
+  std::array<FragA<T, kWarpRows, 16>, D / 16> qf;
+  for (std::uint32_t i = 0; i < D / 16; ++i) {
+    qf[i].load(q_tile, simdgroup_id() * kWarpRows * kPitch + i * 16, kPitch);
+  }
+
+  // The keys any row of the tile sees: up to the last row's diagonal (causal), from the first
+  // row's window (rounded down to a step).
+  auto q_hi = min(q0 + kBlockQ, q_len);
+  auto reach = q_hi + keys;  // one past the last row's diagonal, plus q_len
+  auto end = select(masks.causal == 0u, keys,
+                    select(reach > q_len, min(keys, reach - q_len), Expr<u32>(0u)));
+  auto low = q0 + keys + 1u;  // the first row's first key, plus q_len + window
+  auto begin = select(masks.window > 0u && low > q_len + masks.window,
+                      (low - q_len - masks.window) / kBlockK * kBlockK, Expr<u32>(0u));
+  auto scale2 = scale * kLog2e;
+
+  FragAcc<kWarpRows, 8> m_run(-infinity);  // each row's running maximum (log2 units)
+  FragAcc<kWarpRows, 8> l_run;             // its running sum of exp2(s − m_run)
+  std::array<FragAcc<kWarpRows, kValueCols>, D / kValueCols> o;
+  auto k_ring = rows_of<T, D, true>(kBlockK);
+  auto v_ring = rows_of<T, D, true>(kBlockK);
+  pipelined(
+      begin, end, Expr<u32>(kBlockK), kStages,
+      [&](const Expr<u32>& p, const Expr<u32>& slot) {
+        const auto row = [&](const Expr<u32>& j) { return kv.row(j); };
+        start_rows<T, D, kBlockK>(k_ring, slot * kStage, kv.k, p, keys, row);
+        start_rows<T, D, kBlockK>(v_ring, slot * kStage, kv.v, p, keys, row);
+      },
+      [&](const Expr<u32>& p, const Expr<u32>& slot) {
+        // s = q · kᵀ, scaled to log2 units, masked keys −inf.
+        FragAcc<kWarpRows, kBlockK> s;
+        for (std::uint32_t i = 0; i < D / 16; ++i) {
+          FragB<T, 16, kBlockK> kb;
+          kb.load(k_ring, slot * kStage + i * 16, kPitch, col_major);
+          mma(s, qf[i], kb);
+        }
+        s.map([&](const Expr<f32>& x, const Expr<u32>& r, const Expr<u32>& c) {
+          auto i = warp_row + r;
+          auto j = p + c;
+          auto seen = j < keys && (masks.causal == 0u || j + q_len <= i + keys) &&
+                      (masks.window == 0u || i + keys < j + masks.window + q_len);
+          return select(seen, x * scale2, Expr<f32>(-infinity));
+        });
+        // The online softmax: rescale what the rows hold by exp2(m_old − m_new).
+        const auto m_step = s.row_max();
+        FragAcc<kWarpRows, 8> alpha;
+        alpha.map([&](const Expr<f32>&, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
+          auto m_old = m_run.get(e);
+          return exp2(m_old - shift_of(max(m_old, m_step.get(e))));
+        });
+        m_run.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
+          return max(x, m_step.get(e));
+        });
+        s.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
+          return exp2(x - shift_of(s.row_value(m_run, e)));
+        });
+        const auto l_step = s.row_sum();
+        l_run.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
+          return x * alpha.get(e) + l_step.get(e);
+        });
+        for (auto& oc : o) {
+          oc.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
+            return x * oc.row_value(alpha, e);
+          });
+        }
+        // o += p · v.
+        const auto pa = s.template to_a<T>();
+        for (std::uint32_t n = 0; n < D / kValueCols; ++n) {
+          FragB<T, kBlockK, kValueCols> vb;
+          vb.load(v_ring, slot * kStage + n * kValueCols, kPitch);
+          mma(o[n], pa, vb);
+        }
+      });
+
+  // Each row's total weight with the sink's exp2(sink − top) added, and its factor.
+  auto sink2 = sink * kLog2e;
+  FragAcc<kWarpRows, 8> top;
+  top.map([&](const Expr<f32>&, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
+    return shift_of(max(m_run.get(e), sink2));
+  });
+  FragAcc<kWarpRows, 8> total;
+  total.map([&](const Expr<f32>&, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
+    return l_run.get(e) * exp2(m_run.get(e) - top.get(e)) + exp2(sink2 - top.get(e));
+  });
+  FragAcc<kWarpRows, 8> factor;
+  factor.map([&](const Expr<f32>&, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
+    auto t = total.get(e);
+    return select(t > 0.0f, exp2(m_run.get(e) - top.get(e)) / t, Expr<f32>(0.0f));
+  });
+  for (std::uint32_t n = 0; n < D / kValueCols; ++n) {
+    for (std::uint32_t e = 0; e < FragAcc<kWarpRows, kValueCols>::elements; ++e) {
+      auto i = warp_row + o[n].row(e);
+      auto value = o[n].get(e) * o[n].row_value(factor, e);
+      IRON_IF(i < q_len) { store(i, n * kValueCols + o[n].col(e), value); }
+    }
+  }
+  if constexpr (!std::is_same_v<std::decay_t<Lse>, NoLse>) {
+    for (std::uint32_t e = 0; e < FragAcc<kWarpRows, 8>::elements; ++e) {
+      auto i = warp_row + total.row(e);
+      auto value = (log2(total.get(e)) + top.get(e)) * kLn2;
+      IRON_IF(total.col(e) == 0u && i < q_len) { lse(i, value); }
+    }
+  }
+}
+
+}  // namespace iron::kernels::sdpa

@@ -1,0 +1,467 @@
+/// iron_sdpa_prefill_d{64,128,256}: flash attention over a variable-length batch,
+/// out[t, h] = Σ_j p_j · v[j, h / (heads_q / heads_kv)] / (Σ_j p_j + e^{sink_h}) with
+/// p_j = e^{scale · q[t, h] · k[j, h_kv]} over the keys query t sees; _lse also writes each
+/// row's log-sum-exp, _paged reads the keys and values through a paged cache's block table.
+///
+/// Sequence b's queries are rows cu_seqlens_q[b] … cu_seqlens_q[b + 1] of q and its keys rows
+/// cu_seqlens_k[b] … of k and v (no padding). Query i of a sequence with q_len queries and
+/// k_len keys sits at key position i + k_len − q_len (the causal mask's bottom-right diagonal,
+/// so a chunk of new queries attends to the cache before it). It sees key j when:
+/// - causal ≠ 0: j ≤ i + k_len − q_len;
+/// - window w ≠ 0: j > i + k_len − q_len − w (the last w positions, its own included);
+/// - always: j < k_len.
+/// `sinks[h]` is a logit added to the softmax's denominator only (gpt-oss's attention sinks;
+/// −inf for none). A row that sees no key and has no sink is 0 (its lse −inf); with a sink it is
+/// 0 too, its lse the sink. The lse is ln(Σ_j p_j + e^{sink}) in natural-log units of the scaled
+/// logits, as FlashAttention returns it.
+///
+/// ## Error bound
+/// Per output element, relative to M = max |v| over the keys its row sees: with u = 2^-24, u_T the
+/// unit roundoff of T (u for f32) and δ the largest error of a scaled logit,
+/// δ = |scale| · γ_D · Σ_d |q_d · k_d| + γ_3 · |logit| (an f32 dot product of D exact products,
+/// then the scale by scale · log2 e), each weight p_j errs by (δ + 4u) relative (exp2, 2 ulp)
+/// and is rounded to T before its product with v (u_T); the weights' sum and the weighted sum
+/// of values pass through at most k_len + 2·steps f32 additions and rescalings. Both share
+/// every rescaling, so: |Δ| ≤ M · (2(δ + 4u) + u_T + 2γ_{k_len + 4·steps + 8}) + the rounding of
+/// the result to T. The lse errs by δ + 4u + γ_{k_len + 4·steps + 8} + 2u · |lse|.
+///
+/// ## How it runs
+/// A group of 128 threads (4 simdgroups of 16 query rows) takes 64 query rows of one head
+/// (kernels/sdpa/flash_tile.hpp). The tile's queries go through shared memory into each
+/// simdgroup's A fragments once. Then, in 64-key steps over the keys some row sees (the causal
+/// diagonal and the window bound the range), a two-stage `pipelined` ring receives the step's K
+/// and V rows by 16-byte asynchronous copies (swizzled rows for 16-bit types) while the previous
+/// step is computed: s = q·kᵀ on fragments, scaled to log2 units and masked to −inf; the online
+/// softmax (row maxima, exp2, row sums on fragment rows) rescales the row sums and the
+/// accumulators; p (rounded to T) times v adds to the accumulators. At the end each row's
+/// weight gains the sink, and each lane stores its elements, skipping rows past q_len. Query
+/// tiles run last-first along x, so a causal batch starts its longest tiles first.
+///
+/// ## Layout
+/// - `q [total_q, heads_q, D]` T, `out [total_q, heads_q, D]` T
+/// - `k, v [total_k, heads_kv, D]` T (`_paged`: `k_pages, v_pages [num_pages, heads_kv,
+///   page_size, D]` T and `block_table [batch, pages_per_seq]` u32, the page of each sequence's
+///   logical page, each below num_pages; `seq_lens_k [batch]` u32, each sequence's keys, at most
+///   pages_per_seq · page_size)
+/// - `cu_seqlens_q [batch + 1]`, `cu_seqlens_k [batch + 1]` u32: ascending offsets from 0, the
+///   last total_q (total_k); every sequence at most max_seqlen_q queries
+/// - `sinks [heads_q]` f32; `lse [heads_q, total_q]` f32 (`_lse`)
+/// - heads_q a multiple of heads_kv (the layout of sinks checks it: heads_kv · (heads_q /
+///   heads_kv) elements)
+///
+/// ## Dispatch
+/// Tiled: a grid of ceil(max_seqlen_q / 64) × heads_q × batch groups of exactly 128 threads.
+#include <iron/iron.hpp>
+#include <string>
+
+#include "flash_tile.hpp"
+#include "kv_sources.hpp"
+
+namespace iron::kernels {
+using namespace iron::dsl;
+
+namespace {
+
+/// The dispatch, grid and the layouts every prefill form shares.
+template <class T, std::uint32_t D>
+void declare_prefill(const Tensor<T>& q, const Tensor<f32>& sinks, const Out<T>& out,
+                     const Tensor<u32>& cu_seqlens_q) {
+  dispatch(tiled, {exactly(sdpa::kThreads)});
+  grid("[ceil_div(max_seqlen_q, " + std::to_string(sdpa::kBlockQ) + "), heads_q, batch]");
+  const std::string rows = "[total_q, heads_q, " + std::to_string(D) + "]";
+  layout(q, rows);
+  layout(out, rows);
+  layout(cu_seqlens_q, "[batch + 1]");
+  layout(sinks, "[heads_kv * (heads_q / heads_kv)]");
+}
+
+/// The group's query tile (last tiles first) and its sequence's rows of q.
+struct QueryTile {
+  Expr<u32> first, len, q0, head;
+  QueryTile(const Tensor<u32>& cu, const Expr<u32>& total)
+      : first(min(load(cu[program_id<2>()]), total)),
+        len(min(max(load(cu[program_id<2>() + 1u]), first), total) - first),
+        q0((grid_groups<0>() - 1u - program_id<0>()) * sdpa::kBlockQ),
+        head(program_id<1>()) {}
+};
+
+/// The tile against `kv`, its rows stored to out (and lse when given).
+template <class T, std::uint32_t D, class Kv, class Lse>
+void prefill_tile(const Tensor<T>& q, const Out<T>& out, const QueryTile& tile, const Kv& kv,
+                  const Expr<u32>& heads_q, const sdpa::Masks& masks, const Expr<f32>& scale,
+                  const Tensor<f32>& sinks, Lse&& lse) {
+  IRON_IF(tile.q0 < tile.len) {
+    sdpa::attend<T, D>(
+        q, [&](const Expr<u32>& i) { return ((tile.first + i) * heads_q + tile.head) * D; },
+        tile.q0, tile.len, kv, masks, scale, load(sinks[tile.head]),
+        [&](const Expr<u32>& i, const Expr<u32>& c, const Expr<f32>& value) {
+          store(out[((tile.first + i) * heads_q + tile.head) * D + c], cast<T>(value));
+        },
+        lse);
+  }
+}
+
+}  // namespace
+
+IRON_KERNEL_TEMPLATE(iron_sdpa_prefill, (u32 D),
+                     (Tensor<T> q, Tensor<T> k, Tensor<T> v, Tensor<u32> cu_seqlens_q,
+                      Tensor<u32> cu_seqlens_k, Tensor<f32> sinks, Out<T> out, Constexpr<u32> batch,
+                      Constexpr<u32> heads_q, Constexpr<u32> heads_kv, Constexpr<u32> total_q,
+                      Constexpr<u32> total_k, Constexpr<u32> max_seqlen_q, Constexpr<u32> causal,
+                      Constexpr<u32> window, Constexpr<f32> scale)) {
+  declare_prefill<T, D>(q, sinks, out, cu_seqlens_q);
+  const std::string kv_rows = "[total_k, heads_kv, " + std::to_string(D) + "]";
+  layout(k, kv_rows);
+  layout(v, kv_rows);
+  layout(cu_seqlens_k, "[batch + 1]");
+  const QueryTile tile(cu_seqlens_q, total_q);
+  const sdpa::PackedKv<T, D> kv(k, v, cu_seqlens_k, program_id<2>(), total_k, heads_kv,
+                                tile.head / (heads_q / heads_kv));
+  prefill_tile<T, D>(q, out, tile, kv, heads_q, {causal, window}, scale, sinks, sdpa::NoLse{});
+}
+IRON_KERNEL_VARIANT(iron_sdpa_prefill, d64, 64);
+IRON_KERNEL_VARIANT(iron_sdpa_prefill, d128, 128);
+IRON_KERNEL_VARIANT(iron_sdpa_prefill, d256, 256);
+
+IRON_KERNEL_TEMPLATE(iron_sdpa_prefill_lse, (u32 D),
+                     (Tensor<T> q, Tensor<T> k, Tensor<T> v, Tensor<u32> cu_seqlens_q,
+                      Tensor<u32> cu_seqlens_k, Tensor<f32> sinks, Out<T> out, Out<f32> lse,
+                      Constexpr<u32> batch, Constexpr<u32> heads_q, Constexpr<u32> heads_kv,
+                      Constexpr<u32> total_q, Constexpr<u32> total_k, Constexpr<u32> max_seqlen_q,
+                      Constexpr<u32> causal, Constexpr<u32> window, Constexpr<f32> scale)) {
+  declare_prefill<T, D>(q, sinks, out, cu_seqlens_q);
+  const std::string kv_rows = "[total_k, heads_kv, " + std::to_string(D) + "]";
+  layout(k, kv_rows);
+  layout(v, kv_rows);
+  layout(cu_seqlens_k, "[batch + 1]");
+  layout(lse, "[heads_q, total_q]");
+  const QueryTile tile(cu_seqlens_q, total_q);
+  const sdpa::PackedKv<T, D> kv(k, v, cu_seqlens_k, program_id<2>(), total_k, heads_kv,
+                                tile.head / (heads_q / heads_kv));
+  prefill_tile<T, D>(q, out, tile, kv, heads_q, {causal, window}, scale, sinks,
+                     [&](const Expr<u32>& i, const Expr<f32>& value) {
+                       store(lse[tile.head * total_q + tile.first + i], value);
+                     });
+}
+IRON_KERNEL_VARIANT(iron_sdpa_prefill_lse, d64, 64);
+IRON_KERNEL_VARIANT(iron_sdpa_prefill_lse, d128, 128);
+IRON_KERNEL_VARIANT(iron_sdpa_prefill_lse, d256, 256);
+
+IRON_KERNEL_TEMPLATE(iron_sdpa_prefill_paged, (u32 D),
+                     (Tensor<T> q, Tensor<T> k_pages, Tensor<T> v_pages, Tensor<u32> cu_seqlens_q,
+                      Tensor<u32> seq_lens_k, Tensor<u32> block_table, Tensor<f32> sinks,
+                      Out<T> out, Constexpr<u32> batch, Constexpr<u32> heads_q,
+                      Constexpr<u32> heads_kv, Constexpr<u32> total_q, Constexpr<u32> max_seqlen_q,
+                      Constexpr<u32> num_pages, Constexpr<u32> page_size,
+                      Constexpr<u32> pages_per_seq, Constexpr<u32> causal, Constexpr<u32> window,
+                      Constexpr<f32> scale)) {
+  declare_prefill<T, D>(q, sinks, out, cu_seqlens_q);
+  const std::string pages = "[num_pages, heads_kv, page_size, " + std::to_string(D) + "]";
+  layout(k_pages, pages);
+  layout(v_pages, pages);
+  layout(seq_lens_k, "[batch]");
+  layout(block_table, "[batch, pages_per_seq]");
+  const QueryTile tile(cu_seqlens_q, total_q);
+  const sdpa::PagedKv<T, D> kv(k_pages, v_pages, block_table, seq_lens_k, program_id<2>(),
+                               pages_per_seq, page_size, heads_kv,
+                               tile.head / (heads_q / heads_kv));
+  prefill_tile<T, D>(q, out, tile, kv, heads_q, {causal, window}, scale, sinks, sdpa::NoLse{});
+}
+IRON_KERNEL_VARIANT(iron_sdpa_prefill_paged, d64, 64);
+IRON_KERNEL_VARIANT(iron_sdpa_prefill_paged, d128, 128);
+IRON_KERNEL_VARIANT(iron_sdpa_prefill_paged, d256, 256);
+
+namespace {
+/// A group of 128 threads per 64 query rows of each head of each sequence.
+Geometry prefill_geometry(const GeometryQuery& q) {
+  return {{tile_count(q.constant("max_seqlen_q"), sdpa::kBlockQ),
+           static_cast<std::uint32_t>(q.constant("heads_q")),
+           static_cast<std::uint32_t>(q.constant("batch"))},
+          {sdpa::kThreads, 1, 1}};
+}
+}  // namespace
+
+IRON_GEOMETRY(iron_sdpa_prefill_d64) { return prefill_geometry(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_d128) { return prefill_geometry(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_d256) { return prefill_geometry(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_lse_d64) { return prefill_geometry(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_lse_d128) { return prefill_geometry(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_lse_d256) { return prefill_geometry(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_paged_d64) { return prefill_geometry(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_paged_d128) { return prefill_geometry(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_paged_d256) { return prefill_geometry(q); }
+
+}  // namespace iron::kernels
+
+// The tests and benches: compiled into iron_kernel_tests, never into iron_kernels.
+#if IRON_KERNEL_TESTS
+#include <algorithm>
+#include <cmath>
+#include <iron/bench/geometry.hpp>
+#include <iron/bench/registry.hpp>
+#include <iron/testing/geometry.hpp>
+#include <iron/testing/registry.hpp>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <random>
+
+#include "prefill_oracle.hpp"
+
+namespace iron::kernels {
+
+namespace {
+
+using sdpa::PrefillCase;
+constexpr float kNoSink = -std::numeric_limits<float>::infinity();
+
+/// Random q, k and v of T (q in ±q_range, k and v in ±1) for the case.
+struct PrefillData {
+  std::vector<float> q, k, v;
+  PrefillData(const PrefillCase& c, DType dt, testing::Rng& rng, float q_range)
+      : q(testing::round_through(
+            rng.uniform(c.total_q() * c.heads_q * c.head_dim, -q_range, q_range), dt)),
+        k(testing::round_through(rng.uniform(c.total_k() * c.heads_kv * c.head_dim, -1, 1), dt)),
+        v(testing::round_through(rng.uniform(c.total_k() * c.heads_kv * c.head_dim, -1, 1), dt)) {}
+};
+
+/// The inputs, constexprs and expected outputs every form shares (k and v are the form's).
+testing::TestSetup common_setup(const std::string& kernel, const PrefillCase& c,
+                                const PrefillData& data, const std::vector<float>& sinks,
+                                bool with_lse, DType dt) {
+  const auto e =
+      sdpa::prefill_oracle(c, data.q, data.k, data.v, sinks,
+                           dt == DType::F32 ? 0x1p-24 : testing::tolerance::unit_roundoff(dt));
+  testing::TestSetup setup(kernel, dt);
+  setup.input("q", data.q)
+      .input_u32("cu_seqlens_q", c.offsets(c.q_lens))
+      .input("sinks", sinks)
+      .output("out", e.out.size())
+      .constant("batch", static_cast<double>(c.batch()))
+      .constant("heads_q", static_cast<double>(c.heads_q))
+      .constant("heads_kv", static_cast<double>(c.heads_kv))
+      .constant("total_q", static_cast<double>(c.total_q()))
+      .constant("max_seqlen_q", c.max_q())
+      .constant("causal", c.causal ? 1.0 : 0.0)
+      .constant("window", c.window)
+      .constant("scale", c.scale)
+      .expect("out", e.out)
+      .tolerance("out", testing::tolerance::stored(dt, e.out_abs, 0.0));
+  if (with_lse) {
+    setup.output("lse", e.lse.size())
+        .expect("lse", e.lse)
+        .tolerance("lse",
+                   testing::tolerance::stored(DType::F32, e.lse_abs, testing::tolerance::gamma(2)));
+  }
+  return setup;
+}
+
+/// A packed-batch form (iron_sdpa_prefill[_lse]_dD) on random data.
+testing::TestSetup prefill_setup(const PrefillCase& c, const std::vector<float>& sinks,
+                                 bool with_lse, DType dt, testing::Rng& rng, float q_range = 1.0f) {
+  const PrefillData data(c, dt, rng, q_range);
+  const std::string kernel = std::string("iron_sdpa_prefill_") + (with_lse ? "lse_" : "") + "d" +
+                             std::to_string(c.head_dim);
+  auto setup = common_setup(kernel, c, data, sinks, with_lse, dt);
+  setup.input("k", data.k)
+      .input("v", data.v)
+      .input_u32("cu_seqlens_k", c.offsets(c.k_lens))
+      .constant("total_k", static_cast<double>(c.total_k()));
+  return setup.grid(testing::geometry_grid(setup));
+}
+
+/// The paged form on the same data, its keys and values scattered over shuffled pages of
+/// `page_size` with two spare pages of garbage and unused table entries that name no page: it
+/// must give the packed batch's result.
+testing::TestSetup paged_setup(const PrefillCase& c, std::uint32_t page_size,
+                               const std::vector<float>& sinks, DType dt, testing::Rng& rng) {
+  const PrefillData data(c, dt, rng, 1.0f);
+  const std::size_t hkv = c.heads_kv, d = c.head_dim;
+  std::uint32_t pages_per_seq = 1, used = 0;
+  for (auto n : c.k_lens) {
+    const std::uint32_t pages = (n + page_size - 1) / page_size;
+    pages_per_seq = std::max(pages_per_seq, pages + 1);
+    used += pages;
+  }
+  const std::uint32_t num_pages = used + 2;
+  std::vector<std::uint32_t> physical(num_pages);
+  std::iota(physical.begin(), physical.end(), 0u);
+  std::mt19937 engine(rng.integers(1, 0, ~0u)[0]);
+  std::shuffle(physical.begin(), physical.end(), engine);
+  const std::size_t page_elements = hkv * page_size * d;
+  auto k_pages = testing::round_through(rng.uniform(num_pages * page_elements, 50, 60), dt);
+  auto v_pages = testing::round_through(rng.uniform(num_pages * page_elements, 50, 60), dt);
+  std::vector<std::uint32_t> table(c.batch() * pages_per_seq, 0xFFFFFFFFu);
+  const auto cu_k = c.offsets(c.k_lens);
+  std::uint32_t next = 0;
+  for (std::size_t b = 0; b < c.batch(); ++b) {
+    for (std::uint32_t j = 0; j < c.k_lens[b]; ++j) {
+      if (j % page_size == 0) table[b * pages_per_seq + j / page_size] = physical[next++];
+      const std::size_t page = table[b * pages_per_seq + j / page_size];
+      for (std::size_t h = 0; h < hkv; ++h) {
+        for (std::size_t x = 0; x < d; ++x) {
+          const std::size_t to = ((page * hkv + h) * page_size + j % page_size) * d + x;
+          k_pages[to] = data.k[((cu_k[b] + j) * hkv + h) * d + x];
+          v_pages[to] = data.v[((cu_k[b] + j) * hkv + h) * d + x];
+        }
+      }
+    }
+  }
+  auto setup =
+      common_setup("iron_sdpa_prefill_paged_d" + std::to_string(d), c, data, sinks, false, dt);
+  setup.input("k_pages", k_pages)
+      .input("v_pages", v_pages)
+      .input_u32("seq_lens_k", c.k_lens)
+      .input_u32("block_table", table)
+      .constant("num_pages", num_pages)
+      .constant("page_size", page_size)
+      .constant("pages_per_seq", pages_per_seq);
+  return setup.grid(testing::geometry_grid(setup));
+}
+
+std::vector<float> no_sinks(std::size_t heads) { return std::vector<float>(heads, kNoSink); }
+
+/// 4·D flops (two products of D multiply-adds) for each query-key pair a row sees.
+std::uint64_t prefill_flops(const PrefillCase& c) {
+  std::uint64_t pairs = 0;
+  for (std::size_t b = 0; b < c.batch(); ++b) {
+    for (std::int64_t i = 0; i < c.q_lens[b]; ++i) {
+      for (std::int64_t j = 0; j < c.k_lens[b]; ++j)
+        pairs += c.sees(i, j, c.q_lens[b], c.k_lens[b]);
+    }
+  }
+  return 4 * c.head_dim * c.heads_q * pairs;
+}
+
+/// The packed form on random data. A batch of equal lengths is compared with torch's
+/// scaled_dot_product_attention on [batch, heads, seq, D] tensors (cuDNN and FlashAttention-2),
+/// one of mixed lengths (self-attention, no window) with one such call per sequence.
+bench::BenchSetup prefill_bench(const PrefillCase& c, DType dt) {
+  const std::size_t rows_q = c.total_q() * c.heads_q * c.head_dim;
+  const std::size_t rows_k = c.total_k() * c.heads_kv * c.head_dim;
+  bench::BenchSetup setup("iron_sdpa_prefill_d" + std::to_string(c.head_dim), dt);
+  setup.random("q", rows_q)
+      .random("k", rows_k)
+      .random("v", rows_k)
+      .input_u32("cu_seqlens_q", c.offsets(c.q_lens))
+      .input_u32("cu_seqlens_k", c.offsets(c.k_lens))
+      .input("sinks", no_sinks(c.heads_q))
+      .output("out", rows_q)
+      .constant("batch", static_cast<double>(c.batch()))
+      .constant("heads_q", static_cast<double>(c.heads_q))
+      .constant("heads_kv", static_cast<double>(c.heads_kv))
+      .constant("total_q", static_cast<double>(c.total_q()))
+      .constant("total_k", static_cast<double>(c.total_k()))
+      .constant("max_seqlen_q", c.max_q())
+      .constant("causal", c.causal ? 1.0 : 0.0)
+      .constant("window", c.window)
+      .constant("scale", c.scale);
+  setup.grid(bench::geometry_grid(setup)).flops(prefill_flops(c));
+  const bool equal = std::all_of(c.q_lens.begin(), c.q_lens.end(),
+                                 [&](std::uint32_t n) { return n == c.q_lens[0]; }) &&
+                     c.q_lens == c.k_lens && c.window == 0;
+  if (!equal) {
+    std::map<std::string, double> dims{{"batch", static_cast<double>(c.batch())},
+                                       {"heads", static_cast<double>(c.heads_q)},
+                                       {"head_dim", static_cast<double>(c.head_dim)},
+                                       {"causal", c.causal ? 1.0 : 0.0},
+                                       {"scale", c.scale}};
+    for (std::size_t b = 0; b < c.batch(); ++b) dims["len" + std::to_string(b)] = c.q_lens[b];
+    setup.peer("sdpa_prefill_varlen", dims);
+  } else {
+    setup.peer("sdpa_prefill", {{"batch", static_cast<double>(c.batch())},
+                                {"heads_q", static_cast<double>(c.heads_q)},
+                                {"heads_kv", static_cast<double>(c.heads_kv)},
+                                {"seq", c.q_lens[0]},
+                                {"head_dim", static_cast<double>(c.head_dim)},
+                                {"causal", c.causal ? 1.0 : 0.0},
+                                {"scale", c.scale}});
+  }
+  return setup;
+}
+
+PrefillCase dense(std::uint32_t batch, std::uint32_t heads, std::uint32_t seq, std::size_t d,
+                  bool causal) {
+  return {std::vector<std::uint32_t>(batch, seq),
+          std::vector<std::uint32_t>(batch, seq),
+          heads,
+          heads,
+          d,
+          causal,
+          0,
+          1.0 / std::sqrt(static_cast<double>(d))};
+}
+
+}  // namespace
+
+// Three sequences (one query, a tile and a bit, half a tile), four query heads on one KV head.
+IRON_TEST(iron_sdpa_prefill_d64, varlen_gqa4, F32, F16, BF16) {
+  const PrefillCase c{{1, 70, 33}, {1, 70, 33}, 4, 1, 64, false, 0, 0.125};
+  return prefill_setup(c, no_sinks(4), false, dt, rng);
+}
+
+// Causal, eight query heads on one KV head (multi-query), sinks finite on some heads.
+IRON_TEST(iron_sdpa_prefill_d64, causal_mqa8_sinks, F32, F16, BF16) {
+  const PrefillCase c{{17, 64}, {17, 64}, 8, 1, 64, true, 0, 0.125};
+  return prefill_setup(c, {-1.0f, 0.5f, 3.0f, kNoSink, 0.0f, kNoSink, 8.0f, -4.0f}, false, dt, rng);
+}
+
+// A chunk of new queries after cached keys (bottom-right causal), and a sequence of one.
+IRON_TEST(iron_sdpa_prefill_d128, chunked_causal, F32, F16, BF16) {
+  const PrefillCase c{{20, 1}, {100, 1}, 2, 2, 128, true, 0, 1.0 / std::sqrt(128.0)};
+  return prefill_setup(c, no_sinks(2), false, dt, rng);
+}
+
+// More queries than keys under a causal sliding window: the first rows see no key at all (0,
+// lse −inf without a sink, the sink with one); later ones see the last 16 positions.
+IRON_TEST(iron_sdpa_prefill_lse_d128, window_masked_rows, F32, F16, BF16) {
+  const PrefillCase c{{80}, {50}, 2, 1, 128, true, 16, 0.09};
+  return prefill_setup(c, {kNoSink, 1.5f}, true, dt, rng);
+}
+
+// Large logits (q in ±4, scale 0.5), so the running maxima move across steps; causal, with lse.
+IRON_TEST(iron_sdpa_prefill_lse_d64, large_logits_causal, F32, F16, BF16) {
+  const PrefillCase c{{130}, {130}, 1, 1, 64, true, 0, 0.5};
+  return prefill_setup(c, {2.0f}, true, dt, rng, 4.0f);
+}
+
+// Head dim 256, non-causal with a window, one query against 130 keys and three against one.
+IRON_TEST(iron_sdpa_prefill_d256, window_short_rows, F32, F16, BF16) {
+  const PrefillCase c{{1, 3}, {130, 1}, 1, 1, 256, false, 70, 0.0625};
+  return prefill_setup(c, no_sinks(1), false, dt, rng);
+}
+
+// Pages of 16 in shuffled order, GQA 2, causal chunk after a cache.
+IRON_TEST(iron_sdpa_prefill_paged_d128, shuffled_pages16, F32, F16, BF16) {
+  const PrefillCase c{{5, 40}, {70, 40}, 4, 2, 128, true, 0, 1.0 / std::sqrt(128.0)};
+  return paged_setup(c, 16, {0.0f, kNoSink, 1.0f, kNoSink}, dt, rng);
+}
+
+// Pages of 64, a sequence of one key, non-causal.
+IRON_TEST(iron_sdpa_prefill_paged_d64, shuffled_pages64, F32, F16, BF16) {
+  const PrefillCase c{{33, 1}, {130, 1}, 1, 1, 64, false, 0, 0.125};
+  return paged_setup(c, 64, no_sinks(1), dt, rng);
+}
+
+// The prefill shape: B4 H32 S4096 D128, non-causal and causal.
+IRON_BENCH(iron_sdpa_prefill_d128, b4_h32_s4096, BF16, F16) {
+  return prefill_bench(dense(4, 32, 4096, 128, false), dt);
+}
+IRON_BENCH(iron_sdpa_prefill_d128, b4_h32_s4096_causal, BF16, F16) {
+  return prefill_bench(dense(4, 32, 4096, 128, true), dt);
+}
+// Head dims 64 and 256 at the same token count.
+IRON_BENCH(iron_sdpa_prefill_d64, b4_h32_s4096, BF16) {
+  return prefill_bench(dense(4, 32, 4096, 64, false), dt);
+}
+IRON_BENCH(iron_sdpa_prefill_d256, b4_h32_s4096, BF16) {
+  return prefill_bench(dense(4, 32, 4096, 256, false), dt);
+}
+// Mixed lengths with no padding: its rate against the dense shape's is the varlen cost.
+IRON_BENCH(iron_sdpa_prefill_d128, varlen_17_512_3000_4096, BF16) {
+  const std::vector<std::uint32_t> lens{17, 512, 3000, 4096};
+  return prefill_bench({lens, lens, 32, 32, 128, false, 0, 1.0 / std::sqrt(128.0)}, dt);
+}
+
+}  // namespace iron::kernels
+#endif  // IRON_KERNEL_TESTS
