@@ -11,10 +11,21 @@
 
 namespace iron::kernels::sdpa {
 
-inline constexpr std::uint32_t kWarpRows = 16;  ///< query rows per simdgroup
-inline constexpr std::uint32_t kBlockQ = 64;    ///< query rows per group
-inline constexpr std::uint32_t kBlockK = 64;    ///< keys per step
-inline constexpr std::uint32_t kThreads = kBlockQ / kWarpRows * 32;
+inline constexpr std::uint32_t kWarps = 4;    ///< simdgroups per group
+inline constexpr std::uint32_t kBlockK = 64;  ///< keys per step
+inline constexpr std::uint32_t kThreads = kWarps * 32;
+/// Query rows per simdgroup: 32 up to head_dim 128 (each k and v fragment read from shared
+/// memory then serves two 16-row tiles, halving the shared reads a product needs), 16 for 256
+/// (whose accumulators alone fill 128 registers a lane).
+template <std::uint32_t D>
+constexpr std::uint32_t warp_rows() {
+  return D <= 128 ? 32 : 16;
+}
+/// Query rows per group.
+template <std::uint32_t D>
+constexpr std::uint32_t block_q() {
+  return kWarps * warp_rows<D>();
+}
 inline constexpr std::uint32_t kStages = 2;      ///< K and V stages in flight
 inline constexpr std::uint32_t kValueCols = 32;  ///< output columns per accumulator
 inline constexpr float kLog2e = 1.44269504088896340736f;
@@ -92,6 +103,11 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
             Lse&& lse) {
   using namespace iron::dsl;
   static_assert(D % kValueCols == 0 && D <= 256, "head_dim 32, 64, … 256");
+  constexpr std::uint32_t kWarpRows = warp_rows<D>();
+  constexpr std::uint32_t kBlockQ = block_q<D>();
+  // The queries stay in registers where they fit beside the accumulators, else each step
+  // reads them from shared memory.
+  constexpr bool kQueriesInRegisters = kWarpRows * D <= 2048;
   constexpr std::uint32_t kPitch = pitch<T, D>();
   constexpr std::uint32_t kStage = kBlockK * kPitch;
   const auto keys = kv.keys;
@@ -103,10 +119,9 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
   async_commit();
   async_wait(0);
   barrier();
-  std::array<FragA<T, kWarpRows, 16>, D / 16> qf;
-  for (std::uint32_t i = 0; i < D / 16; ++i) {
-    qf[i].load(q_tile, simdgroup_id() * kWarpRows * kPitch + i * 16, kPitch);
-  }
+  auto q_at = simdgroup_id() * kWarpRows * kPitch;
+  std::array<FragA<T, kWarpRows, 16>, kQueriesInRegisters ? D / 16 : 0> qf;
+  for (auto& f : qf) f.load(q_tile, q_at + static_cast<std::uint32_t>(&f - qf.data()) * 16, kPitch);
 
   // The keys any row of the tile sees: up to the last row's diagonal (causal), from the first
   // row's window (rounded down to a step).
@@ -137,27 +152,42 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
         for (std::uint32_t i = 0; i < D / 16; ++i) {
           FragB<T, 16, kBlockK> kb;
           kb.load(k_ring, slot * kStage + i * 16, kPitch, col_major);
-          mma(s, qf[i], kb);
+          if constexpr (kQueriesInRegisters) {
+            mma(s, qf[i], kb);
+          } else {
+            FragA<T, kWarpRows, 16> qa;
+            qa.load(q_tile, q_at + i * 16, kPitch);
+            mma(s, qa, kb);
+          }
         }
-        s.map([&](const Expr<f32>& x, const Expr<u32>& r, const Expr<u32>& c) {
-          auto i = warp_row + r;
-          auto j = p + c;
-          auto seen = j < keys && (masks.causal == 0u || j + q_len <= i + keys) &&
-                      (masks.window == 0u || i + keys < j + masks.window + q_len);
-          return select(seen, x * scale2, Expr<f32>(-infinity));
-        });
+        // Every row of the tile sees every key of the step (the common case): no mask.
+        auto whole = p + kBlockK <= keys &&
+                     (masks.causal == 0u || p + kBlockK + q_len <= q0 + keys + 1u) &&
+                     (masks.window == 0u || q_hi + keys <= p + masks.window + q_len);
+        IRON_IF(whole) {
+          s.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&) { return x * scale2; });
+        }
+        IRON_ELSE {
+          s.map([&](const Expr<f32>& x, const Expr<u32>& r, const Expr<u32>& c) {
+            auto i = warp_row + r;
+            auto j = p + c;
+            auto seen = j < keys && (masks.causal == 0u || j + q_len <= i + keys) &&
+                        (masks.window == 0u || i + keys < j + masks.window + q_len);
+            return select(seen, x * scale2, Expr<f32>(-infinity));
+          });
+        }
         // The online softmax: rescale what the rows hold by exp2(m_old − m_new).
         const auto m_step = s.row_max();
         FragAcc<kWarpRows, 8> alpha;
         alpha.map([&](const Expr<f32>&, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
           auto m_old = m_run.get(e);
-          return exp2(m_old - shift_of(max(m_old, m_step.get(e))));
+          return exp2_approx(m_old - shift_of(max(m_old, m_step.get(e))));
         });
         m_run.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
           return max(x, m_step.get(e));
         });
         s.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
-          return exp2(x - shift_of(s.row_value(m_run, e)));
+          return exp2_approx(x - shift_of(s.row_value(m_run, e)));
         });
         const auto l_step = s.row_sum();
         l_run.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {

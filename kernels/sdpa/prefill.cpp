@@ -67,7 +67,7 @@ template <class T, std::uint32_t D>
 void declare_prefill(const Tensor<T>& q, const Tensor<f32>& sinks, const Out<T>& out,
                      const Tensor<u32>& cu_seqlens_q) {
   dispatch(tiled, {exactly(sdpa::kThreads)});
-  grid("[ceil_div(max_seqlen_q, " + std::to_string(sdpa::kBlockQ) + "), heads_q, batch]");
+  grid("[ceil_div(max_seqlen_q, " + std::to_string(sdpa::block_q<D>()) + "), heads_q, batch]");
   const std::string rows = "[total_q, heads_q, " + std::to_string(D) + "]";
   layout(q, rows);
   layout(out, rows);
@@ -75,13 +75,13 @@ void declare_prefill(const Tensor<T>& q, const Tensor<f32>& sinks, const Out<T>&
   layout(sinks, "[heads_kv * (heads_q / heads_kv)]");
 }
 
-/// The group's query tile (last tiles first) and its sequence's rows of q.
+/// The group's query tile of `rows` (last tiles first) and its sequence's rows of q.
 struct QueryTile {
   Expr<u32> first, len, q0, head;
-  QueryTile(const Tensor<u32>& cu, const Expr<u32>& total)
+  QueryTile(const Tensor<u32>& cu, const Expr<u32>& total, std::uint32_t rows)
       : first(min(load(cu[program_id<2>()]), total)),
         len(min(max(load(cu[program_id<2>() + 1u]), first), total) - first),
-        q0((grid_groups<0>() - 1u - program_id<0>()) * sdpa::kBlockQ),
+        q0((grid_groups<0>() - 1u - program_id<0>()) * rows),
         head(program_id<1>()) {}
 };
 
@@ -114,7 +114,7 @@ IRON_KERNEL_TEMPLATE(iron_sdpa_prefill, (u32 D),
   layout(k, kv_rows);
   layout(v, kv_rows);
   layout(cu_seqlens_k, "[batch + 1]");
-  const QueryTile tile(cu_seqlens_q, total_q);
+  const QueryTile tile(cu_seqlens_q, total_q, sdpa::block_q<D>());
   const sdpa::PackedKv<T, D> kv(k, v, cu_seqlens_k, program_id<2>(), total_k, heads_kv,
                                 tile.head / (heads_q / heads_kv));
   prefill_tile<T, D>(q, out, tile, kv, heads_q, {causal, window}, scale, sinks, sdpa::NoLse{});
@@ -135,7 +135,7 @@ IRON_KERNEL_TEMPLATE(iron_sdpa_prefill_lse, (u32 D),
   layout(v, kv_rows);
   layout(cu_seqlens_k, "[batch + 1]");
   layout(lse, "[heads_q, total_q]");
-  const QueryTile tile(cu_seqlens_q, total_q);
+  const QueryTile tile(cu_seqlens_q, total_q, sdpa::block_q<D>());
   const sdpa::PackedKv<T, D> kv(k, v, cu_seqlens_k, program_id<2>(), total_k, heads_kv,
                                 tile.head / (heads_q / heads_kv));
   prefill_tile<T, D>(q, out, tile, kv, heads_q, {causal, window}, scale, sinks,
@@ -161,7 +161,7 @@ IRON_KERNEL_TEMPLATE(iron_sdpa_prefill_paged, (u32 D),
   layout(v_pages, pages);
   layout(seq_lens_k, "[batch]");
   layout(block_table, "[batch, pages_per_seq]");
-  const QueryTile tile(cu_seqlens_q, total_q);
+  const QueryTile tile(cu_seqlens_q, total_q, sdpa::block_q<D>());
   const sdpa::PagedKv<T, D> kv(k_pages, v_pages, block_table, seq_lens_k, program_id<2>(),
                                pages_per_seq, page_size, heads_kv,
                                tile.head / (heads_q / heads_kv));
@@ -172,24 +172,25 @@ IRON_KERNEL_VARIANT(iron_sdpa_prefill_paged, d128, 128);
 IRON_KERNEL_VARIANT(iron_sdpa_prefill_paged, d256, 256);
 
 namespace {
-/// A group of 128 threads per 64 query rows of each head of each sequence.
+/// A group of 128 threads per block_q<D> query rows of each head of each sequence.
+template <std::uint32_t D>
 Geometry prefill_geometry(const GeometryQuery& q) {
-  return {{tile_count(q.constant("max_seqlen_q"), sdpa::kBlockQ),
+  return {{tile_count(q.constant("max_seqlen_q"), sdpa::block_q<D>()),
            static_cast<std::uint32_t>(q.constant("heads_q")),
            static_cast<std::uint32_t>(q.constant("batch"))},
           {sdpa::kThreads, 1, 1}};
 }
 }  // namespace
 
-IRON_GEOMETRY(iron_sdpa_prefill_d64) { return prefill_geometry(q); }
-IRON_GEOMETRY(iron_sdpa_prefill_d128) { return prefill_geometry(q); }
-IRON_GEOMETRY(iron_sdpa_prefill_d256) { return prefill_geometry(q); }
-IRON_GEOMETRY(iron_sdpa_prefill_lse_d64) { return prefill_geometry(q); }
-IRON_GEOMETRY(iron_sdpa_prefill_lse_d128) { return prefill_geometry(q); }
-IRON_GEOMETRY(iron_sdpa_prefill_lse_d256) { return prefill_geometry(q); }
-IRON_GEOMETRY(iron_sdpa_prefill_paged_d64) { return prefill_geometry(q); }
-IRON_GEOMETRY(iron_sdpa_prefill_paged_d128) { return prefill_geometry(q); }
-IRON_GEOMETRY(iron_sdpa_prefill_paged_d256) { return prefill_geometry(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_d64) { return prefill_geometry<64>(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_d128) { return prefill_geometry<128>(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_d256) { return prefill_geometry<256>(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_lse_d64) { return prefill_geometry<64>(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_lse_d128) { return prefill_geometry<128>(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_lse_d256) { return prefill_geometry<256>(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_paged_d64) { return prefill_geometry<64>(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_paged_d128) { return prefill_geometry<128>(q); }
+IRON_GEOMETRY(iron_sdpa_prefill_paged_d256) { return prefill_geometry<256>(q); }
 
 }  // namespace iron::kernels
 

@@ -69,6 +69,14 @@ __device__ __forceinline__ unsigned int iron_linear_thread() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
 
+// 2^x by ex2.approx.ftz.f32 (PTX ISA, ex2): within 2 ulp of the correctly rounded result,
+// subnormal operands and results flushed to zero. One MUFU.EX2, whatever the compile flags.
+__device__ __forceinline__ float iron_exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // A fragment of ROLE 0 (A, M×K), 1 (B, K×N) or 2 (accumulator, M×N), R×C elements: each
 // lane of the warp owns R·C/32 of them in the layout of mma.m16n8k16, tile by tile (row-major
 // tiles of 16×16 for A, 16×8 for B and accumulators). row()/col() give slot i's position.
@@ -335,4535 +343,4644 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f16(
   const bool v38 = v25 < v18;  // kernels/sdpa/prefill.cpp:93
   if (v38) {
     const float v39 = sinks[v26];  // kernels/sdpa/prefill.cpp:96
-    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_tile.hpp:98
+    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_tile.hpp:114
     const unsigned int v42 = v41 << 4u;
     const unsigned int v43 = v25 + v42;
-    unsigned int v44 = 0u;  // kernels/sdpa/flash_tile.hpp:102
-    const unsigned int v46 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v49 = v46 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v52 = v46 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    unsigned int v44 = 0u;  // kernels/sdpa/flash_tile.hpp:118
+    const unsigned int v46 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v49 = v46 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v52 = v46 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v53 = v52 << 3u;
-    const unsigned int v54 = v25 + v49;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v54 = v25 + v49;  // kernels/sdpa/flash_tile.hpp:75
     const bool v55 = v54 < v18;
-    const unsigned int v58 = v55 ? v54 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v58 = v55 ? v54 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v60 = v11 + v58;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v61 = v60 * v1;
     const unsigned int v62 = v61 + v26;
     const unsigned int v63 = v62 << 8u;
-    const unsigned int v64 = v63 + v53;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v66 = v49 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v64 = v63 + v53;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v66 = v49 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v68 = v66 + v53;
     iron_copy_async<16>(shm0 + (v68 ^ (((v68 >> 8u) & 7u) << 3u)), q + v64, v55);
-    const unsigned int v71 = v46 + 128u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v73 = v71 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v76 = v71 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v71 = v46 + 128u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v73 = v71 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v76 = v71 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v77 = v76 << 3u;
-    const unsigned int v78 = v25 + v73;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v78 = v25 + v73;  // kernels/sdpa/flash_tile.hpp:75
     const bool v79 = v78 < v18;
-    const unsigned int v82 = v79 ? v78 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v82 = v79 ? v78 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v84 = v11 + v82;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v85 = v84 * v1;
     const unsigned int v86 = v85 + v26;
     const unsigned int v87 = v86 << 8u;
-    const unsigned int v88 = v87 + v77;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v90 = v73 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v88 = v87 + v77;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v90 = v73 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v92 = v90 + v77;
     iron_copy_async<16>(shm0 + (v92 ^ (((v92 >> 8u) & 7u) << 3u)), q + v88, v79);
-    const unsigned int v95 = v46 + 256u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v97 = v95 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v100 = v95 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v95 = v46 + 256u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v97 = v95 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v100 = v95 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v101 = v100 << 3u;
-    const unsigned int v102 = v25 + v97;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v102 = v25 + v97;  // kernels/sdpa/flash_tile.hpp:75
     const bool v103 = v102 < v18;
-    const unsigned int v106 = v103 ? v102 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v106 = v103 ? v102 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v108 = v11 + v106;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v109 = v108 * v1;
     const unsigned int v110 = v109 + v26;
     const unsigned int v111 = v110 << 8u;
-    const unsigned int v112 = v111 + v101;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v114 = v97 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v112 = v111 + v101;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v114 = v97 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v116 = v114 + v101;
     iron_copy_async<16>(shm0 + (v116 ^ (((v116 >> 8u) & 7u) << 3u)), q + v112, v103);
-    const unsigned int v119 = v46 + 384u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v121 = v119 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v124 = v119 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v119 = v46 + 384u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v121 = v119 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v124 = v119 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v125 = v124 << 3u;
-    const unsigned int v126 = v25 + v121;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v126 = v25 + v121;  // kernels/sdpa/flash_tile.hpp:75
     const bool v127 = v126 < v18;
-    const unsigned int v130 = v127 ? v126 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v130 = v127 ? v126 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v132 = v11 + v130;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v133 = v132 * v1;
     const unsigned int v134 = v133 + v26;
     const unsigned int v135 = v134 << 8u;
-    const unsigned int v136 = v135 + v125;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v138 = v121 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v136 = v135 + v125;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v138 = v121 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v140 = v138 + v125;
     iron_copy_async<16>(shm0 + (v140 ^ (((v140 >> 8u) & 7u) << 3u)), q + v136, v127);
-    const unsigned int v143 = v46 + 512u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v145 = v143 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v148 = v143 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v143 = v46 + 512u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v145 = v143 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v148 = v143 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v149 = v148 << 3u;
-    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:75
     const bool v151 = v150 < v18;
-    const unsigned int v154 = v151 ? v150 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v154 = v151 ? v150 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v156 = v11 + v154;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v157 = v156 * v1;
     const unsigned int v158 = v157 + v26;
     const unsigned int v159 = v158 << 8u;
-    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v162 = v145 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v162 = v145 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v164 = v162 + v149;
     iron_copy_async<16>(shm0 + (v164 ^ (((v164 >> 8u) & 7u) << 3u)), q + v160, v151);
-    const unsigned int v167 = v46 + 640u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v169 = v167 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v172 = v167 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v167 = v46 + 640u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v169 = v167 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v172 = v167 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v173 = v172 << 3u;
-    const unsigned int v174 = v25 + v169;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v174 = v25 + v169;  // kernels/sdpa/flash_tile.hpp:75
     const bool v175 = v174 < v18;
-    const unsigned int v178 = v175 ? v174 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v178 = v175 ? v174 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v180 = v11 + v178;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v181 = v180 * v1;
     const unsigned int v182 = v181 + v26;
     const unsigned int v183 = v182 << 8u;
-    const unsigned int v184 = v183 + v173;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v186 = v169 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v184 = v183 + v173;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v186 = v169 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v188 = v186 + v173;
     iron_copy_async<16>(shm0 + (v188 ^ (((v188 >> 8u) & 7u) << 3u)), q + v184, v175);
-    const unsigned int v191 = v46 + 768u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v193 = v191 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v196 = v191 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v191 = v46 + 768u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v193 = v191 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v196 = v191 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v197 = v196 << 3u;
-    const unsigned int v198 = v25 + v193;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v198 = v25 + v193;  // kernels/sdpa/flash_tile.hpp:75
     const bool v199 = v198 < v18;
-    const unsigned int v202 = v199 ? v198 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v202 = v199 ? v198 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v204 = v11 + v202;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v205 = v204 * v1;
     const unsigned int v206 = v205 + v26;
     const unsigned int v207 = v206 << 8u;
-    const unsigned int v208 = v207 + v197;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v210 = v193 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v208 = v207 + v197;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v210 = v193 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v212 = v210 + v197;
     iron_copy_async<16>(shm0 + (v212 ^ (((v212 >> 8u) & 7u) << 3u)), q + v208, v199);
-    const unsigned int v215 = v46 + 896u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v217 = v215 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v220 = v215 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v215 = v46 + 896u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v217 = v215 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v220 = v215 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v221 = v220 << 3u;
-    const unsigned int v222 = v25 + v217;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v222 = v25 + v217;  // kernels/sdpa/flash_tile.hpp:75
     const bool v223 = v222 < v18;
-    const unsigned int v226 = v223 ? v222 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v226 = v223 ? v222 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v228 = v11 + v226;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v229 = v228 * v1;
     const unsigned int v230 = v229 + v26;
     const unsigned int v231 = v230 << 8u;
-    const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v234 = v217 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v234 = v217 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v236 = v234 + v221;
     iron_copy_async<16>(shm0 + (v236 ^ (((v236 >> 8u) & 7u) << 3u)), q + v232, v223);
-    const unsigned int v239 = v46 + 1024u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v241 = v239 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v244 = v239 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v239 = v46 + 1024u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v241 = v239 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v244 = v239 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v245 = v244 << 3u;
-    const unsigned int v246 = v25 + v241;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v246 = v25 + v241;  // kernels/sdpa/flash_tile.hpp:75
     const bool v247 = v246 < v18;
-    const unsigned int v250 = v247 ? v246 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v250 = v247 ? v246 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v252 = v11 + v250;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v253 = v252 * v1;
     const unsigned int v254 = v253 + v26;
     const unsigned int v255 = v254 << 8u;
-    const unsigned int v256 = v255 + v245;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v258 = v241 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v256 = v255 + v245;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v258 = v241 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v260 = v258 + v245;
     iron_copy_async<16>(shm0 + (v260 ^ (((v260 >> 8u) & 7u) << 3u)), q + v256, v247);
-    const unsigned int v263 = v46 + 1152u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v265 = v263 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v268 = v263 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v263 = v46 + 1152u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v265 = v263 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v268 = v263 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v269 = v268 << 3u;
-    const unsigned int v270 = v25 + v265;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v270 = v25 + v265;  // kernels/sdpa/flash_tile.hpp:75
     const bool v271 = v270 < v18;
-    const unsigned int v274 = v271 ? v270 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v274 = v271 ? v270 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v276 = v11 + v274;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v277 = v276 * v1;
     const unsigned int v278 = v277 + v26;
     const unsigned int v279 = v278 << 8u;
-    const unsigned int v280 = v279 + v269;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v282 = v265 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v280 = v279 + v269;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v282 = v265 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v284 = v282 + v269;
     iron_copy_async<16>(shm0 + (v284 ^ (((v284 >> 8u) & 7u) << 3u)), q + v280, v271);
-    const unsigned int v287 = v46 + 1280u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v289 = v287 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v292 = v287 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v287 = v46 + 1280u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v289 = v287 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v292 = v287 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v293 = v292 << 3u;
-    const unsigned int v294 = v25 + v289;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v294 = v25 + v289;  // kernels/sdpa/flash_tile.hpp:75
     const bool v295 = v294 < v18;
-    const unsigned int v298 = v295 ? v294 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v298 = v295 ? v294 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v300 = v11 + v298;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v301 = v300 * v1;
     const unsigned int v302 = v301 + v26;
     const unsigned int v303 = v302 << 8u;
-    const unsigned int v304 = v303 + v293;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v306 = v289 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v304 = v303 + v293;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v306 = v289 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v308 = v306 + v293;
     iron_copy_async<16>(shm0 + (v308 ^ (((v308 >> 8u) & 7u) << 3u)), q + v304, v295);
-    const unsigned int v311 = v46 + 1408u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v313 = v311 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v316 = v311 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v311 = v46 + 1408u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v313 = v311 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v316 = v311 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v317 = v316 << 3u;
-    const unsigned int v318 = v25 + v313;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v318 = v25 + v313;  // kernels/sdpa/flash_tile.hpp:75
     const bool v319 = v318 < v18;
-    const unsigned int v322 = v319 ? v318 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v322 = v319 ? v318 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v324 = v11 + v322;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v325 = v324 * v1;
     const unsigned int v326 = v325 + v26;
     const unsigned int v327 = v326 << 8u;
-    const unsigned int v328 = v327 + v317;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v330 = v313 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v328 = v327 + v317;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v330 = v313 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v332 = v330 + v317;
     iron_copy_async<16>(shm0 + (v332 ^ (((v332 >> 8u) & 7u) << 3u)), q + v328, v319);
-    const unsigned int v335 = v46 + 1536u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v337 = v335 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v340 = v335 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v335 = v46 + 1536u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v337 = v335 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v340 = v335 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v341 = v340 << 3u;
-    const unsigned int v342 = v25 + v337;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v342 = v25 + v337;  // kernels/sdpa/flash_tile.hpp:75
     const bool v343 = v342 < v18;
-    const unsigned int v346 = v343 ? v342 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v346 = v343 ? v342 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v348 = v11 + v346;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v349 = v348 * v1;
     const unsigned int v350 = v349 + v26;
     const unsigned int v351 = v350 << 8u;
-    const unsigned int v352 = v351 + v341;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v354 = v337 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v352 = v351 + v341;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v354 = v337 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v356 = v354 + v341;
     iron_copy_async<16>(shm0 + (v356 ^ (((v356 >> 8u) & 7u) << 3u)), q + v352, v343);
-    const unsigned int v359 = v46 + 1664u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v361 = v359 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v364 = v359 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v359 = v46 + 1664u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v361 = v359 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v364 = v359 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v365 = v364 << 3u;
-    const unsigned int v366 = v25 + v361;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v366 = v25 + v361;  // kernels/sdpa/flash_tile.hpp:75
     const bool v367 = v366 < v18;
-    const unsigned int v370 = v367 ? v366 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v370 = v367 ? v366 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v372 = v11 + v370;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v373 = v372 * v1;
     const unsigned int v374 = v373 + v26;
     const unsigned int v375 = v374 << 8u;
-    const unsigned int v376 = v375 + v365;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v378 = v361 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v376 = v375 + v365;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v378 = v361 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v380 = v378 + v365;
     iron_copy_async<16>(shm0 + (v380 ^ (((v380 >> 8u) & 7u) << 3u)), q + v376, v367);
-    const unsigned int v383 = v46 + 1792u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v385 = v383 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v388 = v383 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v383 = v46 + 1792u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v385 = v383 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v388 = v383 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v389 = v388 << 3u;
-    const unsigned int v390 = v25 + v385;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v390 = v25 + v385;  // kernels/sdpa/flash_tile.hpp:75
     const bool v391 = v390 < v18;
-    const unsigned int v394 = v391 ? v390 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v394 = v391 ? v390 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v396 = v11 + v394;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v397 = v396 * v1;
     const unsigned int v398 = v397 + v26;
     const unsigned int v399 = v398 << 8u;
-    const unsigned int v400 = v399 + v389;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v402 = v385 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v400 = v399 + v389;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v402 = v385 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v404 = v402 + v389;
     iron_copy_async<16>(shm0 + (v404 ^ (((v404 >> 8u) & 7u) << 3u)), q + v400, v391);
-    const unsigned int v407 = v46 + 1920u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v409 = v407 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v412 = v407 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v407 = v46 + 1920u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v409 = v407 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v412 = v407 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v413 = v412 << 3u;
-    const unsigned int v414 = v25 + v409;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v414 = v25 + v409;  // kernels/sdpa/flash_tile.hpp:75
     const bool v415 = v414 < v18;
-    const unsigned int v418 = v415 ? v414 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v418 = v415 ? v414 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v420 = v11 + v418;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v421 = v420 * v1;
     const unsigned int v422 = v421 + v26;
     const unsigned int v423 = v422 << 8u;
-    const unsigned int v424 = v423 + v413;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v426 = v409 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v424 = v423 + v413;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v426 = v409 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v428 = v426 + v413;
     iron_copy_async<16>(shm0 + (v428 ^ (((v428 >> 8u) & 7u) << 3u)), q + v424, v415);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:103
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:104
-    __syncthreads();  // kernels/sdpa/flash_tile.hpp:105
-    iron_frag<iron_f16, 0, 16, 16> v430;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v430, iron_f32_to_f16(0.0f));
-    iron_frag<iron_f16, 0, 16, 16> v432;
-    iron_frag_fill(v432, iron_f32_to_f16(0.0f));
-    iron_frag<iron_f16, 0, 16, 16> v434;
-    iron_frag_fill(v434, iron_f32_to_f16(0.0f));
-    iron_frag<iron_f16, 0, 16, 16> v436;
-    iron_frag_fill(v436, iron_f32_to_f16(0.0f));
-    iron_frag<iron_f16, 0, 16, 16> v438;
-    iron_frag_fill(v438, iron_f32_to_f16(0.0f));
-    iron_frag<iron_f16, 0, 16, 16> v440;
-    iron_frag_fill(v440, iron_f32_to_f16(0.0f));
-    iron_frag<iron_f16, 0, 16, 16> v442;
-    iron_frag_fill(v442, iron_f32_to_f16(0.0f));
-    iron_frag<iron_f16, 0, 16, 16> v444;
-    iron_frag_fill(v444, iron_f32_to_f16(0.0f));
-    iron_frag<iron_f16, 0, 16, 16> v446;
-    iron_frag_fill(v446, iron_f32_to_f16(0.0f));
-    iron_frag<iron_f16, 0, 16, 16> v448;
-    iron_frag_fill(v448, iron_f32_to_f16(0.0f));
-    iron_frag<iron_f16, 0, 16, 16> v450;
-    iron_frag_fill(v450, iron_f32_to_f16(0.0f));
-    iron_frag<iron_f16, 0, 16, 16> v452;
-    iron_frag_fill(v452, iron_f32_to_f16(0.0f));
-    iron_frag<iron_f16, 0, 16, 16> v454;
-    iron_frag_fill(v454, iron_f32_to_f16(0.0f));
-    iron_frag<iron_f16, 0, 16, 16> v456;
-    iron_frag_fill(v456, iron_f32_to_f16(0.0f));
-    iron_frag<iron_f16, 0, 16, 16> v458;
-    iron_frag_fill(v458, iron_f32_to_f16(0.0f));
-    iron_frag<iron_f16, 0, 16, 16> v460;
-    iron_frag_fill(v460, iron_f32_to_f16(0.0f));
-    const unsigned int v467 = v42 << 8u;  // kernels/sdpa/flash_tile.hpp:108
-    iron_frag_load_shared<false, 8, 3>(v430, shm0, v467, 256u);
-    const unsigned int v476 = v467 + 16u;
-    iron_frag_load_shared<false, 8, 3>(v432, shm0, v476, 256u);
-    const unsigned int v484 = v467 + 32u;
-    iron_frag_load_shared<false, 8, 3>(v434, shm0, v484, 256u);
-    const unsigned int v492 = v467 + 48u;
-    iron_frag_load_shared<false, 8, 3>(v436, shm0, v492, 256u);
-    const unsigned int v500 = v467 + 64u;
-    iron_frag_load_shared<false, 8, 3>(v438, shm0, v500, 256u);
-    const unsigned int v508 = v467 + 80u;
-    iron_frag_load_shared<false, 8, 3>(v440, shm0, v508, 256u);
-    const unsigned int v516 = v467 + 96u;
-    iron_frag_load_shared<false, 8, 3>(v442, shm0, v516, 256u);
-    const unsigned int v524 = v467 + 112u;
-    iron_frag_load_shared<false, 8, 3>(v444, shm0, v524, 256u);
-    const unsigned int v532 = v467 + 128u;
-    iron_frag_load_shared<false, 8, 3>(v446, shm0, v532, 256u);
-    const unsigned int v540 = v467 + 144u;
-    iron_frag_load_shared<false, 8, 3>(v448, shm0, v540, 256u);
-    const unsigned int v548 = v467 + 160u;
-    iron_frag_load_shared<false, 8, 3>(v450, shm0, v548, 256u);
-    const unsigned int v556 = v467 + 176u;
-    iron_frag_load_shared<false, 8, 3>(v452, shm0, v556, 256u);
-    const unsigned int v564 = v467 + 192u;
-    iron_frag_load_shared<false, 8, 3>(v454, shm0, v564, 256u);
-    const unsigned int v572 = v467 + 208u;
-    iron_frag_load_shared<false, 8, 3>(v456, shm0, v572, 256u);
-    const unsigned int v580 = v467 + 224u;
-    iron_frag_load_shared<false, 8, 3>(v458, shm0, v580, 256u);
-    const unsigned int v588 = v467 + 240u;
-    iron_frag_load_shared<false, 8, 3>(v460, shm0, v588, 256u);
-    const unsigned int v590 = v25 + 64u;  // kernels/sdpa/flash_tile.hpp:113
-    const unsigned int v591 = min(v590, v18);
-    const unsigned int v592 = v591 + v37;  // kernels/sdpa/flash_tile.hpp:114
-    const unsigned int v594 = v592 - v18;  // kernels/sdpa/flash_tile.hpp:116
-    const unsigned int v595 = min(v37, v594);
-    const bool v596 = v592 > v18;
-    const unsigned int v597 = v596 ? v595 : v44;
-    const bool v599 = v6 == v44;  // kernels/sdpa/flash_tile.hpp:115
-    const unsigned int v600 = v599 ? v37 : v597;
-    const unsigned int v602 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:117
-    const unsigned int v603 = v602 + 1u;
-    const unsigned int v607 = v603 - v18;  // kernels/sdpa/flash_tile.hpp:119
-    const unsigned int v608 = v607 - v7;
-    const unsigned int v609 = v608 >> 6u;
-    const unsigned int v610 = v609 << 6u;
-    const bool v612 = v7 > v44;  // kernels/sdpa/flash_tile.hpp:118
-    const unsigned int v613 = v18 + v7;
-    const bool v614 = v603 > v613;
-    const bool v615 = v612 && v614;
-    const unsigned int v616 = v615 ? v610 : v44;
-    const float v618 = v8 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:120
-    iron_frag<float, 2, 16, 8> v620;  // kernels/sdpa/flash_tile.hpp:122
-    iron_frag_fill(v620, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 16, 8> v622;  // kernels/sdpa/flash_tile.hpp:123
-    iron_frag_fill(v622, 0.0f);
-    iron_frag<float, 2, 16, 32> v624;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v624, 0.0f);
-    iron_frag<float, 2, 16, 32> v626;
-    iron_frag_fill(v626, 0.0f);
-    iron_frag<float, 2, 16, 32> v628;
-    iron_frag_fill(v628, 0.0f);
-    iron_frag<float, 2, 16, 32> v630;
-    iron_frag_fill(v630, 0.0f);
-    iron_frag<float, 2, 16, 32> v632;
-    iron_frag_fill(v632, 0.0f);
-    iron_frag<float, 2, 16, 32> v634;
-    iron_frag_fill(v634, 0.0f);
-    iron_frag<float, 2, 16, 32> v636;
-    iron_frag_fill(v636, 0.0f);
-    iron_frag<float, 2, 16, 32> v638;
-    iron_frag_fill(v638, 0.0f);
-    const bool v9778 = v616 < v600;  // kernels/sdpa/flash_tile.hpp:127
-    if (v9778) {
-      const unsigned int v9782 = v616 + v49;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9783 = v9782 < v37;
-      const unsigned int v9784 = v9783 ? v9782 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9785 = v31 + v9784;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9786 = v9785 * v2;
-      const unsigned int v9787 = v9786 + v28;
-      const unsigned int v9788 = v9787 << 8u;
-      const unsigned int v9789 = v9788 + v53;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v68 ^ (((v68 >> 8u) & 7u) << 3u)), k + v9789, v9783);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9792 = v616 + v73;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9793 = v9792 < v37;
-      const unsigned int v9794 = v9793 ? v9792 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9795 = v31 + v9794;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9796 = v9795 * v2;
-      const unsigned int v9797 = v9796 + v28;
-      const unsigned int v9798 = v9797 << 8u;
-      const unsigned int v9799 = v9798 + v77;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v92 ^ (((v92 >> 8u) & 7u) << 3u)), k + v9799, v9793);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9802 = v616 + v97;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9803 = v9802 < v37;
-      const unsigned int v9804 = v9803 ? v9802 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9805 = v31 + v9804;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9806 = v9805 * v2;
-      const unsigned int v9807 = v9806 + v28;
-      const unsigned int v9808 = v9807 << 8u;
-      const unsigned int v9809 = v9808 + v101;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v116 ^ (((v116 >> 8u) & 7u) << 3u)), k + v9809, v9803);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9812 = v616 + v121;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9813 = v9812 < v37;
-      const unsigned int v9814 = v9813 ? v9812 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9815 = v31 + v9814;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9816 = v9815 * v2;
-      const unsigned int v9817 = v9816 + v28;
-      const unsigned int v9818 = v9817 << 8u;
-      const unsigned int v9819 = v9818 + v125;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 8u) & 7u) << 3u)), k + v9819, v9813);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9822 = v616 + v145;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9823 = v9822 < v37;
-      const unsigned int v9824 = v9823 ? v9822 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9825 = v31 + v9824;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9826 = v9825 * v2;
-      const unsigned int v9827 = v9826 + v28;
-      const unsigned int v9828 = v9827 << 8u;
-      const unsigned int v9829 = v9828 + v149;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v164 ^ (((v164 >> 8u) & 7u) << 3u)), k + v9829, v9823);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9832 = v616 + v169;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9833 = v9832 < v37;
-      const unsigned int v9834 = v9833 ? v9832 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9835 = v31 + v9834;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9836 = v9835 * v2;
-      const unsigned int v9837 = v9836 + v28;
-      const unsigned int v9838 = v9837 << 8u;
-      const unsigned int v9839 = v9838 + v173;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v188 ^ (((v188 >> 8u) & 7u) << 3u)), k + v9839, v9833);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9842 = v616 + v193;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9843 = v9842 < v37;
-      const unsigned int v9844 = v9843 ? v9842 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9845 = v31 + v9844;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9846 = v9845 * v2;
-      const unsigned int v9847 = v9846 + v28;
-      const unsigned int v9848 = v9847 << 8u;
-      const unsigned int v9849 = v9848 + v197;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v212 ^ (((v212 >> 8u) & 7u) << 3u)), k + v9849, v9843);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9852 = v616 + v217;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9853 = v9852 < v37;
-      const unsigned int v9854 = v9853 ? v9852 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9855 = v31 + v9854;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9856 = v9855 * v2;
-      const unsigned int v9857 = v9856 + v28;
-      const unsigned int v9858 = v9857 << 8u;
-      const unsigned int v9859 = v9858 + v221;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v236 ^ (((v236 >> 8u) & 7u) << 3u)), k + v9859, v9853);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9862 = v616 + v241;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9863 = v9862 < v37;
-      const unsigned int v9864 = v9863 ? v9862 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9865 = v31 + v9864;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9866 = v9865 * v2;
-      const unsigned int v9867 = v9866 + v28;
-      const unsigned int v9868 = v9867 << 8u;
-      const unsigned int v9869 = v9868 + v245;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v260 ^ (((v260 >> 8u) & 7u) << 3u)), k + v9869, v9863);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9872 = v616 + v265;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9873 = v9872 < v37;
-      const unsigned int v9874 = v9873 ? v9872 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9875 = v31 + v9874;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9876 = v9875 * v2;
-      const unsigned int v9877 = v9876 + v28;
-      const unsigned int v9878 = v9877 << 8u;
-      const unsigned int v9879 = v9878 + v269;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v284 ^ (((v284 >> 8u) & 7u) << 3u)), k + v9879, v9873);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9882 = v616 + v289;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9883 = v9882 < v37;
-      const unsigned int v9884 = v9883 ? v9882 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9885 = v31 + v9884;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9886 = v9885 * v2;
-      const unsigned int v9887 = v9886 + v28;
-      const unsigned int v9888 = v9887 << 8u;
-      const unsigned int v9889 = v9888 + v293;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v308 ^ (((v308 >> 8u) & 7u) << 3u)), k + v9889, v9883);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9892 = v616 + v313;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9893 = v9892 < v37;
-      const unsigned int v9894 = v9893 ? v9892 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9895 = v31 + v9894;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9896 = v9895 * v2;
-      const unsigned int v9897 = v9896 + v28;
-      const unsigned int v9898 = v9897 << 8u;
-      const unsigned int v9899 = v9898 + v317;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v332 ^ (((v332 >> 8u) & 7u) << 3u)), k + v9899, v9893);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9902 = v616 + v337;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9903 = v9902 < v37;
-      const unsigned int v9904 = v9903 ? v9902 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9905 = v31 + v9904;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9906 = v9905 * v2;
-      const unsigned int v9907 = v9906 + v28;
-      const unsigned int v9908 = v9907 << 8u;
-      const unsigned int v9909 = v9908 + v341;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v356 ^ (((v356 >> 8u) & 7u) << 3u)), k + v9909, v9903);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9912 = v616 + v361;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9913 = v9912 < v37;
-      const unsigned int v9914 = v9913 ? v9912 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9915 = v31 + v9914;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9916 = v9915 * v2;
-      const unsigned int v9917 = v9916 + v28;
-      const unsigned int v9918 = v9917 << 8u;
-      const unsigned int v9919 = v9918 + v365;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v380 ^ (((v380 >> 8u) & 7u) << 3u)), k + v9919, v9913);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9922 = v616 + v385;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9923 = v9922 < v37;
-      const unsigned int v9924 = v9923 ? v9922 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9925 = v31 + v9924;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9926 = v9925 * v2;
-      const unsigned int v9927 = v9926 + v28;
-      const unsigned int v9928 = v9927 << 8u;
-      const unsigned int v9929 = v9928 + v389;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v404 ^ (((v404 >> 8u) & 7u) << 3u)), k + v9929, v9923);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9932 = v616 + v409;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9933 = v9932 < v37;
-      const unsigned int v9934 = v9933 ? v9932 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9935 = v31 + v9934;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9936 = v9935 * v2;
-      const unsigned int v9937 = v9936 + v28;
-      const unsigned int v9938 = v9937 << 8u;
-      const unsigned int v9939 = v9938 + v413;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v428 ^ (((v428 >> 8u) & 7u) << 3u)), k + v9939, v9933);  // kernels/sdpa/flash_tile.hpp:66
-      iron_copy_async<16>(shm2 + (v68 ^ (((v68 >> 8u) & 7u) << 3u)), v + v9789, v9783);
-      iron_copy_async<16>(shm2 + (v92 ^ (((v92 >> 8u) & 7u) << 3u)), v + v9799, v9793);
-      iron_copy_async<16>(shm2 + (v116 ^ (((v116 >> 8u) & 7u) << 3u)), v + v9809, v9803);
-      iron_copy_async<16>(shm2 + (v140 ^ (((v140 >> 8u) & 7u) << 3u)), v + v9819, v9813);
-      iron_copy_async<16>(shm2 + (v164 ^ (((v164 >> 8u) & 7u) << 3u)), v + v9829, v9823);
-      iron_copy_async<16>(shm2 + (v188 ^ (((v188 >> 8u) & 7u) << 3u)), v + v9839, v9833);
-      iron_copy_async<16>(shm2 + (v212 ^ (((v212 >> 8u) & 7u) << 3u)), v + v9849, v9843);
-      iron_copy_async<16>(shm2 + (v236 ^ (((v236 >> 8u) & 7u) << 3u)), v + v9859, v9853);
-      iron_copy_async<16>(shm2 + (v260 ^ (((v260 >> 8u) & 7u) << 3u)), v + v9869, v9863);
-      iron_copy_async<16>(shm2 + (v284 ^ (((v284 >> 8u) & 7u) << 3u)), v + v9879, v9873);
-      iron_copy_async<16>(shm2 + (v308 ^ (((v308 >> 8u) & 7u) << 3u)), v + v9889, v9883);
-      iron_copy_async<16>(shm2 + (v332 ^ (((v332 >> 8u) & 7u) << 3u)), v + v9899, v9893);
-      iron_copy_async<16>(shm2 + (v356 ^ (((v356 >> 8u) & 7u) << 3u)), v + v9909, v9903);
-      iron_copy_async<16>(shm2 + (v380 ^ (((v380 >> 8u) & 7u) << 3u)), v + v9919, v9913);
-      iron_copy_async<16>(shm2 + (v404 ^ (((v404 >> 8u) & 7u) << 3u)), v + v9929, v9923);
-      iron_copy_async<16>(shm2 + (v428 ^ (((v428 >> 8u) & 7u) << 3u)), v + v9939, v9933);
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:119
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:120
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:121
+    const unsigned int v433 = v42 << 8u;  // kernels/sdpa/flash_tile.hpp:122
+    const unsigned int v435 = v25 + 64u;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v436 = min(v435, v18);
+    const unsigned int v437 = v436 + v37;  // kernels/sdpa/flash_tile.hpp:129
+    const unsigned int v439 = v437 - v18;  // kernels/sdpa/flash_tile.hpp:131
+    const unsigned int v440 = min(v37, v439);
+    const bool v441 = v437 > v18;
+    const unsigned int v442 = v441 ? v440 : v44;
+    const bool v444 = v6 == v44;  // kernels/sdpa/flash_tile.hpp:130
+    const unsigned int v445 = v444 ? v37 : v442;
+    const unsigned int v447 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:132
+    const unsigned int v448 = v447 + 1u;
+    const unsigned int v452 = v448 - v18;  // kernels/sdpa/flash_tile.hpp:134
+    const unsigned int v453 = v452 - v7;
+    const unsigned int v454 = v453 >> 6u;
+    const unsigned int v455 = v454 << 6u;
+    const bool v457 = v7 > v44;  // kernels/sdpa/flash_tile.hpp:133
+    const unsigned int v458 = v18 + v7;
+    const bool v459 = v448 > v458;
+    const bool v460 = v457 && v459;
+    const unsigned int v461 = v460 ? v455 : v44;
+    const float v463 = v8 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:135
+    iron_frag<float, 2, 16, 8> v465;  // kernels/sdpa/flash_tile.hpp:137
+    iron_frag_fill(v465, __uint_as_float(0xff800000u));
+    iron_frag<float, 2, 16, 8> v467;  // kernels/sdpa/flash_tile.hpp:138
+    iron_frag_fill(v467, 0.0f);
+    iron_frag<float, 2, 16, 32> v469;  // /usr/include/c++/12/array:99
+    iron_frag_fill(v469, 0.0f);
+    iron_frag<float, 2, 16, 32> v471;
+    iron_frag_fill(v471, 0.0f);
+    iron_frag<float, 2, 16, 32> v473;
+    iron_frag_fill(v473, 0.0f);
+    iron_frag<float, 2, 16, 32> v475;
+    iron_frag_fill(v475, 0.0f);
+    iron_frag<float, 2, 16, 32> v477;
+    iron_frag_fill(v477, 0.0f);
+    iron_frag<float, 2, 16, 32> v479;
+    iron_frag_fill(v479, 0.0f);
+    iron_frag<float, 2, 16, 32> v481;
+    iron_frag_fill(v481, 0.0f);
+    iron_frag<float, 2, 16, 32> v483;
+    iron_frag_fill(v483, 0.0f);
+    const bool v10053 = v461 < v445;  // kernels/sdpa/flash_tile.hpp:142
+    if (v10053) {
+      const unsigned int v10057 = v461 + v49;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10058 = v10057 < v37;
+      const unsigned int v10059 = v10058 ? v10057 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10060 = v31 + v10059;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10061 = v10060 * v2;
+      const unsigned int v10062 = v10061 + v28;
+      const unsigned int v10063 = v10062 << 8u;
+      const unsigned int v10064 = v10063 + v53;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v68 ^ (((v68 >> 8u) & 7u) << 3u)), k + v10064, v10058);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10067 = v461 + v73;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10068 = v10067 < v37;
+      const unsigned int v10069 = v10068 ? v10067 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10070 = v31 + v10069;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10071 = v10070 * v2;
+      const unsigned int v10072 = v10071 + v28;
+      const unsigned int v10073 = v10072 << 8u;
+      const unsigned int v10074 = v10073 + v77;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v92 ^ (((v92 >> 8u) & 7u) << 3u)), k + v10074, v10068);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10077 = v461 + v97;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10078 = v10077 < v37;
+      const unsigned int v10079 = v10078 ? v10077 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10080 = v31 + v10079;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10081 = v10080 * v2;
+      const unsigned int v10082 = v10081 + v28;
+      const unsigned int v10083 = v10082 << 8u;
+      const unsigned int v10084 = v10083 + v101;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v116 ^ (((v116 >> 8u) & 7u) << 3u)), k + v10084, v10078);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10087 = v461 + v121;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10088 = v10087 < v37;
+      const unsigned int v10089 = v10088 ? v10087 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10090 = v31 + v10089;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10091 = v10090 * v2;
+      const unsigned int v10092 = v10091 + v28;
+      const unsigned int v10093 = v10092 << 8u;
+      const unsigned int v10094 = v10093 + v125;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 8u) & 7u) << 3u)), k + v10094, v10088);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10097 = v461 + v145;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10098 = v10097 < v37;
+      const unsigned int v10099 = v10098 ? v10097 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10100 = v31 + v10099;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10101 = v10100 * v2;
+      const unsigned int v10102 = v10101 + v28;
+      const unsigned int v10103 = v10102 << 8u;
+      const unsigned int v10104 = v10103 + v149;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v164 ^ (((v164 >> 8u) & 7u) << 3u)), k + v10104, v10098);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10107 = v461 + v169;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10108 = v10107 < v37;
+      const unsigned int v10109 = v10108 ? v10107 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10110 = v31 + v10109;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10111 = v10110 * v2;
+      const unsigned int v10112 = v10111 + v28;
+      const unsigned int v10113 = v10112 << 8u;
+      const unsigned int v10114 = v10113 + v173;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v188 ^ (((v188 >> 8u) & 7u) << 3u)), k + v10114, v10108);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10117 = v461 + v193;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10118 = v10117 < v37;
+      const unsigned int v10119 = v10118 ? v10117 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10120 = v31 + v10119;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10121 = v10120 * v2;
+      const unsigned int v10122 = v10121 + v28;
+      const unsigned int v10123 = v10122 << 8u;
+      const unsigned int v10124 = v10123 + v197;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v212 ^ (((v212 >> 8u) & 7u) << 3u)), k + v10124, v10118);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10127 = v461 + v217;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10128 = v10127 < v37;
+      const unsigned int v10129 = v10128 ? v10127 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10130 = v31 + v10129;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10131 = v10130 * v2;
+      const unsigned int v10132 = v10131 + v28;
+      const unsigned int v10133 = v10132 << 8u;
+      const unsigned int v10134 = v10133 + v221;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v236 ^ (((v236 >> 8u) & 7u) << 3u)), k + v10134, v10128);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10137 = v461 + v241;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10138 = v10137 < v37;
+      const unsigned int v10139 = v10138 ? v10137 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10140 = v31 + v10139;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10141 = v10140 * v2;
+      const unsigned int v10142 = v10141 + v28;
+      const unsigned int v10143 = v10142 << 8u;
+      const unsigned int v10144 = v10143 + v245;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v260 ^ (((v260 >> 8u) & 7u) << 3u)), k + v10144, v10138);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10147 = v461 + v265;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10148 = v10147 < v37;
+      const unsigned int v10149 = v10148 ? v10147 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10150 = v31 + v10149;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10151 = v10150 * v2;
+      const unsigned int v10152 = v10151 + v28;
+      const unsigned int v10153 = v10152 << 8u;
+      const unsigned int v10154 = v10153 + v269;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v284 ^ (((v284 >> 8u) & 7u) << 3u)), k + v10154, v10148);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10157 = v461 + v289;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10158 = v10157 < v37;
+      const unsigned int v10159 = v10158 ? v10157 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10160 = v31 + v10159;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10161 = v10160 * v2;
+      const unsigned int v10162 = v10161 + v28;
+      const unsigned int v10163 = v10162 << 8u;
+      const unsigned int v10164 = v10163 + v293;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v308 ^ (((v308 >> 8u) & 7u) << 3u)), k + v10164, v10158);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10167 = v461 + v313;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10168 = v10167 < v37;
+      const unsigned int v10169 = v10168 ? v10167 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10170 = v31 + v10169;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10171 = v10170 * v2;
+      const unsigned int v10172 = v10171 + v28;
+      const unsigned int v10173 = v10172 << 8u;
+      const unsigned int v10174 = v10173 + v317;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v332 ^ (((v332 >> 8u) & 7u) << 3u)), k + v10174, v10168);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10177 = v461 + v337;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10178 = v10177 < v37;
+      const unsigned int v10179 = v10178 ? v10177 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10180 = v31 + v10179;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10181 = v10180 * v2;
+      const unsigned int v10182 = v10181 + v28;
+      const unsigned int v10183 = v10182 << 8u;
+      const unsigned int v10184 = v10183 + v341;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v356 ^ (((v356 >> 8u) & 7u) << 3u)), k + v10184, v10178);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10187 = v461 + v361;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10188 = v10187 < v37;
+      const unsigned int v10189 = v10188 ? v10187 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10190 = v31 + v10189;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10191 = v10190 * v2;
+      const unsigned int v10192 = v10191 + v28;
+      const unsigned int v10193 = v10192 << 8u;
+      const unsigned int v10194 = v10193 + v365;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v380 ^ (((v380 >> 8u) & 7u) << 3u)), k + v10194, v10188);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10197 = v461 + v385;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10198 = v10197 < v37;
+      const unsigned int v10199 = v10198 ? v10197 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10200 = v31 + v10199;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10201 = v10200 * v2;
+      const unsigned int v10202 = v10201 + v28;
+      const unsigned int v10203 = v10202 << 8u;
+      const unsigned int v10204 = v10203 + v389;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v404 ^ (((v404 >> 8u) & 7u) << 3u)), k + v10204, v10198);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10207 = v461 + v409;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10208 = v10207 < v37;
+      const unsigned int v10209 = v10208 ? v10207 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10210 = v31 + v10209;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10211 = v10210 * v2;
+      const unsigned int v10212 = v10211 + v28;
+      const unsigned int v10213 = v10212 << 8u;
+      const unsigned int v10214 = v10213 + v413;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v428 ^ (((v428 >> 8u) & 7u) << 3u)), k + v10214, v10208);  // kernels/sdpa/flash_tile.hpp:77
+      iron_copy_async<16>(shm2 + (v68 ^ (((v68 >> 8u) & 7u) << 3u)), v + v10064, v10058);
+      iron_copy_async<16>(shm2 + (v92 ^ (((v92 >> 8u) & 7u) << 3u)), v + v10074, v10068);
+      iron_copy_async<16>(shm2 + (v116 ^ (((v116 >> 8u) & 7u) << 3u)), v + v10084, v10078);
+      iron_copy_async<16>(shm2 + (v140 ^ (((v140 >> 8u) & 7u) << 3u)), v + v10094, v10088);
+      iron_copy_async<16>(shm2 + (v164 ^ (((v164 >> 8u) & 7u) << 3u)), v + v10104, v10098);
+      iron_copy_async<16>(shm2 + (v188 ^ (((v188 >> 8u) & 7u) << 3u)), v + v10114, v10108);
+      iron_copy_async<16>(shm2 + (v212 ^ (((v212 >> 8u) & 7u) << 3u)), v + v10124, v10118);
+      iron_copy_async<16>(shm2 + (v236 ^ (((v236 >> 8u) & 7u) << 3u)), v + v10134, v10128);
+      iron_copy_async<16>(shm2 + (v260 ^ (((v260 >> 8u) & 7u) << 3u)), v + v10144, v10138);
+      iron_copy_async<16>(shm2 + (v284 ^ (((v284 >> 8u) & 7u) << 3u)), v + v10154, v10148);
+      iron_copy_async<16>(shm2 + (v308 ^ (((v308 >> 8u) & 7u) << 3u)), v + v10164, v10158);
+      iron_copy_async<16>(shm2 + (v332 ^ (((v332 >> 8u) & 7u) << 3u)), v + v10174, v10168);
+      iron_copy_async<16>(shm2 + (v356 ^ (((v356 >> 8u) & 7u) << 3u)), v + v10184, v10178);
+      iron_copy_async<16>(shm2 + (v380 ^ (((v380 >> 8u) & 7u) << 3u)), v + v10194, v10188);
+      iron_copy_async<16>(shm2 + (v404 ^ (((v404 >> 8u) & 7u) << 3u)), v + v10204, v10198);
+      iron_copy_async<16>(shm2 + (v428 ^ (((v428 >> 8u) & 7u) << 3u)), v + v10214, v10208);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:127
-    const bool v6526 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:146
-    const unsigned int v7702 = static_cast<unsigned int>(v624.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:167
-    const unsigned int v7703 = static_cast<unsigned int>(v624.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7707 = static_cast<unsigned int>(v624.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7708 = static_cast<unsigned int>(v624.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7712 = static_cast<unsigned int>(v624.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7713 = static_cast<unsigned int>(v624.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7717 = static_cast<unsigned int>(v624.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7718 = static_cast<unsigned int>(v624.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7722 = static_cast<unsigned int>(v624.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7723 = static_cast<unsigned int>(v624.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7727 = static_cast<unsigned int>(v624.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7728 = static_cast<unsigned int>(v624.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7732 = static_cast<unsigned int>(v624.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7733 = static_cast<unsigned int>(v624.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7737 = static_cast<unsigned int>(v624.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7738 = static_cast<unsigned int>(v624.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7742 = static_cast<unsigned int>(v624.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7743 = static_cast<unsigned int>(v624.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7747 = static_cast<unsigned int>(v624.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7748 = static_cast<unsigned int>(v624.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7752 = static_cast<unsigned int>(v624.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7753 = static_cast<unsigned int>(v624.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7757 = static_cast<unsigned int>(v624.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7758 = static_cast<unsigned int>(v624.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7762 = static_cast<unsigned int>(v624.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7763 = static_cast<unsigned int>(v624.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7767 = static_cast<unsigned int>(v624.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7768 = static_cast<unsigned int>(v624.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7772 = static_cast<unsigned int>(v624.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7773 = static_cast<unsigned int>(v624.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7777 = static_cast<unsigned int>(v624.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7778 = static_cast<unsigned int>(v624.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7782 = static_cast<unsigned int>(v626.col(0, iron_linear_thread() & 31u));
-    const unsigned int v7783 = static_cast<unsigned int>(v626.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7787 = static_cast<unsigned int>(v626.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7788 = static_cast<unsigned int>(v626.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7792 = static_cast<unsigned int>(v626.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7793 = static_cast<unsigned int>(v626.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7797 = static_cast<unsigned int>(v626.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7798 = static_cast<unsigned int>(v626.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7802 = static_cast<unsigned int>(v626.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7803 = static_cast<unsigned int>(v626.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7807 = static_cast<unsigned int>(v626.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7808 = static_cast<unsigned int>(v626.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7812 = static_cast<unsigned int>(v626.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7813 = static_cast<unsigned int>(v626.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7817 = static_cast<unsigned int>(v626.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7818 = static_cast<unsigned int>(v626.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7822 = static_cast<unsigned int>(v626.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7823 = static_cast<unsigned int>(v626.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7827 = static_cast<unsigned int>(v626.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7828 = static_cast<unsigned int>(v626.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7832 = static_cast<unsigned int>(v626.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7833 = static_cast<unsigned int>(v626.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7837 = static_cast<unsigned int>(v626.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7838 = static_cast<unsigned int>(v626.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7842 = static_cast<unsigned int>(v626.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7843 = static_cast<unsigned int>(v626.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7847 = static_cast<unsigned int>(v626.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7848 = static_cast<unsigned int>(v626.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7852 = static_cast<unsigned int>(v626.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7853 = static_cast<unsigned int>(v626.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7857 = static_cast<unsigned int>(v626.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7858 = static_cast<unsigned int>(v626.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7862 = static_cast<unsigned int>(v628.col(0, iron_linear_thread() & 31u));
-    const unsigned int v7863 = static_cast<unsigned int>(v628.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7867 = static_cast<unsigned int>(v628.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7868 = static_cast<unsigned int>(v628.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7872 = static_cast<unsigned int>(v628.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7873 = static_cast<unsigned int>(v628.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7877 = static_cast<unsigned int>(v628.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7878 = static_cast<unsigned int>(v628.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7882 = static_cast<unsigned int>(v628.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7883 = static_cast<unsigned int>(v628.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7887 = static_cast<unsigned int>(v628.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7888 = static_cast<unsigned int>(v628.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7892 = static_cast<unsigned int>(v628.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7893 = static_cast<unsigned int>(v628.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7897 = static_cast<unsigned int>(v628.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7898 = static_cast<unsigned int>(v628.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7902 = static_cast<unsigned int>(v628.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7903 = static_cast<unsigned int>(v628.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7907 = static_cast<unsigned int>(v628.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7908 = static_cast<unsigned int>(v628.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7912 = static_cast<unsigned int>(v628.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7913 = static_cast<unsigned int>(v628.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7917 = static_cast<unsigned int>(v628.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7918 = static_cast<unsigned int>(v628.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7922 = static_cast<unsigned int>(v628.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7923 = static_cast<unsigned int>(v628.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7927 = static_cast<unsigned int>(v628.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7928 = static_cast<unsigned int>(v628.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7932 = static_cast<unsigned int>(v628.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7933 = static_cast<unsigned int>(v628.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7937 = static_cast<unsigned int>(v628.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7938 = static_cast<unsigned int>(v628.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7942 = static_cast<unsigned int>(v630.col(0, iron_linear_thread() & 31u));
-    const unsigned int v7943 = static_cast<unsigned int>(v630.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7947 = static_cast<unsigned int>(v630.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7948 = static_cast<unsigned int>(v630.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7952 = static_cast<unsigned int>(v630.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7953 = static_cast<unsigned int>(v630.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7957 = static_cast<unsigned int>(v630.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7958 = static_cast<unsigned int>(v630.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7962 = static_cast<unsigned int>(v630.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7963 = static_cast<unsigned int>(v630.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7967 = static_cast<unsigned int>(v630.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7968 = static_cast<unsigned int>(v630.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7972 = static_cast<unsigned int>(v630.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7973 = static_cast<unsigned int>(v630.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7977 = static_cast<unsigned int>(v630.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7978 = static_cast<unsigned int>(v630.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7982 = static_cast<unsigned int>(v630.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7983 = static_cast<unsigned int>(v630.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7987 = static_cast<unsigned int>(v630.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7988 = static_cast<unsigned int>(v630.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7992 = static_cast<unsigned int>(v630.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7993 = static_cast<unsigned int>(v630.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7997 = static_cast<unsigned int>(v630.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7998 = static_cast<unsigned int>(v630.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8002 = static_cast<unsigned int>(v630.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8003 = static_cast<unsigned int>(v630.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8007 = static_cast<unsigned int>(v630.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8008 = static_cast<unsigned int>(v630.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8012 = static_cast<unsigned int>(v630.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8013 = static_cast<unsigned int>(v630.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8017 = static_cast<unsigned int>(v630.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8018 = static_cast<unsigned int>(v630.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8022 = static_cast<unsigned int>(v632.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8023 = static_cast<unsigned int>(v632.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8027 = static_cast<unsigned int>(v632.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8028 = static_cast<unsigned int>(v632.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8032 = static_cast<unsigned int>(v632.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8033 = static_cast<unsigned int>(v632.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8037 = static_cast<unsigned int>(v632.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8038 = static_cast<unsigned int>(v632.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8042 = static_cast<unsigned int>(v632.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8043 = static_cast<unsigned int>(v632.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8047 = static_cast<unsigned int>(v632.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8048 = static_cast<unsigned int>(v632.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8052 = static_cast<unsigned int>(v632.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8053 = static_cast<unsigned int>(v632.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8057 = static_cast<unsigned int>(v632.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8058 = static_cast<unsigned int>(v632.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8062 = static_cast<unsigned int>(v632.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8063 = static_cast<unsigned int>(v632.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8067 = static_cast<unsigned int>(v632.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8068 = static_cast<unsigned int>(v632.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8072 = static_cast<unsigned int>(v632.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8073 = static_cast<unsigned int>(v632.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8077 = static_cast<unsigned int>(v632.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8078 = static_cast<unsigned int>(v632.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8082 = static_cast<unsigned int>(v632.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8083 = static_cast<unsigned int>(v632.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8087 = static_cast<unsigned int>(v632.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8088 = static_cast<unsigned int>(v632.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8092 = static_cast<unsigned int>(v632.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8093 = static_cast<unsigned int>(v632.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8097 = static_cast<unsigned int>(v632.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8098 = static_cast<unsigned int>(v632.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8102 = static_cast<unsigned int>(v634.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8103 = static_cast<unsigned int>(v634.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8107 = static_cast<unsigned int>(v634.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8108 = static_cast<unsigned int>(v634.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8112 = static_cast<unsigned int>(v634.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8113 = static_cast<unsigned int>(v634.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8117 = static_cast<unsigned int>(v634.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8118 = static_cast<unsigned int>(v634.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8122 = static_cast<unsigned int>(v634.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8123 = static_cast<unsigned int>(v634.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8127 = static_cast<unsigned int>(v634.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8128 = static_cast<unsigned int>(v634.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8132 = static_cast<unsigned int>(v634.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8133 = static_cast<unsigned int>(v634.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8137 = static_cast<unsigned int>(v634.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8138 = static_cast<unsigned int>(v634.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8142 = static_cast<unsigned int>(v634.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8143 = static_cast<unsigned int>(v634.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8147 = static_cast<unsigned int>(v634.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8148 = static_cast<unsigned int>(v634.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8152 = static_cast<unsigned int>(v634.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8153 = static_cast<unsigned int>(v634.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8157 = static_cast<unsigned int>(v634.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8158 = static_cast<unsigned int>(v634.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8162 = static_cast<unsigned int>(v634.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8163 = static_cast<unsigned int>(v634.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8167 = static_cast<unsigned int>(v634.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8168 = static_cast<unsigned int>(v634.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8172 = static_cast<unsigned int>(v634.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8173 = static_cast<unsigned int>(v634.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8177 = static_cast<unsigned int>(v634.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8178 = static_cast<unsigned int>(v634.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8182 = static_cast<unsigned int>(v636.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8183 = static_cast<unsigned int>(v636.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8187 = static_cast<unsigned int>(v636.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8188 = static_cast<unsigned int>(v636.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8192 = static_cast<unsigned int>(v636.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8193 = static_cast<unsigned int>(v636.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8197 = static_cast<unsigned int>(v636.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8198 = static_cast<unsigned int>(v636.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8202 = static_cast<unsigned int>(v636.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8203 = static_cast<unsigned int>(v636.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8207 = static_cast<unsigned int>(v636.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8208 = static_cast<unsigned int>(v636.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8212 = static_cast<unsigned int>(v636.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8213 = static_cast<unsigned int>(v636.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8217 = static_cast<unsigned int>(v636.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8218 = static_cast<unsigned int>(v636.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8222 = static_cast<unsigned int>(v636.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8223 = static_cast<unsigned int>(v636.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8227 = static_cast<unsigned int>(v636.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8228 = static_cast<unsigned int>(v636.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8232 = static_cast<unsigned int>(v636.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8233 = static_cast<unsigned int>(v636.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8237 = static_cast<unsigned int>(v636.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8238 = static_cast<unsigned int>(v636.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8242 = static_cast<unsigned int>(v636.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8243 = static_cast<unsigned int>(v636.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8247 = static_cast<unsigned int>(v636.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8248 = static_cast<unsigned int>(v636.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8252 = static_cast<unsigned int>(v636.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8253 = static_cast<unsigned int>(v636.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8257 = static_cast<unsigned int>(v636.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8258 = static_cast<unsigned int>(v636.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8262 = static_cast<unsigned int>(v638.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8263 = static_cast<unsigned int>(v638.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8267 = static_cast<unsigned int>(v638.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8268 = static_cast<unsigned int>(v638.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8272 = static_cast<unsigned int>(v638.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8273 = static_cast<unsigned int>(v638.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8277 = static_cast<unsigned int>(v638.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8278 = static_cast<unsigned int>(v638.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8282 = static_cast<unsigned int>(v638.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8283 = static_cast<unsigned int>(v638.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8287 = static_cast<unsigned int>(v638.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8288 = static_cast<unsigned int>(v638.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8292 = static_cast<unsigned int>(v638.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8293 = static_cast<unsigned int>(v638.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8297 = static_cast<unsigned int>(v638.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8298 = static_cast<unsigned int>(v638.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8302 = static_cast<unsigned int>(v638.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8303 = static_cast<unsigned int>(v638.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8307 = static_cast<unsigned int>(v638.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8308 = static_cast<unsigned int>(v638.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8312 = static_cast<unsigned int>(v638.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8313 = static_cast<unsigned int>(v638.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8317 = static_cast<unsigned int>(v638.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8318 = static_cast<unsigned int>(v638.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8322 = static_cast<unsigned int>(v638.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8323 = static_cast<unsigned int>(v638.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8327 = static_cast<unsigned int>(v638.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8328 = static_cast<unsigned int>(v638.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8332 = static_cast<unsigned int>(v638.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8333 = static_cast<unsigned int>(v638.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8337 = static_cast<unsigned int>(v638.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8338 = static_cast<unsigned int>(v638.row(15, iron_linear_thread() & 31u));
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
+    const unsigned int v6498 = v433 + 16u;  // kernels/sdpa/flash_tile.hpp:159
+    const unsigned int v6510 = v433 + 32u;
+    const unsigned int v6522 = v433 + 48u;
+    const unsigned int v6534 = v433 + 64u;
+    const unsigned int v6546 = v433 + 80u;
+    const unsigned int v6558 = v433 + 96u;
+    const unsigned int v6570 = v433 + 112u;
+    const unsigned int v6582 = v433 + 128u;
+    const unsigned int v6594 = v433 + 144u;
+    const unsigned int v6606 = v433 + 160u;
+    const unsigned int v6618 = v433 + 176u;
+    const unsigned int v6630 = v433 + 192u;
+    const unsigned int v6642 = v433 + 208u;
+    const unsigned int v6654 = v433 + 224u;
+    const unsigned int v6666 = v433 + 240u;
+    const bool v6682 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
+    const unsigned int v8007 = static_cast<unsigned int>(v469.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
+    const unsigned int v8008 = static_cast<unsigned int>(v469.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8012 = static_cast<unsigned int>(v469.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8013 = static_cast<unsigned int>(v469.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8017 = static_cast<unsigned int>(v469.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8018 = static_cast<unsigned int>(v469.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8022 = static_cast<unsigned int>(v469.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8023 = static_cast<unsigned int>(v469.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8027 = static_cast<unsigned int>(v469.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8028 = static_cast<unsigned int>(v469.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8032 = static_cast<unsigned int>(v469.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8033 = static_cast<unsigned int>(v469.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8037 = static_cast<unsigned int>(v469.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8038 = static_cast<unsigned int>(v469.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8042 = static_cast<unsigned int>(v469.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8043 = static_cast<unsigned int>(v469.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8047 = static_cast<unsigned int>(v469.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8048 = static_cast<unsigned int>(v469.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8052 = static_cast<unsigned int>(v469.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8053 = static_cast<unsigned int>(v469.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8057 = static_cast<unsigned int>(v469.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8058 = static_cast<unsigned int>(v469.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8062 = static_cast<unsigned int>(v469.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8063 = static_cast<unsigned int>(v469.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8067 = static_cast<unsigned int>(v469.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8068 = static_cast<unsigned int>(v469.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8072 = static_cast<unsigned int>(v469.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8073 = static_cast<unsigned int>(v469.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8077 = static_cast<unsigned int>(v469.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8078 = static_cast<unsigned int>(v469.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8082 = static_cast<unsigned int>(v469.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8083 = static_cast<unsigned int>(v469.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8087 = static_cast<unsigned int>(v471.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8088 = static_cast<unsigned int>(v471.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8092 = static_cast<unsigned int>(v471.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8093 = static_cast<unsigned int>(v471.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8097 = static_cast<unsigned int>(v471.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8098 = static_cast<unsigned int>(v471.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8102 = static_cast<unsigned int>(v471.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8103 = static_cast<unsigned int>(v471.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8107 = static_cast<unsigned int>(v471.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8108 = static_cast<unsigned int>(v471.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8112 = static_cast<unsigned int>(v471.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8113 = static_cast<unsigned int>(v471.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8117 = static_cast<unsigned int>(v471.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8118 = static_cast<unsigned int>(v471.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8122 = static_cast<unsigned int>(v471.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8123 = static_cast<unsigned int>(v471.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8127 = static_cast<unsigned int>(v471.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8128 = static_cast<unsigned int>(v471.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8132 = static_cast<unsigned int>(v471.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8133 = static_cast<unsigned int>(v471.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8137 = static_cast<unsigned int>(v471.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8138 = static_cast<unsigned int>(v471.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8142 = static_cast<unsigned int>(v471.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8143 = static_cast<unsigned int>(v471.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8147 = static_cast<unsigned int>(v471.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8148 = static_cast<unsigned int>(v471.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8152 = static_cast<unsigned int>(v471.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8153 = static_cast<unsigned int>(v471.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8157 = static_cast<unsigned int>(v471.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8158 = static_cast<unsigned int>(v471.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8162 = static_cast<unsigned int>(v471.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8163 = static_cast<unsigned int>(v471.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8167 = static_cast<unsigned int>(v473.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8168 = static_cast<unsigned int>(v473.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8172 = static_cast<unsigned int>(v473.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8173 = static_cast<unsigned int>(v473.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8177 = static_cast<unsigned int>(v473.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8178 = static_cast<unsigned int>(v473.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8182 = static_cast<unsigned int>(v473.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8183 = static_cast<unsigned int>(v473.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8187 = static_cast<unsigned int>(v473.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8188 = static_cast<unsigned int>(v473.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8192 = static_cast<unsigned int>(v473.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8193 = static_cast<unsigned int>(v473.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8197 = static_cast<unsigned int>(v473.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8198 = static_cast<unsigned int>(v473.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8202 = static_cast<unsigned int>(v473.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8203 = static_cast<unsigned int>(v473.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8207 = static_cast<unsigned int>(v473.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8208 = static_cast<unsigned int>(v473.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8212 = static_cast<unsigned int>(v473.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8213 = static_cast<unsigned int>(v473.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8217 = static_cast<unsigned int>(v473.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8218 = static_cast<unsigned int>(v473.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8222 = static_cast<unsigned int>(v473.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8223 = static_cast<unsigned int>(v473.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8227 = static_cast<unsigned int>(v473.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8228 = static_cast<unsigned int>(v473.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8232 = static_cast<unsigned int>(v473.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8233 = static_cast<unsigned int>(v473.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8237 = static_cast<unsigned int>(v473.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8238 = static_cast<unsigned int>(v473.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8242 = static_cast<unsigned int>(v473.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8243 = static_cast<unsigned int>(v473.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8247 = static_cast<unsigned int>(v475.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8248 = static_cast<unsigned int>(v475.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8252 = static_cast<unsigned int>(v475.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8253 = static_cast<unsigned int>(v475.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8257 = static_cast<unsigned int>(v475.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8258 = static_cast<unsigned int>(v475.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8262 = static_cast<unsigned int>(v475.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8263 = static_cast<unsigned int>(v475.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8267 = static_cast<unsigned int>(v475.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8268 = static_cast<unsigned int>(v475.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8272 = static_cast<unsigned int>(v475.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8273 = static_cast<unsigned int>(v475.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8277 = static_cast<unsigned int>(v475.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8278 = static_cast<unsigned int>(v475.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8282 = static_cast<unsigned int>(v475.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8283 = static_cast<unsigned int>(v475.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8287 = static_cast<unsigned int>(v475.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8288 = static_cast<unsigned int>(v475.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8292 = static_cast<unsigned int>(v475.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8293 = static_cast<unsigned int>(v475.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8297 = static_cast<unsigned int>(v475.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8298 = static_cast<unsigned int>(v475.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8302 = static_cast<unsigned int>(v475.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8303 = static_cast<unsigned int>(v475.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8307 = static_cast<unsigned int>(v475.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8308 = static_cast<unsigned int>(v475.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8312 = static_cast<unsigned int>(v475.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8313 = static_cast<unsigned int>(v475.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8317 = static_cast<unsigned int>(v475.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8318 = static_cast<unsigned int>(v475.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8322 = static_cast<unsigned int>(v475.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8323 = static_cast<unsigned int>(v475.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8327 = static_cast<unsigned int>(v477.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8328 = static_cast<unsigned int>(v477.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8332 = static_cast<unsigned int>(v477.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8333 = static_cast<unsigned int>(v477.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8337 = static_cast<unsigned int>(v477.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8338 = static_cast<unsigned int>(v477.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8342 = static_cast<unsigned int>(v477.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8343 = static_cast<unsigned int>(v477.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8347 = static_cast<unsigned int>(v477.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8348 = static_cast<unsigned int>(v477.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8352 = static_cast<unsigned int>(v477.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8353 = static_cast<unsigned int>(v477.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8357 = static_cast<unsigned int>(v477.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8358 = static_cast<unsigned int>(v477.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8362 = static_cast<unsigned int>(v477.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8363 = static_cast<unsigned int>(v477.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8367 = static_cast<unsigned int>(v477.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8368 = static_cast<unsigned int>(v477.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8372 = static_cast<unsigned int>(v477.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8373 = static_cast<unsigned int>(v477.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8377 = static_cast<unsigned int>(v477.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8378 = static_cast<unsigned int>(v477.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8382 = static_cast<unsigned int>(v477.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8383 = static_cast<unsigned int>(v477.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8387 = static_cast<unsigned int>(v477.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8388 = static_cast<unsigned int>(v477.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8392 = static_cast<unsigned int>(v477.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8393 = static_cast<unsigned int>(v477.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8397 = static_cast<unsigned int>(v477.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8398 = static_cast<unsigned int>(v477.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8402 = static_cast<unsigned int>(v477.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8403 = static_cast<unsigned int>(v477.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8407 = static_cast<unsigned int>(v479.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8408 = static_cast<unsigned int>(v479.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8412 = static_cast<unsigned int>(v479.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8413 = static_cast<unsigned int>(v479.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8417 = static_cast<unsigned int>(v479.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8418 = static_cast<unsigned int>(v479.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8422 = static_cast<unsigned int>(v479.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8423 = static_cast<unsigned int>(v479.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8427 = static_cast<unsigned int>(v479.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8428 = static_cast<unsigned int>(v479.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8432 = static_cast<unsigned int>(v479.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8433 = static_cast<unsigned int>(v479.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8437 = static_cast<unsigned int>(v479.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8438 = static_cast<unsigned int>(v479.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8442 = static_cast<unsigned int>(v479.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8443 = static_cast<unsigned int>(v479.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8447 = static_cast<unsigned int>(v479.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8448 = static_cast<unsigned int>(v479.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8452 = static_cast<unsigned int>(v479.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8453 = static_cast<unsigned int>(v479.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8457 = static_cast<unsigned int>(v479.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8458 = static_cast<unsigned int>(v479.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8462 = static_cast<unsigned int>(v479.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8463 = static_cast<unsigned int>(v479.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8467 = static_cast<unsigned int>(v479.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8468 = static_cast<unsigned int>(v479.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8472 = static_cast<unsigned int>(v479.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8473 = static_cast<unsigned int>(v479.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8477 = static_cast<unsigned int>(v479.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8478 = static_cast<unsigned int>(v479.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8482 = static_cast<unsigned int>(v479.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8483 = static_cast<unsigned int>(v479.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8487 = static_cast<unsigned int>(v481.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8488 = static_cast<unsigned int>(v481.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8492 = static_cast<unsigned int>(v481.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8493 = static_cast<unsigned int>(v481.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8497 = static_cast<unsigned int>(v481.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8498 = static_cast<unsigned int>(v481.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8502 = static_cast<unsigned int>(v481.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8503 = static_cast<unsigned int>(v481.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8507 = static_cast<unsigned int>(v481.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8508 = static_cast<unsigned int>(v481.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8512 = static_cast<unsigned int>(v481.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8513 = static_cast<unsigned int>(v481.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8517 = static_cast<unsigned int>(v481.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8518 = static_cast<unsigned int>(v481.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8522 = static_cast<unsigned int>(v481.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8523 = static_cast<unsigned int>(v481.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8527 = static_cast<unsigned int>(v481.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8528 = static_cast<unsigned int>(v481.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8532 = static_cast<unsigned int>(v481.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8533 = static_cast<unsigned int>(v481.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8537 = static_cast<unsigned int>(v481.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8538 = static_cast<unsigned int>(v481.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8542 = static_cast<unsigned int>(v481.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8543 = static_cast<unsigned int>(v481.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8547 = static_cast<unsigned int>(v481.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8548 = static_cast<unsigned int>(v481.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8552 = static_cast<unsigned int>(v481.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8553 = static_cast<unsigned int>(v481.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8557 = static_cast<unsigned int>(v481.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8558 = static_cast<unsigned int>(v481.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8562 = static_cast<unsigned int>(v481.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8563 = static_cast<unsigned int>(v481.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8567 = static_cast<unsigned int>(v483.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8568 = static_cast<unsigned int>(v483.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8572 = static_cast<unsigned int>(v483.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8573 = static_cast<unsigned int>(v483.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8577 = static_cast<unsigned int>(v483.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8578 = static_cast<unsigned int>(v483.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8582 = static_cast<unsigned int>(v483.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8583 = static_cast<unsigned int>(v483.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8587 = static_cast<unsigned int>(v483.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8588 = static_cast<unsigned int>(v483.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8592 = static_cast<unsigned int>(v483.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8593 = static_cast<unsigned int>(v483.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8597 = static_cast<unsigned int>(v483.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8598 = static_cast<unsigned int>(v483.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8602 = static_cast<unsigned int>(v483.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8603 = static_cast<unsigned int>(v483.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8607 = static_cast<unsigned int>(v483.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8608 = static_cast<unsigned int>(v483.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8612 = static_cast<unsigned int>(v483.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8613 = static_cast<unsigned int>(v483.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8617 = static_cast<unsigned int>(v483.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8618 = static_cast<unsigned int>(v483.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8622 = static_cast<unsigned int>(v483.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8623 = static_cast<unsigned int>(v483.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8627 = static_cast<unsigned int>(v483.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8628 = static_cast<unsigned int>(v483.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8632 = static_cast<unsigned int>(v483.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8633 = static_cast<unsigned int>(v483.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8637 = static_cast<unsigned int>(v483.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8638 = static_cast<unsigned int>(v483.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8642 = static_cast<unsigned int>(v483.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8643 = static_cast<unsigned int>(v483.row(15, iron_linear_thread() & 31u));
 
-    for (unsigned int v6393 = v616; v6393 < v600; v6393 += 64u) {  // kernels/sdpa/flash_tile.hpp:127
-      const unsigned int v6394 = v6393 - v616;
-      const unsigned int v6395 = v6394 >> 6u;
-      const unsigned int v6397 = v6395 & 1u;
+    for (unsigned int v6468 = v461; v6468 < v445; v6468 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
+      const unsigned int v6469 = v6468 - v461;
+      const unsigned int v6470 = v6469 >> 6u;
+      const unsigned int v6472 = v6470 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      iron_frag<float, 2, 16, 64> v6399;  // kernels/sdpa/flash_tile.hpp:136
-      iron_frag_fill(v6399, 0.0f);
-      iron_frag<iron_f16, 1, 16, 64> v6401;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6401, iron_f32_to_f16(0.0f));
-      const unsigned int v6405 = v6397 << 14u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6401, shm1, v6405, 256u);
-      iron_frag_mma_sync(v6399, v430, v6401);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_f16, 1, 16, 64> v6408;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6408, iron_f32_to_f16(0.0f));
-      const unsigned int v6413 = v6405 + 16u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6408, shm1, v6413, 256u);
-      iron_frag_mma_sync(v6399, v432, v6408);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_f16, 1, 16, 64> v6415;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6415, iron_f32_to_f16(0.0f));
-      const unsigned int v6420 = v6405 + 32u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6415, shm1, v6420, 256u);
-      iron_frag_mma_sync(v6399, v434, v6415);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_f16, 1, 16, 64> v6422;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6422, iron_f32_to_f16(0.0f));
-      const unsigned int v6427 = v6405 + 48u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6422, shm1, v6427, 256u);
-      iron_frag_mma_sync(v6399, v436, v6422);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_f16, 1, 16, 64> v6429;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6429, iron_f32_to_f16(0.0f));
-      const unsigned int v6434 = v6405 + 64u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6429, shm1, v6434, 256u);
-      iron_frag_mma_sync(v6399, v438, v6429);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_f16, 1, 16, 64> v6436;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6436, iron_f32_to_f16(0.0f));
-      const unsigned int v6441 = v6405 + 80u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6436, shm1, v6441, 256u);
-      iron_frag_mma_sync(v6399, v440, v6436);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_f16, 1, 16, 64> v6443;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6443, iron_f32_to_f16(0.0f));
-      const unsigned int v6448 = v6405 + 96u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6443, shm1, v6448, 256u);
-      iron_frag_mma_sync(v6399, v442, v6443);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_f16, 1, 16, 64> v6450;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6450, iron_f32_to_f16(0.0f));
-      const unsigned int v6455 = v6405 + 112u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6450, shm1, v6455, 256u);
-      iron_frag_mma_sync(v6399, v444, v6450);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_f16, 1, 16, 64> v6457;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6457, iron_f32_to_f16(0.0f));
-      const unsigned int v6462 = v6405 + 128u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6457, shm1, v6462, 256u);
-      iron_frag_mma_sync(v6399, v446, v6457);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_f16, 1, 16, 64> v6464;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6464, iron_f32_to_f16(0.0f));
-      const unsigned int v6469 = v6405 + 144u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6464, shm1, v6469, 256u);
-      iron_frag_mma_sync(v6399, v448, v6464);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_f16, 1, 16, 64> v6471;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6471, iron_f32_to_f16(0.0f));
-      const unsigned int v6476 = v6405 + 160u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6471, shm1, v6476, 256u);
-      iron_frag_mma_sync(v6399, v450, v6471);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_f16, 1, 16, 64> v6478;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6478, iron_f32_to_f16(0.0f));
-      const unsigned int v6483 = v6405 + 176u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6478, shm1, v6483, 256u);
-      iron_frag_mma_sync(v6399, v452, v6478);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_f16, 1, 16, 64> v6485;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6485, iron_f32_to_f16(0.0f));
-      const unsigned int v6490 = v6405 + 192u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6485, shm1, v6490, 256u);
-      iron_frag_mma_sync(v6399, v454, v6485);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_f16, 1, 16, 64> v6492;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6492, iron_f32_to_f16(0.0f));
-      const unsigned int v6497 = v6405 + 208u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6492, shm1, v6497, 256u);
-      iron_frag_mma_sync(v6399, v456, v6492);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_f16, 1, 16, 64> v6499;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6499, iron_f32_to_f16(0.0f));
-      const unsigned int v6504 = v6405 + 224u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6499, shm1, v6504, 256u);
-      iron_frag_mma_sync(v6399, v458, v6499);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_f16, 1, 16, 64> v6506;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6506, iron_f32_to_f16(0.0f));
-      const unsigned int v6511 = v6405 + 240u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6506, shm1, v6511, 256u);
-      iron_frag_mma_sync(v6399, v460, v6506);  // kernels/sdpa/flash_tile.hpp:140
-      const unsigned int v6512 = static_cast<unsigned int>(v6399.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6513 = static_cast<unsigned int>(v6399.row(0, iron_linear_thread() & 31u));
-      const float v6514 = v6399.x[0];
-      const unsigned int v6515 = v43 + v6513;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6516 = v6393 + v6512;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6517 = v6516 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6520 = v6515 + v37;
-      const unsigned int v6521 = v6516 + v18;
-      const bool v6522 = v6521 <= v6520;
-      const bool v6523 = v599 || v6522;
-      const bool v6524 = v6517 && v6523;
-      const unsigned int v6527 = v6516 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6528 = v6527 + v18;
-      const bool v6530 = v6520 < v6528;
-      const bool v6531 = v6526 || v6530;
-      const bool v6532 = v6524 && v6531;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6534 = v6514 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6535 = v6532 ? v6534 : __uint_as_float(0xff800000u);
-      v6399.x[0] = v6535;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6536 = static_cast<unsigned int>(v6399.col(1, iron_linear_thread() & 31u));
-      const unsigned int v6537 = static_cast<unsigned int>(v6399.row(1, iron_linear_thread() & 31u));
-      const float v6538 = v6399.x[1];
-      const unsigned int v6539 = v43 + v6537;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6540 = v6393 + v6536;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6541 = v6540 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6544 = v6539 + v37;
-      const unsigned int v6545 = v6540 + v18;
-      const bool v6546 = v6545 <= v6544;
-      const bool v6547 = v599 || v6546;
-      const bool v6548 = v6541 && v6547;
-      const unsigned int v6551 = v6540 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6552 = v6551 + v18;
-      const bool v6554 = v6544 < v6552;
-      const bool v6555 = v6526 || v6554;
-      const bool v6556 = v6548 && v6555;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6558 = v6538 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6559 = v6556 ? v6558 : __uint_as_float(0xff800000u);
-      v6399.x[1] = v6559;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6560 = static_cast<unsigned int>(v6399.col(2, iron_linear_thread() & 31u));
-      const unsigned int v6561 = static_cast<unsigned int>(v6399.row(2, iron_linear_thread() & 31u));
-      const float v6562 = v6399.x[2];
-      const unsigned int v6563 = v43 + v6561;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6564 = v6393 + v6560;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6565 = v6564 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6568 = v6563 + v37;
-      const unsigned int v6569 = v6564 + v18;
-      const bool v6570 = v6569 <= v6568;
-      const bool v6571 = v599 || v6570;
-      const bool v6572 = v6565 && v6571;
-      const unsigned int v6575 = v6564 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6576 = v6575 + v18;
-      const bool v6578 = v6568 < v6576;
-      const bool v6579 = v6526 || v6578;
-      const bool v6580 = v6572 && v6579;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6582 = v6562 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6583 = v6580 ? v6582 : __uint_as_float(0xff800000u);
-      v6399.x[2] = v6583;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6584 = static_cast<unsigned int>(v6399.col(3, iron_linear_thread() & 31u));
-      const unsigned int v6585 = static_cast<unsigned int>(v6399.row(3, iron_linear_thread() & 31u));
-      const float v6586 = v6399.x[3];
-      const unsigned int v6587 = v43 + v6585;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6588 = v6393 + v6584;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6589 = v6588 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6592 = v6587 + v37;
-      const unsigned int v6593 = v6588 + v18;
-      const bool v6594 = v6593 <= v6592;
-      const bool v6595 = v599 || v6594;
-      const bool v6596 = v6589 && v6595;
-      const unsigned int v6599 = v6588 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6600 = v6599 + v18;
-      const bool v6602 = v6592 < v6600;
-      const bool v6603 = v6526 || v6602;
-      const bool v6604 = v6596 && v6603;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6606 = v6586 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6607 = v6604 ? v6606 : __uint_as_float(0xff800000u);
-      v6399.x[3] = v6607;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6608 = static_cast<unsigned int>(v6399.col(4, iron_linear_thread() & 31u));
-      const unsigned int v6609 = static_cast<unsigned int>(v6399.row(4, iron_linear_thread() & 31u));
-      const float v6610 = v6399.x[4];
-      const unsigned int v6611 = v43 + v6609;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6612 = v6393 + v6608;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6613 = v6612 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6616 = v6611 + v37;
-      const unsigned int v6617 = v6612 + v18;
-      const bool v6618 = v6617 <= v6616;
-      const bool v6619 = v599 || v6618;
-      const bool v6620 = v6613 && v6619;
-      const unsigned int v6623 = v6612 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6624 = v6623 + v18;
-      const bool v6626 = v6616 < v6624;
-      const bool v6627 = v6526 || v6626;
-      const bool v6628 = v6620 && v6627;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6630 = v6610 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6631 = v6628 ? v6630 : __uint_as_float(0xff800000u);
-      v6399.x[4] = v6631;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6632 = static_cast<unsigned int>(v6399.col(5, iron_linear_thread() & 31u));
-      const unsigned int v6633 = static_cast<unsigned int>(v6399.row(5, iron_linear_thread() & 31u));
-      const float v6634 = v6399.x[5];
-      const unsigned int v6635 = v43 + v6633;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6636 = v6393 + v6632;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6637 = v6636 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6640 = v6635 + v37;
-      const unsigned int v6641 = v6636 + v18;
-      const bool v6642 = v6641 <= v6640;
-      const bool v6643 = v599 || v6642;
-      const bool v6644 = v6637 && v6643;
-      const unsigned int v6647 = v6636 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6648 = v6647 + v18;
-      const bool v6650 = v6640 < v6648;
-      const bool v6651 = v6526 || v6650;
-      const bool v6652 = v6644 && v6651;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6654 = v6634 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6655 = v6652 ? v6654 : __uint_as_float(0xff800000u);
-      v6399.x[5] = v6655;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6656 = static_cast<unsigned int>(v6399.col(6, iron_linear_thread() & 31u));
-      const unsigned int v6657 = static_cast<unsigned int>(v6399.row(6, iron_linear_thread() & 31u));
-      const float v6658 = v6399.x[6];
-      const unsigned int v6659 = v43 + v6657;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6660 = v6393 + v6656;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6661 = v6660 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6664 = v6659 + v37;
-      const unsigned int v6665 = v6660 + v18;
-      const bool v6666 = v6665 <= v6664;
-      const bool v6667 = v599 || v6666;
-      const bool v6668 = v6661 && v6667;
-      const unsigned int v6671 = v6660 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6672 = v6671 + v18;
-      const bool v6674 = v6664 < v6672;
-      const bool v6675 = v6526 || v6674;
-      const bool v6676 = v6668 && v6675;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6678 = v6658 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6679 = v6676 ? v6678 : __uint_as_float(0xff800000u);
-      v6399.x[6] = v6679;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6680 = static_cast<unsigned int>(v6399.col(7, iron_linear_thread() & 31u));
-      const unsigned int v6681 = static_cast<unsigned int>(v6399.row(7, iron_linear_thread() & 31u));
-      const float v6682 = v6399.x[7];
-      const unsigned int v6683 = v43 + v6681;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6684 = v6393 + v6680;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6685 = v6684 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6688 = v6683 + v37;
-      const unsigned int v6689 = v6684 + v18;
-      const bool v6690 = v6689 <= v6688;
-      const bool v6691 = v599 || v6690;
-      const bool v6692 = v6685 && v6691;
-      const unsigned int v6695 = v6684 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6696 = v6695 + v18;
-      const bool v6698 = v6688 < v6696;
-      const bool v6699 = v6526 || v6698;
-      const bool v6700 = v6692 && v6699;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6702 = v6682 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6703 = v6700 ? v6702 : __uint_as_float(0xff800000u);
-      v6399.x[7] = v6703;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6704 = static_cast<unsigned int>(v6399.col(8, iron_linear_thread() & 31u));
-      const unsigned int v6705 = static_cast<unsigned int>(v6399.row(8, iron_linear_thread() & 31u));
-      const float v6706 = v6399.x[8];
-      const unsigned int v6707 = v43 + v6705;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6708 = v6393 + v6704;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6709 = v6708 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6712 = v6707 + v37;
-      const unsigned int v6713 = v6708 + v18;
-      const bool v6714 = v6713 <= v6712;
-      const bool v6715 = v599 || v6714;
-      const bool v6716 = v6709 && v6715;
-      const unsigned int v6719 = v6708 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6720 = v6719 + v18;
-      const bool v6722 = v6712 < v6720;
-      const bool v6723 = v6526 || v6722;
-      const bool v6724 = v6716 && v6723;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6726 = v6706 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6727 = v6724 ? v6726 : __uint_as_float(0xff800000u);
-      v6399.x[8] = v6727;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6728 = static_cast<unsigned int>(v6399.col(9, iron_linear_thread() & 31u));
-      const unsigned int v6729 = static_cast<unsigned int>(v6399.row(9, iron_linear_thread() & 31u));
-      const float v6730 = v6399.x[9];
-      const unsigned int v6731 = v43 + v6729;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6732 = v6393 + v6728;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6733 = v6732 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6736 = v6731 + v37;
-      const unsigned int v6737 = v6732 + v18;
-      const bool v6738 = v6737 <= v6736;
-      const bool v6739 = v599 || v6738;
-      const bool v6740 = v6733 && v6739;
-      const unsigned int v6743 = v6732 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6744 = v6743 + v18;
-      const bool v6746 = v6736 < v6744;
-      const bool v6747 = v6526 || v6746;
-      const bool v6748 = v6740 && v6747;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6750 = v6730 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6751 = v6748 ? v6750 : __uint_as_float(0xff800000u);
-      v6399.x[9] = v6751;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6752 = static_cast<unsigned int>(v6399.col(10, iron_linear_thread() & 31u));
-      const unsigned int v6753 = static_cast<unsigned int>(v6399.row(10, iron_linear_thread() & 31u));
-      const float v6754 = v6399.x[10];
-      const unsigned int v6755 = v43 + v6753;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6756 = v6393 + v6752;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6757 = v6756 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6760 = v6755 + v37;
-      const unsigned int v6761 = v6756 + v18;
-      const bool v6762 = v6761 <= v6760;
-      const bool v6763 = v599 || v6762;
-      const bool v6764 = v6757 && v6763;
-      const unsigned int v6767 = v6756 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6768 = v6767 + v18;
-      const bool v6770 = v6760 < v6768;
-      const bool v6771 = v6526 || v6770;
-      const bool v6772 = v6764 && v6771;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6774 = v6754 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6775 = v6772 ? v6774 : __uint_as_float(0xff800000u);
-      v6399.x[10] = v6775;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6776 = static_cast<unsigned int>(v6399.col(11, iron_linear_thread() & 31u));
-      const unsigned int v6777 = static_cast<unsigned int>(v6399.row(11, iron_linear_thread() & 31u));
-      const float v6778 = v6399.x[11];
-      const unsigned int v6779 = v43 + v6777;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6780 = v6393 + v6776;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6781 = v6780 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6784 = v6779 + v37;
-      const unsigned int v6785 = v6780 + v18;
-      const bool v6786 = v6785 <= v6784;
-      const bool v6787 = v599 || v6786;
-      const bool v6788 = v6781 && v6787;
-      const unsigned int v6791 = v6780 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6792 = v6791 + v18;
-      const bool v6794 = v6784 < v6792;
-      const bool v6795 = v6526 || v6794;
-      const bool v6796 = v6788 && v6795;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6798 = v6778 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6799 = v6796 ? v6798 : __uint_as_float(0xff800000u);
-      v6399.x[11] = v6799;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6800 = static_cast<unsigned int>(v6399.col(12, iron_linear_thread() & 31u));
-      const unsigned int v6801 = static_cast<unsigned int>(v6399.row(12, iron_linear_thread() & 31u));
-      const float v6802 = v6399.x[12];
-      const unsigned int v6803 = v43 + v6801;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6804 = v6393 + v6800;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6805 = v6804 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6808 = v6803 + v37;
-      const unsigned int v6809 = v6804 + v18;
-      const bool v6810 = v6809 <= v6808;
-      const bool v6811 = v599 || v6810;
-      const bool v6812 = v6805 && v6811;
-      const unsigned int v6815 = v6804 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6816 = v6815 + v18;
-      const bool v6818 = v6808 < v6816;
-      const bool v6819 = v6526 || v6818;
-      const bool v6820 = v6812 && v6819;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6822 = v6802 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6823 = v6820 ? v6822 : __uint_as_float(0xff800000u);
-      v6399.x[12] = v6823;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6824 = static_cast<unsigned int>(v6399.col(13, iron_linear_thread() & 31u));
-      const unsigned int v6825 = static_cast<unsigned int>(v6399.row(13, iron_linear_thread() & 31u));
-      const float v6826 = v6399.x[13];
-      const unsigned int v6827 = v43 + v6825;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6828 = v6393 + v6824;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6829 = v6828 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6832 = v6827 + v37;
-      const unsigned int v6833 = v6828 + v18;
-      const bool v6834 = v6833 <= v6832;
-      const bool v6835 = v599 || v6834;
-      const bool v6836 = v6829 && v6835;
-      const unsigned int v6839 = v6828 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6840 = v6839 + v18;
-      const bool v6842 = v6832 < v6840;
-      const bool v6843 = v6526 || v6842;
-      const bool v6844 = v6836 && v6843;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6846 = v6826 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6847 = v6844 ? v6846 : __uint_as_float(0xff800000u);
-      v6399.x[13] = v6847;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6848 = static_cast<unsigned int>(v6399.col(14, iron_linear_thread() & 31u));
-      const unsigned int v6849 = static_cast<unsigned int>(v6399.row(14, iron_linear_thread() & 31u));
-      const float v6850 = v6399.x[14];
-      const unsigned int v6851 = v43 + v6849;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6852 = v6393 + v6848;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6853 = v6852 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6856 = v6851 + v37;
-      const unsigned int v6857 = v6852 + v18;
-      const bool v6858 = v6857 <= v6856;
-      const bool v6859 = v599 || v6858;
-      const bool v6860 = v6853 && v6859;
-      const unsigned int v6863 = v6852 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6864 = v6863 + v18;
-      const bool v6866 = v6856 < v6864;
-      const bool v6867 = v6526 || v6866;
-      const bool v6868 = v6860 && v6867;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6870 = v6850 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6871 = v6868 ? v6870 : __uint_as_float(0xff800000u);
-      v6399.x[14] = v6871;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6872 = static_cast<unsigned int>(v6399.col(15, iron_linear_thread() & 31u));
-      const unsigned int v6873 = static_cast<unsigned int>(v6399.row(15, iron_linear_thread() & 31u));
-      const float v6874 = v6399.x[15];
-      const unsigned int v6875 = v43 + v6873;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6876 = v6393 + v6872;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6877 = v6876 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6880 = v6875 + v37;
-      const unsigned int v6881 = v6876 + v18;
-      const bool v6882 = v6881 <= v6880;
-      const bool v6883 = v599 || v6882;
-      const bool v6884 = v6877 && v6883;
-      const unsigned int v6887 = v6876 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6888 = v6887 + v18;
-      const bool v6890 = v6880 < v6888;
-      const bool v6891 = v6526 || v6890;
-      const bool v6892 = v6884 && v6891;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6894 = v6874 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6895 = v6892 ? v6894 : __uint_as_float(0xff800000u);
-      v6399.x[15] = v6895;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6896 = static_cast<unsigned int>(v6399.col(16, iron_linear_thread() & 31u));
-      const unsigned int v6897 = static_cast<unsigned int>(v6399.row(16, iron_linear_thread() & 31u));
-      const float v6898 = v6399.x[16];
-      const unsigned int v6899 = v43 + v6897;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6900 = v6393 + v6896;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6901 = v6900 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6904 = v6899 + v37;
-      const unsigned int v6905 = v6900 + v18;
-      const bool v6906 = v6905 <= v6904;
-      const bool v6907 = v599 || v6906;
-      const bool v6908 = v6901 && v6907;
-      const unsigned int v6911 = v6900 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6912 = v6911 + v18;
-      const bool v6914 = v6904 < v6912;
-      const bool v6915 = v6526 || v6914;
-      const bool v6916 = v6908 && v6915;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6918 = v6898 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6919 = v6916 ? v6918 : __uint_as_float(0xff800000u);
-      v6399.x[16] = v6919;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6920 = static_cast<unsigned int>(v6399.col(17, iron_linear_thread() & 31u));
-      const unsigned int v6921 = static_cast<unsigned int>(v6399.row(17, iron_linear_thread() & 31u));
-      const float v6922 = v6399.x[17];
-      const unsigned int v6923 = v43 + v6921;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6924 = v6393 + v6920;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6925 = v6924 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6928 = v6923 + v37;
-      const unsigned int v6929 = v6924 + v18;
-      const bool v6930 = v6929 <= v6928;
-      const bool v6931 = v599 || v6930;
-      const bool v6932 = v6925 && v6931;
-      const unsigned int v6935 = v6924 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6936 = v6935 + v18;
-      const bool v6938 = v6928 < v6936;
-      const bool v6939 = v6526 || v6938;
-      const bool v6940 = v6932 && v6939;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6942 = v6922 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6943 = v6940 ? v6942 : __uint_as_float(0xff800000u);
-      v6399.x[17] = v6943;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6944 = static_cast<unsigned int>(v6399.col(18, iron_linear_thread() & 31u));
-      const unsigned int v6945 = static_cast<unsigned int>(v6399.row(18, iron_linear_thread() & 31u));
-      const float v6946 = v6399.x[18];
-      const unsigned int v6947 = v43 + v6945;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6948 = v6393 + v6944;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6949 = v6948 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6952 = v6947 + v37;
-      const unsigned int v6953 = v6948 + v18;
-      const bool v6954 = v6953 <= v6952;
-      const bool v6955 = v599 || v6954;
-      const bool v6956 = v6949 && v6955;
-      const unsigned int v6959 = v6948 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6960 = v6959 + v18;
-      const bool v6962 = v6952 < v6960;
-      const bool v6963 = v6526 || v6962;
-      const bool v6964 = v6956 && v6963;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6966 = v6946 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6967 = v6964 ? v6966 : __uint_as_float(0xff800000u);
-      v6399.x[18] = v6967;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6968 = static_cast<unsigned int>(v6399.col(19, iron_linear_thread() & 31u));
-      const unsigned int v6969 = static_cast<unsigned int>(v6399.row(19, iron_linear_thread() & 31u));
-      const float v6970 = v6399.x[19];
-      const unsigned int v6971 = v43 + v6969;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6972 = v6393 + v6968;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6973 = v6972 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6976 = v6971 + v37;
-      const unsigned int v6977 = v6972 + v18;
-      const bool v6978 = v6977 <= v6976;
-      const bool v6979 = v599 || v6978;
-      const bool v6980 = v6973 && v6979;
-      const unsigned int v6983 = v6972 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6984 = v6983 + v18;
-      const bool v6986 = v6976 < v6984;
-      const bool v6987 = v6526 || v6986;
-      const bool v6988 = v6980 && v6987;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6990 = v6970 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6991 = v6988 ? v6990 : __uint_as_float(0xff800000u);
-      v6399.x[19] = v6991;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6992 = static_cast<unsigned int>(v6399.col(20, iron_linear_thread() & 31u));
-      const unsigned int v6993 = static_cast<unsigned int>(v6399.row(20, iron_linear_thread() & 31u));
-      const float v6994 = v6399.x[20];
-      const unsigned int v6995 = v43 + v6993;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6996 = v6393 + v6992;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6997 = v6996 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7000 = v6995 + v37;
-      const unsigned int v7001 = v6996 + v18;
-      const bool v7002 = v7001 <= v7000;
-      const bool v7003 = v599 || v7002;
-      const bool v7004 = v6997 && v7003;
-      const unsigned int v7007 = v6996 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7008 = v7007 + v18;
-      const bool v7010 = v7000 < v7008;
-      const bool v7011 = v6526 || v7010;
-      const bool v7012 = v7004 && v7011;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7014 = v6994 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7015 = v7012 ? v7014 : __uint_as_float(0xff800000u);
-      v6399.x[20] = v7015;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7016 = static_cast<unsigned int>(v6399.col(21, iron_linear_thread() & 31u));
-      const unsigned int v7017 = static_cast<unsigned int>(v6399.row(21, iron_linear_thread() & 31u));
-      const float v7018 = v6399.x[21];
-      const unsigned int v7019 = v43 + v7017;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7020 = v6393 + v7016;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7021 = v7020 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7024 = v7019 + v37;
-      const unsigned int v7025 = v7020 + v18;
-      const bool v7026 = v7025 <= v7024;
-      const bool v7027 = v599 || v7026;
-      const bool v7028 = v7021 && v7027;
-      const unsigned int v7031 = v7020 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7032 = v7031 + v18;
-      const bool v7034 = v7024 < v7032;
-      const bool v7035 = v6526 || v7034;
-      const bool v7036 = v7028 && v7035;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7038 = v7018 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7039 = v7036 ? v7038 : __uint_as_float(0xff800000u);
-      v6399.x[21] = v7039;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7040 = static_cast<unsigned int>(v6399.col(22, iron_linear_thread() & 31u));
-      const unsigned int v7041 = static_cast<unsigned int>(v6399.row(22, iron_linear_thread() & 31u));
-      const float v7042 = v6399.x[22];
-      const unsigned int v7043 = v43 + v7041;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7044 = v6393 + v7040;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7045 = v7044 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7048 = v7043 + v37;
-      const unsigned int v7049 = v7044 + v18;
-      const bool v7050 = v7049 <= v7048;
-      const bool v7051 = v599 || v7050;
-      const bool v7052 = v7045 && v7051;
-      const unsigned int v7055 = v7044 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7056 = v7055 + v18;
-      const bool v7058 = v7048 < v7056;
-      const bool v7059 = v6526 || v7058;
-      const bool v7060 = v7052 && v7059;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7062 = v7042 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7063 = v7060 ? v7062 : __uint_as_float(0xff800000u);
-      v6399.x[22] = v7063;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7064 = static_cast<unsigned int>(v6399.col(23, iron_linear_thread() & 31u));
-      const unsigned int v7065 = static_cast<unsigned int>(v6399.row(23, iron_linear_thread() & 31u));
-      const float v7066 = v6399.x[23];
-      const unsigned int v7067 = v43 + v7065;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7068 = v6393 + v7064;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7069 = v7068 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7072 = v7067 + v37;
-      const unsigned int v7073 = v7068 + v18;
-      const bool v7074 = v7073 <= v7072;
-      const bool v7075 = v599 || v7074;
-      const bool v7076 = v7069 && v7075;
-      const unsigned int v7079 = v7068 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7080 = v7079 + v18;
-      const bool v7082 = v7072 < v7080;
-      const bool v7083 = v6526 || v7082;
-      const bool v7084 = v7076 && v7083;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7086 = v7066 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7087 = v7084 ? v7086 : __uint_as_float(0xff800000u);
-      v6399.x[23] = v7087;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7088 = static_cast<unsigned int>(v6399.col(24, iron_linear_thread() & 31u));
-      const unsigned int v7089 = static_cast<unsigned int>(v6399.row(24, iron_linear_thread() & 31u));
-      const float v7090 = v6399.x[24];
-      const unsigned int v7091 = v43 + v7089;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7092 = v6393 + v7088;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7093 = v7092 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7096 = v7091 + v37;
-      const unsigned int v7097 = v7092 + v18;
-      const bool v7098 = v7097 <= v7096;
-      const bool v7099 = v599 || v7098;
-      const bool v7100 = v7093 && v7099;
-      const unsigned int v7103 = v7092 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7104 = v7103 + v18;
-      const bool v7106 = v7096 < v7104;
-      const bool v7107 = v6526 || v7106;
-      const bool v7108 = v7100 && v7107;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7110 = v7090 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7111 = v7108 ? v7110 : __uint_as_float(0xff800000u);
-      v6399.x[24] = v7111;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7112 = static_cast<unsigned int>(v6399.col(25, iron_linear_thread() & 31u));
-      const unsigned int v7113 = static_cast<unsigned int>(v6399.row(25, iron_linear_thread() & 31u));
-      const float v7114 = v6399.x[25];
-      const unsigned int v7115 = v43 + v7113;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7116 = v6393 + v7112;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7117 = v7116 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7120 = v7115 + v37;
-      const unsigned int v7121 = v7116 + v18;
-      const bool v7122 = v7121 <= v7120;
-      const bool v7123 = v599 || v7122;
-      const bool v7124 = v7117 && v7123;
-      const unsigned int v7127 = v7116 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7128 = v7127 + v18;
-      const bool v7130 = v7120 < v7128;
-      const bool v7131 = v6526 || v7130;
-      const bool v7132 = v7124 && v7131;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7134 = v7114 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7135 = v7132 ? v7134 : __uint_as_float(0xff800000u);
-      v6399.x[25] = v7135;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7136 = static_cast<unsigned int>(v6399.col(26, iron_linear_thread() & 31u));
-      const unsigned int v7137 = static_cast<unsigned int>(v6399.row(26, iron_linear_thread() & 31u));
-      const float v7138 = v6399.x[26];
-      const unsigned int v7139 = v43 + v7137;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7140 = v6393 + v7136;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7141 = v7140 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7144 = v7139 + v37;
-      const unsigned int v7145 = v7140 + v18;
-      const bool v7146 = v7145 <= v7144;
-      const bool v7147 = v599 || v7146;
-      const bool v7148 = v7141 && v7147;
-      const unsigned int v7151 = v7140 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7152 = v7151 + v18;
-      const bool v7154 = v7144 < v7152;
-      const bool v7155 = v6526 || v7154;
-      const bool v7156 = v7148 && v7155;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7158 = v7138 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7159 = v7156 ? v7158 : __uint_as_float(0xff800000u);
-      v6399.x[26] = v7159;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7160 = static_cast<unsigned int>(v6399.col(27, iron_linear_thread() & 31u));
-      const unsigned int v7161 = static_cast<unsigned int>(v6399.row(27, iron_linear_thread() & 31u));
-      const float v7162 = v6399.x[27];
-      const unsigned int v7163 = v43 + v7161;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7164 = v6393 + v7160;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7165 = v7164 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7168 = v7163 + v37;
-      const unsigned int v7169 = v7164 + v18;
-      const bool v7170 = v7169 <= v7168;
-      const bool v7171 = v599 || v7170;
-      const bool v7172 = v7165 && v7171;
-      const unsigned int v7175 = v7164 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7176 = v7175 + v18;
-      const bool v7178 = v7168 < v7176;
-      const bool v7179 = v6526 || v7178;
-      const bool v7180 = v7172 && v7179;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7182 = v7162 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7183 = v7180 ? v7182 : __uint_as_float(0xff800000u);
-      v6399.x[27] = v7183;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7184 = static_cast<unsigned int>(v6399.col(28, iron_linear_thread() & 31u));
-      const unsigned int v7185 = static_cast<unsigned int>(v6399.row(28, iron_linear_thread() & 31u));
-      const float v7186 = v6399.x[28];
-      const unsigned int v7187 = v43 + v7185;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7188 = v6393 + v7184;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7189 = v7188 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7192 = v7187 + v37;
-      const unsigned int v7193 = v7188 + v18;
-      const bool v7194 = v7193 <= v7192;
-      const bool v7195 = v599 || v7194;
-      const bool v7196 = v7189 && v7195;
-      const unsigned int v7199 = v7188 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7200 = v7199 + v18;
-      const bool v7202 = v7192 < v7200;
-      const bool v7203 = v6526 || v7202;
-      const bool v7204 = v7196 && v7203;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7206 = v7186 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7207 = v7204 ? v7206 : __uint_as_float(0xff800000u);
-      v6399.x[28] = v7207;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7208 = static_cast<unsigned int>(v6399.col(29, iron_linear_thread() & 31u));
-      const unsigned int v7209 = static_cast<unsigned int>(v6399.row(29, iron_linear_thread() & 31u));
-      const float v7210 = v6399.x[29];
-      const unsigned int v7211 = v43 + v7209;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7212 = v6393 + v7208;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7213 = v7212 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7216 = v7211 + v37;
-      const unsigned int v7217 = v7212 + v18;
-      const bool v7218 = v7217 <= v7216;
-      const bool v7219 = v599 || v7218;
-      const bool v7220 = v7213 && v7219;
-      const unsigned int v7223 = v7212 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7224 = v7223 + v18;
-      const bool v7226 = v7216 < v7224;
-      const bool v7227 = v6526 || v7226;
-      const bool v7228 = v7220 && v7227;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7230 = v7210 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7231 = v7228 ? v7230 : __uint_as_float(0xff800000u);
-      v6399.x[29] = v7231;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7232 = static_cast<unsigned int>(v6399.col(30, iron_linear_thread() & 31u));
-      const unsigned int v7233 = static_cast<unsigned int>(v6399.row(30, iron_linear_thread() & 31u));
-      const float v7234 = v6399.x[30];
-      const unsigned int v7235 = v43 + v7233;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7236 = v6393 + v7232;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7237 = v7236 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7240 = v7235 + v37;
-      const unsigned int v7241 = v7236 + v18;
-      const bool v7242 = v7241 <= v7240;
-      const bool v7243 = v599 || v7242;
-      const bool v7244 = v7237 && v7243;
-      const unsigned int v7247 = v7236 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7248 = v7247 + v18;
-      const bool v7250 = v7240 < v7248;
-      const bool v7251 = v6526 || v7250;
-      const bool v7252 = v7244 && v7251;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7254 = v7234 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7255 = v7252 ? v7254 : __uint_as_float(0xff800000u);
-      v6399.x[30] = v7255;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7256 = static_cast<unsigned int>(v6399.col(31, iron_linear_thread() & 31u));
-      const unsigned int v7257 = static_cast<unsigned int>(v6399.row(31, iron_linear_thread() & 31u));
-      const float v7258 = v6399.x[31];
-      const unsigned int v7259 = v43 + v7257;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7260 = v6393 + v7256;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7261 = v7260 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7264 = v7259 + v37;
-      const unsigned int v7265 = v7260 + v18;
-      const bool v7266 = v7265 <= v7264;
-      const bool v7267 = v599 || v7266;
-      const bool v7268 = v7261 && v7267;
-      const unsigned int v7271 = v7260 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7272 = v7271 + v18;
-      const bool v7274 = v7264 < v7272;
-      const bool v7275 = v6526 || v7274;
-      const bool v7276 = v7268 && v7275;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7278 = v7258 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7279 = v7276 ? v7278 : __uint_as_float(0xff800000u);
-      v6399.x[31] = v7279;  // kernels/sdpa/flash_tile.hpp:142
-      iron_frag<float, 2, 16, 8> v7281;  // kernels/sdpa/flash_tile.hpp:150
-      iron_frag_fill(v7281, 0.0f);
-      iron_frag_row_reduce<false>(v7281, v6399);
-      iron_frag<float, 2, 16, 8> v7283;  // kernels/sdpa/flash_tile.hpp:151
-      iron_frag_fill(v7283, 0.0f);
-      const float v7287 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:153
-      const float v7288 = v7281.x[0];  // kernels/sdpa/flash_tile.hpp:154
-      const float v7289 = fmaxf(v7287, v7288);
-      const bool v7292 = v7289 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7293 = v7292 ? 0.0f : v7289;
-      const float v7294 = v7287 - v7293;  // kernels/sdpa/flash_tile.hpp:154
-      const float v7295 = exp2f(v7294);
-      v7283.x[0] = v7295;  // kernels/sdpa/flash_tile.hpp:152
-      const float v7299 = v620.x[1];  // kernels/sdpa/flash_tile.hpp:153
-      const float v7300 = v7281.x[1];  // kernels/sdpa/flash_tile.hpp:154
-      const float v7301 = fmaxf(v7299, v7300);
-      const bool v7304 = v7301 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7305 = v7304 ? 0.0f : v7301;
-      const float v7306 = v7299 - v7305;  // kernels/sdpa/flash_tile.hpp:154
-      const float v7307 = exp2f(v7306);
-      v7283.x[1] = v7307;  // kernels/sdpa/flash_tile.hpp:152
-      const float v7311 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:153
-      const float v7312 = v7281.x[2];  // kernels/sdpa/flash_tile.hpp:154
-      const float v7313 = fmaxf(v7311, v7312);
-      const bool v7316 = v7313 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7317 = v7316 ? 0.0f : v7313;
-      const float v7318 = v7311 - v7317;  // kernels/sdpa/flash_tile.hpp:154
-      const float v7319 = exp2f(v7318);
-      v7283.x[2] = v7319;  // kernels/sdpa/flash_tile.hpp:152
-      const float v7323 = v620.x[3];  // kernels/sdpa/flash_tile.hpp:153
-      const float v7324 = v7281.x[3];  // kernels/sdpa/flash_tile.hpp:154
-      const float v7325 = fmaxf(v7323, v7324);
-      const bool v7328 = v7325 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7329 = v7328 ? 0.0f : v7325;
-      const float v7330 = v7323 - v7329;  // kernels/sdpa/flash_tile.hpp:154
-      const float v7331 = exp2f(v7330);
-      v7283.x[3] = v7331;  // kernels/sdpa/flash_tile.hpp:152
-      const float v7334 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:156
-      const float v7335 = v7281.x[0];  // kernels/sdpa/flash_tile.hpp:157
-      const float v7336 = fmaxf(v7334, v7335);
-      v620.x[0] = v7336;  // kernels/sdpa/flash_tile.hpp:156
-      const float v7339 = v620.x[1];
-      const float v7340 = v7281.x[1];  // kernels/sdpa/flash_tile.hpp:157
-      const float v7341 = fmaxf(v7339, v7340);
-      v620.x[1] = v7341;  // kernels/sdpa/flash_tile.hpp:156
-      const float v7344 = v620.x[2];
-      const float v7345 = v7281.x[2];  // kernels/sdpa/flash_tile.hpp:157
-      const float v7346 = fmaxf(v7344, v7345);
-      v620.x[2] = v7346;  // kernels/sdpa/flash_tile.hpp:156
-      const float v7349 = v620.x[3];
-      const float v7350 = v7281.x[3];  // kernels/sdpa/flash_tile.hpp:157
-      const float v7351 = fmaxf(v7349, v7350);
-      v620.x[3] = v7351;  // kernels/sdpa/flash_tile.hpp:156
-      const float v7354 = v6399.x[0];  // kernels/sdpa/flash_tile.hpp:159
-      const float v7355 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7358 = v7355 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7359 = v7358 ? 0.0f : v7355;
-      const float v7360 = v7354 - v7359;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7361 = exp2f(v7360);
-      v6399.x[0] = v7361;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7364 = v6399.x[1];
-      const float v7365 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7368 = v7365 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7369 = v7368 ? 0.0f : v7365;
-      const float v7370 = v7364 - v7369;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7371 = exp2f(v7370);
-      v6399.x[1] = v7371;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7374 = v6399.x[2];
-      const float v7375 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7378 = v7375 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7379 = v7378 ? 0.0f : v7375;
-      const float v7380 = v7374 - v7379;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7381 = exp2f(v7380);
-      v6399.x[2] = v7381;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7384 = v6399.x[3];
-      const float v7385 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7388 = v7385 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7389 = v7388 ? 0.0f : v7385;
-      const float v7390 = v7384 - v7389;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7391 = exp2f(v7390);
-      v6399.x[3] = v7391;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7394 = v6399.x[4];
-      const float v7395 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7398 = v7395 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7399 = v7398 ? 0.0f : v7395;
-      const float v7400 = v7394 - v7399;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7401 = exp2f(v7400);
-      v6399.x[4] = v7401;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7404 = v6399.x[5];
-      const float v7405 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7408 = v7405 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7409 = v7408 ? 0.0f : v7405;
-      const float v7410 = v7404 - v7409;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7411 = exp2f(v7410);
-      v6399.x[5] = v7411;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7414 = v6399.x[6];
-      const float v7415 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7418 = v7415 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7419 = v7418 ? 0.0f : v7415;
-      const float v7420 = v7414 - v7419;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7421 = exp2f(v7420);
-      v6399.x[6] = v7421;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7424 = v6399.x[7];
-      const float v7425 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7428 = v7425 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7429 = v7428 ? 0.0f : v7425;
-      const float v7430 = v7424 - v7429;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7431 = exp2f(v7430);
-      v6399.x[7] = v7431;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7434 = v6399.x[8];
-      const float v7435 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7438 = v7435 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7439 = v7438 ? 0.0f : v7435;
-      const float v7440 = v7434 - v7439;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7441 = exp2f(v7440);
-      v6399.x[8] = v7441;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7444 = v6399.x[9];
-      const float v7445 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7448 = v7445 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7449 = v7448 ? 0.0f : v7445;
-      const float v7450 = v7444 - v7449;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7451 = exp2f(v7450);
-      v6399.x[9] = v7451;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7454 = v6399.x[10];
-      const float v7455 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7458 = v7455 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7459 = v7458 ? 0.0f : v7455;
-      const float v7460 = v7454 - v7459;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7461 = exp2f(v7460);
-      v6399.x[10] = v7461;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7464 = v6399.x[11];
-      const float v7465 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7468 = v7465 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7469 = v7468 ? 0.0f : v7465;
-      const float v7470 = v7464 - v7469;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7471 = exp2f(v7470);
-      v6399.x[11] = v7471;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7474 = v6399.x[12];
-      const float v7475 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7478 = v7475 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7479 = v7478 ? 0.0f : v7475;
-      const float v7480 = v7474 - v7479;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7481 = exp2f(v7480);
-      v6399.x[12] = v7481;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7484 = v6399.x[13];
-      const float v7485 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7488 = v7485 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7489 = v7488 ? 0.0f : v7485;
-      const float v7490 = v7484 - v7489;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7491 = exp2f(v7490);
-      v6399.x[13] = v7491;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7494 = v6399.x[14];
-      const float v7495 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7498 = v7495 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7499 = v7498 ? 0.0f : v7495;
-      const float v7500 = v7494 - v7499;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7501 = exp2f(v7500);
-      v6399.x[14] = v7501;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7504 = v6399.x[15];
-      const float v7505 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7508 = v7505 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7509 = v7508 ? 0.0f : v7505;
-      const float v7510 = v7504 - v7509;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7511 = exp2f(v7510);
-      v6399.x[15] = v7511;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7514 = v6399.x[16];
-      const float v7515 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7518 = v7515 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7519 = v7518 ? 0.0f : v7515;
-      const float v7520 = v7514 - v7519;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7521 = exp2f(v7520);
-      v6399.x[16] = v7521;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7524 = v6399.x[17];
-      const float v7525 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7528 = v7525 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7529 = v7528 ? 0.0f : v7525;
-      const float v7530 = v7524 - v7529;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7531 = exp2f(v7530);
-      v6399.x[17] = v7531;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7534 = v6399.x[18];
-      const float v7535 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7538 = v7535 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7539 = v7538 ? 0.0f : v7535;
-      const float v7540 = v7534 - v7539;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7541 = exp2f(v7540);
-      v6399.x[18] = v7541;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7544 = v6399.x[19];
-      const float v7545 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7548 = v7545 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7549 = v7548 ? 0.0f : v7545;
-      const float v7550 = v7544 - v7549;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7551 = exp2f(v7550);
-      v6399.x[19] = v7551;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7554 = v6399.x[20];
-      const float v7555 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7558 = v7555 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7559 = v7558 ? 0.0f : v7555;
-      const float v7560 = v7554 - v7559;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7561 = exp2f(v7560);
-      v6399.x[20] = v7561;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7564 = v6399.x[21];
-      const float v7565 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7568 = v7565 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7569 = v7568 ? 0.0f : v7565;
-      const float v7570 = v7564 - v7569;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7571 = exp2f(v7570);
-      v6399.x[21] = v7571;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7574 = v6399.x[22];
-      const float v7575 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7578 = v7575 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7579 = v7578 ? 0.0f : v7575;
-      const float v7580 = v7574 - v7579;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7581 = exp2f(v7580);
-      v6399.x[22] = v7581;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7584 = v6399.x[23];
-      const float v7585 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7588 = v7585 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7589 = v7588 ? 0.0f : v7585;
-      const float v7590 = v7584 - v7589;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7591 = exp2f(v7590);
-      v6399.x[23] = v7591;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7594 = v6399.x[24];
-      const float v7595 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7598 = v7595 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7599 = v7598 ? 0.0f : v7595;
-      const float v7600 = v7594 - v7599;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7601 = exp2f(v7600);
-      v6399.x[24] = v7601;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7604 = v6399.x[25];
-      const float v7605 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7608 = v7605 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7609 = v7608 ? 0.0f : v7605;
-      const float v7610 = v7604 - v7609;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7611 = exp2f(v7610);
-      v6399.x[25] = v7611;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7614 = v6399.x[26];
-      const float v7615 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7618 = v7615 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7619 = v7618 ? 0.0f : v7615;
-      const float v7620 = v7614 - v7619;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7621 = exp2f(v7620);
-      v6399.x[26] = v7621;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7624 = v6399.x[27];
-      const float v7625 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7628 = v7625 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7629 = v7628 ? 0.0f : v7625;
-      const float v7630 = v7624 - v7629;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7631 = exp2f(v7630);
-      v6399.x[27] = v7631;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7634 = v6399.x[28];
-      const float v7635 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7638 = v7635 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7639 = v7638 ? 0.0f : v7635;
-      const float v7640 = v7634 - v7639;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7641 = exp2f(v7640);
-      v6399.x[28] = v7641;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7644 = v6399.x[29];
-      const float v7645 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7648 = v7645 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7649 = v7648 ? 0.0f : v7645;
-      const float v7650 = v7644 - v7649;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7651 = exp2f(v7650);
-      v6399.x[29] = v7651;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7654 = v6399.x[30];
-      const float v7655 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7658 = v7655 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7659 = v7658 ? 0.0f : v7655;
-      const float v7660 = v7654 - v7659;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7661 = exp2f(v7660);
-      v6399.x[30] = v7661;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7664 = v6399.x[31];
-      const float v7665 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7668 = v7665 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7669 = v7668 ? 0.0f : v7665;
-      const float v7670 = v7664 - v7669;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7671 = exp2f(v7670);
-      v6399.x[31] = v7671;  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag<float, 2, 16, 8> v7673;  // kernels/sdpa/flash_tile.hpp:162
-      iron_frag_fill(v7673, 0.0f);
-      iron_frag_row_reduce<true>(v7673, v6399);
-      const float v7676 = v622.x[0];  // kernels/sdpa/flash_tile.hpp:163
-      const float v7677 = v7673.x[0];  // kernels/sdpa/flash_tile.hpp:164
-      const float v7678 = v7283.x[0];
-      const float v7679 = v7676 * v7678;
-      const float v7680 = v7679 + v7677;
-      v622.x[0] = v7680;  // kernels/sdpa/flash_tile.hpp:163
-      const float v7683 = v622.x[1];
-      const float v7684 = v7673.x[1];  // kernels/sdpa/flash_tile.hpp:164
-      const float v7685 = v7283.x[1];
-      const float v7686 = v7683 * v7685;
-      const float v7687 = v7686 + v7684;
-      v622.x[1] = v7687;  // kernels/sdpa/flash_tile.hpp:163
-      const float v7690 = v622.x[2];
-      const float v7691 = v7673.x[2];  // kernels/sdpa/flash_tile.hpp:164
-      const float v7692 = v7283.x[2];
-      const float v7693 = v7690 * v7692;
-      const float v7694 = v7693 + v7691;
-      v622.x[2] = v7694;  // kernels/sdpa/flash_tile.hpp:163
-      const float v7697 = v622.x[3];
-      const float v7698 = v7673.x[3];  // kernels/sdpa/flash_tile.hpp:164
-      const float v7699 = v7283.x[3];
-      const float v7700 = v7697 * v7699;
-      const float v7701 = v7700 + v7698;
-      v622.x[3] = v7701;  // kernels/sdpa/flash_tile.hpp:163
-      const float v7704 = v624.x[0];  // kernels/sdpa/flash_tile.hpp:167
-      const float v7705 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7706 = v7704 * v7705;
-      v624.x[0] = v7706;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7709 = v624.x[1];
-      const float v7710 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7711 = v7709 * v7710;
-      v624.x[1] = v7711;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7714 = v624.x[2];
-      const float v7715 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7716 = v7714 * v7715;
-      v624.x[2] = v7716;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7719 = v624.x[3];
-      const float v7720 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7721 = v7719 * v7720;
-      v624.x[3] = v7721;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7724 = v624.x[4];
-      const float v7725 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7726 = v7724 * v7725;
-      v624.x[4] = v7726;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7729 = v624.x[5];
-      const float v7730 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7731 = v7729 * v7730;
-      v624.x[5] = v7731;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7734 = v624.x[6];
-      const float v7735 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7736 = v7734 * v7735;
-      v624.x[6] = v7736;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7739 = v624.x[7];
-      const float v7740 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7741 = v7739 * v7740;
-      v624.x[7] = v7741;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7744 = v624.x[8];
-      const float v7745 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7746 = v7744 * v7745;
-      v624.x[8] = v7746;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7749 = v624.x[9];
-      const float v7750 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7751 = v7749 * v7750;
-      v624.x[9] = v7751;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7754 = v624.x[10];
-      const float v7755 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7756 = v7754 * v7755;
-      v624.x[10] = v7756;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7759 = v624.x[11];
-      const float v7760 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7761 = v7759 * v7760;
-      v624.x[11] = v7761;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7764 = v624.x[12];
-      const float v7765 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7766 = v7764 * v7765;
-      v624.x[12] = v7766;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7769 = v624.x[13];
-      const float v7770 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7771 = v7769 * v7770;
-      v624.x[13] = v7771;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7774 = v624.x[14];
-      const float v7775 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7776 = v7774 * v7775;
-      v624.x[14] = v7776;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7779 = v624.x[15];
-      const float v7780 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7781 = v7779 * v7780;
-      v624.x[15] = v7781;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7784 = v626.x[0];
-      const float v7785 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7786 = v7784 * v7785;
-      v626.x[0] = v7786;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7789 = v626.x[1];
-      const float v7790 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7791 = v7789 * v7790;
-      v626.x[1] = v7791;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7794 = v626.x[2];
-      const float v7795 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7796 = v7794 * v7795;
-      v626.x[2] = v7796;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7799 = v626.x[3];
-      const float v7800 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7801 = v7799 * v7800;
-      v626.x[3] = v7801;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7804 = v626.x[4];
-      const float v7805 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7806 = v7804 * v7805;
-      v626.x[4] = v7806;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7809 = v626.x[5];
-      const float v7810 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7811 = v7809 * v7810;
-      v626.x[5] = v7811;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7814 = v626.x[6];
-      const float v7815 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7816 = v7814 * v7815;
-      v626.x[6] = v7816;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7819 = v626.x[7];
-      const float v7820 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7821 = v7819 * v7820;
-      v626.x[7] = v7821;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7824 = v626.x[8];
-      const float v7825 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7826 = v7824 * v7825;
-      v626.x[8] = v7826;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7829 = v626.x[9];
-      const float v7830 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7831 = v7829 * v7830;
-      v626.x[9] = v7831;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7834 = v626.x[10];
-      const float v7835 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7836 = v7834 * v7835;
-      v626.x[10] = v7836;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7839 = v626.x[11];
-      const float v7840 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7841 = v7839 * v7840;
-      v626.x[11] = v7841;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7844 = v626.x[12];
-      const float v7845 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7846 = v7844 * v7845;
-      v626.x[12] = v7846;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7849 = v626.x[13];
-      const float v7850 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7851 = v7849 * v7850;
-      v626.x[13] = v7851;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7854 = v626.x[14];
-      const float v7855 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7856 = v7854 * v7855;
-      v626.x[14] = v7856;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7859 = v626.x[15];
-      const float v7860 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7861 = v7859 * v7860;
-      v626.x[15] = v7861;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7864 = v628.x[0];
-      const float v7865 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7866 = v7864 * v7865;
-      v628.x[0] = v7866;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7869 = v628.x[1];
-      const float v7870 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7871 = v7869 * v7870;
-      v628.x[1] = v7871;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7874 = v628.x[2];
-      const float v7875 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7876 = v7874 * v7875;
-      v628.x[2] = v7876;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7879 = v628.x[3];
-      const float v7880 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7881 = v7879 * v7880;
-      v628.x[3] = v7881;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7884 = v628.x[4];
-      const float v7885 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7886 = v7884 * v7885;
-      v628.x[4] = v7886;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7889 = v628.x[5];
-      const float v7890 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7891 = v7889 * v7890;
-      v628.x[5] = v7891;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7894 = v628.x[6];
-      const float v7895 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7896 = v7894 * v7895;
-      v628.x[6] = v7896;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7899 = v628.x[7];
-      const float v7900 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7901 = v7899 * v7900;
-      v628.x[7] = v7901;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7904 = v628.x[8];
-      const float v7905 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7906 = v7904 * v7905;
-      v628.x[8] = v7906;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7909 = v628.x[9];
-      const float v7910 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7911 = v7909 * v7910;
-      v628.x[9] = v7911;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7914 = v628.x[10];
-      const float v7915 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7916 = v7914 * v7915;
-      v628.x[10] = v7916;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7919 = v628.x[11];
-      const float v7920 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7921 = v7919 * v7920;
-      v628.x[11] = v7921;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7924 = v628.x[12];
-      const float v7925 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7926 = v7924 * v7925;
-      v628.x[12] = v7926;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7929 = v628.x[13];
-      const float v7930 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7931 = v7929 * v7930;
-      v628.x[13] = v7931;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7934 = v628.x[14];
-      const float v7935 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7936 = v7934 * v7935;
-      v628.x[14] = v7936;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7939 = v628.x[15];
-      const float v7940 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7941 = v7939 * v7940;
-      v628.x[15] = v7941;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7944 = v630.x[0];
-      const float v7945 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7946 = v7944 * v7945;
-      v630.x[0] = v7946;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7949 = v630.x[1];
-      const float v7950 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7951 = v7949 * v7950;
-      v630.x[1] = v7951;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7954 = v630.x[2];
-      const float v7955 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7956 = v7954 * v7955;
-      v630.x[2] = v7956;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7959 = v630.x[3];
-      const float v7960 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7961 = v7959 * v7960;
-      v630.x[3] = v7961;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7964 = v630.x[4];
-      const float v7965 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7966 = v7964 * v7965;
-      v630.x[4] = v7966;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7969 = v630.x[5];
-      const float v7970 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7971 = v7969 * v7970;
-      v630.x[5] = v7971;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7974 = v630.x[6];
-      const float v7975 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7976 = v7974 * v7975;
-      v630.x[6] = v7976;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7979 = v630.x[7];
-      const float v7980 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7981 = v7979 * v7980;
-      v630.x[7] = v7981;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7984 = v630.x[8];
-      const float v7985 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7986 = v7984 * v7985;
-      v630.x[8] = v7986;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7989 = v630.x[9];
-      const float v7990 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7991 = v7989 * v7990;
-      v630.x[9] = v7991;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7994 = v630.x[10];
-      const float v7995 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7996 = v7994 * v7995;
-      v630.x[10] = v7996;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7999 = v630.x[11];
-      const float v8000 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8001 = v7999 * v8000;
-      v630.x[11] = v8001;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8004 = v630.x[12];
-      const float v8005 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8006 = v8004 * v8005;
-      v630.x[12] = v8006;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8009 = v630.x[13];
-      const float v8010 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8011 = v8009 * v8010;
-      v630.x[13] = v8011;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8014 = v630.x[14];
-      const float v8015 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8016 = v8014 * v8015;
-      v630.x[14] = v8016;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8019 = v630.x[15];
-      const float v8020 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8021 = v8019 * v8020;
-      v630.x[15] = v8021;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8024 = v632.x[0];
-      const float v8025 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8026 = v8024 * v8025;
-      v632.x[0] = v8026;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8029 = v632.x[1];
-      const float v8030 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8031 = v8029 * v8030;
-      v632.x[1] = v8031;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8034 = v632.x[2];
-      const float v8035 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8036 = v8034 * v8035;
-      v632.x[2] = v8036;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8039 = v632.x[3];
-      const float v8040 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8041 = v8039 * v8040;
-      v632.x[3] = v8041;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8044 = v632.x[4];
-      const float v8045 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8046 = v8044 * v8045;
-      v632.x[4] = v8046;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8049 = v632.x[5];
-      const float v8050 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8051 = v8049 * v8050;
-      v632.x[5] = v8051;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8054 = v632.x[6];
-      const float v8055 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8056 = v8054 * v8055;
-      v632.x[6] = v8056;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8059 = v632.x[7];
-      const float v8060 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8061 = v8059 * v8060;
-      v632.x[7] = v8061;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8064 = v632.x[8];
-      const float v8065 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8066 = v8064 * v8065;
-      v632.x[8] = v8066;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8069 = v632.x[9];
-      const float v8070 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8071 = v8069 * v8070;
-      v632.x[9] = v8071;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8074 = v632.x[10];
-      const float v8075 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8076 = v8074 * v8075;
-      v632.x[10] = v8076;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8079 = v632.x[11];
-      const float v8080 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8081 = v8079 * v8080;
-      v632.x[11] = v8081;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8084 = v632.x[12];
-      const float v8085 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8086 = v8084 * v8085;
-      v632.x[12] = v8086;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8089 = v632.x[13];
-      const float v8090 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8091 = v8089 * v8090;
-      v632.x[13] = v8091;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8094 = v632.x[14];
-      const float v8095 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8096 = v8094 * v8095;
-      v632.x[14] = v8096;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8099 = v632.x[15];
-      const float v8100 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8101 = v8099 * v8100;
-      v632.x[15] = v8101;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8104 = v634.x[0];
-      const float v8105 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8106 = v8104 * v8105;
-      v634.x[0] = v8106;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8109 = v634.x[1];
-      const float v8110 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8111 = v8109 * v8110;
-      v634.x[1] = v8111;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8114 = v634.x[2];
-      const float v8115 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8116 = v8114 * v8115;
-      v634.x[2] = v8116;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8119 = v634.x[3];
-      const float v8120 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8121 = v8119 * v8120;
-      v634.x[3] = v8121;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8124 = v634.x[4];
-      const float v8125 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8126 = v8124 * v8125;
-      v634.x[4] = v8126;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8129 = v634.x[5];
-      const float v8130 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8131 = v8129 * v8130;
-      v634.x[5] = v8131;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8134 = v634.x[6];
-      const float v8135 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8136 = v8134 * v8135;
-      v634.x[6] = v8136;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8139 = v634.x[7];
-      const float v8140 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8141 = v8139 * v8140;
-      v634.x[7] = v8141;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8144 = v634.x[8];
-      const float v8145 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8146 = v8144 * v8145;
-      v634.x[8] = v8146;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8149 = v634.x[9];
-      const float v8150 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8151 = v8149 * v8150;
-      v634.x[9] = v8151;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8154 = v634.x[10];
-      const float v8155 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8156 = v8154 * v8155;
-      v634.x[10] = v8156;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8159 = v634.x[11];
-      const float v8160 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8161 = v8159 * v8160;
-      v634.x[11] = v8161;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8164 = v634.x[12];
-      const float v8165 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8166 = v8164 * v8165;
-      v634.x[12] = v8166;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8169 = v634.x[13];
-      const float v8170 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8171 = v8169 * v8170;
-      v634.x[13] = v8171;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8174 = v634.x[14];
-      const float v8175 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8176 = v8174 * v8175;
-      v634.x[14] = v8176;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8179 = v634.x[15];
-      const float v8180 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8181 = v8179 * v8180;
-      v634.x[15] = v8181;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8184 = v636.x[0];
-      const float v8185 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8186 = v8184 * v8185;
-      v636.x[0] = v8186;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8189 = v636.x[1];
-      const float v8190 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8191 = v8189 * v8190;
-      v636.x[1] = v8191;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8194 = v636.x[2];
-      const float v8195 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8196 = v8194 * v8195;
-      v636.x[2] = v8196;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8199 = v636.x[3];
-      const float v8200 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8201 = v8199 * v8200;
-      v636.x[3] = v8201;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8204 = v636.x[4];
-      const float v8205 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8206 = v8204 * v8205;
-      v636.x[4] = v8206;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8209 = v636.x[5];
-      const float v8210 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8211 = v8209 * v8210;
-      v636.x[5] = v8211;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8214 = v636.x[6];
-      const float v8215 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8216 = v8214 * v8215;
-      v636.x[6] = v8216;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8219 = v636.x[7];
-      const float v8220 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8221 = v8219 * v8220;
-      v636.x[7] = v8221;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8224 = v636.x[8];
-      const float v8225 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8226 = v8224 * v8225;
-      v636.x[8] = v8226;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8229 = v636.x[9];
-      const float v8230 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8231 = v8229 * v8230;
-      v636.x[9] = v8231;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8234 = v636.x[10];
-      const float v8235 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8236 = v8234 * v8235;
-      v636.x[10] = v8236;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8239 = v636.x[11];
-      const float v8240 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8241 = v8239 * v8240;
-      v636.x[11] = v8241;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8244 = v636.x[12];
-      const float v8245 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8246 = v8244 * v8245;
-      v636.x[12] = v8246;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8249 = v636.x[13];
-      const float v8250 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8251 = v8249 * v8250;
-      v636.x[13] = v8251;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8254 = v636.x[14];
-      const float v8255 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8256 = v8254 * v8255;
-      v636.x[14] = v8256;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8259 = v636.x[15];
-      const float v8260 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8261 = v8259 * v8260;
-      v636.x[15] = v8261;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8264 = v638.x[0];
-      const float v8265 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8266 = v8264 * v8265;
-      v638.x[0] = v8266;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8269 = v638.x[1];
-      const float v8270 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8271 = v8269 * v8270;
-      v638.x[1] = v8271;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8274 = v638.x[2];
-      const float v8275 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8276 = v8274 * v8275;
-      v638.x[2] = v8276;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8279 = v638.x[3];
-      const float v8280 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8281 = v8279 * v8280;
-      v638.x[3] = v8281;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8284 = v638.x[4];
-      const float v8285 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8286 = v8284 * v8285;
-      v638.x[4] = v8286;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8289 = v638.x[5];
-      const float v8290 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8291 = v8289 * v8290;
-      v638.x[5] = v8291;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8294 = v638.x[6];
-      const float v8295 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8296 = v8294 * v8295;
-      v638.x[6] = v8296;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8299 = v638.x[7];
-      const float v8300 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8301 = v8299 * v8300;
-      v638.x[7] = v8301;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8304 = v638.x[8];
-      const float v8305 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8306 = v8304 * v8305;
-      v638.x[8] = v8306;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8309 = v638.x[9];
-      const float v8310 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8311 = v8309 * v8310;
-      v638.x[9] = v8311;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8314 = v638.x[10];
-      const float v8315 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8316 = v8314 * v8315;
-      v638.x[10] = v8316;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8319 = v638.x[11];
-      const float v8320 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8321 = v8319 * v8320;
-      v638.x[11] = v8321;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8324 = v638.x[12];
-      const float v8325 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8326 = v8324 * v8325;
-      v638.x[12] = v8326;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8329 = v638.x[13];
-      const float v8330 = v7283.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8331 = v8329 * v8330;
-      v638.x[13] = v8331;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8334 = v638.x[14];
-      const float v8335 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8336 = v8334 * v8335;
-      v638.x[14] = v8336;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8339 = v638.x[15];
-      const float v8340 = v7283.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8341 = v8339 * v8340;
-      v638.x[15] = v8341;  // kernels/sdpa/flash_tile.hpp:167
-      iron_frag<iron_f16, 0, 16, 64> v8343;  // kernels/sdpa/flash_tile.hpp:172
-      iron_frag_fill(v8343, iron_f32_to_f16(0.0f));
-      iron_frag_convert(v8343, v6399);
-      iron_frag<iron_f16, 1, 64, 32> v8345;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8345, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8345, shm2, v6405, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v624, v8343, v8345);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_f16, 1, 64, 32> v8352;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8352, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8352, shm2, v6420, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v626, v8343, v8352);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_f16, 1, 64, 32> v8359;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8359, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8359, shm2, v6434, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v628, v8343, v8359);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_f16, 1, 64, 32> v8366;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8366, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8366, shm2, v6448, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v630, v8343, v8366);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_f16, 1, 64, 32> v8373;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8373, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8373, shm2, v6462, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v632, v8343, v8373);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_f16, 1, 64, 32> v8380;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8380, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8380, shm2, v6476, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v634, v8343, v8380);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_f16, 1, 64, 32> v8387;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8387, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8387, shm2, v6490, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v636, v8343, v8387);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_f16, 1, 64, 32> v8394;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8394, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8394, shm2, v6504, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v638, v8343, v8394);  // kernels/sdpa/flash_tile.hpp:176
-      const unsigned int v8402 = v6393 + 64u;  // kernels/sdpa/flash_tile.hpp:127
-      const unsigned int v8404 = v6395 + 1u;
-      const unsigned int v8405 = v8404 & 1u;
-      const bool v8406 = v8402 < v600;
-      if (v8406) {
-        const unsigned int v8408 = v8405 << 14u;  // kernels/sdpa/flash_tile.hpp:131
-        const unsigned int v8418 = v8402 + v49;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8419 = v8418 < v37;
-        const unsigned int v8422 = v8419 ? v8418 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8424 = v31 + v8422;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8425 = v8424 * v2;
-        const unsigned int v8426 = v8425 + v28;
-        const unsigned int v8427 = v8426 << 8u;
-        const unsigned int v8428 = v8427 + v53;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8431 = v8408 + v66;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8432 = v8431 + v53;
-        iron_copy_async<16>(shm1 + (v8432 ^ (((v8432 >> 8u) & 7u) << 3u)), k + v8428, v8419);
-        const unsigned int v8442 = v8402 + v73;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8443 = v8442 < v37;
-        const unsigned int v8446 = v8443 ? v8442 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8448 = v31 + v8446;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8449 = v8448 * v2;
-        const unsigned int v8450 = v8449 + v28;
-        const unsigned int v8451 = v8450 << 8u;
-        const unsigned int v8452 = v8451 + v77;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8455 = v8408 + v90;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8456 = v8455 + v77;
-        iron_copy_async<16>(shm1 + (v8456 ^ (((v8456 >> 8u) & 7u) << 3u)), k + v8452, v8443);
-        const unsigned int v8466 = v8402 + v97;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8467 = v8466 < v37;
-        const unsigned int v8470 = v8467 ? v8466 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8472 = v31 + v8470;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8473 = v8472 * v2;
-        const unsigned int v8474 = v8473 + v28;
-        const unsigned int v8475 = v8474 << 8u;
-        const unsigned int v8476 = v8475 + v101;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8479 = v8408 + v114;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8480 = v8479 + v101;
-        iron_copy_async<16>(shm1 + (v8480 ^ (((v8480 >> 8u) & 7u) << 3u)), k + v8476, v8467);
-        const unsigned int v8490 = v8402 + v121;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8491 = v8490 < v37;
-        const unsigned int v8494 = v8491 ? v8490 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8496 = v31 + v8494;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8497 = v8496 * v2;
-        const unsigned int v8498 = v8497 + v28;
-        const unsigned int v8499 = v8498 << 8u;
-        const unsigned int v8500 = v8499 + v125;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8503 = v8408 + v138;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8504 = v8503 + v125;
-        iron_copy_async<16>(shm1 + (v8504 ^ (((v8504 >> 8u) & 7u) << 3u)), k + v8500, v8491);
-        const unsigned int v8514 = v8402 + v145;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8515 = v8514 < v37;
-        const unsigned int v8518 = v8515 ? v8514 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8520 = v31 + v8518;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8521 = v8520 * v2;
-        const unsigned int v8522 = v8521 + v28;
-        const unsigned int v8523 = v8522 << 8u;
-        const unsigned int v8524 = v8523 + v149;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8527 = v8408 + v162;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8528 = v8527 + v149;
-        iron_copy_async<16>(shm1 + (v8528 ^ (((v8528 >> 8u) & 7u) << 3u)), k + v8524, v8515);
-        const unsigned int v8538 = v8402 + v169;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8539 = v8538 < v37;
-        const unsigned int v8542 = v8539 ? v8538 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8544 = v31 + v8542;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8545 = v8544 * v2;
-        const unsigned int v8546 = v8545 + v28;
-        const unsigned int v8547 = v8546 << 8u;
-        const unsigned int v8548 = v8547 + v173;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8551 = v8408 + v186;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8552 = v8551 + v173;
-        iron_copy_async<16>(shm1 + (v8552 ^ (((v8552 >> 8u) & 7u) << 3u)), k + v8548, v8539);
-        const unsigned int v8562 = v8402 + v193;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8563 = v8562 < v37;
-        const unsigned int v8566 = v8563 ? v8562 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8568 = v31 + v8566;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8569 = v8568 * v2;
-        const unsigned int v8570 = v8569 + v28;
-        const unsigned int v8571 = v8570 << 8u;
-        const unsigned int v8572 = v8571 + v197;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8575 = v8408 + v210;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8576 = v8575 + v197;
-        iron_copy_async<16>(shm1 + (v8576 ^ (((v8576 >> 8u) & 7u) << 3u)), k + v8572, v8563);
-        const unsigned int v8586 = v8402 + v217;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8587 = v8586 < v37;
-        const unsigned int v8590 = v8587 ? v8586 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8592 = v31 + v8590;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8593 = v8592 * v2;
-        const unsigned int v8594 = v8593 + v28;
-        const unsigned int v8595 = v8594 << 8u;
-        const unsigned int v8596 = v8595 + v221;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8599 = v8408 + v234;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8600 = v8599 + v221;
-        iron_copy_async<16>(shm1 + (v8600 ^ (((v8600 >> 8u) & 7u) << 3u)), k + v8596, v8587);
-        const unsigned int v8610 = v8402 + v241;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8611 = v8610 < v37;
-        const unsigned int v8614 = v8611 ? v8610 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8616 = v31 + v8614;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8617 = v8616 * v2;
-        const unsigned int v8618 = v8617 + v28;
-        const unsigned int v8619 = v8618 << 8u;
-        const unsigned int v8620 = v8619 + v245;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8623 = v8408 + v258;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8624 = v8623 + v245;
-        iron_copy_async<16>(shm1 + (v8624 ^ (((v8624 >> 8u) & 7u) << 3u)), k + v8620, v8611);
-        const unsigned int v8634 = v8402 + v265;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8635 = v8634 < v37;
-        const unsigned int v8638 = v8635 ? v8634 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8640 = v31 + v8638;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8641 = v8640 * v2;
-        const unsigned int v8642 = v8641 + v28;
-        const unsigned int v8643 = v8642 << 8u;
-        const unsigned int v8644 = v8643 + v269;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8647 = v8408 + v282;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8648 = v8647 + v269;
-        iron_copy_async<16>(shm1 + (v8648 ^ (((v8648 >> 8u) & 7u) << 3u)), k + v8644, v8635);
-        const unsigned int v8658 = v8402 + v289;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8659 = v8658 < v37;
-        const unsigned int v8662 = v8659 ? v8658 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8664 = v31 + v8662;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8665 = v8664 * v2;
-        const unsigned int v8666 = v8665 + v28;
-        const unsigned int v8667 = v8666 << 8u;
-        const unsigned int v8668 = v8667 + v293;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8671 = v8408 + v306;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8672 = v8671 + v293;
-        iron_copy_async<16>(shm1 + (v8672 ^ (((v8672 >> 8u) & 7u) << 3u)), k + v8668, v8659);
-        const unsigned int v8682 = v8402 + v313;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8683 = v8682 < v37;
-        const unsigned int v8686 = v8683 ? v8682 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8688 = v31 + v8686;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8689 = v8688 * v2;
-        const unsigned int v8690 = v8689 + v28;
-        const unsigned int v8691 = v8690 << 8u;
-        const unsigned int v8692 = v8691 + v317;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8695 = v8408 + v330;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8696 = v8695 + v317;
-        iron_copy_async<16>(shm1 + (v8696 ^ (((v8696 >> 8u) & 7u) << 3u)), k + v8692, v8683);
-        const unsigned int v8706 = v8402 + v337;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8707 = v8706 < v37;
-        const unsigned int v8710 = v8707 ? v8706 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8712 = v31 + v8710;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8713 = v8712 * v2;
-        const unsigned int v8714 = v8713 + v28;
-        const unsigned int v8715 = v8714 << 8u;
-        const unsigned int v8716 = v8715 + v341;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8719 = v8408 + v354;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8720 = v8719 + v341;
-        iron_copy_async<16>(shm1 + (v8720 ^ (((v8720 >> 8u) & 7u) << 3u)), k + v8716, v8707);
-        const unsigned int v8730 = v8402 + v361;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8731 = v8730 < v37;
-        const unsigned int v8734 = v8731 ? v8730 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8736 = v31 + v8734;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8737 = v8736 * v2;
-        const unsigned int v8738 = v8737 + v28;
-        const unsigned int v8739 = v8738 << 8u;
-        const unsigned int v8740 = v8739 + v365;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8743 = v8408 + v378;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8744 = v8743 + v365;
-        iron_copy_async<16>(shm1 + (v8744 ^ (((v8744 >> 8u) & 7u) << 3u)), k + v8740, v8731);
-        const unsigned int v8754 = v8402 + v385;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8755 = v8754 < v37;
-        const unsigned int v8758 = v8755 ? v8754 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8760 = v31 + v8758;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8761 = v8760 * v2;
-        const unsigned int v8762 = v8761 + v28;
-        const unsigned int v8763 = v8762 << 8u;
-        const unsigned int v8764 = v8763 + v389;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8767 = v8408 + v402;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8768 = v8767 + v389;
-        iron_copy_async<16>(shm1 + (v8768 ^ (((v8768 >> 8u) & 7u) << 3u)), k + v8764, v8755);
-        const unsigned int v8778 = v8402 + v409;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8779 = v8778 < v37;
-        const unsigned int v8782 = v8779 ? v8778 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8784 = v31 + v8782;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8785 = v8784 * v2;
-        const unsigned int v8786 = v8785 + v28;
-        const unsigned int v8787 = v8786 << 8u;
-        const unsigned int v8788 = v8787 + v413;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8791 = v8408 + v426;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8792 = v8791 + v413;
-        iron_copy_async<16>(shm1 + (v8792 ^ (((v8792 >> 8u) & 7u) << 3u)), k + v8788, v8779);
-        iron_copy_async<16>(shm2 + (v8432 ^ (((v8432 >> 8u) & 7u) << 3u)), v + v8428, v8419);
-        iron_copy_async<16>(shm2 + (v8456 ^ (((v8456 >> 8u) & 7u) << 3u)), v + v8452, v8443);
-        iron_copy_async<16>(shm2 + (v8480 ^ (((v8480 >> 8u) & 7u) << 3u)), v + v8476, v8467);
-        iron_copy_async<16>(shm2 + (v8504 ^ (((v8504 >> 8u) & 7u) << 3u)), v + v8500, v8491);
-        iron_copy_async<16>(shm2 + (v8528 ^ (((v8528 >> 8u) & 7u) << 3u)), v + v8524, v8515);
-        iron_copy_async<16>(shm2 + (v8552 ^ (((v8552 >> 8u) & 7u) << 3u)), v + v8548, v8539);
-        iron_copy_async<16>(shm2 + (v8576 ^ (((v8576 >> 8u) & 7u) << 3u)), v + v8572, v8563);
-        iron_copy_async<16>(shm2 + (v8600 ^ (((v8600 >> 8u) & 7u) << 3u)), v + v8596, v8587);
-        iron_copy_async<16>(shm2 + (v8624 ^ (((v8624 >> 8u) & 7u) << 3u)), v + v8620, v8611);
-        iron_copy_async<16>(shm2 + (v8648 ^ (((v8648 >> 8u) & 7u) << 3u)), v + v8644, v8635);
-        iron_copy_async<16>(shm2 + (v8672 ^ (((v8672 >> 8u) & 7u) << 3u)), v + v8668, v8659);
-        iron_copy_async<16>(shm2 + (v8696 ^ (((v8696 >> 8u) & 7u) << 3u)), v + v8692, v8683);
-        iron_copy_async<16>(shm2 + (v8720 ^ (((v8720 >> 8u) & 7u) << 3u)), v + v8716, v8707);
-        iron_copy_async<16>(shm2 + (v8744 ^ (((v8744 >> 8u) & 7u) << 3u)), v + v8740, v8731);
-        iron_copy_async<16>(shm2 + (v8768 ^ (((v8768 >> 8u) & 7u) << 3u)), v + v8764, v8755);
-        iron_copy_async<16>(shm2 + (v8792 ^ (((v8792 >> 8u) & 7u) << 3u)), v + v8788, v8779);
+      iron_frag<float, 2, 16, 64> v6474;  // kernels/sdpa/flash_tile.hpp:151
+      iron_frag_fill(v6474, 0.0f);
+      iron_frag<iron_f16, 1, 16, 64> v6476;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6476, iron_f32_to_f16(0.0f));
+      const unsigned int v6480 = v6472 << 14u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6476, shm1, v6480, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v6483;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6483, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6483, shm0, v433, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6474, v6483, v6476);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v6488;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6488, iron_f32_to_f16(0.0f));
+      const unsigned int v6493 = v6480 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6488, shm1, v6493, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v6495;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6495, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6495, shm0, v6498, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6474, v6495, v6488);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v6500;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6500, iron_f32_to_f16(0.0f));
+      const unsigned int v6505 = v6480 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6500, shm1, v6505, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v6507;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6507, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6507, shm0, v6510, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6474, v6507, v6500);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v6512;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6512, iron_f32_to_f16(0.0f));
+      const unsigned int v6517 = v6480 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6512, shm1, v6517, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v6519;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6519, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6519, shm0, v6522, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6474, v6519, v6512);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v6524;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6524, iron_f32_to_f16(0.0f));
+      const unsigned int v6529 = v6480 + 64u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6524, shm1, v6529, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v6531;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6531, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6531, shm0, v6534, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6474, v6531, v6524);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v6536;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6536, iron_f32_to_f16(0.0f));
+      const unsigned int v6541 = v6480 + 80u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6536, shm1, v6541, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v6543;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6543, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6543, shm0, v6546, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6474, v6543, v6536);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v6548;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6548, iron_f32_to_f16(0.0f));
+      const unsigned int v6553 = v6480 + 96u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6548, shm1, v6553, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v6555;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6555, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6555, shm0, v6558, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6474, v6555, v6548);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v6560;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6560, iron_f32_to_f16(0.0f));
+      const unsigned int v6565 = v6480 + 112u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6560, shm1, v6565, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v6567;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6567, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6567, shm0, v6570, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6474, v6567, v6560);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v6572;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6572, iron_f32_to_f16(0.0f));
+      const unsigned int v6577 = v6480 + 128u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6572, shm1, v6577, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v6579;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6579, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6579, shm0, v6582, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6474, v6579, v6572);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v6584;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6584, iron_f32_to_f16(0.0f));
+      const unsigned int v6589 = v6480 + 144u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6584, shm1, v6589, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v6591;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6591, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6591, shm0, v6594, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6474, v6591, v6584);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v6596;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6596, iron_f32_to_f16(0.0f));
+      const unsigned int v6601 = v6480 + 160u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6596, shm1, v6601, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v6603;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6603, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6603, shm0, v6606, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6474, v6603, v6596);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v6608;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6608, iron_f32_to_f16(0.0f));
+      const unsigned int v6613 = v6480 + 176u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6608, shm1, v6613, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v6615;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6615, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6615, shm0, v6618, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6474, v6615, v6608);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v6620;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6620, iron_f32_to_f16(0.0f));
+      const unsigned int v6625 = v6480 + 192u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6620, shm1, v6625, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v6627;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6627, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6627, shm0, v6630, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6474, v6627, v6620);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v6632;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6632, iron_f32_to_f16(0.0f));
+      const unsigned int v6637 = v6480 + 208u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6632, shm1, v6637, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v6639;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6639, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6639, shm0, v6642, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6474, v6639, v6632);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v6644;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6644, iron_f32_to_f16(0.0f));
+      const unsigned int v6649 = v6480 + 224u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6644, shm1, v6649, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v6651;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6651, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6651, shm0, v6654, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6474, v6651, v6644);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_f16, 1, 16, 64> v6656;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6656, iron_f32_to_f16(0.0f));
+      const unsigned int v6661 = v6480 + 240u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6656, shm1, v6661, 256u);
+      iron_frag<iron_f16, 0, 16, 16> v6663;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6663, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6663, shm0, v6666, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6474, v6663, v6656);  // kernels/sdpa/flash_tile.hpp:160
+      const unsigned int v6668 = v6468 + 64u;  // kernels/sdpa/flash_tile.hpp:164
+      const bool v6669 = v6668 <= v37;
+      const unsigned int v6677 = v6668 + v18;  // kernels/sdpa/flash_tile.hpp:165
+      const bool v6678 = v6677 <= v448;
+      const bool v6679 = v444 || v6678;
+      const bool v6680 = v6669 && v6679;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v6683 = v6468 + v7;  // kernels/sdpa/flash_tile.hpp:166
+      const unsigned int v6684 = v6683 + v18;
+      const bool v6686 = v437 <= v6684;
+      const bool v6687 = v6682 || v6686;
+      const bool v6688 = v6680 && v6687;  // kernels/sdpa/flash_tile.hpp:165
+      if (v6688) {  // kernels/sdpa/flash_tile.hpp:167
+        const float v6691 = v6474.x[0];  // kernels/sdpa/flash_tile.hpp:168
+        const float v6692 = v6691 * v463;
+        v6474.x[0] = v6692;
+        const float v6695 = v6474.x[1];
+        const float v6696 = v6695 * v463;
+        v6474.x[1] = v6696;
+        const float v6699 = v6474.x[2];
+        const float v6700 = v6699 * v463;
+        v6474.x[2] = v6700;
+        const float v6703 = v6474.x[3];
+        const float v6704 = v6703 * v463;
+        v6474.x[3] = v6704;
+        const float v6707 = v6474.x[4];
+        const float v6708 = v6707 * v463;
+        v6474.x[4] = v6708;
+        const float v6711 = v6474.x[5];
+        const float v6712 = v6711 * v463;
+        v6474.x[5] = v6712;
+        const float v6715 = v6474.x[6];
+        const float v6716 = v6715 * v463;
+        v6474.x[6] = v6716;
+        const float v6719 = v6474.x[7];
+        const float v6720 = v6719 * v463;
+        v6474.x[7] = v6720;
+        const float v6723 = v6474.x[8];
+        const float v6724 = v6723 * v463;
+        v6474.x[8] = v6724;
+        const float v6727 = v6474.x[9];
+        const float v6728 = v6727 * v463;
+        v6474.x[9] = v6728;
+        const float v6731 = v6474.x[10];
+        const float v6732 = v6731 * v463;
+        v6474.x[10] = v6732;
+        const float v6735 = v6474.x[11];
+        const float v6736 = v6735 * v463;
+        v6474.x[11] = v6736;
+        const float v6739 = v6474.x[12];
+        const float v6740 = v6739 * v463;
+        v6474.x[12] = v6740;
+        const float v6743 = v6474.x[13];
+        const float v6744 = v6743 * v463;
+        v6474.x[13] = v6744;
+        const float v6747 = v6474.x[14];
+        const float v6748 = v6747 * v463;
+        v6474.x[14] = v6748;
+        const float v6751 = v6474.x[15];
+        const float v6752 = v6751 * v463;
+        v6474.x[15] = v6752;
+        const float v6755 = v6474.x[16];
+        const float v6756 = v6755 * v463;
+        v6474.x[16] = v6756;
+        const float v6759 = v6474.x[17];
+        const float v6760 = v6759 * v463;
+        v6474.x[17] = v6760;
+        const float v6763 = v6474.x[18];
+        const float v6764 = v6763 * v463;
+        v6474.x[18] = v6764;
+        const float v6767 = v6474.x[19];
+        const float v6768 = v6767 * v463;
+        v6474.x[19] = v6768;
+        const float v6771 = v6474.x[20];
+        const float v6772 = v6771 * v463;
+        v6474.x[20] = v6772;
+        const float v6775 = v6474.x[21];
+        const float v6776 = v6775 * v463;
+        v6474.x[21] = v6776;
+        const float v6779 = v6474.x[22];
+        const float v6780 = v6779 * v463;
+        v6474.x[22] = v6780;
+        const float v6783 = v6474.x[23];
+        const float v6784 = v6783 * v463;
+        v6474.x[23] = v6784;
+        const float v6787 = v6474.x[24];
+        const float v6788 = v6787 * v463;
+        v6474.x[24] = v6788;
+        const float v6791 = v6474.x[25];
+        const float v6792 = v6791 * v463;
+        v6474.x[25] = v6792;
+        const float v6795 = v6474.x[26];
+        const float v6796 = v6795 * v463;
+        v6474.x[26] = v6796;
+        const float v6799 = v6474.x[27];
+        const float v6800 = v6799 * v463;
+        v6474.x[27] = v6800;
+        const float v6803 = v6474.x[28];
+        const float v6804 = v6803 * v463;
+        v6474.x[28] = v6804;
+        const float v6807 = v6474.x[29];
+        const float v6808 = v6807 * v463;
+        v6474.x[29] = v6808;
+        const float v6811 = v6474.x[30];
+        const float v6812 = v6811 * v463;
+        v6474.x[30] = v6812;
+        const float v6815 = v6474.x[31];
+        const float v6816 = v6815 * v463;
+        v6474.x[31] = v6816;
+      } else {
+        const unsigned int v6817 = static_cast<unsigned int>(v6474.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6818 = static_cast<unsigned int>(v6474.row(0, iron_linear_thread() & 31u));
+        const float v6819 = v6474.x[0];
+        const unsigned int v6820 = v43 + v6818;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v6821 = v6468 + v6817;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v6822 = v6821 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6825 = v6820 + v37;
+        const unsigned int v6826 = v6821 + v18;
+        const bool v6827 = v6826 <= v6825;
+        const bool v6828 = v444 || v6827;
+        const bool v6829 = v6822 && v6828;
+        const unsigned int v6832 = v6821 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6833 = v6832 + v18;
+        const bool v6835 = v6825 < v6833;
+        const bool v6836 = v6682 || v6835;
+        const bool v6837 = v6829 && v6836;  // kernels/sdpa/flash_tile.hpp:174
+        const float v6839 = v6819 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6840 = v6837 ? v6839 : __uint_as_float(0xff800000u);
+        v6474.x[0] = v6840;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6841 = static_cast<unsigned int>(v6474.col(1, iron_linear_thread() & 31u));
+        const unsigned int v6842 = static_cast<unsigned int>(v6474.row(1, iron_linear_thread() & 31u));
+        const float v6843 = v6474.x[1];
+        const unsigned int v6844 = v43 + v6842;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v6845 = v6468 + v6841;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v6846 = v6845 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6849 = v6844 + v37;
+        const unsigned int v6850 = v6845 + v18;
+        const bool v6851 = v6850 <= v6849;
+        const bool v6852 = v444 || v6851;
+        const bool v6853 = v6846 && v6852;
+        const unsigned int v6856 = v6845 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6857 = v6856 + v18;
+        const bool v6859 = v6849 < v6857;
+        const bool v6860 = v6682 || v6859;
+        const bool v6861 = v6853 && v6860;  // kernels/sdpa/flash_tile.hpp:174
+        const float v6863 = v6843 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6864 = v6861 ? v6863 : __uint_as_float(0xff800000u);
+        v6474.x[1] = v6864;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6865 = static_cast<unsigned int>(v6474.col(2, iron_linear_thread() & 31u));
+        const unsigned int v6866 = static_cast<unsigned int>(v6474.row(2, iron_linear_thread() & 31u));
+        const float v6867 = v6474.x[2];
+        const unsigned int v6868 = v43 + v6866;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v6869 = v6468 + v6865;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v6870 = v6869 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6873 = v6868 + v37;
+        const unsigned int v6874 = v6869 + v18;
+        const bool v6875 = v6874 <= v6873;
+        const bool v6876 = v444 || v6875;
+        const bool v6877 = v6870 && v6876;
+        const unsigned int v6880 = v6869 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6881 = v6880 + v18;
+        const bool v6883 = v6873 < v6881;
+        const bool v6884 = v6682 || v6883;
+        const bool v6885 = v6877 && v6884;  // kernels/sdpa/flash_tile.hpp:174
+        const float v6887 = v6867 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6888 = v6885 ? v6887 : __uint_as_float(0xff800000u);
+        v6474.x[2] = v6888;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6889 = static_cast<unsigned int>(v6474.col(3, iron_linear_thread() & 31u));
+        const unsigned int v6890 = static_cast<unsigned int>(v6474.row(3, iron_linear_thread() & 31u));
+        const float v6891 = v6474.x[3];
+        const unsigned int v6892 = v43 + v6890;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v6893 = v6468 + v6889;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v6894 = v6893 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6897 = v6892 + v37;
+        const unsigned int v6898 = v6893 + v18;
+        const bool v6899 = v6898 <= v6897;
+        const bool v6900 = v444 || v6899;
+        const bool v6901 = v6894 && v6900;
+        const unsigned int v6904 = v6893 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6905 = v6904 + v18;
+        const bool v6907 = v6897 < v6905;
+        const bool v6908 = v6682 || v6907;
+        const bool v6909 = v6901 && v6908;  // kernels/sdpa/flash_tile.hpp:174
+        const float v6911 = v6891 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6912 = v6909 ? v6911 : __uint_as_float(0xff800000u);
+        v6474.x[3] = v6912;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6913 = static_cast<unsigned int>(v6474.col(4, iron_linear_thread() & 31u));
+        const unsigned int v6914 = static_cast<unsigned int>(v6474.row(4, iron_linear_thread() & 31u));
+        const float v6915 = v6474.x[4];
+        const unsigned int v6916 = v43 + v6914;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v6917 = v6468 + v6913;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v6918 = v6917 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6921 = v6916 + v37;
+        const unsigned int v6922 = v6917 + v18;
+        const bool v6923 = v6922 <= v6921;
+        const bool v6924 = v444 || v6923;
+        const bool v6925 = v6918 && v6924;
+        const unsigned int v6928 = v6917 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6929 = v6928 + v18;
+        const bool v6931 = v6921 < v6929;
+        const bool v6932 = v6682 || v6931;
+        const bool v6933 = v6925 && v6932;  // kernels/sdpa/flash_tile.hpp:174
+        const float v6935 = v6915 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6936 = v6933 ? v6935 : __uint_as_float(0xff800000u);
+        v6474.x[4] = v6936;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6937 = static_cast<unsigned int>(v6474.col(5, iron_linear_thread() & 31u));
+        const unsigned int v6938 = static_cast<unsigned int>(v6474.row(5, iron_linear_thread() & 31u));
+        const float v6939 = v6474.x[5];
+        const unsigned int v6940 = v43 + v6938;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v6941 = v6468 + v6937;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v6942 = v6941 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6945 = v6940 + v37;
+        const unsigned int v6946 = v6941 + v18;
+        const bool v6947 = v6946 <= v6945;
+        const bool v6948 = v444 || v6947;
+        const bool v6949 = v6942 && v6948;
+        const unsigned int v6952 = v6941 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6953 = v6952 + v18;
+        const bool v6955 = v6945 < v6953;
+        const bool v6956 = v6682 || v6955;
+        const bool v6957 = v6949 && v6956;  // kernels/sdpa/flash_tile.hpp:174
+        const float v6959 = v6939 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6960 = v6957 ? v6959 : __uint_as_float(0xff800000u);
+        v6474.x[5] = v6960;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6961 = static_cast<unsigned int>(v6474.col(6, iron_linear_thread() & 31u));
+        const unsigned int v6962 = static_cast<unsigned int>(v6474.row(6, iron_linear_thread() & 31u));
+        const float v6963 = v6474.x[6];
+        const unsigned int v6964 = v43 + v6962;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v6965 = v6468 + v6961;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v6966 = v6965 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6969 = v6964 + v37;
+        const unsigned int v6970 = v6965 + v18;
+        const bool v6971 = v6970 <= v6969;
+        const bool v6972 = v444 || v6971;
+        const bool v6973 = v6966 && v6972;
+        const unsigned int v6976 = v6965 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6977 = v6976 + v18;
+        const bool v6979 = v6969 < v6977;
+        const bool v6980 = v6682 || v6979;
+        const bool v6981 = v6973 && v6980;  // kernels/sdpa/flash_tile.hpp:174
+        const float v6983 = v6963 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6984 = v6981 ? v6983 : __uint_as_float(0xff800000u);
+        v6474.x[6] = v6984;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6985 = static_cast<unsigned int>(v6474.col(7, iron_linear_thread() & 31u));
+        const unsigned int v6986 = static_cast<unsigned int>(v6474.row(7, iron_linear_thread() & 31u));
+        const float v6987 = v6474.x[7];
+        const unsigned int v6988 = v43 + v6986;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v6989 = v6468 + v6985;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v6990 = v6989 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6993 = v6988 + v37;
+        const unsigned int v6994 = v6989 + v18;
+        const bool v6995 = v6994 <= v6993;
+        const bool v6996 = v444 || v6995;
+        const bool v6997 = v6990 && v6996;
+        const unsigned int v7000 = v6989 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7001 = v7000 + v18;
+        const bool v7003 = v6993 < v7001;
+        const bool v7004 = v6682 || v7003;
+        const bool v7005 = v6997 && v7004;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7007 = v6987 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7008 = v7005 ? v7007 : __uint_as_float(0xff800000u);
+        v6474.x[7] = v7008;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7009 = static_cast<unsigned int>(v6474.col(8, iron_linear_thread() & 31u));
+        const unsigned int v7010 = static_cast<unsigned int>(v6474.row(8, iron_linear_thread() & 31u));
+        const float v7011 = v6474.x[8];
+        const unsigned int v7012 = v43 + v7010;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7013 = v6468 + v7009;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7014 = v7013 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7017 = v7012 + v37;
+        const unsigned int v7018 = v7013 + v18;
+        const bool v7019 = v7018 <= v7017;
+        const bool v7020 = v444 || v7019;
+        const bool v7021 = v7014 && v7020;
+        const unsigned int v7024 = v7013 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7025 = v7024 + v18;
+        const bool v7027 = v7017 < v7025;
+        const bool v7028 = v6682 || v7027;
+        const bool v7029 = v7021 && v7028;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7031 = v7011 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7032 = v7029 ? v7031 : __uint_as_float(0xff800000u);
+        v6474.x[8] = v7032;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7033 = static_cast<unsigned int>(v6474.col(9, iron_linear_thread() & 31u));
+        const unsigned int v7034 = static_cast<unsigned int>(v6474.row(9, iron_linear_thread() & 31u));
+        const float v7035 = v6474.x[9];
+        const unsigned int v7036 = v43 + v7034;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7037 = v6468 + v7033;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7038 = v7037 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7041 = v7036 + v37;
+        const unsigned int v7042 = v7037 + v18;
+        const bool v7043 = v7042 <= v7041;
+        const bool v7044 = v444 || v7043;
+        const bool v7045 = v7038 && v7044;
+        const unsigned int v7048 = v7037 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7049 = v7048 + v18;
+        const bool v7051 = v7041 < v7049;
+        const bool v7052 = v6682 || v7051;
+        const bool v7053 = v7045 && v7052;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7055 = v7035 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7056 = v7053 ? v7055 : __uint_as_float(0xff800000u);
+        v6474.x[9] = v7056;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7057 = static_cast<unsigned int>(v6474.col(10, iron_linear_thread() & 31u));
+        const unsigned int v7058 = static_cast<unsigned int>(v6474.row(10, iron_linear_thread() & 31u));
+        const float v7059 = v6474.x[10];
+        const unsigned int v7060 = v43 + v7058;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7061 = v6468 + v7057;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7062 = v7061 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7065 = v7060 + v37;
+        const unsigned int v7066 = v7061 + v18;
+        const bool v7067 = v7066 <= v7065;
+        const bool v7068 = v444 || v7067;
+        const bool v7069 = v7062 && v7068;
+        const unsigned int v7072 = v7061 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7073 = v7072 + v18;
+        const bool v7075 = v7065 < v7073;
+        const bool v7076 = v6682 || v7075;
+        const bool v7077 = v7069 && v7076;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7079 = v7059 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7080 = v7077 ? v7079 : __uint_as_float(0xff800000u);
+        v6474.x[10] = v7080;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7081 = static_cast<unsigned int>(v6474.col(11, iron_linear_thread() & 31u));
+        const unsigned int v7082 = static_cast<unsigned int>(v6474.row(11, iron_linear_thread() & 31u));
+        const float v7083 = v6474.x[11];
+        const unsigned int v7084 = v43 + v7082;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7085 = v6468 + v7081;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7086 = v7085 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7089 = v7084 + v37;
+        const unsigned int v7090 = v7085 + v18;
+        const bool v7091 = v7090 <= v7089;
+        const bool v7092 = v444 || v7091;
+        const bool v7093 = v7086 && v7092;
+        const unsigned int v7096 = v7085 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7097 = v7096 + v18;
+        const bool v7099 = v7089 < v7097;
+        const bool v7100 = v6682 || v7099;
+        const bool v7101 = v7093 && v7100;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7103 = v7083 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7104 = v7101 ? v7103 : __uint_as_float(0xff800000u);
+        v6474.x[11] = v7104;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7105 = static_cast<unsigned int>(v6474.col(12, iron_linear_thread() & 31u));
+        const unsigned int v7106 = static_cast<unsigned int>(v6474.row(12, iron_linear_thread() & 31u));
+        const float v7107 = v6474.x[12];
+        const unsigned int v7108 = v43 + v7106;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7109 = v6468 + v7105;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7110 = v7109 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7113 = v7108 + v37;
+        const unsigned int v7114 = v7109 + v18;
+        const bool v7115 = v7114 <= v7113;
+        const bool v7116 = v444 || v7115;
+        const bool v7117 = v7110 && v7116;
+        const unsigned int v7120 = v7109 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7121 = v7120 + v18;
+        const bool v7123 = v7113 < v7121;
+        const bool v7124 = v6682 || v7123;
+        const bool v7125 = v7117 && v7124;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7127 = v7107 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7128 = v7125 ? v7127 : __uint_as_float(0xff800000u);
+        v6474.x[12] = v7128;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7129 = static_cast<unsigned int>(v6474.col(13, iron_linear_thread() & 31u));
+        const unsigned int v7130 = static_cast<unsigned int>(v6474.row(13, iron_linear_thread() & 31u));
+        const float v7131 = v6474.x[13];
+        const unsigned int v7132 = v43 + v7130;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7133 = v6468 + v7129;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7134 = v7133 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7137 = v7132 + v37;
+        const unsigned int v7138 = v7133 + v18;
+        const bool v7139 = v7138 <= v7137;
+        const bool v7140 = v444 || v7139;
+        const bool v7141 = v7134 && v7140;
+        const unsigned int v7144 = v7133 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7145 = v7144 + v18;
+        const bool v7147 = v7137 < v7145;
+        const bool v7148 = v6682 || v7147;
+        const bool v7149 = v7141 && v7148;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7151 = v7131 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7152 = v7149 ? v7151 : __uint_as_float(0xff800000u);
+        v6474.x[13] = v7152;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7153 = static_cast<unsigned int>(v6474.col(14, iron_linear_thread() & 31u));
+        const unsigned int v7154 = static_cast<unsigned int>(v6474.row(14, iron_linear_thread() & 31u));
+        const float v7155 = v6474.x[14];
+        const unsigned int v7156 = v43 + v7154;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7157 = v6468 + v7153;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7158 = v7157 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7161 = v7156 + v37;
+        const unsigned int v7162 = v7157 + v18;
+        const bool v7163 = v7162 <= v7161;
+        const bool v7164 = v444 || v7163;
+        const bool v7165 = v7158 && v7164;
+        const unsigned int v7168 = v7157 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7169 = v7168 + v18;
+        const bool v7171 = v7161 < v7169;
+        const bool v7172 = v6682 || v7171;
+        const bool v7173 = v7165 && v7172;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7175 = v7155 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7176 = v7173 ? v7175 : __uint_as_float(0xff800000u);
+        v6474.x[14] = v7176;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7177 = static_cast<unsigned int>(v6474.col(15, iron_linear_thread() & 31u));
+        const unsigned int v7178 = static_cast<unsigned int>(v6474.row(15, iron_linear_thread() & 31u));
+        const float v7179 = v6474.x[15];
+        const unsigned int v7180 = v43 + v7178;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7181 = v6468 + v7177;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7182 = v7181 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7185 = v7180 + v37;
+        const unsigned int v7186 = v7181 + v18;
+        const bool v7187 = v7186 <= v7185;
+        const bool v7188 = v444 || v7187;
+        const bool v7189 = v7182 && v7188;
+        const unsigned int v7192 = v7181 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7193 = v7192 + v18;
+        const bool v7195 = v7185 < v7193;
+        const bool v7196 = v6682 || v7195;
+        const bool v7197 = v7189 && v7196;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7199 = v7179 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7200 = v7197 ? v7199 : __uint_as_float(0xff800000u);
+        v6474.x[15] = v7200;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7201 = static_cast<unsigned int>(v6474.col(16, iron_linear_thread() & 31u));
+        const unsigned int v7202 = static_cast<unsigned int>(v6474.row(16, iron_linear_thread() & 31u));
+        const float v7203 = v6474.x[16];
+        const unsigned int v7204 = v43 + v7202;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7205 = v6468 + v7201;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7206 = v7205 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7209 = v7204 + v37;
+        const unsigned int v7210 = v7205 + v18;
+        const bool v7211 = v7210 <= v7209;
+        const bool v7212 = v444 || v7211;
+        const bool v7213 = v7206 && v7212;
+        const unsigned int v7216 = v7205 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7217 = v7216 + v18;
+        const bool v7219 = v7209 < v7217;
+        const bool v7220 = v6682 || v7219;
+        const bool v7221 = v7213 && v7220;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7223 = v7203 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7224 = v7221 ? v7223 : __uint_as_float(0xff800000u);
+        v6474.x[16] = v7224;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7225 = static_cast<unsigned int>(v6474.col(17, iron_linear_thread() & 31u));
+        const unsigned int v7226 = static_cast<unsigned int>(v6474.row(17, iron_linear_thread() & 31u));
+        const float v7227 = v6474.x[17];
+        const unsigned int v7228 = v43 + v7226;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7229 = v6468 + v7225;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7230 = v7229 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7233 = v7228 + v37;
+        const unsigned int v7234 = v7229 + v18;
+        const bool v7235 = v7234 <= v7233;
+        const bool v7236 = v444 || v7235;
+        const bool v7237 = v7230 && v7236;
+        const unsigned int v7240 = v7229 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7241 = v7240 + v18;
+        const bool v7243 = v7233 < v7241;
+        const bool v7244 = v6682 || v7243;
+        const bool v7245 = v7237 && v7244;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7247 = v7227 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7248 = v7245 ? v7247 : __uint_as_float(0xff800000u);
+        v6474.x[17] = v7248;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7249 = static_cast<unsigned int>(v6474.col(18, iron_linear_thread() & 31u));
+        const unsigned int v7250 = static_cast<unsigned int>(v6474.row(18, iron_linear_thread() & 31u));
+        const float v7251 = v6474.x[18];
+        const unsigned int v7252 = v43 + v7250;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7253 = v6468 + v7249;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7254 = v7253 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7257 = v7252 + v37;
+        const unsigned int v7258 = v7253 + v18;
+        const bool v7259 = v7258 <= v7257;
+        const bool v7260 = v444 || v7259;
+        const bool v7261 = v7254 && v7260;
+        const unsigned int v7264 = v7253 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7265 = v7264 + v18;
+        const bool v7267 = v7257 < v7265;
+        const bool v7268 = v6682 || v7267;
+        const bool v7269 = v7261 && v7268;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7271 = v7251 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7272 = v7269 ? v7271 : __uint_as_float(0xff800000u);
+        v6474.x[18] = v7272;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7273 = static_cast<unsigned int>(v6474.col(19, iron_linear_thread() & 31u));
+        const unsigned int v7274 = static_cast<unsigned int>(v6474.row(19, iron_linear_thread() & 31u));
+        const float v7275 = v6474.x[19];
+        const unsigned int v7276 = v43 + v7274;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7277 = v6468 + v7273;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7278 = v7277 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7281 = v7276 + v37;
+        const unsigned int v7282 = v7277 + v18;
+        const bool v7283 = v7282 <= v7281;
+        const bool v7284 = v444 || v7283;
+        const bool v7285 = v7278 && v7284;
+        const unsigned int v7288 = v7277 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7289 = v7288 + v18;
+        const bool v7291 = v7281 < v7289;
+        const bool v7292 = v6682 || v7291;
+        const bool v7293 = v7285 && v7292;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7295 = v7275 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7296 = v7293 ? v7295 : __uint_as_float(0xff800000u);
+        v6474.x[19] = v7296;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7297 = static_cast<unsigned int>(v6474.col(20, iron_linear_thread() & 31u));
+        const unsigned int v7298 = static_cast<unsigned int>(v6474.row(20, iron_linear_thread() & 31u));
+        const float v7299 = v6474.x[20];
+        const unsigned int v7300 = v43 + v7298;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7301 = v6468 + v7297;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7302 = v7301 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7305 = v7300 + v37;
+        const unsigned int v7306 = v7301 + v18;
+        const bool v7307 = v7306 <= v7305;
+        const bool v7308 = v444 || v7307;
+        const bool v7309 = v7302 && v7308;
+        const unsigned int v7312 = v7301 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7313 = v7312 + v18;
+        const bool v7315 = v7305 < v7313;
+        const bool v7316 = v6682 || v7315;
+        const bool v7317 = v7309 && v7316;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7319 = v7299 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7320 = v7317 ? v7319 : __uint_as_float(0xff800000u);
+        v6474.x[20] = v7320;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7321 = static_cast<unsigned int>(v6474.col(21, iron_linear_thread() & 31u));
+        const unsigned int v7322 = static_cast<unsigned int>(v6474.row(21, iron_linear_thread() & 31u));
+        const float v7323 = v6474.x[21];
+        const unsigned int v7324 = v43 + v7322;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7325 = v6468 + v7321;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7326 = v7325 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7329 = v7324 + v37;
+        const unsigned int v7330 = v7325 + v18;
+        const bool v7331 = v7330 <= v7329;
+        const bool v7332 = v444 || v7331;
+        const bool v7333 = v7326 && v7332;
+        const unsigned int v7336 = v7325 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7337 = v7336 + v18;
+        const bool v7339 = v7329 < v7337;
+        const bool v7340 = v6682 || v7339;
+        const bool v7341 = v7333 && v7340;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7343 = v7323 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7344 = v7341 ? v7343 : __uint_as_float(0xff800000u);
+        v6474.x[21] = v7344;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7345 = static_cast<unsigned int>(v6474.col(22, iron_linear_thread() & 31u));
+        const unsigned int v7346 = static_cast<unsigned int>(v6474.row(22, iron_linear_thread() & 31u));
+        const float v7347 = v6474.x[22];
+        const unsigned int v7348 = v43 + v7346;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7349 = v6468 + v7345;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7350 = v7349 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7353 = v7348 + v37;
+        const unsigned int v7354 = v7349 + v18;
+        const bool v7355 = v7354 <= v7353;
+        const bool v7356 = v444 || v7355;
+        const bool v7357 = v7350 && v7356;
+        const unsigned int v7360 = v7349 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7361 = v7360 + v18;
+        const bool v7363 = v7353 < v7361;
+        const bool v7364 = v6682 || v7363;
+        const bool v7365 = v7357 && v7364;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7367 = v7347 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7368 = v7365 ? v7367 : __uint_as_float(0xff800000u);
+        v6474.x[22] = v7368;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7369 = static_cast<unsigned int>(v6474.col(23, iron_linear_thread() & 31u));
+        const unsigned int v7370 = static_cast<unsigned int>(v6474.row(23, iron_linear_thread() & 31u));
+        const float v7371 = v6474.x[23];
+        const unsigned int v7372 = v43 + v7370;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7373 = v6468 + v7369;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7374 = v7373 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7377 = v7372 + v37;
+        const unsigned int v7378 = v7373 + v18;
+        const bool v7379 = v7378 <= v7377;
+        const bool v7380 = v444 || v7379;
+        const bool v7381 = v7374 && v7380;
+        const unsigned int v7384 = v7373 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7385 = v7384 + v18;
+        const bool v7387 = v7377 < v7385;
+        const bool v7388 = v6682 || v7387;
+        const bool v7389 = v7381 && v7388;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7391 = v7371 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7392 = v7389 ? v7391 : __uint_as_float(0xff800000u);
+        v6474.x[23] = v7392;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7393 = static_cast<unsigned int>(v6474.col(24, iron_linear_thread() & 31u));
+        const unsigned int v7394 = static_cast<unsigned int>(v6474.row(24, iron_linear_thread() & 31u));
+        const float v7395 = v6474.x[24];
+        const unsigned int v7396 = v43 + v7394;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7397 = v6468 + v7393;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7398 = v7397 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7401 = v7396 + v37;
+        const unsigned int v7402 = v7397 + v18;
+        const bool v7403 = v7402 <= v7401;
+        const bool v7404 = v444 || v7403;
+        const bool v7405 = v7398 && v7404;
+        const unsigned int v7408 = v7397 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7409 = v7408 + v18;
+        const bool v7411 = v7401 < v7409;
+        const bool v7412 = v6682 || v7411;
+        const bool v7413 = v7405 && v7412;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7415 = v7395 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7416 = v7413 ? v7415 : __uint_as_float(0xff800000u);
+        v6474.x[24] = v7416;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7417 = static_cast<unsigned int>(v6474.col(25, iron_linear_thread() & 31u));
+        const unsigned int v7418 = static_cast<unsigned int>(v6474.row(25, iron_linear_thread() & 31u));
+        const float v7419 = v6474.x[25];
+        const unsigned int v7420 = v43 + v7418;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7421 = v6468 + v7417;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7422 = v7421 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7425 = v7420 + v37;
+        const unsigned int v7426 = v7421 + v18;
+        const bool v7427 = v7426 <= v7425;
+        const bool v7428 = v444 || v7427;
+        const bool v7429 = v7422 && v7428;
+        const unsigned int v7432 = v7421 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7433 = v7432 + v18;
+        const bool v7435 = v7425 < v7433;
+        const bool v7436 = v6682 || v7435;
+        const bool v7437 = v7429 && v7436;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7439 = v7419 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7440 = v7437 ? v7439 : __uint_as_float(0xff800000u);
+        v6474.x[25] = v7440;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7441 = static_cast<unsigned int>(v6474.col(26, iron_linear_thread() & 31u));
+        const unsigned int v7442 = static_cast<unsigned int>(v6474.row(26, iron_linear_thread() & 31u));
+        const float v7443 = v6474.x[26];
+        const unsigned int v7444 = v43 + v7442;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7445 = v6468 + v7441;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7446 = v7445 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7449 = v7444 + v37;
+        const unsigned int v7450 = v7445 + v18;
+        const bool v7451 = v7450 <= v7449;
+        const bool v7452 = v444 || v7451;
+        const bool v7453 = v7446 && v7452;
+        const unsigned int v7456 = v7445 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7457 = v7456 + v18;
+        const bool v7459 = v7449 < v7457;
+        const bool v7460 = v6682 || v7459;
+        const bool v7461 = v7453 && v7460;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7463 = v7443 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7464 = v7461 ? v7463 : __uint_as_float(0xff800000u);
+        v6474.x[26] = v7464;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7465 = static_cast<unsigned int>(v6474.col(27, iron_linear_thread() & 31u));
+        const unsigned int v7466 = static_cast<unsigned int>(v6474.row(27, iron_linear_thread() & 31u));
+        const float v7467 = v6474.x[27];
+        const unsigned int v7468 = v43 + v7466;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7469 = v6468 + v7465;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7470 = v7469 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7473 = v7468 + v37;
+        const unsigned int v7474 = v7469 + v18;
+        const bool v7475 = v7474 <= v7473;
+        const bool v7476 = v444 || v7475;
+        const bool v7477 = v7470 && v7476;
+        const unsigned int v7480 = v7469 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7481 = v7480 + v18;
+        const bool v7483 = v7473 < v7481;
+        const bool v7484 = v6682 || v7483;
+        const bool v7485 = v7477 && v7484;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7487 = v7467 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7488 = v7485 ? v7487 : __uint_as_float(0xff800000u);
+        v6474.x[27] = v7488;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7489 = static_cast<unsigned int>(v6474.col(28, iron_linear_thread() & 31u));
+        const unsigned int v7490 = static_cast<unsigned int>(v6474.row(28, iron_linear_thread() & 31u));
+        const float v7491 = v6474.x[28];
+        const unsigned int v7492 = v43 + v7490;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7493 = v6468 + v7489;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7494 = v7493 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7497 = v7492 + v37;
+        const unsigned int v7498 = v7493 + v18;
+        const bool v7499 = v7498 <= v7497;
+        const bool v7500 = v444 || v7499;
+        const bool v7501 = v7494 && v7500;
+        const unsigned int v7504 = v7493 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7505 = v7504 + v18;
+        const bool v7507 = v7497 < v7505;
+        const bool v7508 = v6682 || v7507;
+        const bool v7509 = v7501 && v7508;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7511 = v7491 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7512 = v7509 ? v7511 : __uint_as_float(0xff800000u);
+        v6474.x[28] = v7512;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7513 = static_cast<unsigned int>(v6474.col(29, iron_linear_thread() & 31u));
+        const unsigned int v7514 = static_cast<unsigned int>(v6474.row(29, iron_linear_thread() & 31u));
+        const float v7515 = v6474.x[29];
+        const unsigned int v7516 = v43 + v7514;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7517 = v6468 + v7513;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7518 = v7517 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7521 = v7516 + v37;
+        const unsigned int v7522 = v7517 + v18;
+        const bool v7523 = v7522 <= v7521;
+        const bool v7524 = v444 || v7523;
+        const bool v7525 = v7518 && v7524;
+        const unsigned int v7528 = v7517 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7529 = v7528 + v18;
+        const bool v7531 = v7521 < v7529;
+        const bool v7532 = v6682 || v7531;
+        const bool v7533 = v7525 && v7532;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7535 = v7515 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7536 = v7533 ? v7535 : __uint_as_float(0xff800000u);
+        v6474.x[29] = v7536;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7537 = static_cast<unsigned int>(v6474.col(30, iron_linear_thread() & 31u));
+        const unsigned int v7538 = static_cast<unsigned int>(v6474.row(30, iron_linear_thread() & 31u));
+        const float v7539 = v6474.x[30];
+        const unsigned int v7540 = v43 + v7538;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7541 = v6468 + v7537;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7542 = v7541 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7545 = v7540 + v37;
+        const unsigned int v7546 = v7541 + v18;
+        const bool v7547 = v7546 <= v7545;
+        const bool v7548 = v444 || v7547;
+        const bool v7549 = v7542 && v7548;
+        const unsigned int v7552 = v7541 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7553 = v7552 + v18;
+        const bool v7555 = v7545 < v7553;
+        const bool v7556 = v6682 || v7555;
+        const bool v7557 = v7549 && v7556;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7559 = v7539 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7560 = v7557 ? v7559 : __uint_as_float(0xff800000u);
+        v6474.x[30] = v7560;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7561 = static_cast<unsigned int>(v6474.col(31, iron_linear_thread() & 31u));
+        const unsigned int v7562 = static_cast<unsigned int>(v6474.row(31, iron_linear_thread() & 31u));
+        const float v7563 = v6474.x[31];
+        const unsigned int v7564 = v43 + v7562;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7565 = v6468 + v7561;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7566 = v7565 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7569 = v7564 + v37;
+        const unsigned int v7570 = v7565 + v18;
+        const bool v7571 = v7570 <= v7569;
+        const bool v7572 = v444 || v7571;
+        const bool v7573 = v7566 && v7572;
+        const unsigned int v7576 = v7565 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7577 = v7576 + v18;
+        const bool v7579 = v7569 < v7577;
+        const bool v7580 = v6682 || v7579;
+        const bool v7581 = v7573 && v7580;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7583 = v7563 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7584 = v7581 ? v7583 : __uint_as_float(0xff800000u);
+        v6474.x[31] = v7584;  // kernels/sdpa/flash_tile.hpp:171
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:127
+      iron_frag<float, 2, 16, 8> v7586;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag_fill(v7586, 0.0f);
+      iron_frag_row_reduce<false>(v7586, v6474);
+      iron_frag<float, 2, 16, 8> v7588;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag_fill(v7588, 0.0f);
+      const float v7592 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:183
+      const float v7593 = v7586.x[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v7594 = fmaxf(v7592, v7593);
+      const bool v7597 = v7594 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7598 = v7597 ? 0.0f : v7594;
+      const float v7599 = v7592 - v7598;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7600 = iron_exp2_approx(v7599);
+      v7588.x[0] = v7600;  // kernels/sdpa/flash_tile.hpp:182
+      const float v7604 = v465.x[1];  // kernels/sdpa/flash_tile.hpp:183
+      const float v7605 = v7586.x[1];  // kernels/sdpa/flash_tile.hpp:184
+      const float v7606 = fmaxf(v7604, v7605);
+      const bool v7609 = v7606 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7610 = v7609 ? 0.0f : v7606;
+      const float v7611 = v7604 - v7610;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7612 = iron_exp2_approx(v7611);
+      v7588.x[1] = v7612;  // kernels/sdpa/flash_tile.hpp:182
+      const float v7616 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:183
+      const float v7617 = v7586.x[2];  // kernels/sdpa/flash_tile.hpp:184
+      const float v7618 = fmaxf(v7616, v7617);
+      const bool v7621 = v7618 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7622 = v7621 ? 0.0f : v7618;
+      const float v7623 = v7616 - v7622;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7624 = iron_exp2_approx(v7623);
+      v7588.x[2] = v7624;  // kernels/sdpa/flash_tile.hpp:182
+      const float v7628 = v465.x[3];  // kernels/sdpa/flash_tile.hpp:183
+      const float v7629 = v7586.x[3];  // kernels/sdpa/flash_tile.hpp:184
+      const float v7630 = fmaxf(v7628, v7629);
+      const bool v7633 = v7630 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7634 = v7633 ? 0.0f : v7630;
+      const float v7635 = v7628 - v7634;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7636 = iron_exp2_approx(v7635);
+      v7588.x[3] = v7636;  // kernels/sdpa/flash_tile.hpp:182
+      const float v7639 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7640 = v7586.x[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7641 = fmaxf(v7639, v7640);
+      v465.x[0] = v7641;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7644 = v465.x[1];
+      const float v7645 = v7586.x[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7646 = fmaxf(v7644, v7645);
+      v465.x[1] = v7646;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7649 = v465.x[2];
+      const float v7650 = v7586.x[2];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7651 = fmaxf(v7649, v7650);
+      v465.x[2] = v7651;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7654 = v465.x[3];
+      const float v7655 = v7586.x[3];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7656 = fmaxf(v7654, v7655);
+      v465.x[3] = v7656;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7659 = v6474.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7660 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7663 = v7660 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7664 = v7663 ? 0.0f : v7660;
+      const float v7665 = v7659 - v7664;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7666 = iron_exp2_approx(v7665);
+      v6474.x[0] = v7666;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7669 = v6474.x[1];
+      const float v7670 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7673 = v7670 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7674 = v7673 ? 0.0f : v7670;
+      const float v7675 = v7669 - v7674;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7676 = iron_exp2_approx(v7675);
+      v6474.x[1] = v7676;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7679 = v6474.x[2];
+      const float v7680 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7683 = v7680 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7684 = v7683 ? 0.0f : v7680;
+      const float v7685 = v7679 - v7684;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7686 = iron_exp2_approx(v7685);
+      v6474.x[2] = v7686;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7689 = v6474.x[3];
+      const float v7690 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7693 = v7690 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7694 = v7693 ? 0.0f : v7690;
+      const float v7695 = v7689 - v7694;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7696 = iron_exp2_approx(v7695);
+      v6474.x[3] = v7696;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7699 = v6474.x[4];
+      const float v7700 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7703 = v7700 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7704 = v7703 ? 0.0f : v7700;
+      const float v7705 = v7699 - v7704;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7706 = iron_exp2_approx(v7705);
+      v6474.x[4] = v7706;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7709 = v6474.x[5];
+      const float v7710 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7713 = v7710 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7714 = v7713 ? 0.0f : v7710;
+      const float v7715 = v7709 - v7714;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7716 = iron_exp2_approx(v7715);
+      v6474.x[5] = v7716;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7719 = v6474.x[6];
+      const float v7720 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7723 = v7720 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7724 = v7723 ? 0.0f : v7720;
+      const float v7725 = v7719 - v7724;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7726 = iron_exp2_approx(v7725);
+      v6474.x[6] = v7726;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7729 = v6474.x[7];
+      const float v7730 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7733 = v7730 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7734 = v7733 ? 0.0f : v7730;
+      const float v7735 = v7729 - v7734;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7736 = iron_exp2_approx(v7735);
+      v6474.x[7] = v7736;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7739 = v6474.x[8];
+      const float v7740 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7743 = v7740 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7744 = v7743 ? 0.0f : v7740;
+      const float v7745 = v7739 - v7744;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7746 = iron_exp2_approx(v7745);
+      v6474.x[8] = v7746;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7749 = v6474.x[9];
+      const float v7750 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7753 = v7750 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7754 = v7753 ? 0.0f : v7750;
+      const float v7755 = v7749 - v7754;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7756 = iron_exp2_approx(v7755);
+      v6474.x[9] = v7756;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7759 = v6474.x[10];
+      const float v7760 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7763 = v7760 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7764 = v7763 ? 0.0f : v7760;
+      const float v7765 = v7759 - v7764;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7766 = iron_exp2_approx(v7765);
+      v6474.x[10] = v7766;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7769 = v6474.x[11];
+      const float v7770 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7773 = v7770 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7774 = v7773 ? 0.0f : v7770;
+      const float v7775 = v7769 - v7774;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7776 = iron_exp2_approx(v7775);
+      v6474.x[11] = v7776;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7779 = v6474.x[12];
+      const float v7780 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7783 = v7780 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7784 = v7783 ? 0.0f : v7780;
+      const float v7785 = v7779 - v7784;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7786 = iron_exp2_approx(v7785);
+      v6474.x[12] = v7786;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7789 = v6474.x[13];
+      const float v7790 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7793 = v7790 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7794 = v7793 ? 0.0f : v7790;
+      const float v7795 = v7789 - v7794;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7796 = iron_exp2_approx(v7795);
+      v6474.x[13] = v7796;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7799 = v6474.x[14];
+      const float v7800 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7803 = v7800 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7804 = v7803 ? 0.0f : v7800;
+      const float v7805 = v7799 - v7804;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7806 = iron_exp2_approx(v7805);
+      v6474.x[14] = v7806;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7809 = v6474.x[15];
+      const float v7810 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7813 = v7810 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7814 = v7813 ? 0.0f : v7810;
+      const float v7815 = v7809 - v7814;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7816 = iron_exp2_approx(v7815);
+      v6474.x[15] = v7816;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7819 = v6474.x[16];
+      const float v7820 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7823 = v7820 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7824 = v7823 ? 0.0f : v7820;
+      const float v7825 = v7819 - v7824;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7826 = iron_exp2_approx(v7825);
+      v6474.x[16] = v7826;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7829 = v6474.x[17];
+      const float v7830 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7833 = v7830 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7834 = v7833 ? 0.0f : v7830;
+      const float v7835 = v7829 - v7834;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7836 = iron_exp2_approx(v7835);
+      v6474.x[17] = v7836;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7839 = v6474.x[18];
+      const float v7840 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7843 = v7840 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7844 = v7843 ? 0.0f : v7840;
+      const float v7845 = v7839 - v7844;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7846 = iron_exp2_approx(v7845);
+      v6474.x[18] = v7846;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7849 = v6474.x[19];
+      const float v7850 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7853 = v7850 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7854 = v7853 ? 0.0f : v7850;
+      const float v7855 = v7849 - v7854;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7856 = iron_exp2_approx(v7855);
+      v6474.x[19] = v7856;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7859 = v6474.x[20];
+      const float v7860 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7863 = v7860 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7864 = v7863 ? 0.0f : v7860;
+      const float v7865 = v7859 - v7864;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7866 = iron_exp2_approx(v7865);
+      v6474.x[20] = v7866;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7869 = v6474.x[21];
+      const float v7870 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7873 = v7870 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7874 = v7873 ? 0.0f : v7870;
+      const float v7875 = v7869 - v7874;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7876 = iron_exp2_approx(v7875);
+      v6474.x[21] = v7876;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7879 = v6474.x[22];
+      const float v7880 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7883 = v7880 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7884 = v7883 ? 0.0f : v7880;
+      const float v7885 = v7879 - v7884;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7886 = iron_exp2_approx(v7885);
+      v6474.x[22] = v7886;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7889 = v6474.x[23];
+      const float v7890 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7893 = v7890 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7894 = v7893 ? 0.0f : v7890;
+      const float v7895 = v7889 - v7894;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7896 = iron_exp2_approx(v7895);
+      v6474.x[23] = v7896;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7899 = v6474.x[24];
+      const float v7900 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7903 = v7900 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7904 = v7903 ? 0.0f : v7900;
+      const float v7905 = v7899 - v7904;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7906 = iron_exp2_approx(v7905);
+      v6474.x[24] = v7906;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7909 = v6474.x[25];
+      const float v7910 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7913 = v7910 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7914 = v7913 ? 0.0f : v7910;
+      const float v7915 = v7909 - v7914;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7916 = iron_exp2_approx(v7915);
+      v6474.x[25] = v7916;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7919 = v6474.x[26];
+      const float v7920 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7923 = v7920 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7924 = v7923 ? 0.0f : v7920;
+      const float v7925 = v7919 - v7924;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7926 = iron_exp2_approx(v7925);
+      v6474.x[26] = v7926;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7929 = v6474.x[27];
+      const float v7930 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7933 = v7930 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7934 = v7933 ? 0.0f : v7930;
+      const float v7935 = v7929 - v7934;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7936 = iron_exp2_approx(v7935);
+      v6474.x[27] = v7936;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7939 = v6474.x[28];
+      const float v7940 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7943 = v7940 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7944 = v7943 ? 0.0f : v7940;
+      const float v7945 = v7939 - v7944;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7946 = iron_exp2_approx(v7945);
+      v6474.x[28] = v7946;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7949 = v6474.x[29];
+      const float v7950 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7953 = v7950 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7954 = v7953 ? 0.0f : v7950;
+      const float v7955 = v7949 - v7954;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7956 = iron_exp2_approx(v7955);
+      v6474.x[29] = v7956;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7959 = v6474.x[30];
+      const float v7960 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7963 = v7960 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7964 = v7963 ? 0.0f : v7960;
+      const float v7965 = v7959 - v7964;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7966 = iron_exp2_approx(v7965);
+      v6474.x[30] = v7966;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7969 = v6474.x[31];
+      const float v7970 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7973 = v7970 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7974 = v7973 ? 0.0f : v7970;
+      const float v7975 = v7969 - v7974;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7976 = iron_exp2_approx(v7975);
+      v6474.x[31] = v7976;  // kernels/sdpa/flash_tile.hpp:189
+      iron_frag<float, 2, 16, 8> v7978;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v7978, 0.0f);
+      iron_frag_row_reduce<true>(v7978, v6474);
+      const float v7981 = v467.x[0];  // kernels/sdpa/flash_tile.hpp:193
+      const float v7982 = v7978.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7983 = v7588.x[0];
+      const float v7984 = v7981 * v7983;
+      const float v7985 = v7984 + v7982;
+      v467.x[0] = v7985;  // kernels/sdpa/flash_tile.hpp:193
+      const float v7988 = v467.x[1];
+      const float v7989 = v7978.x[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7990 = v7588.x[1];
+      const float v7991 = v7988 * v7990;
+      const float v7992 = v7991 + v7989;
+      v467.x[1] = v7992;  // kernels/sdpa/flash_tile.hpp:193
+      const float v7995 = v467.x[2];
+      const float v7996 = v7978.x[2];  // kernels/sdpa/flash_tile.hpp:194
+      const float v7997 = v7588.x[2];
+      const float v7998 = v7995 * v7997;
+      const float v7999 = v7998 + v7996;
+      v467.x[2] = v7999;  // kernels/sdpa/flash_tile.hpp:193
+      const float v8002 = v467.x[3];
+      const float v8003 = v7978.x[3];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8004 = v7588.x[3];
+      const float v8005 = v8002 * v8004;
+      const float v8006 = v8005 + v8003;
+      v467.x[3] = v8006;  // kernels/sdpa/flash_tile.hpp:193
+      const float v8009 = v469.x[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v8010 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8011 = v8009 * v8010;
+      v469.x[0] = v8011;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8014 = v469.x[1];
+      const float v8015 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8016 = v8014 * v8015;
+      v469.x[1] = v8016;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8019 = v469.x[2];
+      const float v8020 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8021 = v8019 * v8020;
+      v469.x[2] = v8021;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8024 = v469.x[3];
+      const float v8025 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8026 = v8024 * v8025;
+      v469.x[3] = v8026;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8029 = v469.x[4];
+      const float v8030 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8031 = v8029 * v8030;
+      v469.x[4] = v8031;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8034 = v469.x[5];
+      const float v8035 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8036 = v8034 * v8035;
+      v469.x[5] = v8036;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8039 = v469.x[6];
+      const float v8040 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8041 = v8039 * v8040;
+      v469.x[6] = v8041;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8044 = v469.x[7];
+      const float v8045 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8046 = v8044 * v8045;
+      v469.x[7] = v8046;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8049 = v469.x[8];
+      const float v8050 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8051 = v8049 * v8050;
+      v469.x[8] = v8051;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8054 = v469.x[9];
+      const float v8055 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8056 = v8054 * v8055;
+      v469.x[9] = v8056;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8059 = v469.x[10];
+      const float v8060 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8061 = v8059 * v8060;
+      v469.x[10] = v8061;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8064 = v469.x[11];
+      const float v8065 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8066 = v8064 * v8065;
+      v469.x[11] = v8066;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8069 = v469.x[12];
+      const float v8070 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8071 = v8069 * v8070;
+      v469.x[12] = v8071;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8074 = v469.x[13];
+      const float v8075 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8076 = v8074 * v8075;
+      v469.x[13] = v8076;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8079 = v469.x[14];
+      const float v8080 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8081 = v8079 * v8080;
+      v469.x[14] = v8081;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8084 = v469.x[15];
+      const float v8085 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8086 = v8084 * v8085;
+      v469.x[15] = v8086;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8089 = v471.x[0];
+      const float v8090 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8091 = v8089 * v8090;
+      v471.x[0] = v8091;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8094 = v471.x[1];
+      const float v8095 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8096 = v8094 * v8095;
+      v471.x[1] = v8096;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8099 = v471.x[2];
+      const float v8100 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8101 = v8099 * v8100;
+      v471.x[2] = v8101;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8104 = v471.x[3];
+      const float v8105 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8106 = v8104 * v8105;
+      v471.x[3] = v8106;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8109 = v471.x[4];
+      const float v8110 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8111 = v8109 * v8110;
+      v471.x[4] = v8111;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8114 = v471.x[5];
+      const float v8115 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8116 = v8114 * v8115;
+      v471.x[5] = v8116;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8119 = v471.x[6];
+      const float v8120 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8121 = v8119 * v8120;
+      v471.x[6] = v8121;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8124 = v471.x[7];
+      const float v8125 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8126 = v8124 * v8125;
+      v471.x[7] = v8126;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8129 = v471.x[8];
+      const float v8130 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8131 = v8129 * v8130;
+      v471.x[8] = v8131;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8134 = v471.x[9];
+      const float v8135 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8136 = v8134 * v8135;
+      v471.x[9] = v8136;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8139 = v471.x[10];
+      const float v8140 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8141 = v8139 * v8140;
+      v471.x[10] = v8141;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8144 = v471.x[11];
+      const float v8145 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8146 = v8144 * v8145;
+      v471.x[11] = v8146;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8149 = v471.x[12];
+      const float v8150 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8151 = v8149 * v8150;
+      v471.x[12] = v8151;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8154 = v471.x[13];
+      const float v8155 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8156 = v8154 * v8155;
+      v471.x[13] = v8156;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8159 = v471.x[14];
+      const float v8160 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8161 = v8159 * v8160;
+      v471.x[14] = v8161;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8164 = v471.x[15];
+      const float v8165 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8166 = v8164 * v8165;
+      v471.x[15] = v8166;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8169 = v473.x[0];
+      const float v8170 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8171 = v8169 * v8170;
+      v473.x[0] = v8171;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8174 = v473.x[1];
+      const float v8175 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8176 = v8174 * v8175;
+      v473.x[1] = v8176;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8179 = v473.x[2];
+      const float v8180 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8181 = v8179 * v8180;
+      v473.x[2] = v8181;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8184 = v473.x[3];
+      const float v8185 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8186 = v8184 * v8185;
+      v473.x[3] = v8186;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8189 = v473.x[4];
+      const float v8190 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8191 = v8189 * v8190;
+      v473.x[4] = v8191;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8194 = v473.x[5];
+      const float v8195 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8196 = v8194 * v8195;
+      v473.x[5] = v8196;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8199 = v473.x[6];
+      const float v8200 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8201 = v8199 * v8200;
+      v473.x[6] = v8201;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8204 = v473.x[7];
+      const float v8205 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8206 = v8204 * v8205;
+      v473.x[7] = v8206;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8209 = v473.x[8];
+      const float v8210 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8211 = v8209 * v8210;
+      v473.x[8] = v8211;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8214 = v473.x[9];
+      const float v8215 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8216 = v8214 * v8215;
+      v473.x[9] = v8216;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8219 = v473.x[10];
+      const float v8220 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8221 = v8219 * v8220;
+      v473.x[10] = v8221;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8224 = v473.x[11];
+      const float v8225 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8226 = v8224 * v8225;
+      v473.x[11] = v8226;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8229 = v473.x[12];
+      const float v8230 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8231 = v8229 * v8230;
+      v473.x[12] = v8231;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8234 = v473.x[13];
+      const float v8235 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8236 = v8234 * v8235;
+      v473.x[13] = v8236;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8239 = v473.x[14];
+      const float v8240 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8241 = v8239 * v8240;
+      v473.x[14] = v8241;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8244 = v473.x[15];
+      const float v8245 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8246 = v8244 * v8245;
+      v473.x[15] = v8246;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8249 = v475.x[0];
+      const float v8250 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8251 = v8249 * v8250;
+      v475.x[0] = v8251;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8254 = v475.x[1];
+      const float v8255 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8256 = v8254 * v8255;
+      v475.x[1] = v8256;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8259 = v475.x[2];
+      const float v8260 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8261 = v8259 * v8260;
+      v475.x[2] = v8261;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8264 = v475.x[3];
+      const float v8265 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8266 = v8264 * v8265;
+      v475.x[3] = v8266;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8269 = v475.x[4];
+      const float v8270 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8271 = v8269 * v8270;
+      v475.x[4] = v8271;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8274 = v475.x[5];
+      const float v8275 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8276 = v8274 * v8275;
+      v475.x[5] = v8276;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8279 = v475.x[6];
+      const float v8280 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8281 = v8279 * v8280;
+      v475.x[6] = v8281;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8284 = v475.x[7];
+      const float v8285 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8286 = v8284 * v8285;
+      v475.x[7] = v8286;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8289 = v475.x[8];
+      const float v8290 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8291 = v8289 * v8290;
+      v475.x[8] = v8291;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8294 = v475.x[9];
+      const float v8295 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8296 = v8294 * v8295;
+      v475.x[9] = v8296;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8299 = v475.x[10];
+      const float v8300 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8301 = v8299 * v8300;
+      v475.x[10] = v8301;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8304 = v475.x[11];
+      const float v8305 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8306 = v8304 * v8305;
+      v475.x[11] = v8306;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8309 = v475.x[12];
+      const float v8310 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8311 = v8309 * v8310;
+      v475.x[12] = v8311;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8314 = v475.x[13];
+      const float v8315 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8316 = v8314 * v8315;
+      v475.x[13] = v8316;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8319 = v475.x[14];
+      const float v8320 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8321 = v8319 * v8320;
+      v475.x[14] = v8321;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8324 = v475.x[15];
+      const float v8325 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8326 = v8324 * v8325;
+      v475.x[15] = v8326;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8329 = v477.x[0];
+      const float v8330 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8331 = v8329 * v8330;
+      v477.x[0] = v8331;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8334 = v477.x[1];
+      const float v8335 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8336 = v8334 * v8335;
+      v477.x[1] = v8336;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8339 = v477.x[2];
+      const float v8340 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8341 = v8339 * v8340;
+      v477.x[2] = v8341;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8344 = v477.x[3];
+      const float v8345 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8346 = v8344 * v8345;
+      v477.x[3] = v8346;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8349 = v477.x[4];
+      const float v8350 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8351 = v8349 * v8350;
+      v477.x[4] = v8351;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8354 = v477.x[5];
+      const float v8355 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8356 = v8354 * v8355;
+      v477.x[5] = v8356;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8359 = v477.x[6];
+      const float v8360 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8361 = v8359 * v8360;
+      v477.x[6] = v8361;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8364 = v477.x[7];
+      const float v8365 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8366 = v8364 * v8365;
+      v477.x[7] = v8366;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8369 = v477.x[8];
+      const float v8370 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8371 = v8369 * v8370;
+      v477.x[8] = v8371;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8374 = v477.x[9];
+      const float v8375 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8376 = v8374 * v8375;
+      v477.x[9] = v8376;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8379 = v477.x[10];
+      const float v8380 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8381 = v8379 * v8380;
+      v477.x[10] = v8381;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8384 = v477.x[11];
+      const float v8385 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8386 = v8384 * v8385;
+      v477.x[11] = v8386;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8389 = v477.x[12];
+      const float v8390 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8391 = v8389 * v8390;
+      v477.x[12] = v8391;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8394 = v477.x[13];
+      const float v8395 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8396 = v8394 * v8395;
+      v477.x[13] = v8396;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8399 = v477.x[14];
+      const float v8400 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8401 = v8399 * v8400;
+      v477.x[14] = v8401;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8404 = v477.x[15];
+      const float v8405 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8406 = v8404 * v8405;
+      v477.x[15] = v8406;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8409 = v479.x[0];
+      const float v8410 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8411 = v8409 * v8410;
+      v479.x[0] = v8411;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8414 = v479.x[1];
+      const float v8415 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8416 = v8414 * v8415;
+      v479.x[1] = v8416;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8419 = v479.x[2];
+      const float v8420 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8421 = v8419 * v8420;
+      v479.x[2] = v8421;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8424 = v479.x[3];
+      const float v8425 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8426 = v8424 * v8425;
+      v479.x[3] = v8426;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8429 = v479.x[4];
+      const float v8430 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8431 = v8429 * v8430;
+      v479.x[4] = v8431;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8434 = v479.x[5];
+      const float v8435 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8436 = v8434 * v8435;
+      v479.x[5] = v8436;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8439 = v479.x[6];
+      const float v8440 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8441 = v8439 * v8440;
+      v479.x[6] = v8441;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8444 = v479.x[7];
+      const float v8445 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8446 = v8444 * v8445;
+      v479.x[7] = v8446;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8449 = v479.x[8];
+      const float v8450 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8451 = v8449 * v8450;
+      v479.x[8] = v8451;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8454 = v479.x[9];
+      const float v8455 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8456 = v8454 * v8455;
+      v479.x[9] = v8456;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8459 = v479.x[10];
+      const float v8460 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8461 = v8459 * v8460;
+      v479.x[10] = v8461;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8464 = v479.x[11];
+      const float v8465 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8466 = v8464 * v8465;
+      v479.x[11] = v8466;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8469 = v479.x[12];
+      const float v8470 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8471 = v8469 * v8470;
+      v479.x[12] = v8471;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8474 = v479.x[13];
+      const float v8475 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8476 = v8474 * v8475;
+      v479.x[13] = v8476;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8479 = v479.x[14];
+      const float v8480 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8481 = v8479 * v8480;
+      v479.x[14] = v8481;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8484 = v479.x[15];
+      const float v8485 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8486 = v8484 * v8485;
+      v479.x[15] = v8486;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8489 = v481.x[0];
+      const float v8490 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8491 = v8489 * v8490;
+      v481.x[0] = v8491;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8494 = v481.x[1];
+      const float v8495 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8496 = v8494 * v8495;
+      v481.x[1] = v8496;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8499 = v481.x[2];
+      const float v8500 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8501 = v8499 * v8500;
+      v481.x[2] = v8501;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8504 = v481.x[3];
+      const float v8505 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8506 = v8504 * v8505;
+      v481.x[3] = v8506;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8509 = v481.x[4];
+      const float v8510 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8511 = v8509 * v8510;
+      v481.x[4] = v8511;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8514 = v481.x[5];
+      const float v8515 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8516 = v8514 * v8515;
+      v481.x[5] = v8516;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8519 = v481.x[6];
+      const float v8520 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8521 = v8519 * v8520;
+      v481.x[6] = v8521;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8524 = v481.x[7];
+      const float v8525 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8526 = v8524 * v8525;
+      v481.x[7] = v8526;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8529 = v481.x[8];
+      const float v8530 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8531 = v8529 * v8530;
+      v481.x[8] = v8531;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8534 = v481.x[9];
+      const float v8535 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8536 = v8534 * v8535;
+      v481.x[9] = v8536;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8539 = v481.x[10];
+      const float v8540 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8541 = v8539 * v8540;
+      v481.x[10] = v8541;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8544 = v481.x[11];
+      const float v8545 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8546 = v8544 * v8545;
+      v481.x[11] = v8546;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8549 = v481.x[12];
+      const float v8550 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8551 = v8549 * v8550;
+      v481.x[12] = v8551;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8554 = v481.x[13];
+      const float v8555 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8556 = v8554 * v8555;
+      v481.x[13] = v8556;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8559 = v481.x[14];
+      const float v8560 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8561 = v8559 * v8560;
+      v481.x[14] = v8561;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8564 = v481.x[15];
+      const float v8565 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8566 = v8564 * v8565;
+      v481.x[15] = v8566;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8569 = v483.x[0];
+      const float v8570 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8571 = v8569 * v8570;
+      v483.x[0] = v8571;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8574 = v483.x[1];
+      const float v8575 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8576 = v8574 * v8575;
+      v483.x[1] = v8576;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8579 = v483.x[2];
+      const float v8580 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8581 = v8579 * v8580;
+      v483.x[2] = v8581;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8584 = v483.x[3];
+      const float v8585 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8586 = v8584 * v8585;
+      v483.x[3] = v8586;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8589 = v483.x[4];
+      const float v8590 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8591 = v8589 * v8590;
+      v483.x[4] = v8591;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8594 = v483.x[5];
+      const float v8595 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8596 = v8594 * v8595;
+      v483.x[5] = v8596;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8599 = v483.x[6];
+      const float v8600 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8601 = v8599 * v8600;
+      v483.x[6] = v8601;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8604 = v483.x[7];
+      const float v8605 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8606 = v8604 * v8605;
+      v483.x[7] = v8606;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8609 = v483.x[8];
+      const float v8610 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8611 = v8609 * v8610;
+      v483.x[8] = v8611;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8614 = v483.x[9];
+      const float v8615 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8616 = v8614 * v8615;
+      v483.x[9] = v8616;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8619 = v483.x[10];
+      const float v8620 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8621 = v8619 * v8620;
+      v483.x[10] = v8621;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8624 = v483.x[11];
+      const float v8625 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8626 = v8624 * v8625;
+      v483.x[11] = v8626;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8629 = v483.x[12];
+      const float v8630 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8631 = v8629 * v8630;
+      v483.x[12] = v8631;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8634 = v483.x[13];
+      const float v8635 = v7588.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8636 = v8634 * v8635;
+      v483.x[13] = v8636;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8639 = v483.x[14];
+      const float v8640 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8641 = v8639 * v8640;
+      v483.x[14] = v8641;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8644 = v483.x[15];
+      const float v8645 = v7588.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8646 = v8644 * v8645;
+      v483.x[15] = v8646;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<iron_f16, 0, 16, 64> v8648;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v8648, iron_f32_to_f16(0.0f));
+      iron_frag_convert(v8648, v6474);
+      iron_frag<iron_f16, 1, 64, 32> v8650;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8650, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8650, shm2, v6480, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v469, v8648, v8650);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v8657;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8657, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8657, shm2, v6505, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v471, v8648, v8657);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v8664;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8664, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8664, shm2, v6529, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v473, v8648, v8664);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v8671;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8671, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8671, shm2, v6553, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v475, v8648, v8671);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v8678;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8678, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8678, shm2, v6577, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v477, v8648, v8678);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v8685;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8685, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8685, shm2, v6601, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v479, v8648, v8685);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v8692;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8692, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8692, shm2, v6625, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v481, v8648, v8692);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_f16, 1, 64, 32> v8699;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8699, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8699, shm2, v6649, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v483, v8648, v8699);  // kernels/sdpa/flash_tile.hpp:206
+      const unsigned int v8709 = v6470 + 1u;  // kernels/sdpa/flash_tile.hpp:142
+      const unsigned int v8710 = v8709 & 1u;
+      const bool v8711 = v6668 < v445;
+      if (v8711) {
+        const unsigned int v8713 = v8710 << 14u;  // kernels/sdpa/flash_tile.hpp:146
+        const unsigned int v8723 = v6668 + v49;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8724 = v8723 < v37;
+        const unsigned int v8727 = v8724 ? v8723 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8729 = v31 + v8727;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8730 = v8729 * v2;
+        const unsigned int v8731 = v8730 + v28;
+        const unsigned int v8732 = v8731 << 8u;
+        const unsigned int v8733 = v8732 + v53;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8736 = v8713 + v66;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8737 = v8736 + v53;
+        iron_copy_async<16>(shm1 + (v8737 ^ (((v8737 >> 8u) & 7u) << 3u)), k + v8733, v8724);
+        const unsigned int v8747 = v6668 + v73;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8748 = v8747 < v37;
+        const unsigned int v8751 = v8748 ? v8747 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8753 = v31 + v8751;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8754 = v8753 * v2;
+        const unsigned int v8755 = v8754 + v28;
+        const unsigned int v8756 = v8755 << 8u;
+        const unsigned int v8757 = v8756 + v77;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8760 = v8713 + v90;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8761 = v8760 + v77;
+        iron_copy_async<16>(shm1 + (v8761 ^ (((v8761 >> 8u) & 7u) << 3u)), k + v8757, v8748);
+        const unsigned int v8771 = v6668 + v97;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8772 = v8771 < v37;
+        const unsigned int v8775 = v8772 ? v8771 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8777 = v31 + v8775;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8778 = v8777 * v2;
+        const unsigned int v8779 = v8778 + v28;
+        const unsigned int v8780 = v8779 << 8u;
+        const unsigned int v8781 = v8780 + v101;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8784 = v8713 + v114;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8785 = v8784 + v101;
+        iron_copy_async<16>(shm1 + (v8785 ^ (((v8785 >> 8u) & 7u) << 3u)), k + v8781, v8772);
+        const unsigned int v8795 = v6668 + v121;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8796 = v8795 < v37;
+        const unsigned int v8799 = v8796 ? v8795 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8801 = v31 + v8799;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8802 = v8801 * v2;
+        const unsigned int v8803 = v8802 + v28;
+        const unsigned int v8804 = v8803 << 8u;
+        const unsigned int v8805 = v8804 + v125;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8808 = v8713 + v138;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8809 = v8808 + v125;
+        iron_copy_async<16>(shm1 + (v8809 ^ (((v8809 >> 8u) & 7u) << 3u)), k + v8805, v8796);
+        const unsigned int v8819 = v6668 + v145;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8820 = v8819 < v37;
+        const unsigned int v8823 = v8820 ? v8819 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8825 = v31 + v8823;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8826 = v8825 * v2;
+        const unsigned int v8827 = v8826 + v28;
+        const unsigned int v8828 = v8827 << 8u;
+        const unsigned int v8829 = v8828 + v149;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8832 = v8713 + v162;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8833 = v8832 + v149;
+        iron_copy_async<16>(shm1 + (v8833 ^ (((v8833 >> 8u) & 7u) << 3u)), k + v8829, v8820);
+        const unsigned int v8843 = v6668 + v169;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8844 = v8843 < v37;
+        const unsigned int v8847 = v8844 ? v8843 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8849 = v31 + v8847;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8850 = v8849 * v2;
+        const unsigned int v8851 = v8850 + v28;
+        const unsigned int v8852 = v8851 << 8u;
+        const unsigned int v8853 = v8852 + v173;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8856 = v8713 + v186;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8857 = v8856 + v173;
+        iron_copy_async<16>(shm1 + (v8857 ^ (((v8857 >> 8u) & 7u) << 3u)), k + v8853, v8844);
+        const unsigned int v8867 = v6668 + v193;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8868 = v8867 < v37;
+        const unsigned int v8871 = v8868 ? v8867 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8873 = v31 + v8871;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8874 = v8873 * v2;
+        const unsigned int v8875 = v8874 + v28;
+        const unsigned int v8876 = v8875 << 8u;
+        const unsigned int v8877 = v8876 + v197;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8880 = v8713 + v210;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8881 = v8880 + v197;
+        iron_copy_async<16>(shm1 + (v8881 ^ (((v8881 >> 8u) & 7u) << 3u)), k + v8877, v8868);
+        const unsigned int v8891 = v6668 + v217;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8892 = v8891 < v37;
+        const unsigned int v8895 = v8892 ? v8891 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8897 = v31 + v8895;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8898 = v8897 * v2;
+        const unsigned int v8899 = v8898 + v28;
+        const unsigned int v8900 = v8899 << 8u;
+        const unsigned int v8901 = v8900 + v221;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8904 = v8713 + v234;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8905 = v8904 + v221;
+        iron_copy_async<16>(shm1 + (v8905 ^ (((v8905 >> 8u) & 7u) << 3u)), k + v8901, v8892);
+        const unsigned int v8915 = v6668 + v241;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8916 = v8915 < v37;
+        const unsigned int v8919 = v8916 ? v8915 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8921 = v31 + v8919;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8922 = v8921 * v2;
+        const unsigned int v8923 = v8922 + v28;
+        const unsigned int v8924 = v8923 << 8u;
+        const unsigned int v8925 = v8924 + v245;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8928 = v8713 + v258;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8929 = v8928 + v245;
+        iron_copy_async<16>(shm1 + (v8929 ^ (((v8929 >> 8u) & 7u) << 3u)), k + v8925, v8916);
+        const unsigned int v8939 = v6668 + v265;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8940 = v8939 < v37;
+        const unsigned int v8943 = v8940 ? v8939 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8945 = v31 + v8943;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8946 = v8945 * v2;
+        const unsigned int v8947 = v8946 + v28;
+        const unsigned int v8948 = v8947 << 8u;
+        const unsigned int v8949 = v8948 + v269;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8952 = v8713 + v282;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8953 = v8952 + v269;
+        iron_copy_async<16>(shm1 + (v8953 ^ (((v8953 >> 8u) & 7u) << 3u)), k + v8949, v8940);
+        const unsigned int v8963 = v6668 + v289;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8964 = v8963 < v37;
+        const unsigned int v8967 = v8964 ? v8963 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8969 = v31 + v8967;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8970 = v8969 * v2;
+        const unsigned int v8971 = v8970 + v28;
+        const unsigned int v8972 = v8971 << 8u;
+        const unsigned int v8973 = v8972 + v293;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8976 = v8713 + v306;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8977 = v8976 + v293;
+        iron_copy_async<16>(shm1 + (v8977 ^ (((v8977 >> 8u) & 7u) << 3u)), k + v8973, v8964);
+        const unsigned int v8987 = v6668 + v313;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8988 = v8987 < v37;
+        const unsigned int v8991 = v8988 ? v8987 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8993 = v31 + v8991;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8994 = v8993 * v2;
+        const unsigned int v8995 = v8994 + v28;
+        const unsigned int v8996 = v8995 << 8u;
+        const unsigned int v8997 = v8996 + v317;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9000 = v8713 + v330;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9001 = v9000 + v317;
+        iron_copy_async<16>(shm1 + (v9001 ^ (((v9001 >> 8u) & 7u) << 3u)), k + v8997, v8988);
+        const unsigned int v9011 = v6668 + v337;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9012 = v9011 < v37;
+        const unsigned int v9015 = v9012 ? v9011 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9017 = v31 + v9015;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v9018 = v9017 * v2;
+        const unsigned int v9019 = v9018 + v28;
+        const unsigned int v9020 = v9019 << 8u;
+        const unsigned int v9021 = v9020 + v341;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9024 = v8713 + v354;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9025 = v9024 + v341;
+        iron_copy_async<16>(shm1 + (v9025 ^ (((v9025 >> 8u) & 7u) << 3u)), k + v9021, v9012);
+        const unsigned int v9035 = v6668 + v361;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9036 = v9035 < v37;
+        const unsigned int v9039 = v9036 ? v9035 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9041 = v31 + v9039;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v9042 = v9041 * v2;
+        const unsigned int v9043 = v9042 + v28;
+        const unsigned int v9044 = v9043 << 8u;
+        const unsigned int v9045 = v9044 + v365;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9048 = v8713 + v378;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9049 = v9048 + v365;
+        iron_copy_async<16>(shm1 + (v9049 ^ (((v9049 >> 8u) & 7u) << 3u)), k + v9045, v9036);
+        const unsigned int v9059 = v6668 + v385;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9060 = v9059 < v37;
+        const unsigned int v9063 = v9060 ? v9059 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9065 = v31 + v9063;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v9066 = v9065 * v2;
+        const unsigned int v9067 = v9066 + v28;
+        const unsigned int v9068 = v9067 << 8u;
+        const unsigned int v9069 = v9068 + v389;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9072 = v8713 + v402;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9073 = v9072 + v389;
+        iron_copy_async<16>(shm1 + (v9073 ^ (((v9073 >> 8u) & 7u) << 3u)), k + v9069, v9060);
+        const unsigned int v9083 = v6668 + v409;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9084 = v9083 < v37;
+        const unsigned int v9087 = v9084 ? v9083 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9089 = v31 + v9087;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v9090 = v9089 * v2;
+        const unsigned int v9091 = v9090 + v28;
+        const unsigned int v9092 = v9091 << 8u;
+        const unsigned int v9093 = v9092 + v413;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9096 = v8713 + v426;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9097 = v9096 + v413;
+        iron_copy_async<16>(shm1 + (v9097 ^ (((v9097 >> 8u) & 7u) << 3u)), k + v9093, v9084);
+        iron_copy_async<16>(shm2 + (v8737 ^ (((v8737 >> 8u) & 7u) << 3u)), v + v8733, v8724);
+        iron_copy_async<16>(shm2 + (v8761 ^ (((v8761 >> 8u) & 7u) << 3u)), v + v8757, v8748);
+        iron_copy_async<16>(shm2 + (v8785 ^ (((v8785 >> 8u) & 7u) << 3u)), v + v8781, v8772);
+        iron_copy_async<16>(shm2 + (v8809 ^ (((v8809 >> 8u) & 7u) << 3u)), v + v8805, v8796);
+        iron_copy_async<16>(shm2 + (v8833 ^ (((v8833 >> 8u) & 7u) << 3u)), v + v8829, v8820);
+        iron_copy_async<16>(shm2 + (v8857 ^ (((v8857 >> 8u) & 7u) << 3u)), v + v8853, v8844);
+        iron_copy_async<16>(shm2 + (v8881 ^ (((v8881 >> 8u) & 7u) << 3u)), v + v8877, v8868);
+        iron_copy_async<16>(shm2 + (v8905 ^ (((v8905 >> 8u) & 7u) << 3u)), v + v8901, v8892);
+        iron_copy_async<16>(shm2 + (v8929 ^ (((v8929 >> 8u) & 7u) << 3u)), v + v8925, v8916);
+        iron_copy_async<16>(shm2 + (v8953 ^ (((v8953 >> 8u) & 7u) << 3u)), v + v8949, v8940);
+        iron_copy_async<16>(shm2 + (v8977 ^ (((v8977 >> 8u) & 7u) << 3u)), v + v8973, v8964);
+        iron_copy_async<16>(shm2 + (v9001 ^ (((v9001 >> 8u) & 7u) << 3u)), v + v8997, v8988);
+        iron_copy_async<16>(shm2 + (v9025 ^ (((v9025 >> 8u) & 7u) << 3u)), v + v9021, v9012);
+        iron_copy_async<16>(shm2 + (v9049 ^ (((v9049 >> 8u) & 7u) << 3u)), v + v9045, v9036);
+        iron_copy_async<16>(shm2 + (v9073 ^ (((v9073 >> 8u) & 7u) << 3u)), v + v9069, v9060);
+        iron_copy_async<16>(shm2 + (v9097 ^ (((v9097 >> 8u) & 7u) << 3u)), v + v9093, v9084);
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
     }
     __syncthreads();
-    const float v3419 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:181
-    iron_frag<float, 2, 16, 8> v3421;  // kernels/sdpa/flash_tile.hpp:182
-    iron_frag_fill(v3421, 0.0f);
-    const float v3425 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:184
-    const float v3426 = fmaxf(v3425, v3419);
-    const bool v3429 = v3426 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v3430 = v3429 ? 0.0f : v3426;
-    v3421.x[0] = v3430;  // kernels/sdpa/flash_tile.hpp:183
-    const float v3434 = v620.x[1];  // kernels/sdpa/flash_tile.hpp:184
-    const float v3435 = fmaxf(v3434, v3419);
-    const bool v3438 = v3435 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v3439 = v3438 ? 0.0f : v3435;
-    v3421.x[1] = v3439;  // kernels/sdpa/flash_tile.hpp:183
-    const float v3443 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:184
-    const float v3444 = fmaxf(v3443, v3419);
-    const bool v3447 = v3444 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v3448 = v3447 ? 0.0f : v3444;
-    v3421.x[2] = v3448;  // kernels/sdpa/flash_tile.hpp:183
-    const float v3452 = v620.x[3];  // kernels/sdpa/flash_tile.hpp:184
-    const float v3453 = fmaxf(v3452, v3419);
-    const bool v3456 = v3453 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v3457 = v3456 ? 0.0f : v3453;
-    v3421.x[3] = v3457;  // kernels/sdpa/flash_tile.hpp:183
-    iron_frag<float, 2, 16, 8> v3459;  // kernels/sdpa/flash_tile.hpp:186
-    iron_frag_fill(v3459, 0.0f);
-    const float v3463 = v3421.x[0];  // kernels/sdpa/flash_tile.hpp:188
-    const float v3464 = v3419 - v3463;
-    const float v3465 = exp2f(v3464);
-    const float v3467 = v620.x[0];
-    const float v3468 = v3467 - v3463;
-    const float v3469 = exp2f(v3468);
-    const float v3470 = v622.x[0];
-    const float v3471 = v3470 * v3469;
-    const float v3472 = v3471 + v3465;
-    v3459.x[0] = v3472;  // kernels/sdpa/flash_tile.hpp:187
-    const float v3476 = v3421.x[1];  // kernels/sdpa/flash_tile.hpp:188
-    const float v3477 = v3419 - v3476;
-    const float v3478 = exp2f(v3477);
-    const float v3480 = v620.x[1];
-    const float v3481 = v3480 - v3476;
-    const float v3482 = exp2f(v3481);
-    const float v3483 = v622.x[1];
-    const float v3484 = v3483 * v3482;
-    const float v3485 = v3484 + v3478;
-    v3459.x[1] = v3485;  // kernels/sdpa/flash_tile.hpp:187
-    const float v3489 = v3421.x[2];  // kernels/sdpa/flash_tile.hpp:188
-    const float v3490 = v3419 - v3489;
-    const float v3491 = exp2f(v3490);
-    const float v3493 = v620.x[2];
-    const float v3494 = v3493 - v3489;
-    const float v3495 = exp2f(v3494);
-    const float v3496 = v622.x[2];
-    const float v3497 = v3496 * v3495;
-    const float v3498 = v3497 + v3491;
-    v3459.x[2] = v3498;  // kernels/sdpa/flash_tile.hpp:187
-    const float v3502 = v3421.x[3];  // kernels/sdpa/flash_tile.hpp:188
-    const float v3503 = v3419 - v3502;
-    const float v3504 = exp2f(v3503);
-    const float v3506 = v620.x[3];
-    const float v3507 = v3506 - v3502;
-    const float v3508 = exp2f(v3507);
-    const float v3509 = v622.x[3];
-    const float v3510 = v3509 * v3508;
-    const float v3511 = v3510 + v3504;
-    v3459.x[3] = v3511;  // kernels/sdpa/flash_tile.hpp:187
-    iron_frag<float, 2, 16, 8> v3513;  // kernels/sdpa/flash_tile.hpp:190
-    iron_frag_fill(v3513, 0.0f);
-    const float v3517 = v3459.x[0];  // kernels/sdpa/flash_tile.hpp:192
-    const float v3519 = v3421.x[0];  // kernels/sdpa/flash_tile.hpp:193
-    const float v3520 = v620.x[0];
-    const float v3521 = v3520 - v3519;
-    const float v3522 = exp2f(v3521);
-    const float v3523 = v3522 / v3517;
-    const bool v3525 = v3517 > 0.0f;
-    const float v3526 = v3525 ? v3523 : 0.0f;
-    v3513.x[0] = v3526;  // kernels/sdpa/flash_tile.hpp:191
-    const float v3530 = v3459.x[1];  // kernels/sdpa/flash_tile.hpp:192
-    const float v3532 = v3421.x[1];  // kernels/sdpa/flash_tile.hpp:193
-    const float v3533 = v620.x[1];
-    const float v3534 = v3533 - v3532;
-    const float v3535 = exp2f(v3534);
-    const float v3536 = v3535 / v3530;
-    const bool v3538 = v3530 > 0.0f;
-    const float v3539 = v3538 ? v3536 : 0.0f;
-    v3513.x[1] = v3539;  // kernels/sdpa/flash_tile.hpp:191
-    const float v3543 = v3459.x[2];  // kernels/sdpa/flash_tile.hpp:192
-    const float v3545 = v3421.x[2];  // kernels/sdpa/flash_tile.hpp:193
-    const float v3546 = v620.x[2];
-    const float v3547 = v3546 - v3545;
-    const float v3548 = exp2f(v3547);
-    const float v3549 = v3548 / v3543;
-    const bool v3551 = v3543 > 0.0f;
-    const float v3552 = v3551 ? v3549 : 0.0f;
-    v3513.x[2] = v3552;  // kernels/sdpa/flash_tile.hpp:191
-    const float v3556 = v3459.x[3];  // kernels/sdpa/flash_tile.hpp:192
-    const float v3558 = v3421.x[3];  // kernels/sdpa/flash_tile.hpp:193
-    const float v3559 = v620.x[3];
-    const float v3560 = v3559 - v3558;
-    const float v3561 = exp2f(v3560);
-    const float v3562 = v3561 / v3556;
-    const bool v3564 = v3556 > 0.0f;
-    const float v3565 = v3564 ? v3562 : 0.0f;
-    v3513.x[3] = v3565;  // kernels/sdpa/flash_tile.hpp:191
-    const unsigned int v3567 = v43 + v7703;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3568 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3569 = v624.x[0];
-    const float v3570 = v3569 * v3568;
-    const bool v3571 = v3567 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3571) {
-      const iron_f16 v3575 = iron_f32_to_f16(v3570);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3577 = v11 + v3567;
-      const unsigned int v3578 = v3577 * v1;
-      const unsigned int v3579 = v3578 + v26;
-      const unsigned int v3580 = v3579 << 8u;
-      const unsigned int v3581 = v3580 + v7702;
-      out[v3581] = v3575;
-    }
-    const unsigned int v3583 = v43 + v7708;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3584 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3585 = v624.x[1];
-    const float v3586 = v3585 * v3584;
-    const bool v3587 = v3583 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3587) {
-      const iron_f16 v3591 = iron_f32_to_f16(v3586);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3593 = v11 + v3583;
-      const unsigned int v3594 = v3593 * v1;
-      const unsigned int v3595 = v3594 + v26;
-      const unsigned int v3596 = v3595 << 8u;
-      const unsigned int v3597 = v3596 + v7707;
-      out[v3597] = v3591;
-    }
-    const unsigned int v3599 = v43 + v7713;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3600 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3601 = v624.x[2];
-    const float v3602 = v3601 * v3600;
-    const bool v3603 = v3599 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3603) {
-      const iron_f16 v3607 = iron_f32_to_f16(v3602);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3609 = v11 + v3599;
-      const unsigned int v3610 = v3609 * v1;
-      const unsigned int v3611 = v3610 + v26;
-      const unsigned int v3612 = v3611 << 8u;
-      const unsigned int v3613 = v3612 + v7712;
-      out[v3613] = v3607;
-    }
-    const unsigned int v3615 = v43 + v7718;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3616 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3617 = v624.x[3];
-    const float v3618 = v3617 * v3616;
-    const bool v3619 = v3615 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3619) {
-      const iron_f16 v3623 = iron_f32_to_f16(v3618);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3625 = v11 + v3615;
-      const unsigned int v3626 = v3625 * v1;
-      const unsigned int v3627 = v3626 + v26;
-      const unsigned int v3628 = v3627 << 8u;
-      const unsigned int v3629 = v3628 + v7717;
-      out[v3629] = v3623;
-    }
-    const unsigned int v3631 = v43 + v7723;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3632 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3633 = v624.x[4];
-    const float v3634 = v3633 * v3632;
-    const bool v3635 = v3631 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3635) {
-      const iron_f16 v3639 = iron_f32_to_f16(v3634);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3641 = v11 + v3631;
-      const unsigned int v3642 = v3641 * v1;
-      const unsigned int v3643 = v3642 + v26;
-      const unsigned int v3644 = v3643 << 8u;
-      const unsigned int v3645 = v3644 + v7722;
-      out[v3645] = v3639;
-    }
-    const unsigned int v3647 = v43 + v7728;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3648 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3649 = v624.x[5];
-    const float v3650 = v3649 * v3648;
-    const bool v3651 = v3647 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3651) {
-      const iron_f16 v3655 = iron_f32_to_f16(v3650);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3657 = v11 + v3647;
-      const unsigned int v3658 = v3657 * v1;
-      const unsigned int v3659 = v3658 + v26;
-      const unsigned int v3660 = v3659 << 8u;
-      const unsigned int v3661 = v3660 + v7727;
-      out[v3661] = v3655;
-    }
-    const unsigned int v3663 = v43 + v7733;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3664 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3665 = v624.x[6];
-    const float v3666 = v3665 * v3664;
-    const bool v3667 = v3663 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3667) {
-      const iron_f16 v3671 = iron_f32_to_f16(v3666);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3673 = v11 + v3663;
-      const unsigned int v3674 = v3673 * v1;
-      const unsigned int v3675 = v3674 + v26;
-      const unsigned int v3676 = v3675 << 8u;
-      const unsigned int v3677 = v3676 + v7732;
-      out[v3677] = v3671;
-    }
-    const unsigned int v3679 = v43 + v7738;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3680 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3681 = v624.x[7];
-    const float v3682 = v3681 * v3680;
-    const bool v3683 = v3679 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3683) {
-      const iron_f16 v3687 = iron_f32_to_f16(v3682);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3689 = v11 + v3679;
-      const unsigned int v3690 = v3689 * v1;
-      const unsigned int v3691 = v3690 + v26;
-      const unsigned int v3692 = v3691 << 8u;
-      const unsigned int v3693 = v3692 + v7737;
-      out[v3693] = v3687;
-    }
-    const unsigned int v3695 = v43 + v7743;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3696 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3697 = v624.x[8];
-    const float v3698 = v3697 * v3696;
-    const bool v3699 = v3695 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3699) {
-      const iron_f16 v3703 = iron_f32_to_f16(v3698);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3705 = v11 + v3695;
-      const unsigned int v3706 = v3705 * v1;
-      const unsigned int v3707 = v3706 + v26;
-      const unsigned int v3708 = v3707 << 8u;
-      const unsigned int v3709 = v3708 + v7742;
-      out[v3709] = v3703;
-    }
-    const unsigned int v3711 = v43 + v7748;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3712 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3713 = v624.x[9];
-    const float v3714 = v3713 * v3712;
-    const bool v3715 = v3711 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3715) {
-      const iron_f16 v3719 = iron_f32_to_f16(v3714);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3721 = v11 + v3711;
-      const unsigned int v3722 = v3721 * v1;
-      const unsigned int v3723 = v3722 + v26;
-      const unsigned int v3724 = v3723 << 8u;
-      const unsigned int v3725 = v3724 + v7747;
-      out[v3725] = v3719;
-    }
-    const unsigned int v3727 = v43 + v7753;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3728 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3729 = v624.x[10];
-    const float v3730 = v3729 * v3728;
-    const bool v3731 = v3727 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3731) {
-      const iron_f16 v3735 = iron_f32_to_f16(v3730);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3737 = v11 + v3727;
-      const unsigned int v3738 = v3737 * v1;
-      const unsigned int v3739 = v3738 + v26;
-      const unsigned int v3740 = v3739 << 8u;
-      const unsigned int v3741 = v3740 + v7752;
-      out[v3741] = v3735;
-    }
-    const unsigned int v3743 = v43 + v7758;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3744 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3745 = v624.x[11];
-    const float v3746 = v3745 * v3744;
-    const bool v3747 = v3743 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3747) {
-      const iron_f16 v3751 = iron_f32_to_f16(v3746);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3753 = v11 + v3743;
-      const unsigned int v3754 = v3753 * v1;
-      const unsigned int v3755 = v3754 + v26;
-      const unsigned int v3756 = v3755 << 8u;
-      const unsigned int v3757 = v3756 + v7757;
-      out[v3757] = v3751;
-    }
-    const unsigned int v3759 = v43 + v7763;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3760 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3761 = v624.x[12];
-    const float v3762 = v3761 * v3760;
-    const bool v3763 = v3759 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3763) {
-      const iron_f16 v3767 = iron_f32_to_f16(v3762);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3769 = v11 + v3759;
-      const unsigned int v3770 = v3769 * v1;
-      const unsigned int v3771 = v3770 + v26;
-      const unsigned int v3772 = v3771 << 8u;
-      const unsigned int v3773 = v3772 + v7762;
-      out[v3773] = v3767;
-    }
-    const unsigned int v3775 = v43 + v7768;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3776 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3777 = v624.x[13];
-    const float v3778 = v3777 * v3776;
-    const bool v3779 = v3775 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3779) {
-      const iron_f16 v3783 = iron_f32_to_f16(v3778);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3785 = v11 + v3775;
-      const unsigned int v3786 = v3785 * v1;
-      const unsigned int v3787 = v3786 + v26;
-      const unsigned int v3788 = v3787 << 8u;
-      const unsigned int v3789 = v3788 + v7767;
-      out[v3789] = v3783;
-    }
-    const unsigned int v3791 = v43 + v7773;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3792 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3793 = v624.x[14];
-    const float v3794 = v3793 * v3792;
-    const bool v3795 = v3791 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3795) {
-      const iron_f16 v3799 = iron_f32_to_f16(v3794);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3801 = v11 + v3791;
-      const unsigned int v3802 = v3801 * v1;
-      const unsigned int v3803 = v3802 + v26;
-      const unsigned int v3804 = v3803 << 8u;
-      const unsigned int v3805 = v3804 + v7772;
-      out[v3805] = v3799;
-    }
-    const unsigned int v3807 = v43 + v7778;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3808 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3809 = v624.x[15];
-    const float v3810 = v3809 * v3808;
-    const bool v3811 = v3807 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3811) {
-      const iron_f16 v3815 = iron_f32_to_f16(v3810);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3817 = v11 + v3807;
-      const unsigned int v3818 = v3817 * v1;
-      const unsigned int v3819 = v3818 + v26;
-      const unsigned int v3820 = v3819 << 8u;
-      const unsigned int v3821 = v3820 + v7777;
-      out[v3821] = v3815;
-    }
-    const unsigned int v3823 = v43 + v7783;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3824 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3825 = v626.x[0];
-    const float v3826 = v3825 * v3824;
-    const bool v3827 = v3823 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3827) {
-      const unsigned int v3830 = 32u + v7782;
-      const iron_f16 v3831 = iron_f32_to_f16(v3826);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3833 = v11 + v3823;
-      const unsigned int v3834 = v3833 * v1;
-      const unsigned int v3835 = v3834 + v26;
-      const unsigned int v3836 = v3835 << 8u;
-      const unsigned int v3837 = v3836 + v3830;
-      out[v3837] = v3831;
-    }
-    const unsigned int v3839 = v43 + v7788;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3840 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3841 = v626.x[1];
-    const float v3842 = v3841 * v3840;
-    const bool v3843 = v3839 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3843) {
-      const unsigned int v3846 = 32u + v7787;
-      const iron_f16 v3847 = iron_f32_to_f16(v3842);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3849 = v11 + v3839;
-      const unsigned int v3850 = v3849 * v1;
-      const unsigned int v3851 = v3850 + v26;
-      const unsigned int v3852 = v3851 << 8u;
-      const unsigned int v3853 = v3852 + v3846;
-      out[v3853] = v3847;
-    }
-    const unsigned int v3855 = v43 + v7793;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3856 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3857 = v626.x[2];
-    const float v3858 = v3857 * v3856;
-    const bool v3859 = v3855 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3859) {
-      const unsigned int v3862 = 32u + v7792;
-      const iron_f16 v3863 = iron_f32_to_f16(v3858);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3865 = v11 + v3855;
-      const unsigned int v3866 = v3865 * v1;
-      const unsigned int v3867 = v3866 + v26;
-      const unsigned int v3868 = v3867 << 8u;
-      const unsigned int v3869 = v3868 + v3862;
-      out[v3869] = v3863;
-    }
-    const unsigned int v3871 = v43 + v7798;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3872 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3873 = v626.x[3];
-    const float v3874 = v3873 * v3872;
-    const bool v3875 = v3871 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3875) {
-      const unsigned int v3878 = 32u + v7797;
-      const iron_f16 v3879 = iron_f32_to_f16(v3874);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3881 = v11 + v3871;
-      const unsigned int v3882 = v3881 * v1;
-      const unsigned int v3883 = v3882 + v26;
-      const unsigned int v3884 = v3883 << 8u;
-      const unsigned int v3885 = v3884 + v3878;
-      out[v3885] = v3879;
-    }
-    const unsigned int v3887 = v43 + v7803;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3888 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3889 = v626.x[4];
-    const float v3890 = v3889 * v3888;
-    const bool v3891 = v3887 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3891) {
-      const unsigned int v3894 = 32u + v7802;
-      const iron_f16 v3895 = iron_f32_to_f16(v3890);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3897 = v11 + v3887;
-      const unsigned int v3898 = v3897 * v1;
-      const unsigned int v3899 = v3898 + v26;
-      const unsigned int v3900 = v3899 << 8u;
-      const unsigned int v3901 = v3900 + v3894;
-      out[v3901] = v3895;
-    }
-    const unsigned int v3903 = v43 + v7808;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3904 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3905 = v626.x[5];
-    const float v3906 = v3905 * v3904;
-    const bool v3907 = v3903 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3907) {
-      const unsigned int v3910 = 32u + v7807;
-      const iron_f16 v3911 = iron_f32_to_f16(v3906);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3913 = v11 + v3903;
-      const unsigned int v3914 = v3913 * v1;
-      const unsigned int v3915 = v3914 + v26;
-      const unsigned int v3916 = v3915 << 8u;
-      const unsigned int v3917 = v3916 + v3910;
-      out[v3917] = v3911;
-    }
-    const unsigned int v3919 = v43 + v7813;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3920 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3921 = v626.x[6];
-    const float v3922 = v3921 * v3920;
-    const bool v3923 = v3919 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3923) {
-      const unsigned int v3926 = 32u + v7812;
-      const iron_f16 v3927 = iron_f32_to_f16(v3922);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3929 = v11 + v3919;
-      const unsigned int v3930 = v3929 * v1;
-      const unsigned int v3931 = v3930 + v26;
-      const unsigned int v3932 = v3931 << 8u;
-      const unsigned int v3933 = v3932 + v3926;
-      out[v3933] = v3927;
-    }
-    const unsigned int v3935 = v43 + v7818;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3936 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3937 = v626.x[7];
-    const float v3938 = v3937 * v3936;
-    const bool v3939 = v3935 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3939) {
-      const unsigned int v3942 = 32u + v7817;
-      const iron_f16 v3943 = iron_f32_to_f16(v3938);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3945 = v11 + v3935;
-      const unsigned int v3946 = v3945 * v1;
-      const unsigned int v3947 = v3946 + v26;
-      const unsigned int v3948 = v3947 << 8u;
-      const unsigned int v3949 = v3948 + v3942;
-      out[v3949] = v3943;
-    }
-    const unsigned int v3951 = v43 + v7823;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3952 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3953 = v626.x[8];
-    const float v3954 = v3953 * v3952;
-    const bool v3955 = v3951 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3955) {
-      const unsigned int v3958 = 32u + v7822;
-      const iron_f16 v3959 = iron_f32_to_f16(v3954);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3961 = v11 + v3951;
-      const unsigned int v3962 = v3961 * v1;
-      const unsigned int v3963 = v3962 + v26;
-      const unsigned int v3964 = v3963 << 8u;
-      const unsigned int v3965 = v3964 + v3958;
-      out[v3965] = v3959;
-    }
-    const unsigned int v3967 = v43 + v7828;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3968 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3969 = v626.x[9];
-    const float v3970 = v3969 * v3968;
-    const bool v3971 = v3967 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3971) {
-      const unsigned int v3974 = 32u + v7827;
-      const iron_f16 v3975 = iron_f32_to_f16(v3970);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3977 = v11 + v3967;
-      const unsigned int v3978 = v3977 * v1;
-      const unsigned int v3979 = v3978 + v26;
-      const unsigned int v3980 = v3979 << 8u;
-      const unsigned int v3981 = v3980 + v3974;
-      out[v3981] = v3975;
-    }
-    const unsigned int v3983 = v43 + v7833;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3984 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3985 = v626.x[10];
-    const float v3986 = v3985 * v3984;
-    const bool v3987 = v3983 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3987) {
-      const unsigned int v3990 = 32u + v7832;
-      const iron_f16 v3991 = iron_f32_to_f16(v3986);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3993 = v11 + v3983;
-      const unsigned int v3994 = v3993 * v1;
-      const unsigned int v3995 = v3994 + v26;
-      const unsigned int v3996 = v3995 << 8u;
-      const unsigned int v3997 = v3996 + v3990;
-      out[v3997] = v3991;
-    }
-    const unsigned int v3999 = v43 + v7838;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4000 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4001 = v626.x[11];
-    const float v4002 = v4001 * v4000;
-    const bool v4003 = v3999 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4003) {
-      const unsigned int v4006 = 32u + v7837;
-      const iron_f16 v4007 = iron_f32_to_f16(v4002);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4009 = v11 + v3999;
-      const unsigned int v4010 = v4009 * v1;
-      const unsigned int v4011 = v4010 + v26;
-      const unsigned int v4012 = v4011 << 8u;
-      const unsigned int v4013 = v4012 + v4006;
-      out[v4013] = v4007;
-    }
-    const unsigned int v4015 = v43 + v7843;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4016 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4017 = v626.x[12];
-    const float v4018 = v4017 * v4016;
-    const bool v4019 = v4015 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4019) {
-      const unsigned int v4022 = 32u + v7842;
-      const iron_f16 v4023 = iron_f32_to_f16(v4018);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4025 = v11 + v4015;
-      const unsigned int v4026 = v4025 * v1;
-      const unsigned int v4027 = v4026 + v26;
-      const unsigned int v4028 = v4027 << 8u;
-      const unsigned int v4029 = v4028 + v4022;
-      out[v4029] = v4023;
-    }
-    const unsigned int v4031 = v43 + v7848;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4032 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4033 = v626.x[13];
-    const float v4034 = v4033 * v4032;
-    const bool v4035 = v4031 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4035) {
-      const unsigned int v4038 = 32u + v7847;
-      const iron_f16 v4039 = iron_f32_to_f16(v4034);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4041 = v11 + v4031;
-      const unsigned int v4042 = v4041 * v1;
-      const unsigned int v4043 = v4042 + v26;
-      const unsigned int v4044 = v4043 << 8u;
-      const unsigned int v4045 = v4044 + v4038;
-      out[v4045] = v4039;
-    }
-    const unsigned int v4047 = v43 + v7853;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4048 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4049 = v626.x[14];
-    const float v4050 = v4049 * v4048;
-    const bool v4051 = v4047 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4051) {
-      const unsigned int v4054 = 32u + v7852;
-      const iron_f16 v4055 = iron_f32_to_f16(v4050);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4057 = v11 + v4047;
-      const unsigned int v4058 = v4057 * v1;
-      const unsigned int v4059 = v4058 + v26;
-      const unsigned int v4060 = v4059 << 8u;
-      const unsigned int v4061 = v4060 + v4054;
-      out[v4061] = v4055;
-    }
-    const unsigned int v4063 = v43 + v7858;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4064 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4065 = v626.x[15];
-    const float v4066 = v4065 * v4064;
-    const bool v4067 = v4063 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4067) {
-      const unsigned int v4070 = 32u + v7857;
-      const iron_f16 v4071 = iron_f32_to_f16(v4066);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4073 = v11 + v4063;
-      const unsigned int v4074 = v4073 * v1;
-      const unsigned int v4075 = v4074 + v26;
-      const unsigned int v4076 = v4075 << 8u;
-      const unsigned int v4077 = v4076 + v4070;
-      out[v4077] = v4071;
-    }
-    const unsigned int v4079 = v43 + v7863;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4080 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4081 = v628.x[0];
-    const float v4082 = v4081 * v4080;
-    const bool v4083 = v4079 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4083) {
-      const unsigned int v4086 = 64u + v7862;
-      const iron_f16 v4087 = iron_f32_to_f16(v4082);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4089 = v11 + v4079;
-      const unsigned int v4090 = v4089 * v1;
-      const unsigned int v4091 = v4090 + v26;
-      const unsigned int v4092 = v4091 << 8u;
-      const unsigned int v4093 = v4092 + v4086;
-      out[v4093] = v4087;
-    }
-    const unsigned int v4095 = v43 + v7868;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4096 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4097 = v628.x[1];
-    const float v4098 = v4097 * v4096;
-    const bool v4099 = v4095 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4099) {
-      const unsigned int v4102 = 64u + v7867;
-      const iron_f16 v4103 = iron_f32_to_f16(v4098);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4105 = v11 + v4095;
-      const unsigned int v4106 = v4105 * v1;
-      const unsigned int v4107 = v4106 + v26;
-      const unsigned int v4108 = v4107 << 8u;
-      const unsigned int v4109 = v4108 + v4102;
-      out[v4109] = v4103;
-    }
-    const unsigned int v4111 = v43 + v7873;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4112 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4113 = v628.x[2];
-    const float v4114 = v4113 * v4112;
-    const bool v4115 = v4111 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4115) {
-      const unsigned int v4118 = 64u + v7872;
-      const iron_f16 v4119 = iron_f32_to_f16(v4114);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4121 = v11 + v4111;
-      const unsigned int v4122 = v4121 * v1;
-      const unsigned int v4123 = v4122 + v26;
-      const unsigned int v4124 = v4123 << 8u;
-      const unsigned int v4125 = v4124 + v4118;
-      out[v4125] = v4119;
-    }
-    const unsigned int v4127 = v43 + v7878;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4128 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4129 = v628.x[3];
-    const float v4130 = v4129 * v4128;
-    const bool v4131 = v4127 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4131) {
-      const unsigned int v4134 = 64u + v7877;
-      const iron_f16 v4135 = iron_f32_to_f16(v4130);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4137 = v11 + v4127;
-      const unsigned int v4138 = v4137 * v1;
-      const unsigned int v4139 = v4138 + v26;
-      const unsigned int v4140 = v4139 << 8u;
-      const unsigned int v4141 = v4140 + v4134;
-      out[v4141] = v4135;
-    }
-    const unsigned int v4143 = v43 + v7883;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4144 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4145 = v628.x[4];
-    const float v4146 = v4145 * v4144;
-    const bool v4147 = v4143 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4147) {
-      const unsigned int v4150 = 64u + v7882;
-      const iron_f16 v4151 = iron_f32_to_f16(v4146);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4153 = v11 + v4143;
-      const unsigned int v4154 = v4153 * v1;
-      const unsigned int v4155 = v4154 + v26;
-      const unsigned int v4156 = v4155 << 8u;
-      const unsigned int v4157 = v4156 + v4150;
-      out[v4157] = v4151;
-    }
-    const unsigned int v4159 = v43 + v7888;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4160 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4161 = v628.x[5];
-    const float v4162 = v4161 * v4160;
-    const bool v4163 = v4159 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4163) {
-      const unsigned int v4166 = 64u + v7887;
-      const iron_f16 v4167 = iron_f32_to_f16(v4162);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4169 = v11 + v4159;
-      const unsigned int v4170 = v4169 * v1;
-      const unsigned int v4171 = v4170 + v26;
-      const unsigned int v4172 = v4171 << 8u;
-      const unsigned int v4173 = v4172 + v4166;
-      out[v4173] = v4167;
-    }
-    const unsigned int v4175 = v43 + v7893;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4176 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4177 = v628.x[6];
-    const float v4178 = v4177 * v4176;
-    const bool v4179 = v4175 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4179) {
-      const unsigned int v4182 = 64u + v7892;
-      const iron_f16 v4183 = iron_f32_to_f16(v4178);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4185 = v11 + v4175;
-      const unsigned int v4186 = v4185 * v1;
-      const unsigned int v4187 = v4186 + v26;
-      const unsigned int v4188 = v4187 << 8u;
-      const unsigned int v4189 = v4188 + v4182;
-      out[v4189] = v4183;
-    }
-    const unsigned int v4191 = v43 + v7898;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4192 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4193 = v628.x[7];
-    const float v4194 = v4193 * v4192;
-    const bool v4195 = v4191 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4195) {
-      const unsigned int v4198 = 64u + v7897;
-      const iron_f16 v4199 = iron_f32_to_f16(v4194);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4201 = v11 + v4191;
-      const unsigned int v4202 = v4201 * v1;
-      const unsigned int v4203 = v4202 + v26;
-      const unsigned int v4204 = v4203 << 8u;
-      const unsigned int v4205 = v4204 + v4198;
-      out[v4205] = v4199;
-    }
-    const unsigned int v4207 = v43 + v7903;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4208 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4209 = v628.x[8];
-    const float v4210 = v4209 * v4208;
-    const bool v4211 = v4207 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4211) {
-      const unsigned int v4214 = 64u + v7902;
-      const iron_f16 v4215 = iron_f32_to_f16(v4210);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4217 = v11 + v4207;
-      const unsigned int v4218 = v4217 * v1;
-      const unsigned int v4219 = v4218 + v26;
-      const unsigned int v4220 = v4219 << 8u;
-      const unsigned int v4221 = v4220 + v4214;
-      out[v4221] = v4215;
-    }
-    const unsigned int v4223 = v43 + v7908;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4224 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4225 = v628.x[9];
-    const float v4226 = v4225 * v4224;
-    const bool v4227 = v4223 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4227) {
-      const unsigned int v4230 = 64u + v7907;
-      const iron_f16 v4231 = iron_f32_to_f16(v4226);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4233 = v11 + v4223;
-      const unsigned int v4234 = v4233 * v1;
-      const unsigned int v4235 = v4234 + v26;
-      const unsigned int v4236 = v4235 << 8u;
-      const unsigned int v4237 = v4236 + v4230;
-      out[v4237] = v4231;
-    }
-    const unsigned int v4239 = v43 + v7913;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4240 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4241 = v628.x[10];
-    const float v4242 = v4241 * v4240;
-    const bool v4243 = v4239 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4243) {
-      const unsigned int v4246 = 64u + v7912;
-      const iron_f16 v4247 = iron_f32_to_f16(v4242);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4249 = v11 + v4239;
-      const unsigned int v4250 = v4249 * v1;
-      const unsigned int v4251 = v4250 + v26;
-      const unsigned int v4252 = v4251 << 8u;
-      const unsigned int v4253 = v4252 + v4246;
-      out[v4253] = v4247;
-    }
-    const unsigned int v4255 = v43 + v7918;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4256 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4257 = v628.x[11];
-    const float v4258 = v4257 * v4256;
-    const bool v4259 = v4255 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4259) {
-      const unsigned int v4262 = 64u + v7917;
-      const iron_f16 v4263 = iron_f32_to_f16(v4258);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4265 = v11 + v4255;
-      const unsigned int v4266 = v4265 * v1;
-      const unsigned int v4267 = v4266 + v26;
-      const unsigned int v4268 = v4267 << 8u;
-      const unsigned int v4269 = v4268 + v4262;
-      out[v4269] = v4263;
-    }
-    const unsigned int v4271 = v43 + v7923;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4272 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4273 = v628.x[12];
-    const float v4274 = v4273 * v4272;
-    const bool v4275 = v4271 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4275) {
-      const unsigned int v4278 = 64u + v7922;
-      const iron_f16 v4279 = iron_f32_to_f16(v4274);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4281 = v11 + v4271;
-      const unsigned int v4282 = v4281 * v1;
-      const unsigned int v4283 = v4282 + v26;
-      const unsigned int v4284 = v4283 << 8u;
-      const unsigned int v4285 = v4284 + v4278;
-      out[v4285] = v4279;
-    }
-    const unsigned int v4287 = v43 + v7928;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4288 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4289 = v628.x[13];
-    const float v4290 = v4289 * v4288;
-    const bool v4291 = v4287 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4291) {
-      const unsigned int v4294 = 64u + v7927;
-      const iron_f16 v4295 = iron_f32_to_f16(v4290);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4297 = v11 + v4287;
-      const unsigned int v4298 = v4297 * v1;
-      const unsigned int v4299 = v4298 + v26;
-      const unsigned int v4300 = v4299 << 8u;
-      const unsigned int v4301 = v4300 + v4294;
-      out[v4301] = v4295;
-    }
-    const unsigned int v4303 = v43 + v7933;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4304 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4305 = v628.x[14];
-    const float v4306 = v4305 * v4304;
-    const bool v4307 = v4303 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4307) {
-      const unsigned int v4310 = 64u + v7932;
-      const iron_f16 v4311 = iron_f32_to_f16(v4306);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4313 = v11 + v4303;
-      const unsigned int v4314 = v4313 * v1;
-      const unsigned int v4315 = v4314 + v26;
-      const unsigned int v4316 = v4315 << 8u;
-      const unsigned int v4317 = v4316 + v4310;
-      out[v4317] = v4311;
-    }
-    const unsigned int v4319 = v43 + v7938;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4320 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4321 = v628.x[15];
-    const float v4322 = v4321 * v4320;
-    const bool v4323 = v4319 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4323) {
-      const unsigned int v4326 = 64u + v7937;
-      const iron_f16 v4327 = iron_f32_to_f16(v4322);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4329 = v11 + v4319;
-      const unsigned int v4330 = v4329 * v1;
-      const unsigned int v4331 = v4330 + v26;
-      const unsigned int v4332 = v4331 << 8u;
-      const unsigned int v4333 = v4332 + v4326;
-      out[v4333] = v4327;
-    }
-    const unsigned int v4335 = v43 + v7943;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4336 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4337 = v630.x[0];
-    const float v4338 = v4337 * v4336;
-    const bool v4339 = v4335 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4339) {
-      const unsigned int v4342 = 96u + v7942;
-      const iron_f16 v4343 = iron_f32_to_f16(v4338);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4345 = v11 + v4335;
-      const unsigned int v4346 = v4345 * v1;
-      const unsigned int v4347 = v4346 + v26;
-      const unsigned int v4348 = v4347 << 8u;
-      const unsigned int v4349 = v4348 + v4342;
-      out[v4349] = v4343;
-    }
-    const unsigned int v4351 = v43 + v7948;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4352 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4353 = v630.x[1];
-    const float v4354 = v4353 * v4352;
-    const bool v4355 = v4351 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4355) {
-      const unsigned int v4358 = 96u + v7947;
-      const iron_f16 v4359 = iron_f32_to_f16(v4354);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4361 = v11 + v4351;
-      const unsigned int v4362 = v4361 * v1;
-      const unsigned int v4363 = v4362 + v26;
-      const unsigned int v4364 = v4363 << 8u;
-      const unsigned int v4365 = v4364 + v4358;
-      out[v4365] = v4359;
-    }
-    const unsigned int v4367 = v43 + v7953;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4368 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4369 = v630.x[2];
-    const float v4370 = v4369 * v4368;
-    const bool v4371 = v4367 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4371) {
-      const unsigned int v4374 = 96u + v7952;
-      const iron_f16 v4375 = iron_f32_to_f16(v4370);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4377 = v11 + v4367;
-      const unsigned int v4378 = v4377 * v1;
-      const unsigned int v4379 = v4378 + v26;
-      const unsigned int v4380 = v4379 << 8u;
-      const unsigned int v4381 = v4380 + v4374;
-      out[v4381] = v4375;
-    }
-    const unsigned int v4383 = v43 + v7958;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4384 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4385 = v630.x[3];
-    const float v4386 = v4385 * v4384;
-    const bool v4387 = v4383 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4387) {
-      const unsigned int v4390 = 96u + v7957;
-      const iron_f16 v4391 = iron_f32_to_f16(v4386);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4393 = v11 + v4383;
-      const unsigned int v4394 = v4393 * v1;
-      const unsigned int v4395 = v4394 + v26;
-      const unsigned int v4396 = v4395 << 8u;
-      const unsigned int v4397 = v4396 + v4390;
-      out[v4397] = v4391;
-    }
-    const unsigned int v4399 = v43 + v7963;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4400 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4401 = v630.x[4];
-    const float v4402 = v4401 * v4400;
-    const bool v4403 = v4399 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4403) {
-      const unsigned int v4406 = 96u + v7962;
-      const iron_f16 v4407 = iron_f32_to_f16(v4402);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4409 = v11 + v4399;
-      const unsigned int v4410 = v4409 * v1;
-      const unsigned int v4411 = v4410 + v26;
-      const unsigned int v4412 = v4411 << 8u;
-      const unsigned int v4413 = v4412 + v4406;
-      out[v4413] = v4407;
-    }
-    const unsigned int v4415 = v43 + v7968;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4416 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4417 = v630.x[5];
-    const float v4418 = v4417 * v4416;
-    const bool v4419 = v4415 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4419) {
-      const unsigned int v4422 = 96u + v7967;
-      const iron_f16 v4423 = iron_f32_to_f16(v4418);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4425 = v11 + v4415;
-      const unsigned int v4426 = v4425 * v1;
-      const unsigned int v4427 = v4426 + v26;
-      const unsigned int v4428 = v4427 << 8u;
-      const unsigned int v4429 = v4428 + v4422;
-      out[v4429] = v4423;
-    }
-    const unsigned int v4431 = v43 + v7973;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4432 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4433 = v630.x[6];
-    const float v4434 = v4433 * v4432;
-    const bool v4435 = v4431 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4435) {
-      const unsigned int v4438 = 96u + v7972;
-      const iron_f16 v4439 = iron_f32_to_f16(v4434);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4441 = v11 + v4431;
-      const unsigned int v4442 = v4441 * v1;
-      const unsigned int v4443 = v4442 + v26;
-      const unsigned int v4444 = v4443 << 8u;
-      const unsigned int v4445 = v4444 + v4438;
-      out[v4445] = v4439;
-    }
-    const unsigned int v4447 = v43 + v7978;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4448 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4449 = v630.x[7];
-    const float v4450 = v4449 * v4448;
-    const bool v4451 = v4447 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4451) {
-      const unsigned int v4454 = 96u + v7977;
-      const iron_f16 v4455 = iron_f32_to_f16(v4450);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4457 = v11 + v4447;
-      const unsigned int v4458 = v4457 * v1;
-      const unsigned int v4459 = v4458 + v26;
-      const unsigned int v4460 = v4459 << 8u;
-      const unsigned int v4461 = v4460 + v4454;
-      out[v4461] = v4455;
-    }
-    const unsigned int v4463 = v43 + v7983;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4464 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4465 = v630.x[8];
-    const float v4466 = v4465 * v4464;
-    const bool v4467 = v4463 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4467) {
-      const unsigned int v4470 = 96u + v7982;
-      const iron_f16 v4471 = iron_f32_to_f16(v4466);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4473 = v11 + v4463;
-      const unsigned int v4474 = v4473 * v1;
-      const unsigned int v4475 = v4474 + v26;
-      const unsigned int v4476 = v4475 << 8u;
-      const unsigned int v4477 = v4476 + v4470;
-      out[v4477] = v4471;
-    }
-    const unsigned int v4479 = v43 + v7988;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4480 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4481 = v630.x[9];
-    const float v4482 = v4481 * v4480;
-    const bool v4483 = v4479 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4483) {
-      const unsigned int v4486 = 96u + v7987;
-      const iron_f16 v4487 = iron_f32_to_f16(v4482);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4489 = v11 + v4479;
-      const unsigned int v4490 = v4489 * v1;
-      const unsigned int v4491 = v4490 + v26;
-      const unsigned int v4492 = v4491 << 8u;
-      const unsigned int v4493 = v4492 + v4486;
-      out[v4493] = v4487;
-    }
-    const unsigned int v4495 = v43 + v7993;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4496 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4497 = v630.x[10];
-    const float v4498 = v4497 * v4496;
-    const bool v4499 = v4495 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4499) {
-      const unsigned int v4502 = 96u + v7992;
-      const iron_f16 v4503 = iron_f32_to_f16(v4498);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4505 = v11 + v4495;
-      const unsigned int v4506 = v4505 * v1;
-      const unsigned int v4507 = v4506 + v26;
-      const unsigned int v4508 = v4507 << 8u;
-      const unsigned int v4509 = v4508 + v4502;
-      out[v4509] = v4503;
-    }
-    const unsigned int v4511 = v43 + v7998;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4512 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4513 = v630.x[11];
-    const float v4514 = v4513 * v4512;
-    const bool v4515 = v4511 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4515) {
-      const unsigned int v4518 = 96u + v7997;
-      const iron_f16 v4519 = iron_f32_to_f16(v4514);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4521 = v11 + v4511;
-      const unsigned int v4522 = v4521 * v1;
-      const unsigned int v4523 = v4522 + v26;
-      const unsigned int v4524 = v4523 << 8u;
-      const unsigned int v4525 = v4524 + v4518;
-      out[v4525] = v4519;
-    }
-    const unsigned int v4527 = v43 + v8003;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4528 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4529 = v630.x[12];
-    const float v4530 = v4529 * v4528;
-    const bool v4531 = v4527 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4531) {
-      const unsigned int v4534 = 96u + v8002;
-      const iron_f16 v4535 = iron_f32_to_f16(v4530);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4537 = v11 + v4527;
-      const unsigned int v4538 = v4537 * v1;
-      const unsigned int v4539 = v4538 + v26;
-      const unsigned int v4540 = v4539 << 8u;
-      const unsigned int v4541 = v4540 + v4534;
-      out[v4541] = v4535;
-    }
-    const unsigned int v4543 = v43 + v8008;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4544 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4545 = v630.x[13];
-    const float v4546 = v4545 * v4544;
-    const bool v4547 = v4543 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4547) {
-      const unsigned int v4550 = 96u + v8007;
-      const iron_f16 v4551 = iron_f32_to_f16(v4546);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4553 = v11 + v4543;
-      const unsigned int v4554 = v4553 * v1;
-      const unsigned int v4555 = v4554 + v26;
-      const unsigned int v4556 = v4555 << 8u;
-      const unsigned int v4557 = v4556 + v4550;
-      out[v4557] = v4551;
-    }
-    const unsigned int v4559 = v43 + v8013;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4560 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4561 = v630.x[14];
-    const float v4562 = v4561 * v4560;
-    const bool v4563 = v4559 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4563) {
-      const unsigned int v4566 = 96u + v8012;
-      const iron_f16 v4567 = iron_f32_to_f16(v4562);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4569 = v11 + v4559;
-      const unsigned int v4570 = v4569 * v1;
-      const unsigned int v4571 = v4570 + v26;
-      const unsigned int v4572 = v4571 << 8u;
-      const unsigned int v4573 = v4572 + v4566;
-      out[v4573] = v4567;
-    }
-    const unsigned int v4575 = v43 + v8018;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4576 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4577 = v630.x[15];
-    const float v4578 = v4577 * v4576;
-    const bool v4579 = v4575 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4579) {
-      const unsigned int v4582 = 96u + v8017;
-      const iron_f16 v4583 = iron_f32_to_f16(v4578);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4585 = v11 + v4575;
-      const unsigned int v4586 = v4585 * v1;
-      const unsigned int v4587 = v4586 + v26;
-      const unsigned int v4588 = v4587 << 8u;
-      const unsigned int v4589 = v4588 + v4582;
-      out[v4589] = v4583;
-    }
-    const unsigned int v4591 = v43 + v8023;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4592 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4593 = v632.x[0];
-    const float v4594 = v4593 * v4592;
-    const bool v4595 = v4591 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4595) {
-      const unsigned int v4598 = 128u + v8022;
-      const iron_f16 v4599 = iron_f32_to_f16(v4594);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4601 = v11 + v4591;
-      const unsigned int v4602 = v4601 * v1;
-      const unsigned int v4603 = v4602 + v26;
-      const unsigned int v4604 = v4603 << 8u;
-      const unsigned int v4605 = v4604 + v4598;
-      out[v4605] = v4599;
-    }
-    const unsigned int v4607 = v43 + v8028;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4608 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4609 = v632.x[1];
-    const float v4610 = v4609 * v4608;
-    const bool v4611 = v4607 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4611) {
-      const unsigned int v4614 = 128u + v8027;
-      const iron_f16 v4615 = iron_f32_to_f16(v4610);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4617 = v11 + v4607;
-      const unsigned int v4618 = v4617 * v1;
-      const unsigned int v4619 = v4618 + v26;
-      const unsigned int v4620 = v4619 << 8u;
-      const unsigned int v4621 = v4620 + v4614;
-      out[v4621] = v4615;
-    }
-    const unsigned int v4623 = v43 + v8033;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4624 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4625 = v632.x[2];
-    const float v4626 = v4625 * v4624;
-    const bool v4627 = v4623 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4627) {
-      const unsigned int v4630 = 128u + v8032;
-      const iron_f16 v4631 = iron_f32_to_f16(v4626);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4633 = v11 + v4623;
-      const unsigned int v4634 = v4633 * v1;
-      const unsigned int v4635 = v4634 + v26;
-      const unsigned int v4636 = v4635 << 8u;
-      const unsigned int v4637 = v4636 + v4630;
-      out[v4637] = v4631;
-    }
-    const unsigned int v4639 = v43 + v8038;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4640 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4641 = v632.x[3];
-    const float v4642 = v4641 * v4640;
-    const bool v4643 = v4639 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4643) {
-      const unsigned int v4646 = 128u + v8037;
-      const iron_f16 v4647 = iron_f32_to_f16(v4642);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4649 = v11 + v4639;
-      const unsigned int v4650 = v4649 * v1;
-      const unsigned int v4651 = v4650 + v26;
-      const unsigned int v4652 = v4651 << 8u;
-      const unsigned int v4653 = v4652 + v4646;
-      out[v4653] = v4647;
-    }
-    const unsigned int v4655 = v43 + v8043;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4656 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4657 = v632.x[4];
-    const float v4658 = v4657 * v4656;
-    const bool v4659 = v4655 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4659) {
-      const unsigned int v4662 = 128u + v8042;
-      const iron_f16 v4663 = iron_f32_to_f16(v4658);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4665 = v11 + v4655;
-      const unsigned int v4666 = v4665 * v1;
-      const unsigned int v4667 = v4666 + v26;
-      const unsigned int v4668 = v4667 << 8u;
-      const unsigned int v4669 = v4668 + v4662;
-      out[v4669] = v4663;
-    }
-    const unsigned int v4671 = v43 + v8048;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4672 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4673 = v632.x[5];
-    const float v4674 = v4673 * v4672;
-    const bool v4675 = v4671 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4675) {
-      const unsigned int v4678 = 128u + v8047;
-      const iron_f16 v4679 = iron_f32_to_f16(v4674);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4681 = v11 + v4671;
-      const unsigned int v4682 = v4681 * v1;
-      const unsigned int v4683 = v4682 + v26;
-      const unsigned int v4684 = v4683 << 8u;
-      const unsigned int v4685 = v4684 + v4678;
-      out[v4685] = v4679;
-    }
-    const unsigned int v4687 = v43 + v8053;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4688 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4689 = v632.x[6];
-    const float v4690 = v4689 * v4688;
-    const bool v4691 = v4687 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4691) {
-      const unsigned int v4694 = 128u + v8052;
-      const iron_f16 v4695 = iron_f32_to_f16(v4690);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4697 = v11 + v4687;
-      const unsigned int v4698 = v4697 * v1;
-      const unsigned int v4699 = v4698 + v26;
-      const unsigned int v4700 = v4699 << 8u;
-      const unsigned int v4701 = v4700 + v4694;
-      out[v4701] = v4695;
-    }
-    const unsigned int v4703 = v43 + v8058;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4704 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4705 = v632.x[7];
-    const float v4706 = v4705 * v4704;
-    const bool v4707 = v4703 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4707) {
-      const unsigned int v4710 = 128u + v8057;
-      const iron_f16 v4711 = iron_f32_to_f16(v4706);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4713 = v11 + v4703;
-      const unsigned int v4714 = v4713 * v1;
-      const unsigned int v4715 = v4714 + v26;
-      const unsigned int v4716 = v4715 << 8u;
-      const unsigned int v4717 = v4716 + v4710;
-      out[v4717] = v4711;
-    }
-    const unsigned int v4719 = v43 + v8063;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4720 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4721 = v632.x[8];
-    const float v4722 = v4721 * v4720;
-    const bool v4723 = v4719 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4723) {
-      const unsigned int v4726 = 128u + v8062;
-      const iron_f16 v4727 = iron_f32_to_f16(v4722);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4729 = v11 + v4719;
-      const unsigned int v4730 = v4729 * v1;
-      const unsigned int v4731 = v4730 + v26;
-      const unsigned int v4732 = v4731 << 8u;
-      const unsigned int v4733 = v4732 + v4726;
-      out[v4733] = v4727;
-    }
-    const unsigned int v4735 = v43 + v8068;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4736 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4737 = v632.x[9];
-    const float v4738 = v4737 * v4736;
-    const bool v4739 = v4735 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4739) {
-      const unsigned int v4742 = 128u + v8067;
-      const iron_f16 v4743 = iron_f32_to_f16(v4738);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4745 = v11 + v4735;
-      const unsigned int v4746 = v4745 * v1;
-      const unsigned int v4747 = v4746 + v26;
-      const unsigned int v4748 = v4747 << 8u;
-      const unsigned int v4749 = v4748 + v4742;
-      out[v4749] = v4743;
-    }
-    const unsigned int v4751 = v43 + v8073;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4752 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4753 = v632.x[10];
-    const float v4754 = v4753 * v4752;
-    const bool v4755 = v4751 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4755) {
-      const unsigned int v4758 = 128u + v8072;
-      const iron_f16 v4759 = iron_f32_to_f16(v4754);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4761 = v11 + v4751;
-      const unsigned int v4762 = v4761 * v1;
-      const unsigned int v4763 = v4762 + v26;
-      const unsigned int v4764 = v4763 << 8u;
-      const unsigned int v4765 = v4764 + v4758;
-      out[v4765] = v4759;
-    }
-    const unsigned int v4767 = v43 + v8078;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4768 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4769 = v632.x[11];
-    const float v4770 = v4769 * v4768;
-    const bool v4771 = v4767 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4771) {
-      const unsigned int v4774 = 128u + v8077;
-      const iron_f16 v4775 = iron_f32_to_f16(v4770);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4777 = v11 + v4767;
-      const unsigned int v4778 = v4777 * v1;
-      const unsigned int v4779 = v4778 + v26;
-      const unsigned int v4780 = v4779 << 8u;
-      const unsigned int v4781 = v4780 + v4774;
-      out[v4781] = v4775;
-    }
-    const unsigned int v4783 = v43 + v8083;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4784 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4785 = v632.x[12];
-    const float v4786 = v4785 * v4784;
-    const bool v4787 = v4783 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4787) {
-      const unsigned int v4790 = 128u + v8082;
-      const iron_f16 v4791 = iron_f32_to_f16(v4786);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4793 = v11 + v4783;
-      const unsigned int v4794 = v4793 * v1;
-      const unsigned int v4795 = v4794 + v26;
-      const unsigned int v4796 = v4795 << 8u;
-      const unsigned int v4797 = v4796 + v4790;
-      out[v4797] = v4791;
-    }
-    const unsigned int v4799 = v43 + v8088;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4800 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4801 = v632.x[13];
-    const float v4802 = v4801 * v4800;
-    const bool v4803 = v4799 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4803) {
-      const unsigned int v4806 = 128u + v8087;
-      const iron_f16 v4807 = iron_f32_to_f16(v4802);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4809 = v11 + v4799;
-      const unsigned int v4810 = v4809 * v1;
-      const unsigned int v4811 = v4810 + v26;
-      const unsigned int v4812 = v4811 << 8u;
-      const unsigned int v4813 = v4812 + v4806;
-      out[v4813] = v4807;
-    }
-    const unsigned int v4815 = v43 + v8093;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4816 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4817 = v632.x[14];
-    const float v4818 = v4817 * v4816;
-    const bool v4819 = v4815 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4819) {
-      const unsigned int v4822 = 128u + v8092;
-      const iron_f16 v4823 = iron_f32_to_f16(v4818);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4825 = v11 + v4815;
-      const unsigned int v4826 = v4825 * v1;
-      const unsigned int v4827 = v4826 + v26;
-      const unsigned int v4828 = v4827 << 8u;
-      const unsigned int v4829 = v4828 + v4822;
-      out[v4829] = v4823;
-    }
-    const unsigned int v4831 = v43 + v8098;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4832 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4833 = v632.x[15];
-    const float v4834 = v4833 * v4832;
-    const bool v4835 = v4831 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4835) {
-      const unsigned int v4838 = 128u + v8097;
-      const iron_f16 v4839 = iron_f32_to_f16(v4834);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4841 = v11 + v4831;
-      const unsigned int v4842 = v4841 * v1;
-      const unsigned int v4843 = v4842 + v26;
-      const unsigned int v4844 = v4843 << 8u;
-      const unsigned int v4845 = v4844 + v4838;
-      out[v4845] = v4839;
-    }
-    const unsigned int v4847 = v43 + v8103;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4848 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4849 = v634.x[0];
-    const float v4850 = v4849 * v4848;
-    const bool v4851 = v4847 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4851) {
-      const unsigned int v4854 = 160u + v8102;
-      const iron_f16 v4855 = iron_f32_to_f16(v4850);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4857 = v11 + v4847;
-      const unsigned int v4858 = v4857 * v1;
-      const unsigned int v4859 = v4858 + v26;
-      const unsigned int v4860 = v4859 << 8u;
-      const unsigned int v4861 = v4860 + v4854;
-      out[v4861] = v4855;
-    }
-    const unsigned int v4863 = v43 + v8108;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4864 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4865 = v634.x[1];
-    const float v4866 = v4865 * v4864;
-    const bool v4867 = v4863 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4867) {
-      const unsigned int v4870 = 160u + v8107;
-      const iron_f16 v4871 = iron_f32_to_f16(v4866);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4873 = v11 + v4863;
-      const unsigned int v4874 = v4873 * v1;
-      const unsigned int v4875 = v4874 + v26;
-      const unsigned int v4876 = v4875 << 8u;
-      const unsigned int v4877 = v4876 + v4870;
-      out[v4877] = v4871;
-    }
-    const unsigned int v4879 = v43 + v8113;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4880 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4881 = v634.x[2];
-    const float v4882 = v4881 * v4880;
-    const bool v4883 = v4879 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4883) {
-      const unsigned int v4886 = 160u + v8112;
-      const iron_f16 v4887 = iron_f32_to_f16(v4882);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4889 = v11 + v4879;
-      const unsigned int v4890 = v4889 * v1;
-      const unsigned int v4891 = v4890 + v26;
-      const unsigned int v4892 = v4891 << 8u;
-      const unsigned int v4893 = v4892 + v4886;
-      out[v4893] = v4887;
-    }
-    const unsigned int v4895 = v43 + v8118;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4896 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4897 = v634.x[3];
-    const float v4898 = v4897 * v4896;
-    const bool v4899 = v4895 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4899) {
-      const unsigned int v4902 = 160u + v8117;
-      const iron_f16 v4903 = iron_f32_to_f16(v4898);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4905 = v11 + v4895;
-      const unsigned int v4906 = v4905 * v1;
-      const unsigned int v4907 = v4906 + v26;
-      const unsigned int v4908 = v4907 << 8u;
-      const unsigned int v4909 = v4908 + v4902;
-      out[v4909] = v4903;
-    }
-    const unsigned int v4911 = v43 + v8123;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4912 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4913 = v634.x[4];
-    const float v4914 = v4913 * v4912;
-    const bool v4915 = v4911 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4915) {
-      const unsigned int v4918 = 160u + v8122;
-      const iron_f16 v4919 = iron_f32_to_f16(v4914);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4921 = v11 + v4911;
-      const unsigned int v4922 = v4921 * v1;
-      const unsigned int v4923 = v4922 + v26;
-      const unsigned int v4924 = v4923 << 8u;
-      const unsigned int v4925 = v4924 + v4918;
-      out[v4925] = v4919;
-    }
-    const unsigned int v4927 = v43 + v8128;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4928 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4929 = v634.x[5];
-    const float v4930 = v4929 * v4928;
-    const bool v4931 = v4927 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4931) {
-      const unsigned int v4934 = 160u + v8127;
-      const iron_f16 v4935 = iron_f32_to_f16(v4930);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4937 = v11 + v4927;
-      const unsigned int v4938 = v4937 * v1;
-      const unsigned int v4939 = v4938 + v26;
-      const unsigned int v4940 = v4939 << 8u;
-      const unsigned int v4941 = v4940 + v4934;
-      out[v4941] = v4935;
-    }
-    const unsigned int v4943 = v43 + v8133;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4944 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4945 = v634.x[6];
-    const float v4946 = v4945 * v4944;
-    const bool v4947 = v4943 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4947) {
-      const unsigned int v4950 = 160u + v8132;
-      const iron_f16 v4951 = iron_f32_to_f16(v4946);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4953 = v11 + v4943;
-      const unsigned int v4954 = v4953 * v1;
-      const unsigned int v4955 = v4954 + v26;
-      const unsigned int v4956 = v4955 << 8u;
-      const unsigned int v4957 = v4956 + v4950;
-      out[v4957] = v4951;
-    }
-    const unsigned int v4959 = v43 + v8138;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4960 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4961 = v634.x[7];
-    const float v4962 = v4961 * v4960;
-    const bool v4963 = v4959 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4963) {
-      const unsigned int v4966 = 160u + v8137;
-      const iron_f16 v4967 = iron_f32_to_f16(v4962);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4969 = v11 + v4959;
-      const unsigned int v4970 = v4969 * v1;
-      const unsigned int v4971 = v4970 + v26;
-      const unsigned int v4972 = v4971 << 8u;
-      const unsigned int v4973 = v4972 + v4966;
-      out[v4973] = v4967;
-    }
-    const unsigned int v4975 = v43 + v8143;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4976 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4977 = v634.x[8];
-    const float v4978 = v4977 * v4976;
-    const bool v4979 = v4975 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4979) {
-      const unsigned int v4982 = 160u + v8142;
-      const iron_f16 v4983 = iron_f32_to_f16(v4978);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4985 = v11 + v4975;
-      const unsigned int v4986 = v4985 * v1;
-      const unsigned int v4987 = v4986 + v26;
-      const unsigned int v4988 = v4987 << 8u;
-      const unsigned int v4989 = v4988 + v4982;
-      out[v4989] = v4983;
-    }
-    const unsigned int v4991 = v43 + v8148;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4992 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4993 = v634.x[9];
-    const float v4994 = v4993 * v4992;
-    const bool v4995 = v4991 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4995) {
-      const unsigned int v4998 = 160u + v8147;
-      const iron_f16 v4999 = iron_f32_to_f16(v4994);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5001 = v11 + v4991;
-      const unsigned int v5002 = v5001 * v1;
-      const unsigned int v5003 = v5002 + v26;
-      const unsigned int v5004 = v5003 << 8u;
-      const unsigned int v5005 = v5004 + v4998;
-      out[v5005] = v4999;
-    }
-    const unsigned int v5007 = v43 + v8153;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5008 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5009 = v634.x[10];
-    const float v5010 = v5009 * v5008;
-    const bool v5011 = v5007 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5011) {
-      const unsigned int v5014 = 160u + v8152;
-      const iron_f16 v5015 = iron_f32_to_f16(v5010);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5017 = v11 + v5007;
-      const unsigned int v5018 = v5017 * v1;
-      const unsigned int v5019 = v5018 + v26;
-      const unsigned int v5020 = v5019 << 8u;
-      const unsigned int v5021 = v5020 + v5014;
-      out[v5021] = v5015;
-    }
-    const unsigned int v5023 = v43 + v8158;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5024 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5025 = v634.x[11];
-    const float v5026 = v5025 * v5024;
-    const bool v5027 = v5023 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5027) {
-      const unsigned int v5030 = 160u + v8157;
-      const iron_f16 v5031 = iron_f32_to_f16(v5026);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5033 = v11 + v5023;
-      const unsigned int v5034 = v5033 * v1;
-      const unsigned int v5035 = v5034 + v26;
-      const unsigned int v5036 = v5035 << 8u;
-      const unsigned int v5037 = v5036 + v5030;
-      out[v5037] = v5031;
-    }
-    const unsigned int v5039 = v43 + v8163;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5040 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5041 = v634.x[12];
-    const float v5042 = v5041 * v5040;
-    const bool v5043 = v5039 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5043) {
-      const unsigned int v5046 = 160u + v8162;
-      const iron_f16 v5047 = iron_f32_to_f16(v5042);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5049 = v11 + v5039;
-      const unsigned int v5050 = v5049 * v1;
-      const unsigned int v5051 = v5050 + v26;
-      const unsigned int v5052 = v5051 << 8u;
-      const unsigned int v5053 = v5052 + v5046;
-      out[v5053] = v5047;
-    }
-    const unsigned int v5055 = v43 + v8168;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5056 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5057 = v634.x[13];
-    const float v5058 = v5057 * v5056;
-    const bool v5059 = v5055 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5059) {
-      const unsigned int v5062 = 160u + v8167;
-      const iron_f16 v5063 = iron_f32_to_f16(v5058);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5065 = v11 + v5055;
-      const unsigned int v5066 = v5065 * v1;
-      const unsigned int v5067 = v5066 + v26;
-      const unsigned int v5068 = v5067 << 8u;
-      const unsigned int v5069 = v5068 + v5062;
-      out[v5069] = v5063;
-    }
-    const unsigned int v5071 = v43 + v8173;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5072 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5073 = v634.x[14];
-    const float v5074 = v5073 * v5072;
-    const bool v5075 = v5071 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5075) {
-      const unsigned int v5078 = 160u + v8172;
-      const iron_f16 v5079 = iron_f32_to_f16(v5074);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5081 = v11 + v5071;
-      const unsigned int v5082 = v5081 * v1;
-      const unsigned int v5083 = v5082 + v26;
-      const unsigned int v5084 = v5083 << 8u;
-      const unsigned int v5085 = v5084 + v5078;
-      out[v5085] = v5079;
-    }
-    const unsigned int v5087 = v43 + v8178;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5088 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5089 = v634.x[15];
-    const float v5090 = v5089 * v5088;
-    const bool v5091 = v5087 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5091) {
-      const unsigned int v5094 = 160u + v8177;
-      const iron_f16 v5095 = iron_f32_to_f16(v5090);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5097 = v11 + v5087;
-      const unsigned int v5098 = v5097 * v1;
-      const unsigned int v5099 = v5098 + v26;
-      const unsigned int v5100 = v5099 << 8u;
-      const unsigned int v5101 = v5100 + v5094;
-      out[v5101] = v5095;
-    }
-    const unsigned int v5103 = v43 + v8183;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5104 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5105 = v636.x[0];
-    const float v5106 = v5105 * v5104;
-    const bool v5107 = v5103 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5107) {
-      const unsigned int v5110 = 192u + v8182;
-      const iron_f16 v5111 = iron_f32_to_f16(v5106);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5113 = v11 + v5103;
-      const unsigned int v5114 = v5113 * v1;
-      const unsigned int v5115 = v5114 + v26;
-      const unsigned int v5116 = v5115 << 8u;
-      const unsigned int v5117 = v5116 + v5110;
-      out[v5117] = v5111;
-    }
-    const unsigned int v5119 = v43 + v8188;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5120 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5121 = v636.x[1];
-    const float v5122 = v5121 * v5120;
-    const bool v5123 = v5119 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5123) {
-      const unsigned int v5126 = 192u + v8187;
-      const iron_f16 v5127 = iron_f32_to_f16(v5122);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5129 = v11 + v5119;
-      const unsigned int v5130 = v5129 * v1;
-      const unsigned int v5131 = v5130 + v26;
-      const unsigned int v5132 = v5131 << 8u;
-      const unsigned int v5133 = v5132 + v5126;
-      out[v5133] = v5127;
-    }
-    const unsigned int v5135 = v43 + v8193;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5136 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5137 = v636.x[2];
-    const float v5138 = v5137 * v5136;
-    const bool v5139 = v5135 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5139) {
-      const unsigned int v5142 = 192u + v8192;
-      const iron_f16 v5143 = iron_f32_to_f16(v5138);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5145 = v11 + v5135;
-      const unsigned int v5146 = v5145 * v1;
-      const unsigned int v5147 = v5146 + v26;
-      const unsigned int v5148 = v5147 << 8u;
-      const unsigned int v5149 = v5148 + v5142;
-      out[v5149] = v5143;
-    }
-    const unsigned int v5151 = v43 + v8198;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5152 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5153 = v636.x[3];
-    const float v5154 = v5153 * v5152;
-    const bool v5155 = v5151 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5155) {
-      const unsigned int v5158 = 192u + v8197;
-      const iron_f16 v5159 = iron_f32_to_f16(v5154);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5161 = v11 + v5151;
-      const unsigned int v5162 = v5161 * v1;
-      const unsigned int v5163 = v5162 + v26;
-      const unsigned int v5164 = v5163 << 8u;
-      const unsigned int v5165 = v5164 + v5158;
-      out[v5165] = v5159;
-    }
-    const unsigned int v5167 = v43 + v8203;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5168 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5169 = v636.x[4];
-    const float v5170 = v5169 * v5168;
-    const bool v5171 = v5167 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5171) {
-      const unsigned int v5174 = 192u + v8202;
-      const iron_f16 v5175 = iron_f32_to_f16(v5170);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5177 = v11 + v5167;
-      const unsigned int v5178 = v5177 * v1;
-      const unsigned int v5179 = v5178 + v26;
-      const unsigned int v5180 = v5179 << 8u;
-      const unsigned int v5181 = v5180 + v5174;
-      out[v5181] = v5175;
-    }
-    const unsigned int v5183 = v43 + v8208;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5184 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5185 = v636.x[5];
-    const float v5186 = v5185 * v5184;
-    const bool v5187 = v5183 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5187) {
-      const unsigned int v5190 = 192u + v8207;
-      const iron_f16 v5191 = iron_f32_to_f16(v5186);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5193 = v11 + v5183;
-      const unsigned int v5194 = v5193 * v1;
-      const unsigned int v5195 = v5194 + v26;
-      const unsigned int v5196 = v5195 << 8u;
-      const unsigned int v5197 = v5196 + v5190;
-      out[v5197] = v5191;
-    }
-    const unsigned int v5199 = v43 + v8213;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5200 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5201 = v636.x[6];
-    const float v5202 = v5201 * v5200;
-    const bool v5203 = v5199 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5203) {
-      const unsigned int v5206 = 192u + v8212;
-      const iron_f16 v5207 = iron_f32_to_f16(v5202);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5209 = v11 + v5199;
-      const unsigned int v5210 = v5209 * v1;
-      const unsigned int v5211 = v5210 + v26;
-      const unsigned int v5212 = v5211 << 8u;
-      const unsigned int v5213 = v5212 + v5206;
-      out[v5213] = v5207;
-    }
-    const unsigned int v5215 = v43 + v8218;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5216 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5217 = v636.x[7];
-    const float v5218 = v5217 * v5216;
-    const bool v5219 = v5215 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5219) {
-      const unsigned int v5222 = 192u + v8217;
-      const iron_f16 v5223 = iron_f32_to_f16(v5218);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5225 = v11 + v5215;
-      const unsigned int v5226 = v5225 * v1;
-      const unsigned int v5227 = v5226 + v26;
-      const unsigned int v5228 = v5227 << 8u;
-      const unsigned int v5229 = v5228 + v5222;
-      out[v5229] = v5223;
-    }
-    const unsigned int v5231 = v43 + v8223;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5232 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5233 = v636.x[8];
-    const float v5234 = v5233 * v5232;
-    const bool v5235 = v5231 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5235) {
-      const unsigned int v5238 = 192u + v8222;
-      const iron_f16 v5239 = iron_f32_to_f16(v5234);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5241 = v11 + v5231;
-      const unsigned int v5242 = v5241 * v1;
-      const unsigned int v5243 = v5242 + v26;
-      const unsigned int v5244 = v5243 << 8u;
-      const unsigned int v5245 = v5244 + v5238;
-      out[v5245] = v5239;
-    }
-    const unsigned int v5247 = v43 + v8228;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5248 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5249 = v636.x[9];
-    const float v5250 = v5249 * v5248;
-    const bool v5251 = v5247 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5251) {
-      const unsigned int v5254 = 192u + v8227;
-      const iron_f16 v5255 = iron_f32_to_f16(v5250);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5257 = v11 + v5247;
-      const unsigned int v5258 = v5257 * v1;
-      const unsigned int v5259 = v5258 + v26;
-      const unsigned int v5260 = v5259 << 8u;
-      const unsigned int v5261 = v5260 + v5254;
-      out[v5261] = v5255;
-    }
-    const unsigned int v5263 = v43 + v8233;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5264 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5265 = v636.x[10];
-    const float v5266 = v5265 * v5264;
-    const bool v5267 = v5263 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5267) {
-      const unsigned int v5270 = 192u + v8232;
-      const iron_f16 v5271 = iron_f32_to_f16(v5266);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5273 = v11 + v5263;
-      const unsigned int v5274 = v5273 * v1;
-      const unsigned int v5275 = v5274 + v26;
-      const unsigned int v5276 = v5275 << 8u;
-      const unsigned int v5277 = v5276 + v5270;
-      out[v5277] = v5271;
-    }
-    const unsigned int v5279 = v43 + v8238;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5280 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5281 = v636.x[11];
-    const float v5282 = v5281 * v5280;
-    const bool v5283 = v5279 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5283) {
-      const unsigned int v5286 = 192u + v8237;
-      const iron_f16 v5287 = iron_f32_to_f16(v5282);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5289 = v11 + v5279;
-      const unsigned int v5290 = v5289 * v1;
-      const unsigned int v5291 = v5290 + v26;
-      const unsigned int v5292 = v5291 << 8u;
-      const unsigned int v5293 = v5292 + v5286;
-      out[v5293] = v5287;
-    }
-    const unsigned int v5295 = v43 + v8243;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5296 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5297 = v636.x[12];
-    const float v5298 = v5297 * v5296;
-    const bool v5299 = v5295 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5299) {
-      const unsigned int v5302 = 192u + v8242;
-      const iron_f16 v5303 = iron_f32_to_f16(v5298);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5305 = v11 + v5295;
-      const unsigned int v5306 = v5305 * v1;
-      const unsigned int v5307 = v5306 + v26;
-      const unsigned int v5308 = v5307 << 8u;
-      const unsigned int v5309 = v5308 + v5302;
-      out[v5309] = v5303;
-    }
-    const unsigned int v5311 = v43 + v8248;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5312 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5313 = v636.x[13];
-    const float v5314 = v5313 * v5312;
-    const bool v5315 = v5311 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5315) {
-      const unsigned int v5318 = 192u + v8247;
-      const iron_f16 v5319 = iron_f32_to_f16(v5314);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5321 = v11 + v5311;
-      const unsigned int v5322 = v5321 * v1;
-      const unsigned int v5323 = v5322 + v26;
-      const unsigned int v5324 = v5323 << 8u;
-      const unsigned int v5325 = v5324 + v5318;
-      out[v5325] = v5319;
-    }
-    const unsigned int v5327 = v43 + v8253;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5328 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5329 = v636.x[14];
-    const float v5330 = v5329 * v5328;
-    const bool v5331 = v5327 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5331) {
-      const unsigned int v5334 = 192u + v8252;
-      const iron_f16 v5335 = iron_f32_to_f16(v5330);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5337 = v11 + v5327;
-      const unsigned int v5338 = v5337 * v1;
-      const unsigned int v5339 = v5338 + v26;
-      const unsigned int v5340 = v5339 << 8u;
-      const unsigned int v5341 = v5340 + v5334;
-      out[v5341] = v5335;
-    }
-    const unsigned int v5343 = v43 + v8258;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5344 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5345 = v636.x[15];
-    const float v5346 = v5345 * v5344;
-    const bool v5347 = v5343 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5347) {
-      const unsigned int v5350 = 192u + v8257;
-      const iron_f16 v5351 = iron_f32_to_f16(v5346);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5353 = v11 + v5343;
-      const unsigned int v5354 = v5353 * v1;
-      const unsigned int v5355 = v5354 + v26;
-      const unsigned int v5356 = v5355 << 8u;
-      const unsigned int v5357 = v5356 + v5350;
-      out[v5357] = v5351;
-    }
-    const unsigned int v5359 = v43 + v8263;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5360 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5361 = v638.x[0];
-    const float v5362 = v5361 * v5360;
-    const bool v5363 = v5359 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5363) {
-      const unsigned int v5366 = 224u + v8262;
-      const iron_f16 v5367 = iron_f32_to_f16(v5362);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5369 = v11 + v5359;
-      const unsigned int v5370 = v5369 * v1;
-      const unsigned int v5371 = v5370 + v26;
-      const unsigned int v5372 = v5371 << 8u;
-      const unsigned int v5373 = v5372 + v5366;
-      out[v5373] = v5367;
-    }
-    const unsigned int v5375 = v43 + v8268;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5376 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5377 = v638.x[1];
-    const float v5378 = v5377 * v5376;
-    const bool v5379 = v5375 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5379) {
-      const unsigned int v5382 = 224u + v8267;
-      const iron_f16 v5383 = iron_f32_to_f16(v5378);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5385 = v11 + v5375;
-      const unsigned int v5386 = v5385 * v1;
-      const unsigned int v5387 = v5386 + v26;
-      const unsigned int v5388 = v5387 << 8u;
-      const unsigned int v5389 = v5388 + v5382;
-      out[v5389] = v5383;
-    }
-    const unsigned int v5391 = v43 + v8273;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5392 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5393 = v638.x[2];
-    const float v5394 = v5393 * v5392;
-    const bool v5395 = v5391 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5395) {
-      const unsigned int v5398 = 224u + v8272;
-      const iron_f16 v5399 = iron_f32_to_f16(v5394);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5401 = v11 + v5391;
-      const unsigned int v5402 = v5401 * v1;
-      const unsigned int v5403 = v5402 + v26;
-      const unsigned int v5404 = v5403 << 8u;
-      const unsigned int v5405 = v5404 + v5398;
-      out[v5405] = v5399;
-    }
-    const unsigned int v5407 = v43 + v8278;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5408 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5409 = v638.x[3];
-    const float v5410 = v5409 * v5408;
-    const bool v5411 = v5407 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5411) {
-      const unsigned int v5414 = 224u + v8277;
-      const iron_f16 v5415 = iron_f32_to_f16(v5410);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5417 = v11 + v5407;
-      const unsigned int v5418 = v5417 * v1;
-      const unsigned int v5419 = v5418 + v26;
-      const unsigned int v5420 = v5419 << 8u;
-      const unsigned int v5421 = v5420 + v5414;
-      out[v5421] = v5415;
-    }
-    const unsigned int v5423 = v43 + v8283;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5424 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5425 = v638.x[4];
-    const float v5426 = v5425 * v5424;
-    const bool v5427 = v5423 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5427) {
-      const unsigned int v5430 = 224u + v8282;
-      const iron_f16 v5431 = iron_f32_to_f16(v5426);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5433 = v11 + v5423;
-      const unsigned int v5434 = v5433 * v1;
-      const unsigned int v5435 = v5434 + v26;
-      const unsigned int v5436 = v5435 << 8u;
-      const unsigned int v5437 = v5436 + v5430;
-      out[v5437] = v5431;
-    }
-    const unsigned int v5439 = v43 + v8288;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5440 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5441 = v638.x[5];
-    const float v5442 = v5441 * v5440;
-    const bool v5443 = v5439 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5443) {
-      const unsigned int v5446 = 224u + v8287;
-      const iron_f16 v5447 = iron_f32_to_f16(v5442);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5449 = v11 + v5439;
-      const unsigned int v5450 = v5449 * v1;
-      const unsigned int v5451 = v5450 + v26;
-      const unsigned int v5452 = v5451 << 8u;
-      const unsigned int v5453 = v5452 + v5446;
-      out[v5453] = v5447;
-    }
-    const unsigned int v5455 = v43 + v8293;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5456 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5457 = v638.x[6];
-    const float v5458 = v5457 * v5456;
-    const bool v5459 = v5455 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5459) {
-      const unsigned int v5462 = 224u + v8292;
-      const iron_f16 v5463 = iron_f32_to_f16(v5458);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5465 = v11 + v5455;
-      const unsigned int v5466 = v5465 * v1;
-      const unsigned int v5467 = v5466 + v26;
-      const unsigned int v5468 = v5467 << 8u;
-      const unsigned int v5469 = v5468 + v5462;
-      out[v5469] = v5463;
-    }
-    const unsigned int v5471 = v43 + v8298;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5472 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5473 = v638.x[7];
-    const float v5474 = v5473 * v5472;
-    const bool v5475 = v5471 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5475) {
-      const unsigned int v5478 = 224u + v8297;
-      const iron_f16 v5479 = iron_f32_to_f16(v5474);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5481 = v11 + v5471;
-      const unsigned int v5482 = v5481 * v1;
-      const unsigned int v5483 = v5482 + v26;
-      const unsigned int v5484 = v5483 << 8u;
-      const unsigned int v5485 = v5484 + v5478;
-      out[v5485] = v5479;
-    }
-    const unsigned int v5487 = v43 + v8303;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5488 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5489 = v638.x[8];
-    const float v5490 = v5489 * v5488;
-    const bool v5491 = v5487 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5491) {
-      const unsigned int v5494 = 224u + v8302;
-      const iron_f16 v5495 = iron_f32_to_f16(v5490);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5497 = v11 + v5487;
-      const unsigned int v5498 = v5497 * v1;
-      const unsigned int v5499 = v5498 + v26;
-      const unsigned int v5500 = v5499 << 8u;
-      const unsigned int v5501 = v5500 + v5494;
-      out[v5501] = v5495;
-    }
-    const unsigned int v5503 = v43 + v8308;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5504 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5505 = v638.x[9];
-    const float v5506 = v5505 * v5504;
-    const bool v5507 = v5503 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5507) {
-      const unsigned int v5510 = 224u + v8307;
-      const iron_f16 v5511 = iron_f32_to_f16(v5506);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5513 = v11 + v5503;
-      const unsigned int v5514 = v5513 * v1;
-      const unsigned int v5515 = v5514 + v26;
-      const unsigned int v5516 = v5515 << 8u;
-      const unsigned int v5517 = v5516 + v5510;
-      out[v5517] = v5511;
-    }
-    const unsigned int v5519 = v43 + v8313;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5520 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5521 = v638.x[10];
-    const float v5522 = v5521 * v5520;
-    const bool v5523 = v5519 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5523) {
-      const unsigned int v5526 = 224u + v8312;
-      const iron_f16 v5527 = iron_f32_to_f16(v5522);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5529 = v11 + v5519;
-      const unsigned int v5530 = v5529 * v1;
-      const unsigned int v5531 = v5530 + v26;
-      const unsigned int v5532 = v5531 << 8u;
-      const unsigned int v5533 = v5532 + v5526;
-      out[v5533] = v5527;
-    }
-    const unsigned int v5535 = v43 + v8318;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5536 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5537 = v638.x[11];
-    const float v5538 = v5537 * v5536;
-    const bool v5539 = v5535 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5539) {
-      const unsigned int v5542 = 224u + v8317;
-      const iron_f16 v5543 = iron_f32_to_f16(v5538);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5545 = v11 + v5535;
-      const unsigned int v5546 = v5545 * v1;
-      const unsigned int v5547 = v5546 + v26;
-      const unsigned int v5548 = v5547 << 8u;
-      const unsigned int v5549 = v5548 + v5542;
-      out[v5549] = v5543;
-    }
-    const unsigned int v5551 = v43 + v8323;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5552 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5553 = v638.x[12];
-    const float v5554 = v5553 * v5552;
-    const bool v5555 = v5551 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5555) {
-      const unsigned int v5558 = 224u + v8322;
-      const iron_f16 v5559 = iron_f32_to_f16(v5554);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5561 = v11 + v5551;
-      const unsigned int v5562 = v5561 * v1;
-      const unsigned int v5563 = v5562 + v26;
-      const unsigned int v5564 = v5563 << 8u;
-      const unsigned int v5565 = v5564 + v5558;
-      out[v5565] = v5559;
-    }
-    const unsigned int v5567 = v43 + v8328;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5568 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5569 = v638.x[13];
-    const float v5570 = v5569 * v5568;
-    const bool v5571 = v5567 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5571) {
-      const unsigned int v5574 = 224u + v8327;
-      const iron_f16 v5575 = iron_f32_to_f16(v5570);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5577 = v11 + v5567;
-      const unsigned int v5578 = v5577 * v1;
-      const unsigned int v5579 = v5578 + v26;
-      const unsigned int v5580 = v5579 << 8u;
-      const unsigned int v5581 = v5580 + v5574;
-      out[v5581] = v5575;
-    }
-    const unsigned int v5583 = v43 + v8333;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5584 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5585 = v638.x[14];
-    const float v5586 = v5585 * v5584;
-    const bool v5587 = v5583 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5587) {
-      const unsigned int v5590 = 224u + v8332;
-      const iron_f16 v5591 = iron_f32_to_f16(v5586);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5593 = v11 + v5583;
-      const unsigned int v5594 = v5593 * v1;
-      const unsigned int v5595 = v5594 + v26;
-      const unsigned int v5596 = v5595 << 8u;
-      const unsigned int v5597 = v5596 + v5590;
-      out[v5597] = v5591;
-    }
-    const unsigned int v5599 = v43 + v8338;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5600 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5601 = v638.x[15];
-    const float v5602 = v5601 * v5600;
-    const bool v5603 = v5599 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5603) {
-      const unsigned int v5606 = 224u + v8337;
-      const iron_f16 v5607 = iron_f32_to_f16(v5602);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5609 = v11 + v5599;
-      const unsigned int v5610 = v5609 * v1;
-      const unsigned int v5611 = v5610 + v26;
-      const unsigned int v5612 = v5611 << 8u;
-      const unsigned int v5613 = v5612 + v5606;
-      out[v5613] = v5607;
+    const float v3494 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
+    iron_frag<float, 2, 16, 8> v3496;  // kernels/sdpa/flash_tile.hpp:212
+    iron_frag_fill(v3496, 0.0f);
+    const float v3500 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:214
+    const float v3501 = fmaxf(v3500, v3494);
+    const bool v3504 = v3501 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v3505 = v3504 ? 0.0f : v3501;
+    v3496.x[0] = v3505;  // kernels/sdpa/flash_tile.hpp:213
+    const float v3509 = v465.x[1];  // kernels/sdpa/flash_tile.hpp:214
+    const float v3510 = fmaxf(v3509, v3494);
+    const bool v3513 = v3510 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v3514 = v3513 ? 0.0f : v3510;
+    v3496.x[1] = v3514;  // kernels/sdpa/flash_tile.hpp:213
+    const float v3518 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:214
+    const float v3519 = fmaxf(v3518, v3494);
+    const bool v3522 = v3519 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v3523 = v3522 ? 0.0f : v3519;
+    v3496.x[2] = v3523;  // kernels/sdpa/flash_tile.hpp:213
+    const float v3527 = v465.x[3];  // kernels/sdpa/flash_tile.hpp:214
+    const float v3528 = fmaxf(v3527, v3494);
+    const bool v3531 = v3528 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v3532 = v3531 ? 0.0f : v3528;
+    v3496.x[3] = v3532;  // kernels/sdpa/flash_tile.hpp:213
+    iron_frag<float, 2, 16, 8> v3534;  // kernels/sdpa/flash_tile.hpp:216
+    iron_frag_fill(v3534, 0.0f);
+    const float v3538 = v3496.x[0];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3539 = v3494 - v3538;
+    const float v3540 = exp2f(v3539);
+    const float v3542 = v465.x[0];
+    const float v3543 = v3542 - v3538;
+    const float v3544 = exp2f(v3543);
+    const float v3545 = v467.x[0];
+    const float v3546 = v3545 * v3544;
+    const float v3547 = v3546 + v3540;
+    v3534.x[0] = v3547;  // kernels/sdpa/flash_tile.hpp:217
+    const float v3551 = v3496.x[1];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3552 = v3494 - v3551;
+    const float v3553 = exp2f(v3552);
+    const float v3555 = v465.x[1];
+    const float v3556 = v3555 - v3551;
+    const float v3557 = exp2f(v3556);
+    const float v3558 = v467.x[1];
+    const float v3559 = v3558 * v3557;
+    const float v3560 = v3559 + v3553;
+    v3534.x[1] = v3560;  // kernels/sdpa/flash_tile.hpp:217
+    const float v3564 = v3496.x[2];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3565 = v3494 - v3564;
+    const float v3566 = exp2f(v3565);
+    const float v3568 = v465.x[2];
+    const float v3569 = v3568 - v3564;
+    const float v3570 = exp2f(v3569);
+    const float v3571 = v467.x[2];
+    const float v3572 = v3571 * v3570;
+    const float v3573 = v3572 + v3566;
+    v3534.x[2] = v3573;  // kernels/sdpa/flash_tile.hpp:217
+    const float v3577 = v3496.x[3];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3578 = v3494 - v3577;
+    const float v3579 = exp2f(v3578);
+    const float v3581 = v465.x[3];
+    const float v3582 = v3581 - v3577;
+    const float v3583 = exp2f(v3582);
+    const float v3584 = v467.x[3];
+    const float v3585 = v3584 * v3583;
+    const float v3586 = v3585 + v3579;
+    v3534.x[3] = v3586;  // kernels/sdpa/flash_tile.hpp:217
+    iron_frag<float, 2, 16, 8> v3588;  // kernels/sdpa/flash_tile.hpp:220
+    iron_frag_fill(v3588, 0.0f);
+    const float v3592 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3594 = v3496.x[0];  // kernels/sdpa/flash_tile.hpp:223
+    const float v3595 = v465.x[0];
+    const float v3596 = v3595 - v3594;
+    const float v3597 = exp2f(v3596);
+    const float v3598 = v3597 / v3592;
+    const bool v3600 = v3592 > 0.0f;
+    const float v3601 = v3600 ? v3598 : 0.0f;
+    v3588.x[0] = v3601;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3605 = v3534.x[1];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3607 = v3496.x[1];  // kernels/sdpa/flash_tile.hpp:223
+    const float v3608 = v465.x[1];
+    const float v3609 = v3608 - v3607;
+    const float v3610 = exp2f(v3609);
+    const float v3611 = v3610 / v3605;
+    const bool v3613 = v3605 > 0.0f;
+    const float v3614 = v3613 ? v3611 : 0.0f;
+    v3588.x[1] = v3614;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3618 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3620 = v3496.x[2];  // kernels/sdpa/flash_tile.hpp:223
+    const float v3621 = v465.x[2];
+    const float v3622 = v3621 - v3620;
+    const float v3623 = exp2f(v3622);
+    const float v3624 = v3623 / v3618;
+    const bool v3626 = v3618 > 0.0f;
+    const float v3627 = v3626 ? v3624 : 0.0f;
+    v3588.x[2] = v3627;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3631 = v3534.x[3];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3633 = v3496.x[3];  // kernels/sdpa/flash_tile.hpp:223
+    const float v3634 = v465.x[3];
+    const float v3635 = v3634 - v3633;
+    const float v3636 = exp2f(v3635);
+    const float v3637 = v3636 / v3631;
+    const bool v3639 = v3631 > 0.0f;
+    const float v3640 = v3639 ? v3637 : 0.0f;
+    v3588.x[3] = v3640;  // kernels/sdpa/flash_tile.hpp:221
+    const unsigned int v3642 = v43 + v8008;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3643 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3644 = v469.x[0];
+    const float v3645 = v3644 * v3643;
+    const bool v3646 = v3642 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3646) {
+      const iron_f16 v3650 = iron_f32_to_f16(v3645);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3652 = v11 + v3642;
+      const unsigned int v3653 = v3652 * v1;
+      const unsigned int v3654 = v3653 + v26;
+      const unsigned int v3655 = v3654 << 8u;
+      const unsigned int v3656 = v3655 + v8007;
+      out[v3656] = v3650;
+    }
+    const unsigned int v3658 = v43 + v8013;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3659 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3660 = v469.x[1];
+    const float v3661 = v3660 * v3659;
+    const bool v3662 = v3658 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3662) {
+      const iron_f16 v3666 = iron_f32_to_f16(v3661);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3668 = v11 + v3658;
+      const unsigned int v3669 = v3668 * v1;
+      const unsigned int v3670 = v3669 + v26;
+      const unsigned int v3671 = v3670 << 8u;
+      const unsigned int v3672 = v3671 + v8012;
+      out[v3672] = v3666;
+    }
+    const unsigned int v3674 = v43 + v8018;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3675 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3676 = v469.x[2];
+    const float v3677 = v3676 * v3675;
+    const bool v3678 = v3674 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3678) {
+      const iron_f16 v3682 = iron_f32_to_f16(v3677);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3684 = v11 + v3674;
+      const unsigned int v3685 = v3684 * v1;
+      const unsigned int v3686 = v3685 + v26;
+      const unsigned int v3687 = v3686 << 8u;
+      const unsigned int v3688 = v3687 + v8017;
+      out[v3688] = v3682;
+    }
+    const unsigned int v3690 = v43 + v8023;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3691 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3692 = v469.x[3];
+    const float v3693 = v3692 * v3691;
+    const bool v3694 = v3690 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3694) {
+      const iron_f16 v3698 = iron_f32_to_f16(v3693);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3700 = v11 + v3690;
+      const unsigned int v3701 = v3700 * v1;
+      const unsigned int v3702 = v3701 + v26;
+      const unsigned int v3703 = v3702 << 8u;
+      const unsigned int v3704 = v3703 + v8022;
+      out[v3704] = v3698;
+    }
+    const unsigned int v3706 = v43 + v8028;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3707 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3708 = v469.x[4];
+    const float v3709 = v3708 * v3707;
+    const bool v3710 = v3706 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3710) {
+      const iron_f16 v3714 = iron_f32_to_f16(v3709);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3716 = v11 + v3706;
+      const unsigned int v3717 = v3716 * v1;
+      const unsigned int v3718 = v3717 + v26;
+      const unsigned int v3719 = v3718 << 8u;
+      const unsigned int v3720 = v3719 + v8027;
+      out[v3720] = v3714;
+    }
+    const unsigned int v3722 = v43 + v8033;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3723 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3724 = v469.x[5];
+    const float v3725 = v3724 * v3723;
+    const bool v3726 = v3722 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3726) {
+      const iron_f16 v3730 = iron_f32_to_f16(v3725);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3732 = v11 + v3722;
+      const unsigned int v3733 = v3732 * v1;
+      const unsigned int v3734 = v3733 + v26;
+      const unsigned int v3735 = v3734 << 8u;
+      const unsigned int v3736 = v3735 + v8032;
+      out[v3736] = v3730;
+    }
+    const unsigned int v3738 = v43 + v8038;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3739 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3740 = v469.x[6];
+    const float v3741 = v3740 * v3739;
+    const bool v3742 = v3738 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3742) {
+      const iron_f16 v3746 = iron_f32_to_f16(v3741);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3748 = v11 + v3738;
+      const unsigned int v3749 = v3748 * v1;
+      const unsigned int v3750 = v3749 + v26;
+      const unsigned int v3751 = v3750 << 8u;
+      const unsigned int v3752 = v3751 + v8037;
+      out[v3752] = v3746;
+    }
+    const unsigned int v3754 = v43 + v8043;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3755 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3756 = v469.x[7];
+    const float v3757 = v3756 * v3755;
+    const bool v3758 = v3754 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3758) {
+      const iron_f16 v3762 = iron_f32_to_f16(v3757);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3764 = v11 + v3754;
+      const unsigned int v3765 = v3764 * v1;
+      const unsigned int v3766 = v3765 + v26;
+      const unsigned int v3767 = v3766 << 8u;
+      const unsigned int v3768 = v3767 + v8042;
+      out[v3768] = v3762;
+    }
+    const unsigned int v3770 = v43 + v8048;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3771 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3772 = v469.x[8];
+    const float v3773 = v3772 * v3771;
+    const bool v3774 = v3770 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3774) {
+      const iron_f16 v3778 = iron_f32_to_f16(v3773);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3780 = v11 + v3770;
+      const unsigned int v3781 = v3780 * v1;
+      const unsigned int v3782 = v3781 + v26;
+      const unsigned int v3783 = v3782 << 8u;
+      const unsigned int v3784 = v3783 + v8047;
+      out[v3784] = v3778;
+    }
+    const unsigned int v3786 = v43 + v8053;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3787 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3788 = v469.x[9];
+    const float v3789 = v3788 * v3787;
+    const bool v3790 = v3786 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3790) {
+      const iron_f16 v3794 = iron_f32_to_f16(v3789);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3796 = v11 + v3786;
+      const unsigned int v3797 = v3796 * v1;
+      const unsigned int v3798 = v3797 + v26;
+      const unsigned int v3799 = v3798 << 8u;
+      const unsigned int v3800 = v3799 + v8052;
+      out[v3800] = v3794;
+    }
+    const unsigned int v3802 = v43 + v8058;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3803 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3804 = v469.x[10];
+    const float v3805 = v3804 * v3803;
+    const bool v3806 = v3802 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3806) {
+      const iron_f16 v3810 = iron_f32_to_f16(v3805);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3812 = v11 + v3802;
+      const unsigned int v3813 = v3812 * v1;
+      const unsigned int v3814 = v3813 + v26;
+      const unsigned int v3815 = v3814 << 8u;
+      const unsigned int v3816 = v3815 + v8057;
+      out[v3816] = v3810;
+    }
+    const unsigned int v3818 = v43 + v8063;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3819 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3820 = v469.x[11];
+    const float v3821 = v3820 * v3819;
+    const bool v3822 = v3818 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3822) {
+      const iron_f16 v3826 = iron_f32_to_f16(v3821);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3828 = v11 + v3818;
+      const unsigned int v3829 = v3828 * v1;
+      const unsigned int v3830 = v3829 + v26;
+      const unsigned int v3831 = v3830 << 8u;
+      const unsigned int v3832 = v3831 + v8062;
+      out[v3832] = v3826;
+    }
+    const unsigned int v3834 = v43 + v8068;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3835 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3836 = v469.x[12];
+    const float v3837 = v3836 * v3835;
+    const bool v3838 = v3834 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3838) {
+      const iron_f16 v3842 = iron_f32_to_f16(v3837);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3844 = v11 + v3834;
+      const unsigned int v3845 = v3844 * v1;
+      const unsigned int v3846 = v3845 + v26;
+      const unsigned int v3847 = v3846 << 8u;
+      const unsigned int v3848 = v3847 + v8067;
+      out[v3848] = v3842;
+    }
+    const unsigned int v3850 = v43 + v8073;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3851 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3852 = v469.x[13];
+    const float v3853 = v3852 * v3851;
+    const bool v3854 = v3850 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3854) {
+      const iron_f16 v3858 = iron_f32_to_f16(v3853);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3860 = v11 + v3850;
+      const unsigned int v3861 = v3860 * v1;
+      const unsigned int v3862 = v3861 + v26;
+      const unsigned int v3863 = v3862 << 8u;
+      const unsigned int v3864 = v3863 + v8072;
+      out[v3864] = v3858;
+    }
+    const unsigned int v3866 = v43 + v8078;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3867 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3868 = v469.x[14];
+    const float v3869 = v3868 * v3867;
+    const bool v3870 = v3866 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3870) {
+      const iron_f16 v3874 = iron_f32_to_f16(v3869);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3876 = v11 + v3866;
+      const unsigned int v3877 = v3876 * v1;
+      const unsigned int v3878 = v3877 + v26;
+      const unsigned int v3879 = v3878 << 8u;
+      const unsigned int v3880 = v3879 + v8077;
+      out[v3880] = v3874;
+    }
+    const unsigned int v3882 = v43 + v8083;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3883 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3884 = v469.x[15];
+    const float v3885 = v3884 * v3883;
+    const bool v3886 = v3882 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3886) {
+      const iron_f16 v3890 = iron_f32_to_f16(v3885);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3892 = v11 + v3882;
+      const unsigned int v3893 = v3892 * v1;
+      const unsigned int v3894 = v3893 + v26;
+      const unsigned int v3895 = v3894 << 8u;
+      const unsigned int v3896 = v3895 + v8082;
+      out[v3896] = v3890;
+    }
+    const unsigned int v3898 = v43 + v8088;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3899 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3900 = v471.x[0];
+    const float v3901 = v3900 * v3899;
+    const bool v3902 = v3898 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3902) {
+      const unsigned int v3905 = 32u + v8087;
+      const iron_f16 v3906 = iron_f32_to_f16(v3901);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3908 = v11 + v3898;
+      const unsigned int v3909 = v3908 * v1;
+      const unsigned int v3910 = v3909 + v26;
+      const unsigned int v3911 = v3910 << 8u;
+      const unsigned int v3912 = v3911 + v3905;
+      out[v3912] = v3906;
+    }
+    const unsigned int v3914 = v43 + v8093;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3915 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3916 = v471.x[1];
+    const float v3917 = v3916 * v3915;
+    const bool v3918 = v3914 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3918) {
+      const unsigned int v3921 = 32u + v8092;
+      const iron_f16 v3922 = iron_f32_to_f16(v3917);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3924 = v11 + v3914;
+      const unsigned int v3925 = v3924 * v1;
+      const unsigned int v3926 = v3925 + v26;
+      const unsigned int v3927 = v3926 << 8u;
+      const unsigned int v3928 = v3927 + v3921;
+      out[v3928] = v3922;
+    }
+    const unsigned int v3930 = v43 + v8098;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3931 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3932 = v471.x[2];
+    const float v3933 = v3932 * v3931;
+    const bool v3934 = v3930 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3934) {
+      const unsigned int v3937 = 32u + v8097;
+      const iron_f16 v3938 = iron_f32_to_f16(v3933);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3940 = v11 + v3930;
+      const unsigned int v3941 = v3940 * v1;
+      const unsigned int v3942 = v3941 + v26;
+      const unsigned int v3943 = v3942 << 8u;
+      const unsigned int v3944 = v3943 + v3937;
+      out[v3944] = v3938;
+    }
+    const unsigned int v3946 = v43 + v8103;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3947 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3948 = v471.x[3];
+    const float v3949 = v3948 * v3947;
+    const bool v3950 = v3946 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3950) {
+      const unsigned int v3953 = 32u + v8102;
+      const iron_f16 v3954 = iron_f32_to_f16(v3949);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3956 = v11 + v3946;
+      const unsigned int v3957 = v3956 * v1;
+      const unsigned int v3958 = v3957 + v26;
+      const unsigned int v3959 = v3958 << 8u;
+      const unsigned int v3960 = v3959 + v3953;
+      out[v3960] = v3954;
+    }
+    const unsigned int v3962 = v43 + v8108;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3963 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3964 = v471.x[4];
+    const float v3965 = v3964 * v3963;
+    const bool v3966 = v3962 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3966) {
+      const unsigned int v3969 = 32u + v8107;
+      const iron_f16 v3970 = iron_f32_to_f16(v3965);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3972 = v11 + v3962;
+      const unsigned int v3973 = v3972 * v1;
+      const unsigned int v3974 = v3973 + v26;
+      const unsigned int v3975 = v3974 << 8u;
+      const unsigned int v3976 = v3975 + v3969;
+      out[v3976] = v3970;
+    }
+    const unsigned int v3978 = v43 + v8113;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3979 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3980 = v471.x[5];
+    const float v3981 = v3980 * v3979;
+    const bool v3982 = v3978 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3982) {
+      const unsigned int v3985 = 32u + v8112;
+      const iron_f16 v3986 = iron_f32_to_f16(v3981);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3988 = v11 + v3978;
+      const unsigned int v3989 = v3988 * v1;
+      const unsigned int v3990 = v3989 + v26;
+      const unsigned int v3991 = v3990 << 8u;
+      const unsigned int v3992 = v3991 + v3985;
+      out[v3992] = v3986;
+    }
+    const unsigned int v3994 = v43 + v8118;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3995 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3996 = v471.x[6];
+    const float v3997 = v3996 * v3995;
+    const bool v3998 = v3994 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3998) {
+      const unsigned int v4001 = 32u + v8117;
+      const iron_f16 v4002 = iron_f32_to_f16(v3997);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4004 = v11 + v3994;
+      const unsigned int v4005 = v4004 * v1;
+      const unsigned int v4006 = v4005 + v26;
+      const unsigned int v4007 = v4006 << 8u;
+      const unsigned int v4008 = v4007 + v4001;
+      out[v4008] = v4002;
+    }
+    const unsigned int v4010 = v43 + v8123;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4011 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4012 = v471.x[7];
+    const float v4013 = v4012 * v4011;
+    const bool v4014 = v4010 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4014) {
+      const unsigned int v4017 = 32u + v8122;
+      const iron_f16 v4018 = iron_f32_to_f16(v4013);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4020 = v11 + v4010;
+      const unsigned int v4021 = v4020 * v1;
+      const unsigned int v4022 = v4021 + v26;
+      const unsigned int v4023 = v4022 << 8u;
+      const unsigned int v4024 = v4023 + v4017;
+      out[v4024] = v4018;
+    }
+    const unsigned int v4026 = v43 + v8128;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4027 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4028 = v471.x[8];
+    const float v4029 = v4028 * v4027;
+    const bool v4030 = v4026 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4030) {
+      const unsigned int v4033 = 32u + v8127;
+      const iron_f16 v4034 = iron_f32_to_f16(v4029);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4036 = v11 + v4026;
+      const unsigned int v4037 = v4036 * v1;
+      const unsigned int v4038 = v4037 + v26;
+      const unsigned int v4039 = v4038 << 8u;
+      const unsigned int v4040 = v4039 + v4033;
+      out[v4040] = v4034;
+    }
+    const unsigned int v4042 = v43 + v8133;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4043 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4044 = v471.x[9];
+    const float v4045 = v4044 * v4043;
+    const bool v4046 = v4042 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4046) {
+      const unsigned int v4049 = 32u + v8132;
+      const iron_f16 v4050 = iron_f32_to_f16(v4045);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4052 = v11 + v4042;
+      const unsigned int v4053 = v4052 * v1;
+      const unsigned int v4054 = v4053 + v26;
+      const unsigned int v4055 = v4054 << 8u;
+      const unsigned int v4056 = v4055 + v4049;
+      out[v4056] = v4050;
+    }
+    const unsigned int v4058 = v43 + v8138;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4059 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4060 = v471.x[10];
+    const float v4061 = v4060 * v4059;
+    const bool v4062 = v4058 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4062) {
+      const unsigned int v4065 = 32u + v8137;
+      const iron_f16 v4066 = iron_f32_to_f16(v4061);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4068 = v11 + v4058;
+      const unsigned int v4069 = v4068 * v1;
+      const unsigned int v4070 = v4069 + v26;
+      const unsigned int v4071 = v4070 << 8u;
+      const unsigned int v4072 = v4071 + v4065;
+      out[v4072] = v4066;
+    }
+    const unsigned int v4074 = v43 + v8143;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4075 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4076 = v471.x[11];
+    const float v4077 = v4076 * v4075;
+    const bool v4078 = v4074 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4078) {
+      const unsigned int v4081 = 32u + v8142;
+      const iron_f16 v4082 = iron_f32_to_f16(v4077);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4084 = v11 + v4074;
+      const unsigned int v4085 = v4084 * v1;
+      const unsigned int v4086 = v4085 + v26;
+      const unsigned int v4087 = v4086 << 8u;
+      const unsigned int v4088 = v4087 + v4081;
+      out[v4088] = v4082;
+    }
+    const unsigned int v4090 = v43 + v8148;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4091 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4092 = v471.x[12];
+    const float v4093 = v4092 * v4091;
+    const bool v4094 = v4090 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4094) {
+      const unsigned int v4097 = 32u + v8147;
+      const iron_f16 v4098 = iron_f32_to_f16(v4093);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4100 = v11 + v4090;
+      const unsigned int v4101 = v4100 * v1;
+      const unsigned int v4102 = v4101 + v26;
+      const unsigned int v4103 = v4102 << 8u;
+      const unsigned int v4104 = v4103 + v4097;
+      out[v4104] = v4098;
+    }
+    const unsigned int v4106 = v43 + v8153;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4107 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4108 = v471.x[13];
+    const float v4109 = v4108 * v4107;
+    const bool v4110 = v4106 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4110) {
+      const unsigned int v4113 = 32u + v8152;
+      const iron_f16 v4114 = iron_f32_to_f16(v4109);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4116 = v11 + v4106;
+      const unsigned int v4117 = v4116 * v1;
+      const unsigned int v4118 = v4117 + v26;
+      const unsigned int v4119 = v4118 << 8u;
+      const unsigned int v4120 = v4119 + v4113;
+      out[v4120] = v4114;
+    }
+    const unsigned int v4122 = v43 + v8158;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4123 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4124 = v471.x[14];
+    const float v4125 = v4124 * v4123;
+    const bool v4126 = v4122 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4126) {
+      const unsigned int v4129 = 32u + v8157;
+      const iron_f16 v4130 = iron_f32_to_f16(v4125);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4132 = v11 + v4122;
+      const unsigned int v4133 = v4132 * v1;
+      const unsigned int v4134 = v4133 + v26;
+      const unsigned int v4135 = v4134 << 8u;
+      const unsigned int v4136 = v4135 + v4129;
+      out[v4136] = v4130;
+    }
+    const unsigned int v4138 = v43 + v8163;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4139 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4140 = v471.x[15];
+    const float v4141 = v4140 * v4139;
+    const bool v4142 = v4138 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4142) {
+      const unsigned int v4145 = 32u + v8162;
+      const iron_f16 v4146 = iron_f32_to_f16(v4141);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4148 = v11 + v4138;
+      const unsigned int v4149 = v4148 * v1;
+      const unsigned int v4150 = v4149 + v26;
+      const unsigned int v4151 = v4150 << 8u;
+      const unsigned int v4152 = v4151 + v4145;
+      out[v4152] = v4146;
+    }
+    const unsigned int v4154 = v43 + v8168;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4155 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4156 = v473.x[0];
+    const float v4157 = v4156 * v4155;
+    const bool v4158 = v4154 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4158) {
+      const unsigned int v4161 = 64u + v8167;
+      const iron_f16 v4162 = iron_f32_to_f16(v4157);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4164 = v11 + v4154;
+      const unsigned int v4165 = v4164 * v1;
+      const unsigned int v4166 = v4165 + v26;
+      const unsigned int v4167 = v4166 << 8u;
+      const unsigned int v4168 = v4167 + v4161;
+      out[v4168] = v4162;
+    }
+    const unsigned int v4170 = v43 + v8173;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4171 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4172 = v473.x[1];
+    const float v4173 = v4172 * v4171;
+    const bool v4174 = v4170 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4174) {
+      const unsigned int v4177 = 64u + v8172;
+      const iron_f16 v4178 = iron_f32_to_f16(v4173);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4180 = v11 + v4170;
+      const unsigned int v4181 = v4180 * v1;
+      const unsigned int v4182 = v4181 + v26;
+      const unsigned int v4183 = v4182 << 8u;
+      const unsigned int v4184 = v4183 + v4177;
+      out[v4184] = v4178;
+    }
+    const unsigned int v4186 = v43 + v8178;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4187 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4188 = v473.x[2];
+    const float v4189 = v4188 * v4187;
+    const bool v4190 = v4186 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4190) {
+      const unsigned int v4193 = 64u + v8177;
+      const iron_f16 v4194 = iron_f32_to_f16(v4189);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4196 = v11 + v4186;
+      const unsigned int v4197 = v4196 * v1;
+      const unsigned int v4198 = v4197 + v26;
+      const unsigned int v4199 = v4198 << 8u;
+      const unsigned int v4200 = v4199 + v4193;
+      out[v4200] = v4194;
+    }
+    const unsigned int v4202 = v43 + v8183;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4203 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4204 = v473.x[3];
+    const float v4205 = v4204 * v4203;
+    const bool v4206 = v4202 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4206) {
+      const unsigned int v4209 = 64u + v8182;
+      const iron_f16 v4210 = iron_f32_to_f16(v4205);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4212 = v11 + v4202;
+      const unsigned int v4213 = v4212 * v1;
+      const unsigned int v4214 = v4213 + v26;
+      const unsigned int v4215 = v4214 << 8u;
+      const unsigned int v4216 = v4215 + v4209;
+      out[v4216] = v4210;
+    }
+    const unsigned int v4218 = v43 + v8188;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4219 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4220 = v473.x[4];
+    const float v4221 = v4220 * v4219;
+    const bool v4222 = v4218 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4222) {
+      const unsigned int v4225 = 64u + v8187;
+      const iron_f16 v4226 = iron_f32_to_f16(v4221);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4228 = v11 + v4218;
+      const unsigned int v4229 = v4228 * v1;
+      const unsigned int v4230 = v4229 + v26;
+      const unsigned int v4231 = v4230 << 8u;
+      const unsigned int v4232 = v4231 + v4225;
+      out[v4232] = v4226;
+    }
+    const unsigned int v4234 = v43 + v8193;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4235 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4236 = v473.x[5];
+    const float v4237 = v4236 * v4235;
+    const bool v4238 = v4234 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4238) {
+      const unsigned int v4241 = 64u + v8192;
+      const iron_f16 v4242 = iron_f32_to_f16(v4237);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4244 = v11 + v4234;
+      const unsigned int v4245 = v4244 * v1;
+      const unsigned int v4246 = v4245 + v26;
+      const unsigned int v4247 = v4246 << 8u;
+      const unsigned int v4248 = v4247 + v4241;
+      out[v4248] = v4242;
+    }
+    const unsigned int v4250 = v43 + v8198;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4251 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4252 = v473.x[6];
+    const float v4253 = v4252 * v4251;
+    const bool v4254 = v4250 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4254) {
+      const unsigned int v4257 = 64u + v8197;
+      const iron_f16 v4258 = iron_f32_to_f16(v4253);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4260 = v11 + v4250;
+      const unsigned int v4261 = v4260 * v1;
+      const unsigned int v4262 = v4261 + v26;
+      const unsigned int v4263 = v4262 << 8u;
+      const unsigned int v4264 = v4263 + v4257;
+      out[v4264] = v4258;
+    }
+    const unsigned int v4266 = v43 + v8203;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4267 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4268 = v473.x[7];
+    const float v4269 = v4268 * v4267;
+    const bool v4270 = v4266 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4270) {
+      const unsigned int v4273 = 64u + v8202;
+      const iron_f16 v4274 = iron_f32_to_f16(v4269);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4276 = v11 + v4266;
+      const unsigned int v4277 = v4276 * v1;
+      const unsigned int v4278 = v4277 + v26;
+      const unsigned int v4279 = v4278 << 8u;
+      const unsigned int v4280 = v4279 + v4273;
+      out[v4280] = v4274;
+    }
+    const unsigned int v4282 = v43 + v8208;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4283 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4284 = v473.x[8];
+    const float v4285 = v4284 * v4283;
+    const bool v4286 = v4282 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4286) {
+      const unsigned int v4289 = 64u + v8207;
+      const iron_f16 v4290 = iron_f32_to_f16(v4285);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4292 = v11 + v4282;
+      const unsigned int v4293 = v4292 * v1;
+      const unsigned int v4294 = v4293 + v26;
+      const unsigned int v4295 = v4294 << 8u;
+      const unsigned int v4296 = v4295 + v4289;
+      out[v4296] = v4290;
+    }
+    const unsigned int v4298 = v43 + v8213;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4299 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4300 = v473.x[9];
+    const float v4301 = v4300 * v4299;
+    const bool v4302 = v4298 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4302) {
+      const unsigned int v4305 = 64u + v8212;
+      const iron_f16 v4306 = iron_f32_to_f16(v4301);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4308 = v11 + v4298;
+      const unsigned int v4309 = v4308 * v1;
+      const unsigned int v4310 = v4309 + v26;
+      const unsigned int v4311 = v4310 << 8u;
+      const unsigned int v4312 = v4311 + v4305;
+      out[v4312] = v4306;
+    }
+    const unsigned int v4314 = v43 + v8218;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4315 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4316 = v473.x[10];
+    const float v4317 = v4316 * v4315;
+    const bool v4318 = v4314 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4318) {
+      const unsigned int v4321 = 64u + v8217;
+      const iron_f16 v4322 = iron_f32_to_f16(v4317);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4324 = v11 + v4314;
+      const unsigned int v4325 = v4324 * v1;
+      const unsigned int v4326 = v4325 + v26;
+      const unsigned int v4327 = v4326 << 8u;
+      const unsigned int v4328 = v4327 + v4321;
+      out[v4328] = v4322;
+    }
+    const unsigned int v4330 = v43 + v8223;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4331 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4332 = v473.x[11];
+    const float v4333 = v4332 * v4331;
+    const bool v4334 = v4330 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4334) {
+      const unsigned int v4337 = 64u + v8222;
+      const iron_f16 v4338 = iron_f32_to_f16(v4333);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4340 = v11 + v4330;
+      const unsigned int v4341 = v4340 * v1;
+      const unsigned int v4342 = v4341 + v26;
+      const unsigned int v4343 = v4342 << 8u;
+      const unsigned int v4344 = v4343 + v4337;
+      out[v4344] = v4338;
+    }
+    const unsigned int v4346 = v43 + v8228;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4347 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4348 = v473.x[12];
+    const float v4349 = v4348 * v4347;
+    const bool v4350 = v4346 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4350) {
+      const unsigned int v4353 = 64u + v8227;
+      const iron_f16 v4354 = iron_f32_to_f16(v4349);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4356 = v11 + v4346;
+      const unsigned int v4357 = v4356 * v1;
+      const unsigned int v4358 = v4357 + v26;
+      const unsigned int v4359 = v4358 << 8u;
+      const unsigned int v4360 = v4359 + v4353;
+      out[v4360] = v4354;
+    }
+    const unsigned int v4362 = v43 + v8233;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4363 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4364 = v473.x[13];
+    const float v4365 = v4364 * v4363;
+    const bool v4366 = v4362 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4366) {
+      const unsigned int v4369 = 64u + v8232;
+      const iron_f16 v4370 = iron_f32_to_f16(v4365);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4372 = v11 + v4362;
+      const unsigned int v4373 = v4372 * v1;
+      const unsigned int v4374 = v4373 + v26;
+      const unsigned int v4375 = v4374 << 8u;
+      const unsigned int v4376 = v4375 + v4369;
+      out[v4376] = v4370;
+    }
+    const unsigned int v4378 = v43 + v8238;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4379 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4380 = v473.x[14];
+    const float v4381 = v4380 * v4379;
+    const bool v4382 = v4378 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4382) {
+      const unsigned int v4385 = 64u + v8237;
+      const iron_f16 v4386 = iron_f32_to_f16(v4381);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4388 = v11 + v4378;
+      const unsigned int v4389 = v4388 * v1;
+      const unsigned int v4390 = v4389 + v26;
+      const unsigned int v4391 = v4390 << 8u;
+      const unsigned int v4392 = v4391 + v4385;
+      out[v4392] = v4386;
+    }
+    const unsigned int v4394 = v43 + v8243;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4395 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4396 = v473.x[15];
+    const float v4397 = v4396 * v4395;
+    const bool v4398 = v4394 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4398) {
+      const unsigned int v4401 = 64u + v8242;
+      const iron_f16 v4402 = iron_f32_to_f16(v4397);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4404 = v11 + v4394;
+      const unsigned int v4405 = v4404 * v1;
+      const unsigned int v4406 = v4405 + v26;
+      const unsigned int v4407 = v4406 << 8u;
+      const unsigned int v4408 = v4407 + v4401;
+      out[v4408] = v4402;
+    }
+    const unsigned int v4410 = v43 + v8248;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4411 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4412 = v475.x[0];
+    const float v4413 = v4412 * v4411;
+    const bool v4414 = v4410 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4414) {
+      const unsigned int v4417 = 96u + v8247;
+      const iron_f16 v4418 = iron_f32_to_f16(v4413);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4420 = v11 + v4410;
+      const unsigned int v4421 = v4420 * v1;
+      const unsigned int v4422 = v4421 + v26;
+      const unsigned int v4423 = v4422 << 8u;
+      const unsigned int v4424 = v4423 + v4417;
+      out[v4424] = v4418;
+    }
+    const unsigned int v4426 = v43 + v8253;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4427 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4428 = v475.x[1];
+    const float v4429 = v4428 * v4427;
+    const bool v4430 = v4426 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4430) {
+      const unsigned int v4433 = 96u + v8252;
+      const iron_f16 v4434 = iron_f32_to_f16(v4429);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4436 = v11 + v4426;
+      const unsigned int v4437 = v4436 * v1;
+      const unsigned int v4438 = v4437 + v26;
+      const unsigned int v4439 = v4438 << 8u;
+      const unsigned int v4440 = v4439 + v4433;
+      out[v4440] = v4434;
+    }
+    const unsigned int v4442 = v43 + v8258;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4443 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4444 = v475.x[2];
+    const float v4445 = v4444 * v4443;
+    const bool v4446 = v4442 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4446) {
+      const unsigned int v4449 = 96u + v8257;
+      const iron_f16 v4450 = iron_f32_to_f16(v4445);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4452 = v11 + v4442;
+      const unsigned int v4453 = v4452 * v1;
+      const unsigned int v4454 = v4453 + v26;
+      const unsigned int v4455 = v4454 << 8u;
+      const unsigned int v4456 = v4455 + v4449;
+      out[v4456] = v4450;
+    }
+    const unsigned int v4458 = v43 + v8263;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4459 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4460 = v475.x[3];
+    const float v4461 = v4460 * v4459;
+    const bool v4462 = v4458 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4462) {
+      const unsigned int v4465 = 96u + v8262;
+      const iron_f16 v4466 = iron_f32_to_f16(v4461);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4468 = v11 + v4458;
+      const unsigned int v4469 = v4468 * v1;
+      const unsigned int v4470 = v4469 + v26;
+      const unsigned int v4471 = v4470 << 8u;
+      const unsigned int v4472 = v4471 + v4465;
+      out[v4472] = v4466;
+    }
+    const unsigned int v4474 = v43 + v8268;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4475 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4476 = v475.x[4];
+    const float v4477 = v4476 * v4475;
+    const bool v4478 = v4474 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4478) {
+      const unsigned int v4481 = 96u + v8267;
+      const iron_f16 v4482 = iron_f32_to_f16(v4477);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4484 = v11 + v4474;
+      const unsigned int v4485 = v4484 * v1;
+      const unsigned int v4486 = v4485 + v26;
+      const unsigned int v4487 = v4486 << 8u;
+      const unsigned int v4488 = v4487 + v4481;
+      out[v4488] = v4482;
+    }
+    const unsigned int v4490 = v43 + v8273;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4491 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4492 = v475.x[5];
+    const float v4493 = v4492 * v4491;
+    const bool v4494 = v4490 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4494) {
+      const unsigned int v4497 = 96u + v8272;
+      const iron_f16 v4498 = iron_f32_to_f16(v4493);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4500 = v11 + v4490;
+      const unsigned int v4501 = v4500 * v1;
+      const unsigned int v4502 = v4501 + v26;
+      const unsigned int v4503 = v4502 << 8u;
+      const unsigned int v4504 = v4503 + v4497;
+      out[v4504] = v4498;
+    }
+    const unsigned int v4506 = v43 + v8278;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4507 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4508 = v475.x[6];
+    const float v4509 = v4508 * v4507;
+    const bool v4510 = v4506 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4510) {
+      const unsigned int v4513 = 96u + v8277;
+      const iron_f16 v4514 = iron_f32_to_f16(v4509);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4516 = v11 + v4506;
+      const unsigned int v4517 = v4516 * v1;
+      const unsigned int v4518 = v4517 + v26;
+      const unsigned int v4519 = v4518 << 8u;
+      const unsigned int v4520 = v4519 + v4513;
+      out[v4520] = v4514;
+    }
+    const unsigned int v4522 = v43 + v8283;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4523 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4524 = v475.x[7];
+    const float v4525 = v4524 * v4523;
+    const bool v4526 = v4522 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4526) {
+      const unsigned int v4529 = 96u + v8282;
+      const iron_f16 v4530 = iron_f32_to_f16(v4525);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4532 = v11 + v4522;
+      const unsigned int v4533 = v4532 * v1;
+      const unsigned int v4534 = v4533 + v26;
+      const unsigned int v4535 = v4534 << 8u;
+      const unsigned int v4536 = v4535 + v4529;
+      out[v4536] = v4530;
+    }
+    const unsigned int v4538 = v43 + v8288;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4539 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4540 = v475.x[8];
+    const float v4541 = v4540 * v4539;
+    const bool v4542 = v4538 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4542) {
+      const unsigned int v4545 = 96u + v8287;
+      const iron_f16 v4546 = iron_f32_to_f16(v4541);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4548 = v11 + v4538;
+      const unsigned int v4549 = v4548 * v1;
+      const unsigned int v4550 = v4549 + v26;
+      const unsigned int v4551 = v4550 << 8u;
+      const unsigned int v4552 = v4551 + v4545;
+      out[v4552] = v4546;
+    }
+    const unsigned int v4554 = v43 + v8293;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4555 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4556 = v475.x[9];
+    const float v4557 = v4556 * v4555;
+    const bool v4558 = v4554 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4558) {
+      const unsigned int v4561 = 96u + v8292;
+      const iron_f16 v4562 = iron_f32_to_f16(v4557);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4564 = v11 + v4554;
+      const unsigned int v4565 = v4564 * v1;
+      const unsigned int v4566 = v4565 + v26;
+      const unsigned int v4567 = v4566 << 8u;
+      const unsigned int v4568 = v4567 + v4561;
+      out[v4568] = v4562;
+    }
+    const unsigned int v4570 = v43 + v8298;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4571 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4572 = v475.x[10];
+    const float v4573 = v4572 * v4571;
+    const bool v4574 = v4570 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4574) {
+      const unsigned int v4577 = 96u + v8297;
+      const iron_f16 v4578 = iron_f32_to_f16(v4573);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4580 = v11 + v4570;
+      const unsigned int v4581 = v4580 * v1;
+      const unsigned int v4582 = v4581 + v26;
+      const unsigned int v4583 = v4582 << 8u;
+      const unsigned int v4584 = v4583 + v4577;
+      out[v4584] = v4578;
+    }
+    const unsigned int v4586 = v43 + v8303;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4587 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4588 = v475.x[11];
+    const float v4589 = v4588 * v4587;
+    const bool v4590 = v4586 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4590) {
+      const unsigned int v4593 = 96u + v8302;
+      const iron_f16 v4594 = iron_f32_to_f16(v4589);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4596 = v11 + v4586;
+      const unsigned int v4597 = v4596 * v1;
+      const unsigned int v4598 = v4597 + v26;
+      const unsigned int v4599 = v4598 << 8u;
+      const unsigned int v4600 = v4599 + v4593;
+      out[v4600] = v4594;
+    }
+    const unsigned int v4602 = v43 + v8308;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4603 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4604 = v475.x[12];
+    const float v4605 = v4604 * v4603;
+    const bool v4606 = v4602 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4606) {
+      const unsigned int v4609 = 96u + v8307;
+      const iron_f16 v4610 = iron_f32_to_f16(v4605);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4612 = v11 + v4602;
+      const unsigned int v4613 = v4612 * v1;
+      const unsigned int v4614 = v4613 + v26;
+      const unsigned int v4615 = v4614 << 8u;
+      const unsigned int v4616 = v4615 + v4609;
+      out[v4616] = v4610;
+    }
+    const unsigned int v4618 = v43 + v8313;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4619 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4620 = v475.x[13];
+    const float v4621 = v4620 * v4619;
+    const bool v4622 = v4618 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4622) {
+      const unsigned int v4625 = 96u + v8312;
+      const iron_f16 v4626 = iron_f32_to_f16(v4621);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4628 = v11 + v4618;
+      const unsigned int v4629 = v4628 * v1;
+      const unsigned int v4630 = v4629 + v26;
+      const unsigned int v4631 = v4630 << 8u;
+      const unsigned int v4632 = v4631 + v4625;
+      out[v4632] = v4626;
+    }
+    const unsigned int v4634 = v43 + v8318;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4635 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4636 = v475.x[14];
+    const float v4637 = v4636 * v4635;
+    const bool v4638 = v4634 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4638) {
+      const unsigned int v4641 = 96u + v8317;
+      const iron_f16 v4642 = iron_f32_to_f16(v4637);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4644 = v11 + v4634;
+      const unsigned int v4645 = v4644 * v1;
+      const unsigned int v4646 = v4645 + v26;
+      const unsigned int v4647 = v4646 << 8u;
+      const unsigned int v4648 = v4647 + v4641;
+      out[v4648] = v4642;
+    }
+    const unsigned int v4650 = v43 + v8323;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4651 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4652 = v475.x[15];
+    const float v4653 = v4652 * v4651;
+    const bool v4654 = v4650 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4654) {
+      const unsigned int v4657 = 96u + v8322;
+      const iron_f16 v4658 = iron_f32_to_f16(v4653);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4660 = v11 + v4650;
+      const unsigned int v4661 = v4660 * v1;
+      const unsigned int v4662 = v4661 + v26;
+      const unsigned int v4663 = v4662 << 8u;
+      const unsigned int v4664 = v4663 + v4657;
+      out[v4664] = v4658;
+    }
+    const unsigned int v4666 = v43 + v8328;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4667 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4668 = v477.x[0];
+    const float v4669 = v4668 * v4667;
+    const bool v4670 = v4666 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4670) {
+      const unsigned int v4673 = 128u + v8327;
+      const iron_f16 v4674 = iron_f32_to_f16(v4669);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4676 = v11 + v4666;
+      const unsigned int v4677 = v4676 * v1;
+      const unsigned int v4678 = v4677 + v26;
+      const unsigned int v4679 = v4678 << 8u;
+      const unsigned int v4680 = v4679 + v4673;
+      out[v4680] = v4674;
+    }
+    const unsigned int v4682 = v43 + v8333;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4683 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4684 = v477.x[1];
+    const float v4685 = v4684 * v4683;
+    const bool v4686 = v4682 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4686) {
+      const unsigned int v4689 = 128u + v8332;
+      const iron_f16 v4690 = iron_f32_to_f16(v4685);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4692 = v11 + v4682;
+      const unsigned int v4693 = v4692 * v1;
+      const unsigned int v4694 = v4693 + v26;
+      const unsigned int v4695 = v4694 << 8u;
+      const unsigned int v4696 = v4695 + v4689;
+      out[v4696] = v4690;
+    }
+    const unsigned int v4698 = v43 + v8338;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4699 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4700 = v477.x[2];
+    const float v4701 = v4700 * v4699;
+    const bool v4702 = v4698 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4702) {
+      const unsigned int v4705 = 128u + v8337;
+      const iron_f16 v4706 = iron_f32_to_f16(v4701);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4708 = v11 + v4698;
+      const unsigned int v4709 = v4708 * v1;
+      const unsigned int v4710 = v4709 + v26;
+      const unsigned int v4711 = v4710 << 8u;
+      const unsigned int v4712 = v4711 + v4705;
+      out[v4712] = v4706;
+    }
+    const unsigned int v4714 = v43 + v8343;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4715 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4716 = v477.x[3];
+    const float v4717 = v4716 * v4715;
+    const bool v4718 = v4714 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4718) {
+      const unsigned int v4721 = 128u + v8342;
+      const iron_f16 v4722 = iron_f32_to_f16(v4717);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4724 = v11 + v4714;
+      const unsigned int v4725 = v4724 * v1;
+      const unsigned int v4726 = v4725 + v26;
+      const unsigned int v4727 = v4726 << 8u;
+      const unsigned int v4728 = v4727 + v4721;
+      out[v4728] = v4722;
+    }
+    const unsigned int v4730 = v43 + v8348;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4731 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4732 = v477.x[4];
+    const float v4733 = v4732 * v4731;
+    const bool v4734 = v4730 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4734) {
+      const unsigned int v4737 = 128u + v8347;
+      const iron_f16 v4738 = iron_f32_to_f16(v4733);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4740 = v11 + v4730;
+      const unsigned int v4741 = v4740 * v1;
+      const unsigned int v4742 = v4741 + v26;
+      const unsigned int v4743 = v4742 << 8u;
+      const unsigned int v4744 = v4743 + v4737;
+      out[v4744] = v4738;
+    }
+    const unsigned int v4746 = v43 + v8353;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4747 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4748 = v477.x[5];
+    const float v4749 = v4748 * v4747;
+    const bool v4750 = v4746 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4750) {
+      const unsigned int v4753 = 128u + v8352;
+      const iron_f16 v4754 = iron_f32_to_f16(v4749);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4756 = v11 + v4746;
+      const unsigned int v4757 = v4756 * v1;
+      const unsigned int v4758 = v4757 + v26;
+      const unsigned int v4759 = v4758 << 8u;
+      const unsigned int v4760 = v4759 + v4753;
+      out[v4760] = v4754;
+    }
+    const unsigned int v4762 = v43 + v8358;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4763 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4764 = v477.x[6];
+    const float v4765 = v4764 * v4763;
+    const bool v4766 = v4762 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4766) {
+      const unsigned int v4769 = 128u + v8357;
+      const iron_f16 v4770 = iron_f32_to_f16(v4765);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4772 = v11 + v4762;
+      const unsigned int v4773 = v4772 * v1;
+      const unsigned int v4774 = v4773 + v26;
+      const unsigned int v4775 = v4774 << 8u;
+      const unsigned int v4776 = v4775 + v4769;
+      out[v4776] = v4770;
+    }
+    const unsigned int v4778 = v43 + v8363;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4779 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4780 = v477.x[7];
+    const float v4781 = v4780 * v4779;
+    const bool v4782 = v4778 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4782) {
+      const unsigned int v4785 = 128u + v8362;
+      const iron_f16 v4786 = iron_f32_to_f16(v4781);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4788 = v11 + v4778;
+      const unsigned int v4789 = v4788 * v1;
+      const unsigned int v4790 = v4789 + v26;
+      const unsigned int v4791 = v4790 << 8u;
+      const unsigned int v4792 = v4791 + v4785;
+      out[v4792] = v4786;
+    }
+    const unsigned int v4794 = v43 + v8368;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4795 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4796 = v477.x[8];
+    const float v4797 = v4796 * v4795;
+    const bool v4798 = v4794 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4798) {
+      const unsigned int v4801 = 128u + v8367;
+      const iron_f16 v4802 = iron_f32_to_f16(v4797);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4804 = v11 + v4794;
+      const unsigned int v4805 = v4804 * v1;
+      const unsigned int v4806 = v4805 + v26;
+      const unsigned int v4807 = v4806 << 8u;
+      const unsigned int v4808 = v4807 + v4801;
+      out[v4808] = v4802;
+    }
+    const unsigned int v4810 = v43 + v8373;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4811 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4812 = v477.x[9];
+    const float v4813 = v4812 * v4811;
+    const bool v4814 = v4810 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4814) {
+      const unsigned int v4817 = 128u + v8372;
+      const iron_f16 v4818 = iron_f32_to_f16(v4813);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4820 = v11 + v4810;
+      const unsigned int v4821 = v4820 * v1;
+      const unsigned int v4822 = v4821 + v26;
+      const unsigned int v4823 = v4822 << 8u;
+      const unsigned int v4824 = v4823 + v4817;
+      out[v4824] = v4818;
+    }
+    const unsigned int v4826 = v43 + v8378;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4827 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4828 = v477.x[10];
+    const float v4829 = v4828 * v4827;
+    const bool v4830 = v4826 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4830) {
+      const unsigned int v4833 = 128u + v8377;
+      const iron_f16 v4834 = iron_f32_to_f16(v4829);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4836 = v11 + v4826;
+      const unsigned int v4837 = v4836 * v1;
+      const unsigned int v4838 = v4837 + v26;
+      const unsigned int v4839 = v4838 << 8u;
+      const unsigned int v4840 = v4839 + v4833;
+      out[v4840] = v4834;
+    }
+    const unsigned int v4842 = v43 + v8383;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4843 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4844 = v477.x[11];
+    const float v4845 = v4844 * v4843;
+    const bool v4846 = v4842 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4846) {
+      const unsigned int v4849 = 128u + v8382;
+      const iron_f16 v4850 = iron_f32_to_f16(v4845);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4852 = v11 + v4842;
+      const unsigned int v4853 = v4852 * v1;
+      const unsigned int v4854 = v4853 + v26;
+      const unsigned int v4855 = v4854 << 8u;
+      const unsigned int v4856 = v4855 + v4849;
+      out[v4856] = v4850;
+    }
+    const unsigned int v4858 = v43 + v8388;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4859 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4860 = v477.x[12];
+    const float v4861 = v4860 * v4859;
+    const bool v4862 = v4858 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4862) {
+      const unsigned int v4865 = 128u + v8387;
+      const iron_f16 v4866 = iron_f32_to_f16(v4861);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4868 = v11 + v4858;
+      const unsigned int v4869 = v4868 * v1;
+      const unsigned int v4870 = v4869 + v26;
+      const unsigned int v4871 = v4870 << 8u;
+      const unsigned int v4872 = v4871 + v4865;
+      out[v4872] = v4866;
+    }
+    const unsigned int v4874 = v43 + v8393;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4875 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4876 = v477.x[13];
+    const float v4877 = v4876 * v4875;
+    const bool v4878 = v4874 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4878) {
+      const unsigned int v4881 = 128u + v8392;
+      const iron_f16 v4882 = iron_f32_to_f16(v4877);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4884 = v11 + v4874;
+      const unsigned int v4885 = v4884 * v1;
+      const unsigned int v4886 = v4885 + v26;
+      const unsigned int v4887 = v4886 << 8u;
+      const unsigned int v4888 = v4887 + v4881;
+      out[v4888] = v4882;
+    }
+    const unsigned int v4890 = v43 + v8398;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4891 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4892 = v477.x[14];
+    const float v4893 = v4892 * v4891;
+    const bool v4894 = v4890 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4894) {
+      const unsigned int v4897 = 128u + v8397;
+      const iron_f16 v4898 = iron_f32_to_f16(v4893);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4900 = v11 + v4890;
+      const unsigned int v4901 = v4900 * v1;
+      const unsigned int v4902 = v4901 + v26;
+      const unsigned int v4903 = v4902 << 8u;
+      const unsigned int v4904 = v4903 + v4897;
+      out[v4904] = v4898;
+    }
+    const unsigned int v4906 = v43 + v8403;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4907 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4908 = v477.x[15];
+    const float v4909 = v4908 * v4907;
+    const bool v4910 = v4906 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4910) {
+      const unsigned int v4913 = 128u + v8402;
+      const iron_f16 v4914 = iron_f32_to_f16(v4909);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4916 = v11 + v4906;
+      const unsigned int v4917 = v4916 * v1;
+      const unsigned int v4918 = v4917 + v26;
+      const unsigned int v4919 = v4918 << 8u;
+      const unsigned int v4920 = v4919 + v4913;
+      out[v4920] = v4914;
+    }
+    const unsigned int v4922 = v43 + v8408;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4923 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4924 = v479.x[0];
+    const float v4925 = v4924 * v4923;
+    const bool v4926 = v4922 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4926) {
+      const unsigned int v4929 = 160u + v8407;
+      const iron_f16 v4930 = iron_f32_to_f16(v4925);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4932 = v11 + v4922;
+      const unsigned int v4933 = v4932 * v1;
+      const unsigned int v4934 = v4933 + v26;
+      const unsigned int v4935 = v4934 << 8u;
+      const unsigned int v4936 = v4935 + v4929;
+      out[v4936] = v4930;
+    }
+    const unsigned int v4938 = v43 + v8413;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4939 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4940 = v479.x[1];
+    const float v4941 = v4940 * v4939;
+    const bool v4942 = v4938 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4942) {
+      const unsigned int v4945 = 160u + v8412;
+      const iron_f16 v4946 = iron_f32_to_f16(v4941);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4948 = v11 + v4938;
+      const unsigned int v4949 = v4948 * v1;
+      const unsigned int v4950 = v4949 + v26;
+      const unsigned int v4951 = v4950 << 8u;
+      const unsigned int v4952 = v4951 + v4945;
+      out[v4952] = v4946;
+    }
+    const unsigned int v4954 = v43 + v8418;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4955 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4956 = v479.x[2];
+    const float v4957 = v4956 * v4955;
+    const bool v4958 = v4954 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4958) {
+      const unsigned int v4961 = 160u + v8417;
+      const iron_f16 v4962 = iron_f32_to_f16(v4957);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4964 = v11 + v4954;
+      const unsigned int v4965 = v4964 * v1;
+      const unsigned int v4966 = v4965 + v26;
+      const unsigned int v4967 = v4966 << 8u;
+      const unsigned int v4968 = v4967 + v4961;
+      out[v4968] = v4962;
+    }
+    const unsigned int v4970 = v43 + v8423;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4971 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4972 = v479.x[3];
+    const float v4973 = v4972 * v4971;
+    const bool v4974 = v4970 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4974) {
+      const unsigned int v4977 = 160u + v8422;
+      const iron_f16 v4978 = iron_f32_to_f16(v4973);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4980 = v11 + v4970;
+      const unsigned int v4981 = v4980 * v1;
+      const unsigned int v4982 = v4981 + v26;
+      const unsigned int v4983 = v4982 << 8u;
+      const unsigned int v4984 = v4983 + v4977;
+      out[v4984] = v4978;
+    }
+    const unsigned int v4986 = v43 + v8428;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4987 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4988 = v479.x[4];
+    const float v4989 = v4988 * v4987;
+    const bool v4990 = v4986 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4990) {
+      const unsigned int v4993 = 160u + v8427;
+      const iron_f16 v4994 = iron_f32_to_f16(v4989);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4996 = v11 + v4986;
+      const unsigned int v4997 = v4996 * v1;
+      const unsigned int v4998 = v4997 + v26;
+      const unsigned int v4999 = v4998 << 8u;
+      const unsigned int v5000 = v4999 + v4993;
+      out[v5000] = v4994;
+    }
+    const unsigned int v5002 = v43 + v8433;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5003 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5004 = v479.x[5];
+    const float v5005 = v5004 * v5003;
+    const bool v5006 = v5002 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5006) {
+      const unsigned int v5009 = 160u + v8432;
+      const iron_f16 v5010 = iron_f32_to_f16(v5005);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5012 = v11 + v5002;
+      const unsigned int v5013 = v5012 * v1;
+      const unsigned int v5014 = v5013 + v26;
+      const unsigned int v5015 = v5014 << 8u;
+      const unsigned int v5016 = v5015 + v5009;
+      out[v5016] = v5010;
+    }
+    const unsigned int v5018 = v43 + v8438;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5019 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5020 = v479.x[6];
+    const float v5021 = v5020 * v5019;
+    const bool v5022 = v5018 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5022) {
+      const unsigned int v5025 = 160u + v8437;
+      const iron_f16 v5026 = iron_f32_to_f16(v5021);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5028 = v11 + v5018;
+      const unsigned int v5029 = v5028 * v1;
+      const unsigned int v5030 = v5029 + v26;
+      const unsigned int v5031 = v5030 << 8u;
+      const unsigned int v5032 = v5031 + v5025;
+      out[v5032] = v5026;
+    }
+    const unsigned int v5034 = v43 + v8443;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5035 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5036 = v479.x[7];
+    const float v5037 = v5036 * v5035;
+    const bool v5038 = v5034 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5038) {
+      const unsigned int v5041 = 160u + v8442;
+      const iron_f16 v5042 = iron_f32_to_f16(v5037);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5044 = v11 + v5034;
+      const unsigned int v5045 = v5044 * v1;
+      const unsigned int v5046 = v5045 + v26;
+      const unsigned int v5047 = v5046 << 8u;
+      const unsigned int v5048 = v5047 + v5041;
+      out[v5048] = v5042;
+    }
+    const unsigned int v5050 = v43 + v8448;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5051 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5052 = v479.x[8];
+    const float v5053 = v5052 * v5051;
+    const bool v5054 = v5050 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5054) {
+      const unsigned int v5057 = 160u + v8447;
+      const iron_f16 v5058 = iron_f32_to_f16(v5053);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5060 = v11 + v5050;
+      const unsigned int v5061 = v5060 * v1;
+      const unsigned int v5062 = v5061 + v26;
+      const unsigned int v5063 = v5062 << 8u;
+      const unsigned int v5064 = v5063 + v5057;
+      out[v5064] = v5058;
+    }
+    const unsigned int v5066 = v43 + v8453;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5067 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5068 = v479.x[9];
+    const float v5069 = v5068 * v5067;
+    const bool v5070 = v5066 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5070) {
+      const unsigned int v5073 = 160u + v8452;
+      const iron_f16 v5074 = iron_f32_to_f16(v5069);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5076 = v11 + v5066;
+      const unsigned int v5077 = v5076 * v1;
+      const unsigned int v5078 = v5077 + v26;
+      const unsigned int v5079 = v5078 << 8u;
+      const unsigned int v5080 = v5079 + v5073;
+      out[v5080] = v5074;
+    }
+    const unsigned int v5082 = v43 + v8458;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5083 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5084 = v479.x[10];
+    const float v5085 = v5084 * v5083;
+    const bool v5086 = v5082 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5086) {
+      const unsigned int v5089 = 160u + v8457;
+      const iron_f16 v5090 = iron_f32_to_f16(v5085);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5092 = v11 + v5082;
+      const unsigned int v5093 = v5092 * v1;
+      const unsigned int v5094 = v5093 + v26;
+      const unsigned int v5095 = v5094 << 8u;
+      const unsigned int v5096 = v5095 + v5089;
+      out[v5096] = v5090;
+    }
+    const unsigned int v5098 = v43 + v8463;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5099 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5100 = v479.x[11];
+    const float v5101 = v5100 * v5099;
+    const bool v5102 = v5098 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5102) {
+      const unsigned int v5105 = 160u + v8462;
+      const iron_f16 v5106 = iron_f32_to_f16(v5101);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5108 = v11 + v5098;
+      const unsigned int v5109 = v5108 * v1;
+      const unsigned int v5110 = v5109 + v26;
+      const unsigned int v5111 = v5110 << 8u;
+      const unsigned int v5112 = v5111 + v5105;
+      out[v5112] = v5106;
+    }
+    const unsigned int v5114 = v43 + v8468;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5115 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5116 = v479.x[12];
+    const float v5117 = v5116 * v5115;
+    const bool v5118 = v5114 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5118) {
+      const unsigned int v5121 = 160u + v8467;
+      const iron_f16 v5122 = iron_f32_to_f16(v5117);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5124 = v11 + v5114;
+      const unsigned int v5125 = v5124 * v1;
+      const unsigned int v5126 = v5125 + v26;
+      const unsigned int v5127 = v5126 << 8u;
+      const unsigned int v5128 = v5127 + v5121;
+      out[v5128] = v5122;
+    }
+    const unsigned int v5130 = v43 + v8473;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5131 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5132 = v479.x[13];
+    const float v5133 = v5132 * v5131;
+    const bool v5134 = v5130 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5134) {
+      const unsigned int v5137 = 160u + v8472;
+      const iron_f16 v5138 = iron_f32_to_f16(v5133);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5140 = v11 + v5130;
+      const unsigned int v5141 = v5140 * v1;
+      const unsigned int v5142 = v5141 + v26;
+      const unsigned int v5143 = v5142 << 8u;
+      const unsigned int v5144 = v5143 + v5137;
+      out[v5144] = v5138;
+    }
+    const unsigned int v5146 = v43 + v8478;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5147 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5148 = v479.x[14];
+    const float v5149 = v5148 * v5147;
+    const bool v5150 = v5146 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5150) {
+      const unsigned int v5153 = 160u + v8477;
+      const iron_f16 v5154 = iron_f32_to_f16(v5149);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5156 = v11 + v5146;
+      const unsigned int v5157 = v5156 * v1;
+      const unsigned int v5158 = v5157 + v26;
+      const unsigned int v5159 = v5158 << 8u;
+      const unsigned int v5160 = v5159 + v5153;
+      out[v5160] = v5154;
+    }
+    const unsigned int v5162 = v43 + v8483;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5163 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5164 = v479.x[15];
+    const float v5165 = v5164 * v5163;
+    const bool v5166 = v5162 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5166) {
+      const unsigned int v5169 = 160u + v8482;
+      const iron_f16 v5170 = iron_f32_to_f16(v5165);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5172 = v11 + v5162;
+      const unsigned int v5173 = v5172 * v1;
+      const unsigned int v5174 = v5173 + v26;
+      const unsigned int v5175 = v5174 << 8u;
+      const unsigned int v5176 = v5175 + v5169;
+      out[v5176] = v5170;
+    }
+    const unsigned int v5178 = v43 + v8488;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5179 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5180 = v481.x[0];
+    const float v5181 = v5180 * v5179;
+    const bool v5182 = v5178 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5182) {
+      const unsigned int v5185 = 192u + v8487;
+      const iron_f16 v5186 = iron_f32_to_f16(v5181);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5188 = v11 + v5178;
+      const unsigned int v5189 = v5188 * v1;
+      const unsigned int v5190 = v5189 + v26;
+      const unsigned int v5191 = v5190 << 8u;
+      const unsigned int v5192 = v5191 + v5185;
+      out[v5192] = v5186;
+    }
+    const unsigned int v5194 = v43 + v8493;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5195 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5196 = v481.x[1];
+    const float v5197 = v5196 * v5195;
+    const bool v5198 = v5194 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5198) {
+      const unsigned int v5201 = 192u + v8492;
+      const iron_f16 v5202 = iron_f32_to_f16(v5197);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5204 = v11 + v5194;
+      const unsigned int v5205 = v5204 * v1;
+      const unsigned int v5206 = v5205 + v26;
+      const unsigned int v5207 = v5206 << 8u;
+      const unsigned int v5208 = v5207 + v5201;
+      out[v5208] = v5202;
+    }
+    const unsigned int v5210 = v43 + v8498;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5211 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5212 = v481.x[2];
+    const float v5213 = v5212 * v5211;
+    const bool v5214 = v5210 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5214) {
+      const unsigned int v5217 = 192u + v8497;
+      const iron_f16 v5218 = iron_f32_to_f16(v5213);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5220 = v11 + v5210;
+      const unsigned int v5221 = v5220 * v1;
+      const unsigned int v5222 = v5221 + v26;
+      const unsigned int v5223 = v5222 << 8u;
+      const unsigned int v5224 = v5223 + v5217;
+      out[v5224] = v5218;
+    }
+    const unsigned int v5226 = v43 + v8503;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5227 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5228 = v481.x[3];
+    const float v5229 = v5228 * v5227;
+    const bool v5230 = v5226 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5230) {
+      const unsigned int v5233 = 192u + v8502;
+      const iron_f16 v5234 = iron_f32_to_f16(v5229);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5236 = v11 + v5226;
+      const unsigned int v5237 = v5236 * v1;
+      const unsigned int v5238 = v5237 + v26;
+      const unsigned int v5239 = v5238 << 8u;
+      const unsigned int v5240 = v5239 + v5233;
+      out[v5240] = v5234;
+    }
+    const unsigned int v5242 = v43 + v8508;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5243 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5244 = v481.x[4];
+    const float v5245 = v5244 * v5243;
+    const bool v5246 = v5242 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5246) {
+      const unsigned int v5249 = 192u + v8507;
+      const iron_f16 v5250 = iron_f32_to_f16(v5245);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5252 = v11 + v5242;
+      const unsigned int v5253 = v5252 * v1;
+      const unsigned int v5254 = v5253 + v26;
+      const unsigned int v5255 = v5254 << 8u;
+      const unsigned int v5256 = v5255 + v5249;
+      out[v5256] = v5250;
+    }
+    const unsigned int v5258 = v43 + v8513;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5259 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5260 = v481.x[5];
+    const float v5261 = v5260 * v5259;
+    const bool v5262 = v5258 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5262) {
+      const unsigned int v5265 = 192u + v8512;
+      const iron_f16 v5266 = iron_f32_to_f16(v5261);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5268 = v11 + v5258;
+      const unsigned int v5269 = v5268 * v1;
+      const unsigned int v5270 = v5269 + v26;
+      const unsigned int v5271 = v5270 << 8u;
+      const unsigned int v5272 = v5271 + v5265;
+      out[v5272] = v5266;
+    }
+    const unsigned int v5274 = v43 + v8518;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5275 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5276 = v481.x[6];
+    const float v5277 = v5276 * v5275;
+    const bool v5278 = v5274 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5278) {
+      const unsigned int v5281 = 192u + v8517;
+      const iron_f16 v5282 = iron_f32_to_f16(v5277);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5284 = v11 + v5274;
+      const unsigned int v5285 = v5284 * v1;
+      const unsigned int v5286 = v5285 + v26;
+      const unsigned int v5287 = v5286 << 8u;
+      const unsigned int v5288 = v5287 + v5281;
+      out[v5288] = v5282;
+    }
+    const unsigned int v5290 = v43 + v8523;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5291 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5292 = v481.x[7];
+    const float v5293 = v5292 * v5291;
+    const bool v5294 = v5290 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5294) {
+      const unsigned int v5297 = 192u + v8522;
+      const iron_f16 v5298 = iron_f32_to_f16(v5293);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5300 = v11 + v5290;
+      const unsigned int v5301 = v5300 * v1;
+      const unsigned int v5302 = v5301 + v26;
+      const unsigned int v5303 = v5302 << 8u;
+      const unsigned int v5304 = v5303 + v5297;
+      out[v5304] = v5298;
+    }
+    const unsigned int v5306 = v43 + v8528;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5307 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5308 = v481.x[8];
+    const float v5309 = v5308 * v5307;
+    const bool v5310 = v5306 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5310) {
+      const unsigned int v5313 = 192u + v8527;
+      const iron_f16 v5314 = iron_f32_to_f16(v5309);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5316 = v11 + v5306;
+      const unsigned int v5317 = v5316 * v1;
+      const unsigned int v5318 = v5317 + v26;
+      const unsigned int v5319 = v5318 << 8u;
+      const unsigned int v5320 = v5319 + v5313;
+      out[v5320] = v5314;
+    }
+    const unsigned int v5322 = v43 + v8533;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5323 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5324 = v481.x[9];
+    const float v5325 = v5324 * v5323;
+    const bool v5326 = v5322 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5326) {
+      const unsigned int v5329 = 192u + v8532;
+      const iron_f16 v5330 = iron_f32_to_f16(v5325);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5332 = v11 + v5322;
+      const unsigned int v5333 = v5332 * v1;
+      const unsigned int v5334 = v5333 + v26;
+      const unsigned int v5335 = v5334 << 8u;
+      const unsigned int v5336 = v5335 + v5329;
+      out[v5336] = v5330;
+    }
+    const unsigned int v5338 = v43 + v8538;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5339 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5340 = v481.x[10];
+    const float v5341 = v5340 * v5339;
+    const bool v5342 = v5338 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5342) {
+      const unsigned int v5345 = 192u + v8537;
+      const iron_f16 v5346 = iron_f32_to_f16(v5341);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5348 = v11 + v5338;
+      const unsigned int v5349 = v5348 * v1;
+      const unsigned int v5350 = v5349 + v26;
+      const unsigned int v5351 = v5350 << 8u;
+      const unsigned int v5352 = v5351 + v5345;
+      out[v5352] = v5346;
+    }
+    const unsigned int v5354 = v43 + v8543;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5355 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5356 = v481.x[11];
+    const float v5357 = v5356 * v5355;
+    const bool v5358 = v5354 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5358) {
+      const unsigned int v5361 = 192u + v8542;
+      const iron_f16 v5362 = iron_f32_to_f16(v5357);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5364 = v11 + v5354;
+      const unsigned int v5365 = v5364 * v1;
+      const unsigned int v5366 = v5365 + v26;
+      const unsigned int v5367 = v5366 << 8u;
+      const unsigned int v5368 = v5367 + v5361;
+      out[v5368] = v5362;
+    }
+    const unsigned int v5370 = v43 + v8548;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5371 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5372 = v481.x[12];
+    const float v5373 = v5372 * v5371;
+    const bool v5374 = v5370 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5374) {
+      const unsigned int v5377 = 192u + v8547;
+      const iron_f16 v5378 = iron_f32_to_f16(v5373);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5380 = v11 + v5370;
+      const unsigned int v5381 = v5380 * v1;
+      const unsigned int v5382 = v5381 + v26;
+      const unsigned int v5383 = v5382 << 8u;
+      const unsigned int v5384 = v5383 + v5377;
+      out[v5384] = v5378;
+    }
+    const unsigned int v5386 = v43 + v8553;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5387 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5388 = v481.x[13];
+    const float v5389 = v5388 * v5387;
+    const bool v5390 = v5386 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5390) {
+      const unsigned int v5393 = 192u + v8552;
+      const iron_f16 v5394 = iron_f32_to_f16(v5389);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5396 = v11 + v5386;
+      const unsigned int v5397 = v5396 * v1;
+      const unsigned int v5398 = v5397 + v26;
+      const unsigned int v5399 = v5398 << 8u;
+      const unsigned int v5400 = v5399 + v5393;
+      out[v5400] = v5394;
+    }
+    const unsigned int v5402 = v43 + v8558;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5403 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5404 = v481.x[14];
+    const float v5405 = v5404 * v5403;
+    const bool v5406 = v5402 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5406) {
+      const unsigned int v5409 = 192u + v8557;
+      const iron_f16 v5410 = iron_f32_to_f16(v5405);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5412 = v11 + v5402;
+      const unsigned int v5413 = v5412 * v1;
+      const unsigned int v5414 = v5413 + v26;
+      const unsigned int v5415 = v5414 << 8u;
+      const unsigned int v5416 = v5415 + v5409;
+      out[v5416] = v5410;
+    }
+    const unsigned int v5418 = v43 + v8563;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5419 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5420 = v481.x[15];
+    const float v5421 = v5420 * v5419;
+    const bool v5422 = v5418 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5422) {
+      const unsigned int v5425 = 192u + v8562;
+      const iron_f16 v5426 = iron_f32_to_f16(v5421);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5428 = v11 + v5418;
+      const unsigned int v5429 = v5428 * v1;
+      const unsigned int v5430 = v5429 + v26;
+      const unsigned int v5431 = v5430 << 8u;
+      const unsigned int v5432 = v5431 + v5425;
+      out[v5432] = v5426;
+    }
+    const unsigned int v5434 = v43 + v8568;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5435 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5436 = v483.x[0];
+    const float v5437 = v5436 * v5435;
+    const bool v5438 = v5434 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5438) {
+      const unsigned int v5441 = 224u + v8567;
+      const iron_f16 v5442 = iron_f32_to_f16(v5437);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5444 = v11 + v5434;
+      const unsigned int v5445 = v5444 * v1;
+      const unsigned int v5446 = v5445 + v26;
+      const unsigned int v5447 = v5446 << 8u;
+      const unsigned int v5448 = v5447 + v5441;
+      out[v5448] = v5442;
+    }
+    const unsigned int v5450 = v43 + v8573;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5451 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5452 = v483.x[1];
+    const float v5453 = v5452 * v5451;
+    const bool v5454 = v5450 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5454) {
+      const unsigned int v5457 = 224u + v8572;
+      const iron_f16 v5458 = iron_f32_to_f16(v5453);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5460 = v11 + v5450;
+      const unsigned int v5461 = v5460 * v1;
+      const unsigned int v5462 = v5461 + v26;
+      const unsigned int v5463 = v5462 << 8u;
+      const unsigned int v5464 = v5463 + v5457;
+      out[v5464] = v5458;
+    }
+    const unsigned int v5466 = v43 + v8578;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5467 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5468 = v483.x[2];
+    const float v5469 = v5468 * v5467;
+    const bool v5470 = v5466 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5470) {
+      const unsigned int v5473 = 224u + v8577;
+      const iron_f16 v5474 = iron_f32_to_f16(v5469);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5476 = v11 + v5466;
+      const unsigned int v5477 = v5476 * v1;
+      const unsigned int v5478 = v5477 + v26;
+      const unsigned int v5479 = v5478 << 8u;
+      const unsigned int v5480 = v5479 + v5473;
+      out[v5480] = v5474;
+    }
+    const unsigned int v5482 = v43 + v8583;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5483 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5484 = v483.x[3];
+    const float v5485 = v5484 * v5483;
+    const bool v5486 = v5482 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5486) {
+      const unsigned int v5489 = 224u + v8582;
+      const iron_f16 v5490 = iron_f32_to_f16(v5485);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5492 = v11 + v5482;
+      const unsigned int v5493 = v5492 * v1;
+      const unsigned int v5494 = v5493 + v26;
+      const unsigned int v5495 = v5494 << 8u;
+      const unsigned int v5496 = v5495 + v5489;
+      out[v5496] = v5490;
+    }
+    const unsigned int v5498 = v43 + v8588;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5499 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5500 = v483.x[4];
+    const float v5501 = v5500 * v5499;
+    const bool v5502 = v5498 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5502) {
+      const unsigned int v5505 = 224u + v8587;
+      const iron_f16 v5506 = iron_f32_to_f16(v5501);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5508 = v11 + v5498;
+      const unsigned int v5509 = v5508 * v1;
+      const unsigned int v5510 = v5509 + v26;
+      const unsigned int v5511 = v5510 << 8u;
+      const unsigned int v5512 = v5511 + v5505;
+      out[v5512] = v5506;
+    }
+    const unsigned int v5514 = v43 + v8593;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5515 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5516 = v483.x[5];
+    const float v5517 = v5516 * v5515;
+    const bool v5518 = v5514 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5518) {
+      const unsigned int v5521 = 224u + v8592;
+      const iron_f16 v5522 = iron_f32_to_f16(v5517);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5524 = v11 + v5514;
+      const unsigned int v5525 = v5524 * v1;
+      const unsigned int v5526 = v5525 + v26;
+      const unsigned int v5527 = v5526 << 8u;
+      const unsigned int v5528 = v5527 + v5521;
+      out[v5528] = v5522;
+    }
+    const unsigned int v5530 = v43 + v8598;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5531 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5532 = v483.x[6];
+    const float v5533 = v5532 * v5531;
+    const bool v5534 = v5530 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5534) {
+      const unsigned int v5537 = 224u + v8597;
+      const iron_f16 v5538 = iron_f32_to_f16(v5533);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5540 = v11 + v5530;
+      const unsigned int v5541 = v5540 * v1;
+      const unsigned int v5542 = v5541 + v26;
+      const unsigned int v5543 = v5542 << 8u;
+      const unsigned int v5544 = v5543 + v5537;
+      out[v5544] = v5538;
+    }
+    const unsigned int v5546 = v43 + v8603;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5547 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5548 = v483.x[7];
+    const float v5549 = v5548 * v5547;
+    const bool v5550 = v5546 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5550) {
+      const unsigned int v5553 = 224u + v8602;
+      const iron_f16 v5554 = iron_f32_to_f16(v5549);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5556 = v11 + v5546;
+      const unsigned int v5557 = v5556 * v1;
+      const unsigned int v5558 = v5557 + v26;
+      const unsigned int v5559 = v5558 << 8u;
+      const unsigned int v5560 = v5559 + v5553;
+      out[v5560] = v5554;
+    }
+    const unsigned int v5562 = v43 + v8608;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5563 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5564 = v483.x[8];
+    const float v5565 = v5564 * v5563;
+    const bool v5566 = v5562 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5566) {
+      const unsigned int v5569 = 224u + v8607;
+      const iron_f16 v5570 = iron_f32_to_f16(v5565);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5572 = v11 + v5562;
+      const unsigned int v5573 = v5572 * v1;
+      const unsigned int v5574 = v5573 + v26;
+      const unsigned int v5575 = v5574 << 8u;
+      const unsigned int v5576 = v5575 + v5569;
+      out[v5576] = v5570;
+    }
+    const unsigned int v5578 = v43 + v8613;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5579 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5580 = v483.x[9];
+    const float v5581 = v5580 * v5579;
+    const bool v5582 = v5578 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5582) {
+      const unsigned int v5585 = 224u + v8612;
+      const iron_f16 v5586 = iron_f32_to_f16(v5581);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5588 = v11 + v5578;
+      const unsigned int v5589 = v5588 * v1;
+      const unsigned int v5590 = v5589 + v26;
+      const unsigned int v5591 = v5590 << 8u;
+      const unsigned int v5592 = v5591 + v5585;
+      out[v5592] = v5586;
+    }
+    const unsigned int v5594 = v43 + v8618;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5595 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5596 = v483.x[10];
+    const float v5597 = v5596 * v5595;
+    const bool v5598 = v5594 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5598) {
+      const unsigned int v5601 = 224u + v8617;
+      const iron_f16 v5602 = iron_f32_to_f16(v5597);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5604 = v11 + v5594;
+      const unsigned int v5605 = v5604 * v1;
+      const unsigned int v5606 = v5605 + v26;
+      const unsigned int v5607 = v5606 << 8u;
+      const unsigned int v5608 = v5607 + v5601;
+      out[v5608] = v5602;
+    }
+    const unsigned int v5610 = v43 + v8623;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5611 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5612 = v483.x[11];
+    const float v5613 = v5612 * v5611;
+    const bool v5614 = v5610 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5614) {
+      const unsigned int v5617 = 224u + v8622;
+      const iron_f16 v5618 = iron_f32_to_f16(v5613);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5620 = v11 + v5610;
+      const unsigned int v5621 = v5620 * v1;
+      const unsigned int v5622 = v5621 + v26;
+      const unsigned int v5623 = v5622 << 8u;
+      const unsigned int v5624 = v5623 + v5617;
+      out[v5624] = v5618;
+    }
+    const unsigned int v5626 = v43 + v8628;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5627 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5628 = v483.x[12];
+    const float v5629 = v5628 * v5627;
+    const bool v5630 = v5626 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5630) {
+      const unsigned int v5633 = 224u + v8627;
+      const iron_f16 v5634 = iron_f32_to_f16(v5629);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5636 = v11 + v5626;
+      const unsigned int v5637 = v5636 * v1;
+      const unsigned int v5638 = v5637 + v26;
+      const unsigned int v5639 = v5638 << 8u;
+      const unsigned int v5640 = v5639 + v5633;
+      out[v5640] = v5634;
+    }
+    const unsigned int v5642 = v43 + v8633;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5643 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5644 = v483.x[13];
+    const float v5645 = v5644 * v5643;
+    const bool v5646 = v5642 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5646) {
+      const unsigned int v5649 = 224u + v8632;
+      const iron_f16 v5650 = iron_f32_to_f16(v5645);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5652 = v11 + v5642;
+      const unsigned int v5653 = v5652 * v1;
+      const unsigned int v5654 = v5653 + v26;
+      const unsigned int v5655 = v5654 << 8u;
+      const unsigned int v5656 = v5655 + v5649;
+      out[v5656] = v5650;
+    }
+    const unsigned int v5658 = v43 + v8638;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5659 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5660 = v483.x[14];
+    const float v5661 = v5660 * v5659;
+    const bool v5662 = v5658 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5662) {
+      const unsigned int v5665 = 224u + v8637;
+      const iron_f16 v5666 = iron_f32_to_f16(v5661);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5668 = v11 + v5658;
+      const unsigned int v5669 = v5668 * v1;
+      const unsigned int v5670 = v5669 + v26;
+      const unsigned int v5671 = v5670 << 8u;
+      const unsigned int v5672 = v5671 + v5665;
+      out[v5672] = v5666;
+    }
+    const unsigned int v5674 = v43 + v8643;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5675 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5676 = v483.x[15];
+    const float v5677 = v5676 * v5675;
+    const bool v5678 = v5674 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5678) {
+      const unsigned int v5681 = 224u + v8642;
+      const iron_f16 v5682 = iron_f32_to_f16(v5677);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5684 = v11 + v5674;
+      const unsigned int v5685 = v5684 * v1;
+      const unsigned int v5686 = v5685 + v26;
+      const unsigned int v5687 = v5686 << 8u;
+      const unsigned int v5688 = v5687 + v5681;
+      out[v5688] = v5682;
     }
   }
 }

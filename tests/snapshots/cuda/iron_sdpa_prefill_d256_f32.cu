@@ -25,6 +25,14 @@ __device__ __forceinline__ unsigned int iron_linear_thread() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
 
+// 2^x by ex2.approx.ftz.f32 (PTX ISA, ex2): within 2 ulp of the correctly rounded result,
+// subnormal operands and results flushed to zero. One MUFU.EX2, whatever the compile flags.
+__device__ __forceinline__ float iron_exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // A fragment of ROLE 0 (A, M×K), 1 (B, K×N) or 2 (accumulator, M×N), R×C elements: each
 // lane of the warp owns R·C/32 of them in the layout of mma.m16n8k16, tile by tile (row-major
 // tiles of 16×16 for A, 16×8 for B and accumulators). row()/col() give slot i's position.
@@ -299,4669 +307,4779 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_d256_f32(
   const bool v38 = v25 < v18;  // kernels/sdpa/prefill.cpp:93
   if (v38) {
     const float v39 = sinks[v26];  // kernels/sdpa/prefill.cpp:96
-    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_tile.hpp:98
+    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_tile.hpp:114
     const unsigned int v42 = v41 << 4u;
     const unsigned int v43 = v25 + v42;
-    unsigned int v44 = 0u;  // kernels/sdpa/flash_tile.hpp:102
-    const unsigned int v46 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v49 = v46 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v52 = v46 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    unsigned int v44 = 0u;  // kernels/sdpa/flash_tile.hpp:118
+    const unsigned int v46 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v49 = v46 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v52 = v46 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v53 = v52 << 2u;
-    const unsigned int v54 = v25 + v49;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v54 = v25 + v49;  // kernels/sdpa/flash_tile.hpp:75
     const bool v55 = v54 < v18;
-    const unsigned int v58 = v55 ? v54 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v58 = v55 ? v54 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v60 = v11 + v58;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v61 = v60 * v1;
     const unsigned int v62 = v61 + v26;
     const unsigned int v63 = v62 << 8u;
-    const unsigned int v64 = v63 + v53;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v66 = v49 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v64 = v63 + v53;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v66 = v49 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v68 = v66 + v53;
     iron_copy_async<16>(shm0 + v68, q + v64, v55);
-    const unsigned int v71 = v46 + 128u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v73 = v71 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v76 = v71 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v71 = v46 + 128u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v73 = v71 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v76 = v71 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v77 = v76 << 2u;
-    const unsigned int v78 = v25 + v73;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v78 = v25 + v73;  // kernels/sdpa/flash_tile.hpp:75
     const bool v79 = v78 < v18;
-    const unsigned int v82 = v79 ? v78 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v82 = v79 ? v78 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v84 = v11 + v82;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v85 = v84 * v1;
     const unsigned int v86 = v85 + v26;
     const unsigned int v87 = v86 << 8u;
-    const unsigned int v88 = v87 + v77;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v90 = v73 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v88 = v87 + v77;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v90 = v73 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v92 = v90 + v77;
     iron_copy_async<16>(shm0 + v92, q + v88, v79);
-    const unsigned int v95 = v46 + 256u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v97 = v95 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v100 = v95 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v95 = v46 + 256u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v97 = v95 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v100 = v95 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v101 = v100 << 2u;
-    const unsigned int v102 = v25 + v97;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v102 = v25 + v97;  // kernels/sdpa/flash_tile.hpp:75
     const bool v103 = v102 < v18;
-    const unsigned int v106 = v103 ? v102 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v106 = v103 ? v102 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v108 = v11 + v106;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v109 = v108 * v1;
     const unsigned int v110 = v109 + v26;
     const unsigned int v111 = v110 << 8u;
-    const unsigned int v112 = v111 + v101;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v114 = v97 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v112 = v111 + v101;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v114 = v97 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v116 = v114 + v101;
     iron_copy_async<16>(shm0 + v116, q + v112, v103);
-    const unsigned int v119 = v46 + 384u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v121 = v119 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v124 = v119 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v119 = v46 + 384u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v121 = v119 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v124 = v119 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v125 = v124 << 2u;
-    const unsigned int v126 = v25 + v121;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v126 = v25 + v121;  // kernels/sdpa/flash_tile.hpp:75
     const bool v127 = v126 < v18;
-    const unsigned int v130 = v127 ? v126 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v130 = v127 ? v126 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v132 = v11 + v130;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v133 = v132 * v1;
     const unsigned int v134 = v133 + v26;
     const unsigned int v135 = v134 << 8u;
-    const unsigned int v136 = v135 + v125;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v138 = v121 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v136 = v135 + v125;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v138 = v121 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v140 = v138 + v125;
     iron_copy_async<16>(shm0 + v140, q + v136, v127);
-    const unsigned int v143 = v46 + 512u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v145 = v143 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v148 = v143 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v143 = v46 + 512u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v145 = v143 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v148 = v143 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v149 = v148 << 2u;
-    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:75
     const bool v151 = v150 < v18;
-    const unsigned int v154 = v151 ? v150 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v154 = v151 ? v150 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v156 = v11 + v154;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v157 = v156 * v1;
     const unsigned int v158 = v157 + v26;
     const unsigned int v159 = v158 << 8u;
-    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v162 = v145 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v162 = v145 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v164 = v162 + v149;
     iron_copy_async<16>(shm0 + v164, q + v160, v151);
-    const unsigned int v167 = v46 + 640u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v169 = v167 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v172 = v167 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v167 = v46 + 640u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v169 = v167 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v172 = v167 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v173 = v172 << 2u;
-    const unsigned int v174 = v25 + v169;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v174 = v25 + v169;  // kernels/sdpa/flash_tile.hpp:75
     const bool v175 = v174 < v18;
-    const unsigned int v178 = v175 ? v174 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v178 = v175 ? v174 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v180 = v11 + v178;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v181 = v180 * v1;
     const unsigned int v182 = v181 + v26;
     const unsigned int v183 = v182 << 8u;
-    const unsigned int v184 = v183 + v173;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v186 = v169 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v184 = v183 + v173;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v186 = v169 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v188 = v186 + v173;
     iron_copy_async<16>(shm0 + v188, q + v184, v175);
-    const unsigned int v191 = v46 + 768u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v193 = v191 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v196 = v191 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v191 = v46 + 768u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v193 = v191 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v196 = v191 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v197 = v196 << 2u;
-    const unsigned int v198 = v25 + v193;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v198 = v25 + v193;  // kernels/sdpa/flash_tile.hpp:75
     const bool v199 = v198 < v18;
-    const unsigned int v202 = v199 ? v198 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v202 = v199 ? v198 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v204 = v11 + v202;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v205 = v204 * v1;
     const unsigned int v206 = v205 + v26;
     const unsigned int v207 = v206 << 8u;
-    const unsigned int v208 = v207 + v197;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v210 = v193 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v208 = v207 + v197;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v210 = v193 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v212 = v210 + v197;
     iron_copy_async<16>(shm0 + v212, q + v208, v199);
-    const unsigned int v215 = v46 + 896u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v217 = v215 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v220 = v215 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v215 = v46 + 896u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v217 = v215 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v220 = v215 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v221 = v220 << 2u;
-    const unsigned int v222 = v25 + v217;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v222 = v25 + v217;  // kernels/sdpa/flash_tile.hpp:75
     const bool v223 = v222 < v18;
-    const unsigned int v226 = v223 ? v222 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v226 = v223 ? v222 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v228 = v11 + v226;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v229 = v228 * v1;
     const unsigned int v230 = v229 + v26;
     const unsigned int v231 = v230 << 8u;
-    const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v234 = v217 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v234 = v217 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v236 = v234 + v221;
     iron_copy_async<16>(shm0 + v236, q + v232, v223);
-    const unsigned int v239 = v46 + 1024u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v241 = v239 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v244 = v239 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v239 = v46 + 1024u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v241 = v239 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v244 = v239 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v245 = v244 << 2u;
-    const unsigned int v246 = v25 + v241;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v246 = v25 + v241;  // kernels/sdpa/flash_tile.hpp:75
     const bool v247 = v246 < v18;
-    const unsigned int v250 = v247 ? v246 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v250 = v247 ? v246 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v252 = v11 + v250;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v253 = v252 * v1;
     const unsigned int v254 = v253 + v26;
     const unsigned int v255 = v254 << 8u;
-    const unsigned int v256 = v255 + v245;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v258 = v241 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v256 = v255 + v245;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v258 = v241 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v260 = v258 + v245;
     iron_copy_async<16>(shm0 + v260, q + v256, v247);
-    const unsigned int v263 = v46 + 1152u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v265 = v263 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v268 = v263 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v263 = v46 + 1152u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v265 = v263 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v268 = v263 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v269 = v268 << 2u;
-    const unsigned int v270 = v25 + v265;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v270 = v25 + v265;  // kernels/sdpa/flash_tile.hpp:75
     const bool v271 = v270 < v18;
-    const unsigned int v274 = v271 ? v270 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v274 = v271 ? v270 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v276 = v11 + v274;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v277 = v276 * v1;
     const unsigned int v278 = v277 + v26;
     const unsigned int v279 = v278 << 8u;
-    const unsigned int v280 = v279 + v269;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v282 = v265 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v280 = v279 + v269;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v282 = v265 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v284 = v282 + v269;
     iron_copy_async<16>(shm0 + v284, q + v280, v271);
-    const unsigned int v287 = v46 + 1280u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v289 = v287 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v292 = v287 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v287 = v46 + 1280u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v289 = v287 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v292 = v287 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v293 = v292 << 2u;
-    const unsigned int v294 = v25 + v289;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v294 = v25 + v289;  // kernels/sdpa/flash_tile.hpp:75
     const bool v295 = v294 < v18;
-    const unsigned int v298 = v295 ? v294 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v298 = v295 ? v294 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v300 = v11 + v298;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v301 = v300 * v1;
     const unsigned int v302 = v301 + v26;
     const unsigned int v303 = v302 << 8u;
-    const unsigned int v304 = v303 + v293;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v306 = v289 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v304 = v303 + v293;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v306 = v289 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v308 = v306 + v293;
     iron_copy_async<16>(shm0 + v308, q + v304, v295);
-    const unsigned int v311 = v46 + 1408u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v313 = v311 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v316 = v311 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v311 = v46 + 1408u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v313 = v311 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v316 = v311 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v317 = v316 << 2u;
-    const unsigned int v318 = v25 + v313;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v318 = v25 + v313;  // kernels/sdpa/flash_tile.hpp:75
     const bool v319 = v318 < v18;
-    const unsigned int v322 = v319 ? v318 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v322 = v319 ? v318 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v324 = v11 + v322;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v325 = v324 * v1;
     const unsigned int v326 = v325 + v26;
     const unsigned int v327 = v326 << 8u;
-    const unsigned int v328 = v327 + v317;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v330 = v313 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v328 = v327 + v317;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v330 = v313 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v332 = v330 + v317;
     iron_copy_async<16>(shm0 + v332, q + v328, v319);
-    const unsigned int v335 = v46 + 1536u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v337 = v335 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v340 = v335 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v335 = v46 + 1536u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v337 = v335 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v340 = v335 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v341 = v340 << 2u;
-    const unsigned int v342 = v25 + v337;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v342 = v25 + v337;  // kernels/sdpa/flash_tile.hpp:75
     const bool v343 = v342 < v18;
-    const unsigned int v346 = v343 ? v342 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v346 = v343 ? v342 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v348 = v11 + v346;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v349 = v348 * v1;
     const unsigned int v350 = v349 + v26;
     const unsigned int v351 = v350 << 8u;
-    const unsigned int v352 = v351 + v341;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v354 = v337 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v352 = v351 + v341;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v354 = v337 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v356 = v354 + v341;
     iron_copy_async<16>(shm0 + v356, q + v352, v343);
-    const unsigned int v359 = v46 + 1664u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v361 = v359 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v364 = v359 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v359 = v46 + 1664u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v361 = v359 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v364 = v359 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v365 = v364 << 2u;
-    const unsigned int v366 = v25 + v361;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v366 = v25 + v361;  // kernels/sdpa/flash_tile.hpp:75
     const bool v367 = v366 < v18;
-    const unsigned int v370 = v367 ? v366 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v370 = v367 ? v366 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v372 = v11 + v370;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v373 = v372 * v1;
     const unsigned int v374 = v373 + v26;
     const unsigned int v375 = v374 << 8u;
-    const unsigned int v376 = v375 + v365;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v378 = v361 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v376 = v375 + v365;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v378 = v361 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v380 = v378 + v365;
     iron_copy_async<16>(shm0 + v380, q + v376, v367);
-    const unsigned int v383 = v46 + 1792u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v385 = v383 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v388 = v383 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v383 = v46 + 1792u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v385 = v383 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v388 = v383 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v389 = v388 << 2u;
-    const unsigned int v390 = v25 + v385;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v390 = v25 + v385;  // kernels/sdpa/flash_tile.hpp:75
     const bool v391 = v390 < v18;
-    const unsigned int v394 = v391 ? v390 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v394 = v391 ? v390 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v396 = v11 + v394;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v397 = v396 * v1;
     const unsigned int v398 = v397 + v26;
     const unsigned int v399 = v398 << 8u;
-    const unsigned int v400 = v399 + v389;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v402 = v385 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v400 = v399 + v389;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v402 = v385 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v404 = v402 + v389;
     iron_copy_async<16>(shm0 + v404, q + v400, v391);
-    const unsigned int v407 = v46 + 1920u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v409 = v407 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v412 = v407 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v407 = v46 + 1920u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v409 = v407 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v412 = v407 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v413 = v412 << 2u;
-    const unsigned int v414 = v25 + v409;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v414 = v25 + v409;  // kernels/sdpa/flash_tile.hpp:75
     const bool v415 = v414 < v18;
-    const unsigned int v418 = v415 ? v414 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v418 = v415 ? v414 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v420 = v11 + v418;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v421 = v420 * v1;
     const unsigned int v422 = v421 + v26;
     const unsigned int v423 = v422 << 8u;
-    const unsigned int v424 = v423 + v413;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v426 = v409 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v424 = v423 + v413;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v426 = v409 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v428 = v426 + v413;
     iron_copy_async<16>(shm0 + v428, q + v424, v415);
-    const unsigned int v431 = v46 + 2048u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v433 = v431 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v436 = v431 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v431 = v46 + 2048u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v433 = v431 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v436 = v431 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v437 = v436 << 2u;
-    const unsigned int v438 = v25 + v433;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v438 = v25 + v433;  // kernels/sdpa/flash_tile.hpp:75
     const bool v439 = v438 < v18;
-    const unsigned int v442 = v439 ? v438 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v442 = v439 ? v438 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v444 = v11 + v442;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v445 = v444 * v1;
     const unsigned int v446 = v445 + v26;
     const unsigned int v447 = v446 << 8u;
-    const unsigned int v448 = v447 + v437;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v450 = v433 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v448 = v447 + v437;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v450 = v433 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v452 = v450 + v437;
     iron_copy_async<16>(shm0 + v452, q + v448, v439);
-    const unsigned int v455 = v46 + 2176u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v457 = v455 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v460 = v455 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v455 = v46 + 2176u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v457 = v455 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v460 = v455 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v461 = v460 << 2u;
-    const unsigned int v462 = v25 + v457;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v462 = v25 + v457;  // kernels/sdpa/flash_tile.hpp:75
     const bool v463 = v462 < v18;
-    const unsigned int v466 = v463 ? v462 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v466 = v463 ? v462 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v468 = v11 + v466;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v469 = v468 * v1;
     const unsigned int v470 = v469 + v26;
     const unsigned int v471 = v470 << 8u;
-    const unsigned int v472 = v471 + v461;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v474 = v457 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v472 = v471 + v461;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v474 = v457 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v476 = v474 + v461;
     iron_copy_async<16>(shm0 + v476, q + v472, v463);
-    const unsigned int v479 = v46 + 2304u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v481 = v479 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v484 = v479 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v479 = v46 + 2304u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v481 = v479 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v484 = v479 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v485 = v484 << 2u;
-    const unsigned int v486 = v25 + v481;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v486 = v25 + v481;  // kernels/sdpa/flash_tile.hpp:75
     const bool v487 = v486 < v18;
-    const unsigned int v490 = v487 ? v486 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v490 = v487 ? v486 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v492 = v11 + v490;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v493 = v492 * v1;
     const unsigned int v494 = v493 + v26;
     const unsigned int v495 = v494 << 8u;
-    const unsigned int v496 = v495 + v485;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v498 = v481 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v496 = v495 + v485;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v498 = v481 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v500 = v498 + v485;
     iron_copy_async<16>(shm0 + v500, q + v496, v487);
-    const unsigned int v503 = v46 + 2432u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v505 = v503 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v508 = v503 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v503 = v46 + 2432u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v505 = v503 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v508 = v503 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v509 = v508 << 2u;
-    const unsigned int v510 = v25 + v505;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v510 = v25 + v505;  // kernels/sdpa/flash_tile.hpp:75
     const bool v511 = v510 < v18;
-    const unsigned int v514 = v511 ? v510 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v514 = v511 ? v510 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v516 = v11 + v514;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v517 = v516 * v1;
     const unsigned int v518 = v517 + v26;
     const unsigned int v519 = v518 << 8u;
-    const unsigned int v520 = v519 + v509;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v522 = v505 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v520 = v519 + v509;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v522 = v505 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v524 = v522 + v509;
     iron_copy_async<16>(shm0 + v524, q + v520, v511);
-    const unsigned int v527 = v46 + 2560u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v529 = v527 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v532 = v527 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v527 = v46 + 2560u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v529 = v527 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v532 = v527 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v533 = v532 << 2u;
-    const unsigned int v534 = v25 + v529;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v534 = v25 + v529;  // kernels/sdpa/flash_tile.hpp:75
     const bool v535 = v534 < v18;
-    const unsigned int v538 = v535 ? v534 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v538 = v535 ? v534 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v540 = v11 + v538;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v541 = v540 * v1;
     const unsigned int v542 = v541 + v26;
     const unsigned int v543 = v542 << 8u;
-    const unsigned int v544 = v543 + v533;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v546 = v529 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v544 = v543 + v533;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v546 = v529 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v548 = v546 + v533;
     iron_copy_async<16>(shm0 + v548, q + v544, v535);
-    const unsigned int v551 = v46 + 2688u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v553 = v551 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v556 = v551 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v551 = v46 + 2688u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v553 = v551 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v556 = v551 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v557 = v556 << 2u;
-    const unsigned int v558 = v25 + v553;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v558 = v25 + v553;  // kernels/sdpa/flash_tile.hpp:75
     const bool v559 = v558 < v18;
-    const unsigned int v562 = v559 ? v558 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v562 = v559 ? v558 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v564 = v11 + v562;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v565 = v564 * v1;
     const unsigned int v566 = v565 + v26;
     const unsigned int v567 = v566 << 8u;
-    const unsigned int v568 = v567 + v557;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v570 = v553 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v568 = v567 + v557;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v570 = v553 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v572 = v570 + v557;
     iron_copy_async<16>(shm0 + v572, q + v568, v559);
-    const unsigned int v575 = v46 + 2816u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v577 = v575 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v580 = v575 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v575 = v46 + 2816u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v577 = v575 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v580 = v575 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v581 = v580 << 2u;
-    const unsigned int v582 = v25 + v577;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v582 = v25 + v577;  // kernels/sdpa/flash_tile.hpp:75
     const bool v583 = v582 < v18;
-    const unsigned int v586 = v583 ? v582 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v586 = v583 ? v582 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v588 = v11 + v586;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v589 = v588 * v1;
     const unsigned int v590 = v589 + v26;
     const unsigned int v591 = v590 << 8u;
-    const unsigned int v592 = v591 + v581;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v594 = v577 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v592 = v591 + v581;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v594 = v577 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v596 = v594 + v581;
     iron_copy_async<16>(shm0 + v596, q + v592, v583);
-    const unsigned int v599 = v46 + 2944u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v601 = v599 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v604 = v599 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v599 = v46 + 2944u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v601 = v599 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v604 = v599 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v605 = v604 << 2u;
-    const unsigned int v606 = v25 + v601;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v606 = v25 + v601;  // kernels/sdpa/flash_tile.hpp:75
     const bool v607 = v606 < v18;
-    const unsigned int v610 = v607 ? v606 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v610 = v607 ? v606 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v612 = v11 + v610;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v613 = v612 * v1;
     const unsigned int v614 = v613 + v26;
     const unsigned int v615 = v614 << 8u;
-    const unsigned int v616 = v615 + v605;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v618 = v601 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v616 = v615 + v605;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v618 = v601 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v620 = v618 + v605;
     iron_copy_async<16>(shm0 + v620, q + v616, v607);
-    const unsigned int v623 = v46 + 3072u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v625 = v623 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v628 = v623 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v623 = v46 + 3072u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v625 = v623 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v628 = v623 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v629 = v628 << 2u;
-    const unsigned int v630 = v25 + v625;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v630 = v25 + v625;  // kernels/sdpa/flash_tile.hpp:75
     const bool v631 = v630 < v18;
-    const unsigned int v634 = v631 ? v630 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v634 = v631 ? v630 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v636 = v11 + v634;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v637 = v636 * v1;
     const unsigned int v638 = v637 + v26;
     const unsigned int v639 = v638 << 8u;
-    const unsigned int v640 = v639 + v629;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v642 = v625 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v640 = v639 + v629;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v642 = v625 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v644 = v642 + v629;
     iron_copy_async<16>(shm0 + v644, q + v640, v631);
-    const unsigned int v647 = v46 + 3200u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v649 = v647 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v652 = v647 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v647 = v46 + 3200u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v649 = v647 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v652 = v647 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v653 = v652 << 2u;
-    const unsigned int v654 = v25 + v649;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v654 = v25 + v649;  // kernels/sdpa/flash_tile.hpp:75
     const bool v655 = v654 < v18;
-    const unsigned int v658 = v655 ? v654 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v658 = v655 ? v654 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v660 = v11 + v658;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v661 = v660 * v1;
     const unsigned int v662 = v661 + v26;
     const unsigned int v663 = v662 << 8u;
-    const unsigned int v664 = v663 + v653;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v666 = v649 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v664 = v663 + v653;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v666 = v649 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v668 = v666 + v653;
     iron_copy_async<16>(shm0 + v668, q + v664, v655);
-    const unsigned int v671 = v46 + 3328u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v673 = v671 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v676 = v671 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v671 = v46 + 3328u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v673 = v671 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v676 = v671 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v677 = v676 << 2u;
-    const unsigned int v678 = v25 + v673;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v678 = v25 + v673;  // kernels/sdpa/flash_tile.hpp:75
     const bool v679 = v678 < v18;
-    const unsigned int v682 = v679 ? v678 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v682 = v679 ? v678 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v684 = v11 + v682;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v685 = v684 * v1;
     const unsigned int v686 = v685 + v26;
     const unsigned int v687 = v686 << 8u;
-    const unsigned int v688 = v687 + v677;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v690 = v673 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v688 = v687 + v677;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v690 = v673 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v692 = v690 + v677;
     iron_copy_async<16>(shm0 + v692, q + v688, v679);
-    const unsigned int v695 = v46 + 3456u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v697 = v695 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v700 = v695 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v695 = v46 + 3456u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v697 = v695 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v700 = v695 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v701 = v700 << 2u;
-    const unsigned int v702 = v25 + v697;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v702 = v25 + v697;  // kernels/sdpa/flash_tile.hpp:75
     const bool v703 = v702 < v18;
-    const unsigned int v706 = v703 ? v702 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v706 = v703 ? v702 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v708 = v11 + v706;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v709 = v708 * v1;
     const unsigned int v710 = v709 + v26;
     const unsigned int v711 = v710 << 8u;
-    const unsigned int v712 = v711 + v701;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v714 = v697 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v712 = v711 + v701;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v714 = v697 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v716 = v714 + v701;
     iron_copy_async<16>(shm0 + v716, q + v712, v703);
-    const unsigned int v719 = v46 + 3584u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v721 = v719 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v724 = v719 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v719 = v46 + 3584u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v721 = v719 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v724 = v719 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v725 = v724 << 2u;
-    const unsigned int v726 = v25 + v721;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v726 = v25 + v721;  // kernels/sdpa/flash_tile.hpp:75
     const bool v727 = v726 < v18;
-    const unsigned int v730 = v727 ? v726 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v730 = v727 ? v726 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v732 = v11 + v730;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v733 = v732 * v1;
     const unsigned int v734 = v733 + v26;
     const unsigned int v735 = v734 << 8u;
-    const unsigned int v736 = v735 + v725;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v738 = v721 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v736 = v735 + v725;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v738 = v721 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v740 = v738 + v725;
     iron_copy_async<16>(shm0 + v740, q + v736, v727);
-    const unsigned int v743 = v46 + 3712u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v745 = v743 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v748 = v743 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v743 = v46 + 3712u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v745 = v743 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v748 = v743 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v749 = v748 << 2u;
-    const unsigned int v750 = v25 + v745;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v750 = v25 + v745;  // kernels/sdpa/flash_tile.hpp:75
     const bool v751 = v750 < v18;
-    const unsigned int v754 = v751 ? v750 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v754 = v751 ? v750 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v756 = v11 + v754;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v757 = v756 * v1;
     const unsigned int v758 = v757 + v26;
     const unsigned int v759 = v758 << 8u;
-    const unsigned int v760 = v759 + v749;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v762 = v745 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v760 = v759 + v749;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v762 = v745 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v764 = v762 + v749;
     iron_copy_async<16>(shm0 + v764, q + v760, v751);
-    const unsigned int v767 = v46 + 3840u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v769 = v767 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v772 = v767 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v767 = v46 + 3840u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v769 = v767 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v772 = v767 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v773 = v772 << 2u;
-    const unsigned int v774 = v25 + v769;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v774 = v25 + v769;  // kernels/sdpa/flash_tile.hpp:75
     const bool v775 = v774 < v18;
-    const unsigned int v778 = v775 ? v774 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v778 = v775 ? v774 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v780 = v11 + v778;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v781 = v780 * v1;
     const unsigned int v782 = v781 + v26;
     const unsigned int v783 = v782 << 8u;
-    const unsigned int v784 = v783 + v773;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v786 = v769 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v784 = v783 + v773;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v786 = v769 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v788 = v786 + v773;
     iron_copy_async<16>(shm0 + v788, q + v784, v775);
-    const unsigned int v791 = v46 + 3968u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v793 = v791 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v796 = v791 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v791 = v46 + 3968u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v793 = v791 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v796 = v791 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v797 = v796 << 2u;
-    const unsigned int v798 = v25 + v793;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v798 = v25 + v793;  // kernels/sdpa/flash_tile.hpp:75
     const bool v799 = v798 < v18;
-    const unsigned int v802 = v799 ? v798 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v802 = v799 ? v798 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v804 = v11 + v802;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v805 = v804 * v1;
     const unsigned int v806 = v805 + v26;
     const unsigned int v807 = v806 << 8u;
-    const unsigned int v808 = v807 + v797;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v810 = v793 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v808 = v807 + v797;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v810 = v793 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v812 = v810 + v797;
     iron_copy_async<16>(shm0 + v812, q + v808, v799);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:103
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:104
-    __syncthreads();  // kernels/sdpa/flash_tile.hpp:105
-    iron_frag<float, 0, 16, 16> v814;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v814, 0.0f);
-    iron_frag<float, 0, 16, 16> v816;
-    iron_frag_fill(v816, 0.0f);
-    iron_frag<float, 0, 16, 16> v818;
-    iron_frag_fill(v818, 0.0f);
-    iron_frag<float, 0, 16, 16> v820;
-    iron_frag_fill(v820, 0.0f);
-    iron_frag<float, 0, 16, 16> v822;
-    iron_frag_fill(v822, 0.0f);
-    iron_frag<float, 0, 16, 16> v824;
-    iron_frag_fill(v824, 0.0f);
-    iron_frag<float, 0, 16, 16> v826;
-    iron_frag_fill(v826, 0.0f);
-    iron_frag<float, 0, 16, 16> v828;
-    iron_frag_fill(v828, 0.0f);
-    iron_frag<float, 0, 16, 16> v830;
-    iron_frag_fill(v830, 0.0f);
-    iron_frag<float, 0, 16, 16> v832;
-    iron_frag_fill(v832, 0.0f);
-    iron_frag<float, 0, 16, 16> v834;
-    iron_frag_fill(v834, 0.0f);
-    iron_frag<float, 0, 16, 16> v836;
-    iron_frag_fill(v836, 0.0f);
-    iron_frag<float, 0, 16, 16> v838;
-    iron_frag_fill(v838, 0.0f);
-    iron_frag<float, 0, 16, 16> v840;
-    iron_frag_fill(v840, 0.0f);
-    iron_frag<float, 0, 16, 16> v842;
-    iron_frag_fill(v842, 0.0f);
-    iron_frag<float, 0, 16, 16> v844;
-    iron_frag_fill(v844, 0.0f);
-    const unsigned int v851 = v42 * 260u;  // kernels/sdpa/flash_tile.hpp:108
-    iron_frag_load_shared<false>(v814, shm0, v851, 260u);
-    const unsigned int v860 = v851 + 16u;
-    iron_frag_load_shared<false>(v816, shm0, v860, 260u);
-    const unsigned int v868 = v851 + 32u;
-    iron_frag_load_shared<false>(v818, shm0, v868, 260u);
-    const unsigned int v876 = v851 + 48u;
-    iron_frag_load_shared<false>(v820, shm0, v876, 260u);
-    const unsigned int v884 = v851 + 64u;
-    iron_frag_load_shared<false>(v822, shm0, v884, 260u);
-    const unsigned int v892 = v851 + 80u;
-    iron_frag_load_shared<false>(v824, shm0, v892, 260u);
-    const unsigned int v900 = v851 + 96u;
-    iron_frag_load_shared<false>(v826, shm0, v900, 260u);
-    const unsigned int v908 = v851 + 112u;
-    iron_frag_load_shared<false>(v828, shm0, v908, 260u);
-    const unsigned int v916 = v851 + 128u;
-    iron_frag_load_shared<false>(v830, shm0, v916, 260u);
-    const unsigned int v924 = v851 + 144u;
-    iron_frag_load_shared<false>(v832, shm0, v924, 260u);
-    const unsigned int v932 = v851 + 160u;
-    iron_frag_load_shared<false>(v834, shm0, v932, 260u);
-    const unsigned int v940 = v851 + 176u;
-    iron_frag_load_shared<false>(v836, shm0, v940, 260u);
-    const unsigned int v948 = v851 + 192u;
-    iron_frag_load_shared<false>(v838, shm0, v948, 260u);
-    const unsigned int v956 = v851 + 208u;
-    iron_frag_load_shared<false>(v840, shm0, v956, 260u);
-    const unsigned int v964 = v851 + 224u;
-    iron_frag_load_shared<false>(v842, shm0, v964, 260u);
-    const unsigned int v972 = v851 + 240u;
-    iron_frag_load_shared<false>(v844, shm0, v972, 260u);
-    const unsigned int v974 = v25 + 64u;  // kernels/sdpa/flash_tile.hpp:113
-    const unsigned int v975 = min(v974, v18);
-    const unsigned int v976 = v975 + v37;  // kernels/sdpa/flash_tile.hpp:114
-    const unsigned int v978 = v976 - v18;  // kernels/sdpa/flash_tile.hpp:116
-    const unsigned int v979 = min(v37, v978);
-    const bool v980 = v976 > v18;
-    const unsigned int v981 = v980 ? v979 : v44;
-    const bool v983 = v6 == v44;  // kernels/sdpa/flash_tile.hpp:115
-    const unsigned int v984 = v983 ? v37 : v981;
-    const unsigned int v986 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:117
-    const unsigned int v987 = v986 + 1u;
-    const unsigned int v991 = v987 - v18;  // kernels/sdpa/flash_tile.hpp:119
-    const unsigned int v992 = v991 - v7;
-    const unsigned int v993 = v992 >> 6u;
-    const unsigned int v994 = v993 << 6u;
-    const bool v996 = v7 > v44;  // kernels/sdpa/flash_tile.hpp:118
-    const unsigned int v997 = v18 + v7;
-    const bool v998 = v987 > v997;
-    const bool v999 = v996 && v998;
-    const unsigned int v1000 = v999 ? v994 : v44;
-    const float v1002 = v8 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:120
-    iron_frag<float, 2, 16, 8> v1004;  // kernels/sdpa/flash_tile.hpp:122
-    iron_frag_fill(v1004, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 16, 8> v1006;  // kernels/sdpa/flash_tile.hpp:123
-    iron_frag_fill(v1006, 0.0f);
-    iron_frag<float, 2, 16, 32> v1008;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v1008, 0.0f);
-    iron_frag<float, 2, 16, 32> v1010;
-    iron_frag_fill(v1010, 0.0f);
-    iron_frag<float, 2, 16, 32> v1012;
-    iron_frag_fill(v1012, 0.0f);
-    iron_frag<float, 2, 16, 32> v1014;
-    iron_frag_fill(v1014, 0.0f);
-    iron_frag<float, 2, 16, 32> v1016;
-    iron_frag_fill(v1016, 0.0f);
-    iron_frag<float, 2, 16, 32> v1018;
-    iron_frag_fill(v1018, 0.0f);
-    iron_frag<float, 2, 16, 32> v1020;
-    iron_frag_fill(v1020, 0.0f);
-    iron_frag<float, 2, 16, 32> v1022;
-    iron_frag_fill(v1022, 0.0f);
-    const bool v8439 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:146
-    const unsigned int v9615 = static_cast<unsigned int>(v1008.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:167
-    const unsigned int v9616 = static_cast<unsigned int>(v1008.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9620 = static_cast<unsigned int>(v1008.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9621 = static_cast<unsigned int>(v1008.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9625 = static_cast<unsigned int>(v1008.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9626 = static_cast<unsigned int>(v1008.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9630 = static_cast<unsigned int>(v1008.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9631 = static_cast<unsigned int>(v1008.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9635 = static_cast<unsigned int>(v1008.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9636 = static_cast<unsigned int>(v1008.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9640 = static_cast<unsigned int>(v1008.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9641 = static_cast<unsigned int>(v1008.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9645 = static_cast<unsigned int>(v1008.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9646 = static_cast<unsigned int>(v1008.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9650 = static_cast<unsigned int>(v1008.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9651 = static_cast<unsigned int>(v1008.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9655 = static_cast<unsigned int>(v1008.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9656 = static_cast<unsigned int>(v1008.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9660 = static_cast<unsigned int>(v1008.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9661 = static_cast<unsigned int>(v1008.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9665 = static_cast<unsigned int>(v1008.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9666 = static_cast<unsigned int>(v1008.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9670 = static_cast<unsigned int>(v1008.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9671 = static_cast<unsigned int>(v1008.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9675 = static_cast<unsigned int>(v1008.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9676 = static_cast<unsigned int>(v1008.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9680 = static_cast<unsigned int>(v1008.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9681 = static_cast<unsigned int>(v1008.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9685 = static_cast<unsigned int>(v1008.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9686 = static_cast<unsigned int>(v1008.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9690 = static_cast<unsigned int>(v1008.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9691 = static_cast<unsigned int>(v1008.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9695 = static_cast<unsigned int>(v1010.col(0, iron_linear_thread() & 31u));
-    const unsigned int v9696 = static_cast<unsigned int>(v1010.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9700 = static_cast<unsigned int>(v1010.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9701 = static_cast<unsigned int>(v1010.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9705 = static_cast<unsigned int>(v1010.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9706 = static_cast<unsigned int>(v1010.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9710 = static_cast<unsigned int>(v1010.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9711 = static_cast<unsigned int>(v1010.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9715 = static_cast<unsigned int>(v1010.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9716 = static_cast<unsigned int>(v1010.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9720 = static_cast<unsigned int>(v1010.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9721 = static_cast<unsigned int>(v1010.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9725 = static_cast<unsigned int>(v1010.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9726 = static_cast<unsigned int>(v1010.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9730 = static_cast<unsigned int>(v1010.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9731 = static_cast<unsigned int>(v1010.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9735 = static_cast<unsigned int>(v1010.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9736 = static_cast<unsigned int>(v1010.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9740 = static_cast<unsigned int>(v1010.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9741 = static_cast<unsigned int>(v1010.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9745 = static_cast<unsigned int>(v1010.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9746 = static_cast<unsigned int>(v1010.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9750 = static_cast<unsigned int>(v1010.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9751 = static_cast<unsigned int>(v1010.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9755 = static_cast<unsigned int>(v1010.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9756 = static_cast<unsigned int>(v1010.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9760 = static_cast<unsigned int>(v1010.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9761 = static_cast<unsigned int>(v1010.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9765 = static_cast<unsigned int>(v1010.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9766 = static_cast<unsigned int>(v1010.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9770 = static_cast<unsigned int>(v1010.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9771 = static_cast<unsigned int>(v1010.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9775 = static_cast<unsigned int>(v1012.col(0, iron_linear_thread() & 31u));
-    const unsigned int v9776 = static_cast<unsigned int>(v1012.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9780 = static_cast<unsigned int>(v1012.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9781 = static_cast<unsigned int>(v1012.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9785 = static_cast<unsigned int>(v1012.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9786 = static_cast<unsigned int>(v1012.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9790 = static_cast<unsigned int>(v1012.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9791 = static_cast<unsigned int>(v1012.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9795 = static_cast<unsigned int>(v1012.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9796 = static_cast<unsigned int>(v1012.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9800 = static_cast<unsigned int>(v1012.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9801 = static_cast<unsigned int>(v1012.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9805 = static_cast<unsigned int>(v1012.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9806 = static_cast<unsigned int>(v1012.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9810 = static_cast<unsigned int>(v1012.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9811 = static_cast<unsigned int>(v1012.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9815 = static_cast<unsigned int>(v1012.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9816 = static_cast<unsigned int>(v1012.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9820 = static_cast<unsigned int>(v1012.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9821 = static_cast<unsigned int>(v1012.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9825 = static_cast<unsigned int>(v1012.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9826 = static_cast<unsigned int>(v1012.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9830 = static_cast<unsigned int>(v1012.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9831 = static_cast<unsigned int>(v1012.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9835 = static_cast<unsigned int>(v1012.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9836 = static_cast<unsigned int>(v1012.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9840 = static_cast<unsigned int>(v1012.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9841 = static_cast<unsigned int>(v1012.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9845 = static_cast<unsigned int>(v1012.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9846 = static_cast<unsigned int>(v1012.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9850 = static_cast<unsigned int>(v1012.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9851 = static_cast<unsigned int>(v1012.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9855 = static_cast<unsigned int>(v1014.col(0, iron_linear_thread() & 31u));
-    const unsigned int v9856 = static_cast<unsigned int>(v1014.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9860 = static_cast<unsigned int>(v1014.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9861 = static_cast<unsigned int>(v1014.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9865 = static_cast<unsigned int>(v1014.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9866 = static_cast<unsigned int>(v1014.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9870 = static_cast<unsigned int>(v1014.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9871 = static_cast<unsigned int>(v1014.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9875 = static_cast<unsigned int>(v1014.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9876 = static_cast<unsigned int>(v1014.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9880 = static_cast<unsigned int>(v1014.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9881 = static_cast<unsigned int>(v1014.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9885 = static_cast<unsigned int>(v1014.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9886 = static_cast<unsigned int>(v1014.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9890 = static_cast<unsigned int>(v1014.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9891 = static_cast<unsigned int>(v1014.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9895 = static_cast<unsigned int>(v1014.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9896 = static_cast<unsigned int>(v1014.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9900 = static_cast<unsigned int>(v1014.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9901 = static_cast<unsigned int>(v1014.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9905 = static_cast<unsigned int>(v1014.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9906 = static_cast<unsigned int>(v1014.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9910 = static_cast<unsigned int>(v1014.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9911 = static_cast<unsigned int>(v1014.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9915 = static_cast<unsigned int>(v1014.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9916 = static_cast<unsigned int>(v1014.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9920 = static_cast<unsigned int>(v1014.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9921 = static_cast<unsigned int>(v1014.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9925 = static_cast<unsigned int>(v1014.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9926 = static_cast<unsigned int>(v1014.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9930 = static_cast<unsigned int>(v1014.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9931 = static_cast<unsigned int>(v1014.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9935 = static_cast<unsigned int>(v1016.col(0, iron_linear_thread() & 31u));
-    const unsigned int v9936 = static_cast<unsigned int>(v1016.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9940 = static_cast<unsigned int>(v1016.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9941 = static_cast<unsigned int>(v1016.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9945 = static_cast<unsigned int>(v1016.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9946 = static_cast<unsigned int>(v1016.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9950 = static_cast<unsigned int>(v1016.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9951 = static_cast<unsigned int>(v1016.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9955 = static_cast<unsigned int>(v1016.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9956 = static_cast<unsigned int>(v1016.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9960 = static_cast<unsigned int>(v1016.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9961 = static_cast<unsigned int>(v1016.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9965 = static_cast<unsigned int>(v1016.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9966 = static_cast<unsigned int>(v1016.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9970 = static_cast<unsigned int>(v1016.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9971 = static_cast<unsigned int>(v1016.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9975 = static_cast<unsigned int>(v1016.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9976 = static_cast<unsigned int>(v1016.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9980 = static_cast<unsigned int>(v1016.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9981 = static_cast<unsigned int>(v1016.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9985 = static_cast<unsigned int>(v1016.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9986 = static_cast<unsigned int>(v1016.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9990 = static_cast<unsigned int>(v1016.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9991 = static_cast<unsigned int>(v1016.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9995 = static_cast<unsigned int>(v1016.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9996 = static_cast<unsigned int>(v1016.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10000 = static_cast<unsigned int>(v1016.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10001 = static_cast<unsigned int>(v1016.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10005 = static_cast<unsigned int>(v1016.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10006 = static_cast<unsigned int>(v1016.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10010 = static_cast<unsigned int>(v1016.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10011 = static_cast<unsigned int>(v1016.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10015 = static_cast<unsigned int>(v1018.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10016 = static_cast<unsigned int>(v1018.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10020 = static_cast<unsigned int>(v1018.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10021 = static_cast<unsigned int>(v1018.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10025 = static_cast<unsigned int>(v1018.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10026 = static_cast<unsigned int>(v1018.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10030 = static_cast<unsigned int>(v1018.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10031 = static_cast<unsigned int>(v1018.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10035 = static_cast<unsigned int>(v1018.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10036 = static_cast<unsigned int>(v1018.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10040 = static_cast<unsigned int>(v1018.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10041 = static_cast<unsigned int>(v1018.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10045 = static_cast<unsigned int>(v1018.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10046 = static_cast<unsigned int>(v1018.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10050 = static_cast<unsigned int>(v1018.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10051 = static_cast<unsigned int>(v1018.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10055 = static_cast<unsigned int>(v1018.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10056 = static_cast<unsigned int>(v1018.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10060 = static_cast<unsigned int>(v1018.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10061 = static_cast<unsigned int>(v1018.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10065 = static_cast<unsigned int>(v1018.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10066 = static_cast<unsigned int>(v1018.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10070 = static_cast<unsigned int>(v1018.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10071 = static_cast<unsigned int>(v1018.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10075 = static_cast<unsigned int>(v1018.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10076 = static_cast<unsigned int>(v1018.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10080 = static_cast<unsigned int>(v1018.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10081 = static_cast<unsigned int>(v1018.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10085 = static_cast<unsigned int>(v1018.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10086 = static_cast<unsigned int>(v1018.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10090 = static_cast<unsigned int>(v1018.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10091 = static_cast<unsigned int>(v1018.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10095 = static_cast<unsigned int>(v1020.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10096 = static_cast<unsigned int>(v1020.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10100 = static_cast<unsigned int>(v1020.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10101 = static_cast<unsigned int>(v1020.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10105 = static_cast<unsigned int>(v1020.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10106 = static_cast<unsigned int>(v1020.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10110 = static_cast<unsigned int>(v1020.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10111 = static_cast<unsigned int>(v1020.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10115 = static_cast<unsigned int>(v1020.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10116 = static_cast<unsigned int>(v1020.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10120 = static_cast<unsigned int>(v1020.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10121 = static_cast<unsigned int>(v1020.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10125 = static_cast<unsigned int>(v1020.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10126 = static_cast<unsigned int>(v1020.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10130 = static_cast<unsigned int>(v1020.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10131 = static_cast<unsigned int>(v1020.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10135 = static_cast<unsigned int>(v1020.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10136 = static_cast<unsigned int>(v1020.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10140 = static_cast<unsigned int>(v1020.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10141 = static_cast<unsigned int>(v1020.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10145 = static_cast<unsigned int>(v1020.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10146 = static_cast<unsigned int>(v1020.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10150 = static_cast<unsigned int>(v1020.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10151 = static_cast<unsigned int>(v1020.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10155 = static_cast<unsigned int>(v1020.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10156 = static_cast<unsigned int>(v1020.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10160 = static_cast<unsigned int>(v1020.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10161 = static_cast<unsigned int>(v1020.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10165 = static_cast<unsigned int>(v1020.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10166 = static_cast<unsigned int>(v1020.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10170 = static_cast<unsigned int>(v1020.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10171 = static_cast<unsigned int>(v1020.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10175 = static_cast<unsigned int>(v1022.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10176 = static_cast<unsigned int>(v1022.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10180 = static_cast<unsigned int>(v1022.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10181 = static_cast<unsigned int>(v1022.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10185 = static_cast<unsigned int>(v1022.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10186 = static_cast<unsigned int>(v1022.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10190 = static_cast<unsigned int>(v1022.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10191 = static_cast<unsigned int>(v1022.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10195 = static_cast<unsigned int>(v1022.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10196 = static_cast<unsigned int>(v1022.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10200 = static_cast<unsigned int>(v1022.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10201 = static_cast<unsigned int>(v1022.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10205 = static_cast<unsigned int>(v1022.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10206 = static_cast<unsigned int>(v1022.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10210 = static_cast<unsigned int>(v1022.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10211 = static_cast<unsigned int>(v1022.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10215 = static_cast<unsigned int>(v1022.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10216 = static_cast<unsigned int>(v1022.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10220 = static_cast<unsigned int>(v1022.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10221 = static_cast<unsigned int>(v1022.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10225 = static_cast<unsigned int>(v1022.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10226 = static_cast<unsigned int>(v1022.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10230 = static_cast<unsigned int>(v1022.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10231 = static_cast<unsigned int>(v1022.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10235 = static_cast<unsigned int>(v1022.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10236 = static_cast<unsigned int>(v1022.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10240 = static_cast<unsigned int>(v1022.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10241 = static_cast<unsigned int>(v1022.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10245 = static_cast<unsigned int>(v1022.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10246 = static_cast<unsigned int>(v1022.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10250 = static_cast<unsigned int>(v1022.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10251 = static_cast<unsigned int>(v1022.row(15, iron_linear_thread() & 31u));
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:119
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:120
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:121
+    const unsigned int v817 = v42 * 260u;  // kernels/sdpa/flash_tile.hpp:122
+    const unsigned int v819 = v25 + 64u;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v820 = min(v819, v18);
+    const unsigned int v821 = v820 + v37;  // kernels/sdpa/flash_tile.hpp:129
+    const unsigned int v823 = v821 - v18;  // kernels/sdpa/flash_tile.hpp:131
+    const unsigned int v824 = min(v37, v823);
+    const bool v825 = v821 > v18;
+    const unsigned int v826 = v825 ? v824 : v44;
+    const bool v828 = v6 == v44;  // kernels/sdpa/flash_tile.hpp:130
+    const unsigned int v829 = v828 ? v37 : v826;
+    const unsigned int v831 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:132
+    const unsigned int v832 = v831 + 1u;
+    const unsigned int v836 = v832 - v18;  // kernels/sdpa/flash_tile.hpp:134
+    const unsigned int v837 = v836 - v7;
+    const unsigned int v838 = v837 >> 6u;
+    const unsigned int v839 = v838 << 6u;
+    const bool v841 = v7 > v44;  // kernels/sdpa/flash_tile.hpp:133
+    const unsigned int v842 = v18 + v7;
+    const bool v843 = v832 > v842;
+    const bool v844 = v841 && v843;
+    const unsigned int v845 = v844 ? v839 : v44;
+    const float v847 = v8 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:135
+    iron_frag<float, 2, 16, 8> v849;  // kernels/sdpa/flash_tile.hpp:137
+    iron_frag_fill(v849, __uint_as_float(0xff800000u));
+    iron_frag<float, 2, 16, 8> v851;  // kernels/sdpa/flash_tile.hpp:138
+    iron_frag_fill(v851, 0.0f);
+    iron_frag<float, 2, 16, 32> v853;  // /usr/include/c++/12/array:99
+    iron_frag_fill(v853, 0.0f);
+    iron_frag<float, 2, 16, 32> v855;
+    iron_frag_fill(v855, 0.0f);
+    iron_frag<float, 2, 16, 32> v857;
+    iron_frag_fill(v857, 0.0f);
+    iron_frag<float, 2, 16, 32> v859;
+    iron_frag_fill(v859, 0.0f);
+    iron_frag<float, 2, 16, 32> v861;
+    iron_frag_fill(v861, 0.0f);
+    iron_frag<float, 2, 16, 32> v863;
+    iron_frag_fill(v863, 0.0f);
+    iron_frag<float, 2, 16, 32> v865;
+    iron_frag_fill(v865, 0.0f);
+    iron_frag<float, 2, 16, 32> v867;
+    iron_frag_fill(v867, 0.0f);
+    const unsigned int v8411 = v817 + 16u;  // kernels/sdpa/flash_tile.hpp:159
+    const unsigned int v8423 = v817 + 32u;
+    const unsigned int v8435 = v817 + 48u;
+    const unsigned int v8447 = v817 + 64u;
+    const unsigned int v8459 = v817 + 80u;
+    const unsigned int v8471 = v817 + 96u;
+    const unsigned int v8483 = v817 + 112u;
+    const unsigned int v8495 = v817 + 128u;
+    const unsigned int v8507 = v817 + 144u;
+    const unsigned int v8519 = v817 + 160u;
+    const unsigned int v8531 = v817 + 176u;
+    const unsigned int v8543 = v817 + 192u;
+    const unsigned int v8555 = v817 + 208u;
+    const unsigned int v8567 = v817 + 224u;
+    const unsigned int v8579 = v817 + 240u;
+    const bool v8595 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
+    const unsigned int v9920 = static_cast<unsigned int>(v853.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
+    const unsigned int v9921 = static_cast<unsigned int>(v853.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9925 = static_cast<unsigned int>(v853.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9926 = static_cast<unsigned int>(v853.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9930 = static_cast<unsigned int>(v853.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9931 = static_cast<unsigned int>(v853.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9935 = static_cast<unsigned int>(v853.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9936 = static_cast<unsigned int>(v853.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9940 = static_cast<unsigned int>(v853.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9941 = static_cast<unsigned int>(v853.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9945 = static_cast<unsigned int>(v853.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9946 = static_cast<unsigned int>(v853.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9950 = static_cast<unsigned int>(v853.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9951 = static_cast<unsigned int>(v853.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9955 = static_cast<unsigned int>(v853.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9956 = static_cast<unsigned int>(v853.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9960 = static_cast<unsigned int>(v853.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9961 = static_cast<unsigned int>(v853.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9965 = static_cast<unsigned int>(v853.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9966 = static_cast<unsigned int>(v853.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9970 = static_cast<unsigned int>(v853.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9971 = static_cast<unsigned int>(v853.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9975 = static_cast<unsigned int>(v853.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9976 = static_cast<unsigned int>(v853.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9980 = static_cast<unsigned int>(v853.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9981 = static_cast<unsigned int>(v853.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9985 = static_cast<unsigned int>(v853.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9986 = static_cast<unsigned int>(v853.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9990 = static_cast<unsigned int>(v853.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9991 = static_cast<unsigned int>(v853.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9995 = static_cast<unsigned int>(v853.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9996 = static_cast<unsigned int>(v853.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10000 = static_cast<unsigned int>(v855.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10001 = static_cast<unsigned int>(v855.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10005 = static_cast<unsigned int>(v855.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10006 = static_cast<unsigned int>(v855.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10010 = static_cast<unsigned int>(v855.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10011 = static_cast<unsigned int>(v855.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10015 = static_cast<unsigned int>(v855.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10016 = static_cast<unsigned int>(v855.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10020 = static_cast<unsigned int>(v855.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10021 = static_cast<unsigned int>(v855.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10025 = static_cast<unsigned int>(v855.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10026 = static_cast<unsigned int>(v855.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10030 = static_cast<unsigned int>(v855.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10031 = static_cast<unsigned int>(v855.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10035 = static_cast<unsigned int>(v855.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10036 = static_cast<unsigned int>(v855.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10040 = static_cast<unsigned int>(v855.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10041 = static_cast<unsigned int>(v855.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10045 = static_cast<unsigned int>(v855.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10046 = static_cast<unsigned int>(v855.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10050 = static_cast<unsigned int>(v855.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10051 = static_cast<unsigned int>(v855.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10055 = static_cast<unsigned int>(v855.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10056 = static_cast<unsigned int>(v855.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10060 = static_cast<unsigned int>(v855.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10061 = static_cast<unsigned int>(v855.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10065 = static_cast<unsigned int>(v855.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10066 = static_cast<unsigned int>(v855.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10070 = static_cast<unsigned int>(v855.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10071 = static_cast<unsigned int>(v855.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10075 = static_cast<unsigned int>(v855.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10076 = static_cast<unsigned int>(v855.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10080 = static_cast<unsigned int>(v857.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10081 = static_cast<unsigned int>(v857.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10085 = static_cast<unsigned int>(v857.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10086 = static_cast<unsigned int>(v857.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10090 = static_cast<unsigned int>(v857.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10091 = static_cast<unsigned int>(v857.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10095 = static_cast<unsigned int>(v857.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10096 = static_cast<unsigned int>(v857.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10100 = static_cast<unsigned int>(v857.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10101 = static_cast<unsigned int>(v857.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10105 = static_cast<unsigned int>(v857.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10106 = static_cast<unsigned int>(v857.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10110 = static_cast<unsigned int>(v857.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10111 = static_cast<unsigned int>(v857.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10115 = static_cast<unsigned int>(v857.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10116 = static_cast<unsigned int>(v857.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10120 = static_cast<unsigned int>(v857.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10121 = static_cast<unsigned int>(v857.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10125 = static_cast<unsigned int>(v857.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10126 = static_cast<unsigned int>(v857.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10130 = static_cast<unsigned int>(v857.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10131 = static_cast<unsigned int>(v857.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10135 = static_cast<unsigned int>(v857.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10136 = static_cast<unsigned int>(v857.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10140 = static_cast<unsigned int>(v857.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10141 = static_cast<unsigned int>(v857.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10145 = static_cast<unsigned int>(v857.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10146 = static_cast<unsigned int>(v857.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10150 = static_cast<unsigned int>(v857.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10151 = static_cast<unsigned int>(v857.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10155 = static_cast<unsigned int>(v857.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10156 = static_cast<unsigned int>(v857.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10160 = static_cast<unsigned int>(v859.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10161 = static_cast<unsigned int>(v859.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10165 = static_cast<unsigned int>(v859.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10166 = static_cast<unsigned int>(v859.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10170 = static_cast<unsigned int>(v859.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10171 = static_cast<unsigned int>(v859.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10175 = static_cast<unsigned int>(v859.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10176 = static_cast<unsigned int>(v859.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10180 = static_cast<unsigned int>(v859.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10181 = static_cast<unsigned int>(v859.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10185 = static_cast<unsigned int>(v859.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10186 = static_cast<unsigned int>(v859.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10190 = static_cast<unsigned int>(v859.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10191 = static_cast<unsigned int>(v859.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10195 = static_cast<unsigned int>(v859.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10196 = static_cast<unsigned int>(v859.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10200 = static_cast<unsigned int>(v859.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10201 = static_cast<unsigned int>(v859.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10205 = static_cast<unsigned int>(v859.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10206 = static_cast<unsigned int>(v859.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10210 = static_cast<unsigned int>(v859.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10211 = static_cast<unsigned int>(v859.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10215 = static_cast<unsigned int>(v859.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10216 = static_cast<unsigned int>(v859.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10220 = static_cast<unsigned int>(v859.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10221 = static_cast<unsigned int>(v859.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10225 = static_cast<unsigned int>(v859.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10226 = static_cast<unsigned int>(v859.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10230 = static_cast<unsigned int>(v859.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10231 = static_cast<unsigned int>(v859.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10235 = static_cast<unsigned int>(v859.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10236 = static_cast<unsigned int>(v859.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10240 = static_cast<unsigned int>(v861.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10241 = static_cast<unsigned int>(v861.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10245 = static_cast<unsigned int>(v861.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10246 = static_cast<unsigned int>(v861.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10250 = static_cast<unsigned int>(v861.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10251 = static_cast<unsigned int>(v861.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10255 = static_cast<unsigned int>(v861.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10256 = static_cast<unsigned int>(v861.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10260 = static_cast<unsigned int>(v861.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10261 = static_cast<unsigned int>(v861.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10265 = static_cast<unsigned int>(v861.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10266 = static_cast<unsigned int>(v861.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10270 = static_cast<unsigned int>(v861.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10271 = static_cast<unsigned int>(v861.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10275 = static_cast<unsigned int>(v861.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10276 = static_cast<unsigned int>(v861.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10280 = static_cast<unsigned int>(v861.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10281 = static_cast<unsigned int>(v861.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10285 = static_cast<unsigned int>(v861.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10286 = static_cast<unsigned int>(v861.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10290 = static_cast<unsigned int>(v861.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10291 = static_cast<unsigned int>(v861.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10295 = static_cast<unsigned int>(v861.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10296 = static_cast<unsigned int>(v861.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10300 = static_cast<unsigned int>(v861.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10301 = static_cast<unsigned int>(v861.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10305 = static_cast<unsigned int>(v861.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10306 = static_cast<unsigned int>(v861.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10310 = static_cast<unsigned int>(v861.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10311 = static_cast<unsigned int>(v861.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10315 = static_cast<unsigned int>(v861.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10316 = static_cast<unsigned int>(v861.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10320 = static_cast<unsigned int>(v863.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10321 = static_cast<unsigned int>(v863.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10325 = static_cast<unsigned int>(v863.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10326 = static_cast<unsigned int>(v863.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10330 = static_cast<unsigned int>(v863.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10331 = static_cast<unsigned int>(v863.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10335 = static_cast<unsigned int>(v863.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10336 = static_cast<unsigned int>(v863.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10340 = static_cast<unsigned int>(v863.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10341 = static_cast<unsigned int>(v863.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10345 = static_cast<unsigned int>(v863.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10346 = static_cast<unsigned int>(v863.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10350 = static_cast<unsigned int>(v863.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10351 = static_cast<unsigned int>(v863.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10355 = static_cast<unsigned int>(v863.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10356 = static_cast<unsigned int>(v863.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10360 = static_cast<unsigned int>(v863.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10361 = static_cast<unsigned int>(v863.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10365 = static_cast<unsigned int>(v863.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10366 = static_cast<unsigned int>(v863.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10370 = static_cast<unsigned int>(v863.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10371 = static_cast<unsigned int>(v863.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10375 = static_cast<unsigned int>(v863.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10376 = static_cast<unsigned int>(v863.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10380 = static_cast<unsigned int>(v863.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10381 = static_cast<unsigned int>(v863.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10385 = static_cast<unsigned int>(v863.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10386 = static_cast<unsigned int>(v863.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10390 = static_cast<unsigned int>(v863.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10391 = static_cast<unsigned int>(v863.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10395 = static_cast<unsigned int>(v863.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10396 = static_cast<unsigned int>(v863.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10400 = static_cast<unsigned int>(v865.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10401 = static_cast<unsigned int>(v865.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10405 = static_cast<unsigned int>(v865.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10406 = static_cast<unsigned int>(v865.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10410 = static_cast<unsigned int>(v865.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10411 = static_cast<unsigned int>(v865.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10415 = static_cast<unsigned int>(v865.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10416 = static_cast<unsigned int>(v865.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10420 = static_cast<unsigned int>(v865.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10421 = static_cast<unsigned int>(v865.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10425 = static_cast<unsigned int>(v865.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10426 = static_cast<unsigned int>(v865.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10430 = static_cast<unsigned int>(v865.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10431 = static_cast<unsigned int>(v865.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10435 = static_cast<unsigned int>(v865.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10436 = static_cast<unsigned int>(v865.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10440 = static_cast<unsigned int>(v865.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10441 = static_cast<unsigned int>(v865.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10445 = static_cast<unsigned int>(v865.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10446 = static_cast<unsigned int>(v865.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10450 = static_cast<unsigned int>(v865.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10451 = static_cast<unsigned int>(v865.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10455 = static_cast<unsigned int>(v865.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10456 = static_cast<unsigned int>(v865.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10460 = static_cast<unsigned int>(v865.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10461 = static_cast<unsigned int>(v865.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10465 = static_cast<unsigned int>(v865.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10466 = static_cast<unsigned int>(v865.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10470 = static_cast<unsigned int>(v865.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10471 = static_cast<unsigned int>(v865.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10475 = static_cast<unsigned int>(v865.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10476 = static_cast<unsigned int>(v865.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10480 = static_cast<unsigned int>(v867.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10481 = static_cast<unsigned int>(v867.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10485 = static_cast<unsigned int>(v867.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10486 = static_cast<unsigned int>(v867.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10490 = static_cast<unsigned int>(v867.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10491 = static_cast<unsigned int>(v867.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10495 = static_cast<unsigned int>(v867.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10496 = static_cast<unsigned int>(v867.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10500 = static_cast<unsigned int>(v867.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10501 = static_cast<unsigned int>(v867.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10505 = static_cast<unsigned int>(v867.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10506 = static_cast<unsigned int>(v867.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10510 = static_cast<unsigned int>(v867.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10511 = static_cast<unsigned int>(v867.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10515 = static_cast<unsigned int>(v867.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10516 = static_cast<unsigned int>(v867.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10520 = static_cast<unsigned int>(v867.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10521 = static_cast<unsigned int>(v867.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10525 = static_cast<unsigned int>(v867.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10526 = static_cast<unsigned int>(v867.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10530 = static_cast<unsigned int>(v867.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10531 = static_cast<unsigned int>(v867.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10535 = static_cast<unsigned int>(v867.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10536 = static_cast<unsigned int>(v867.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10540 = static_cast<unsigned int>(v867.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10541 = static_cast<unsigned int>(v867.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10545 = static_cast<unsigned int>(v867.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10546 = static_cast<unsigned int>(v867.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10550 = static_cast<unsigned int>(v867.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10551 = static_cast<unsigned int>(v867.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10555 = static_cast<unsigned int>(v867.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10556 = static_cast<unsigned int>(v867.row(15, iron_linear_thread() & 31u));
 
-    for (unsigned int v6766 = v1000; v6766 < v984; v6766 += 64u) {  // kernels/sdpa/flash_tile.hpp:127
-      const unsigned int v6767 = v6766 - v1000;
-      const unsigned int v6768 = v6767 >> 6u;
-      const unsigned int v6770 = v6768 % 1u;
+    for (unsigned int v6841 = v845; v6841 < v829; v6841 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
+      const unsigned int v6842 = v6841 - v845;
+      const unsigned int v6843 = v6842 >> 6u;
+      const unsigned int v6845 = v6843 % 1u;
       __syncthreads();
-      const unsigned int v6772 = v6770 * 16640u;  // kernels/sdpa/flash_tile.hpp:131
-      const unsigned int v6782 = v6766 + v49;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v6783 = v6782 < v37;
-      const unsigned int v6786 = v6783 ? v6782 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6788 = v31 + v6786;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v6789 = v6788 * v2;
-      const unsigned int v6790 = v6789 + v28;
-      const unsigned int v6791 = v6790 << 8u;
-      const unsigned int v6792 = v6791 + v53;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6795 = v6772 + v66;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v6796 = v6795 + v53;
-      iron_copy_async<16>(shm1 + v6796, k + v6792, v6783);
-      const unsigned int v6806 = v6766 + v73;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v6807 = v6806 < v37;
-      const unsigned int v6810 = v6807 ? v6806 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6812 = v31 + v6810;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v6813 = v6812 * v2;
-      const unsigned int v6814 = v6813 + v28;
-      const unsigned int v6815 = v6814 << 8u;
-      const unsigned int v6816 = v6815 + v77;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6819 = v6772 + v90;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v6820 = v6819 + v77;
-      iron_copy_async<16>(shm1 + v6820, k + v6816, v6807);
-      const unsigned int v6830 = v6766 + v97;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v6831 = v6830 < v37;
-      const unsigned int v6834 = v6831 ? v6830 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6836 = v31 + v6834;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v6837 = v6836 * v2;
-      const unsigned int v6838 = v6837 + v28;
-      const unsigned int v6839 = v6838 << 8u;
-      const unsigned int v6840 = v6839 + v101;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6843 = v6772 + v114;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v6844 = v6843 + v101;
-      iron_copy_async<16>(shm1 + v6844, k + v6840, v6831);
-      const unsigned int v6854 = v6766 + v121;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v6855 = v6854 < v37;
-      const unsigned int v6858 = v6855 ? v6854 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6860 = v31 + v6858;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v6861 = v6860 * v2;
-      const unsigned int v6862 = v6861 + v28;
-      const unsigned int v6863 = v6862 << 8u;
-      const unsigned int v6864 = v6863 + v125;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6867 = v6772 + v138;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v6868 = v6867 + v125;
-      iron_copy_async<16>(shm1 + v6868, k + v6864, v6855);
-      const unsigned int v6878 = v6766 + v145;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v6879 = v6878 < v37;
-      const unsigned int v6882 = v6879 ? v6878 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6884 = v31 + v6882;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v6885 = v6884 * v2;
-      const unsigned int v6886 = v6885 + v28;
-      const unsigned int v6887 = v6886 << 8u;
-      const unsigned int v6888 = v6887 + v149;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6891 = v6772 + v162;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v6892 = v6891 + v149;
-      iron_copy_async<16>(shm1 + v6892, k + v6888, v6879);
-      const unsigned int v6902 = v6766 + v169;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v6903 = v6902 < v37;
-      const unsigned int v6906 = v6903 ? v6902 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6908 = v31 + v6906;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v6909 = v6908 * v2;
-      const unsigned int v6910 = v6909 + v28;
-      const unsigned int v6911 = v6910 << 8u;
-      const unsigned int v6912 = v6911 + v173;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6915 = v6772 + v186;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v6916 = v6915 + v173;
-      iron_copy_async<16>(shm1 + v6916, k + v6912, v6903);
-      const unsigned int v6926 = v6766 + v193;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v6927 = v6926 < v37;
-      const unsigned int v6930 = v6927 ? v6926 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6932 = v31 + v6930;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v6933 = v6932 * v2;
-      const unsigned int v6934 = v6933 + v28;
-      const unsigned int v6935 = v6934 << 8u;
-      const unsigned int v6936 = v6935 + v197;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6939 = v6772 + v210;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v6940 = v6939 + v197;
-      iron_copy_async<16>(shm1 + v6940, k + v6936, v6927);
-      const unsigned int v6950 = v6766 + v217;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v6951 = v6950 < v37;
-      const unsigned int v6954 = v6951 ? v6950 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6956 = v31 + v6954;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v6957 = v6956 * v2;
-      const unsigned int v6958 = v6957 + v28;
-      const unsigned int v6959 = v6958 << 8u;
-      const unsigned int v6960 = v6959 + v221;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6963 = v6772 + v234;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v6964 = v6963 + v221;
-      iron_copy_async<16>(shm1 + v6964, k + v6960, v6951);
-      const unsigned int v6974 = v6766 + v241;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v6975 = v6974 < v37;
-      const unsigned int v6978 = v6975 ? v6974 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6980 = v31 + v6978;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v6981 = v6980 * v2;
-      const unsigned int v6982 = v6981 + v28;
-      const unsigned int v6983 = v6982 << 8u;
-      const unsigned int v6984 = v6983 + v245;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6987 = v6772 + v258;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v6988 = v6987 + v245;
-      iron_copy_async<16>(shm1 + v6988, k + v6984, v6975);
-      const unsigned int v6998 = v6766 + v265;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v6999 = v6998 < v37;
-      const unsigned int v7002 = v6999 ? v6998 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7004 = v31 + v7002;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7005 = v7004 * v2;
-      const unsigned int v7006 = v7005 + v28;
-      const unsigned int v7007 = v7006 << 8u;
-      const unsigned int v7008 = v7007 + v269;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7011 = v6772 + v282;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7012 = v7011 + v269;
-      iron_copy_async<16>(shm1 + v7012, k + v7008, v6999);
-      const unsigned int v7022 = v6766 + v289;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7023 = v7022 < v37;
-      const unsigned int v7026 = v7023 ? v7022 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7028 = v31 + v7026;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7029 = v7028 * v2;
-      const unsigned int v7030 = v7029 + v28;
-      const unsigned int v7031 = v7030 << 8u;
-      const unsigned int v7032 = v7031 + v293;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7035 = v6772 + v306;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7036 = v7035 + v293;
-      iron_copy_async<16>(shm1 + v7036, k + v7032, v7023);
-      const unsigned int v7046 = v6766 + v313;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7047 = v7046 < v37;
-      const unsigned int v7050 = v7047 ? v7046 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7052 = v31 + v7050;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7053 = v7052 * v2;
-      const unsigned int v7054 = v7053 + v28;
-      const unsigned int v7055 = v7054 << 8u;
-      const unsigned int v7056 = v7055 + v317;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7059 = v6772 + v330;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7060 = v7059 + v317;
-      iron_copy_async<16>(shm1 + v7060, k + v7056, v7047);
-      const unsigned int v7070 = v6766 + v337;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7071 = v7070 < v37;
-      const unsigned int v7074 = v7071 ? v7070 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7076 = v31 + v7074;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7077 = v7076 * v2;
-      const unsigned int v7078 = v7077 + v28;
-      const unsigned int v7079 = v7078 << 8u;
-      const unsigned int v7080 = v7079 + v341;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7083 = v6772 + v354;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7084 = v7083 + v341;
-      iron_copy_async<16>(shm1 + v7084, k + v7080, v7071);
-      const unsigned int v7094 = v6766 + v361;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7095 = v7094 < v37;
-      const unsigned int v7098 = v7095 ? v7094 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7100 = v31 + v7098;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7101 = v7100 * v2;
-      const unsigned int v7102 = v7101 + v28;
-      const unsigned int v7103 = v7102 << 8u;
-      const unsigned int v7104 = v7103 + v365;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7107 = v6772 + v378;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7108 = v7107 + v365;
-      iron_copy_async<16>(shm1 + v7108, k + v7104, v7095);
-      const unsigned int v7118 = v6766 + v385;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7119 = v7118 < v37;
-      const unsigned int v7122 = v7119 ? v7118 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7124 = v31 + v7122;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7125 = v7124 * v2;
-      const unsigned int v7126 = v7125 + v28;
-      const unsigned int v7127 = v7126 << 8u;
-      const unsigned int v7128 = v7127 + v389;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7131 = v6772 + v402;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7132 = v7131 + v389;
-      iron_copy_async<16>(shm1 + v7132, k + v7128, v7119);
-      const unsigned int v7142 = v6766 + v409;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7143 = v7142 < v37;
-      const unsigned int v7146 = v7143 ? v7142 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7148 = v31 + v7146;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7149 = v7148 * v2;
-      const unsigned int v7150 = v7149 + v28;
-      const unsigned int v7151 = v7150 << 8u;
-      const unsigned int v7152 = v7151 + v413;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7155 = v6772 + v426;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7156 = v7155 + v413;
-      iron_copy_async<16>(shm1 + v7156, k + v7152, v7143);
-      const unsigned int v7166 = v6766 + v433;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7167 = v7166 < v37;
-      const unsigned int v7170 = v7167 ? v7166 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7172 = v31 + v7170;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7173 = v7172 * v2;
-      const unsigned int v7174 = v7173 + v28;
-      const unsigned int v7175 = v7174 << 8u;
-      const unsigned int v7176 = v7175 + v437;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7179 = v6772 + v450;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7180 = v7179 + v437;
-      iron_copy_async<16>(shm1 + v7180, k + v7176, v7167);
-      const unsigned int v7190 = v6766 + v457;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7191 = v7190 < v37;
-      const unsigned int v7194 = v7191 ? v7190 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7196 = v31 + v7194;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7197 = v7196 * v2;
-      const unsigned int v7198 = v7197 + v28;
-      const unsigned int v7199 = v7198 << 8u;
-      const unsigned int v7200 = v7199 + v461;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7203 = v6772 + v474;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7204 = v7203 + v461;
-      iron_copy_async<16>(shm1 + v7204, k + v7200, v7191);
-      const unsigned int v7214 = v6766 + v481;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7215 = v7214 < v37;
-      const unsigned int v7218 = v7215 ? v7214 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7220 = v31 + v7218;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7221 = v7220 * v2;
-      const unsigned int v7222 = v7221 + v28;
-      const unsigned int v7223 = v7222 << 8u;
-      const unsigned int v7224 = v7223 + v485;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7227 = v6772 + v498;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7228 = v7227 + v485;
-      iron_copy_async<16>(shm1 + v7228, k + v7224, v7215);
-      const unsigned int v7238 = v6766 + v505;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7239 = v7238 < v37;
-      const unsigned int v7242 = v7239 ? v7238 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7244 = v31 + v7242;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7245 = v7244 * v2;
-      const unsigned int v7246 = v7245 + v28;
-      const unsigned int v7247 = v7246 << 8u;
-      const unsigned int v7248 = v7247 + v509;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7251 = v6772 + v522;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7252 = v7251 + v509;
-      iron_copy_async<16>(shm1 + v7252, k + v7248, v7239);
-      const unsigned int v7262 = v6766 + v529;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7263 = v7262 < v37;
-      const unsigned int v7266 = v7263 ? v7262 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7268 = v31 + v7266;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7269 = v7268 * v2;
-      const unsigned int v7270 = v7269 + v28;
-      const unsigned int v7271 = v7270 << 8u;
-      const unsigned int v7272 = v7271 + v533;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7275 = v6772 + v546;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7276 = v7275 + v533;
-      iron_copy_async<16>(shm1 + v7276, k + v7272, v7263);
-      const unsigned int v7286 = v6766 + v553;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7287 = v7286 < v37;
-      const unsigned int v7290 = v7287 ? v7286 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7292 = v31 + v7290;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7293 = v7292 * v2;
-      const unsigned int v7294 = v7293 + v28;
-      const unsigned int v7295 = v7294 << 8u;
-      const unsigned int v7296 = v7295 + v557;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7299 = v6772 + v570;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7300 = v7299 + v557;
-      iron_copy_async<16>(shm1 + v7300, k + v7296, v7287);
-      const unsigned int v7310 = v6766 + v577;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7311 = v7310 < v37;
-      const unsigned int v7314 = v7311 ? v7310 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7316 = v31 + v7314;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7317 = v7316 * v2;
-      const unsigned int v7318 = v7317 + v28;
-      const unsigned int v7319 = v7318 << 8u;
-      const unsigned int v7320 = v7319 + v581;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7323 = v6772 + v594;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7324 = v7323 + v581;
-      iron_copy_async<16>(shm1 + v7324, k + v7320, v7311);
-      const unsigned int v7334 = v6766 + v601;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7335 = v7334 < v37;
-      const unsigned int v7338 = v7335 ? v7334 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7340 = v31 + v7338;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7341 = v7340 * v2;
-      const unsigned int v7342 = v7341 + v28;
-      const unsigned int v7343 = v7342 << 8u;
-      const unsigned int v7344 = v7343 + v605;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7347 = v6772 + v618;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7348 = v7347 + v605;
-      iron_copy_async<16>(shm1 + v7348, k + v7344, v7335);
-      const unsigned int v7358 = v6766 + v625;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7359 = v7358 < v37;
-      const unsigned int v7362 = v7359 ? v7358 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7364 = v31 + v7362;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7365 = v7364 * v2;
-      const unsigned int v7366 = v7365 + v28;
-      const unsigned int v7367 = v7366 << 8u;
-      const unsigned int v7368 = v7367 + v629;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7371 = v6772 + v642;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7372 = v7371 + v629;
-      iron_copy_async<16>(shm1 + v7372, k + v7368, v7359);
-      const unsigned int v7382 = v6766 + v649;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7383 = v7382 < v37;
-      const unsigned int v7386 = v7383 ? v7382 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7388 = v31 + v7386;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7389 = v7388 * v2;
-      const unsigned int v7390 = v7389 + v28;
-      const unsigned int v7391 = v7390 << 8u;
-      const unsigned int v7392 = v7391 + v653;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7395 = v6772 + v666;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7396 = v7395 + v653;
-      iron_copy_async<16>(shm1 + v7396, k + v7392, v7383);
-      const unsigned int v7406 = v6766 + v673;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7407 = v7406 < v37;
-      const unsigned int v7410 = v7407 ? v7406 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7412 = v31 + v7410;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7413 = v7412 * v2;
-      const unsigned int v7414 = v7413 + v28;
-      const unsigned int v7415 = v7414 << 8u;
-      const unsigned int v7416 = v7415 + v677;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7419 = v6772 + v690;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7420 = v7419 + v677;
-      iron_copy_async<16>(shm1 + v7420, k + v7416, v7407);
-      const unsigned int v7430 = v6766 + v697;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7431 = v7430 < v37;
-      const unsigned int v7434 = v7431 ? v7430 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7436 = v31 + v7434;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7437 = v7436 * v2;
-      const unsigned int v7438 = v7437 + v28;
-      const unsigned int v7439 = v7438 << 8u;
-      const unsigned int v7440 = v7439 + v701;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7443 = v6772 + v714;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7444 = v7443 + v701;
-      iron_copy_async<16>(shm1 + v7444, k + v7440, v7431);
-      const unsigned int v7454 = v6766 + v721;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7455 = v7454 < v37;
-      const unsigned int v7458 = v7455 ? v7454 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7460 = v31 + v7458;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7461 = v7460 * v2;
-      const unsigned int v7462 = v7461 + v28;
-      const unsigned int v7463 = v7462 << 8u;
-      const unsigned int v7464 = v7463 + v725;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7467 = v6772 + v738;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7468 = v7467 + v725;
-      iron_copy_async<16>(shm1 + v7468, k + v7464, v7455);
-      const unsigned int v7478 = v6766 + v745;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7479 = v7478 < v37;
-      const unsigned int v7482 = v7479 ? v7478 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7484 = v31 + v7482;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7485 = v7484 * v2;
-      const unsigned int v7486 = v7485 + v28;
-      const unsigned int v7487 = v7486 << 8u;
-      const unsigned int v7488 = v7487 + v749;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7491 = v6772 + v762;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7492 = v7491 + v749;
-      iron_copy_async<16>(shm1 + v7492, k + v7488, v7479);
-      const unsigned int v7502 = v6766 + v769;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7503 = v7502 < v37;
-      const unsigned int v7506 = v7503 ? v7502 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7508 = v31 + v7506;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7509 = v7508 * v2;
-      const unsigned int v7510 = v7509 + v28;
-      const unsigned int v7511 = v7510 << 8u;
-      const unsigned int v7512 = v7511 + v773;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7515 = v6772 + v786;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7516 = v7515 + v773;
-      iron_copy_async<16>(shm1 + v7516, k + v7512, v7503);
-      const unsigned int v7526 = v6766 + v793;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7527 = v7526 < v37;
-      const unsigned int v7530 = v7527 ? v7526 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7532 = v31 + v7530;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7533 = v7532 * v2;
-      const unsigned int v7534 = v7533 + v28;
-      const unsigned int v7535 = v7534 << 8u;
-      const unsigned int v7536 = v7535 + v797;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7539 = v6772 + v810;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7540 = v7539 + v797;
-      iron_copy_async<16>(shm1 + v7540, k + v7536, v7527);
-      iron_copy_async<16>(shm2 + v6796, v + v6792, v6783);
-      iron_copy_async<16>(shm2 + v6820, v + v6816, v6807);
-      iron_copy_async<16>(shm2 + v6844, v + v6840, v6831);
-      iron_copy_async<16>(shm2 + v6868, v + v6864, v6855);
-      iron_copy_async<16>(shm2 + v6892, v + v6888, v6879);
-      iron_copy_async<16>(shm2 + v6916, v + v6912, v6903);
-      iron_copy_async<16>(shm2 + v6940, v + v6936, v6927);
-      iron_copy_async<16>(shm2 + v6964, v + v6960, v6951);
-      iron_copy_async<16>(shm2 + v6988, v + v6984, v6975);
-      iron_copy_async<16>(shm2 + v7012, v + v7008, v6999);
-      iron_copy_async<16>(shm2 + v7036, v + v7032, v7023);
-      iron_copy_async<16>(shm2 + v7060, v + v7056, v7047);
-      iron_copy_async<16>(shm2 + v7084, v + v7080, v7071);
-      iron_copy_async<16>(shm2 + v7108, v + v7104, v7095);
-      iron_copy_async<16>(shm2 + v7132, v + v7128, v7119);
-      iron_copy_async<16>(shm2 + v7156, v + v7152, v7143);
-      iron_copy_async<16>(shm2 + v7180, v + v7176, v7167);
-      iron_copy_async<16>(shm2 + v7204, v + v7200, v7191);
-      iron_copy_async<16>(shm2 + v7228, v + v7224, v7215);
-      iron_copy_async<16>(shm2 + v7252, v + v7248, v7239);
-      iron_copy_async<16>(shm2 + v7276, v + v7272, v7263);
-      iron_copy_async<16>(shm2 + v7300, v + v7296, v7287);
-      iron_copy_async<16>(shm2 + v7324, v + v7320, v7311);
-      iron_copy_async<16>(shm2 + v7348, v + v7344, v7335);
-      iron_copy_async<16>(shm2 + v7372, v + v7368, v7359);
-      iron_copy_async<16>(shm2 + v7396, v + v7392, v7383);
-      iron_copy_async<16>(shm2 + v7420, v + v7416, v7407);
-      iron_copy_async<16>(shm2 + v7444, v + v7440, v7431);
-      iron_copy_async<16>(shm2 + v7468, v + v7464, v7455);
-      iron_copy_async<16>(shm2 + v7492, v + v7488, v7479);
-      iron_copy_async<16>(shm2 + v7516, v + v7512, v7503);
-      iron_copy_async<16>(shm2 + v7540, v + v7536, v7527);
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:127
+      const unsigned int v6847 = v6845 * 16640u;  // kernels/sdpa/flash_tile.hpp:146
+      const unsigned int v6857 = v6841 + v49;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v6858 = v6857 < v37;
+      const unsigned int v6861 = v6858 ? v6857 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6863 = v31 + v6861;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v6864 = v6863 * v2;
+      const unsigned int v6865 = v6864 + v28;
+      const unsigned int v6866 = v6865 << 8u;
+      const unsigned int v6867 = v6866 + v53;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6870 = v6847 + v66;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v6871 = v6870 + v53;
+      iron_copy_async<16>(shm1 + v6871, k + v6867, v6858);
+      const unsigned int v6881 = v6841 + v73;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v6882 = v6881 < v37;
+      const unsigned int v6885 = v6882 ? v6881 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6887 = v31 + v6885;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v6888 = v6887 * v2;
+      const unsigned int v6889 = v6888 + v28;
+      const unsigned int v6890 = v6889 << 8u;
+      const unsigned int v6891 = v6890 + v77;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6894 = v6847 + v90;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v6895 = v6894 + v77;
+      iron_copy_async<16>(shm1 + v6895, k + v6891, v6882);
+      const unsigned int v6905 = v6841 + v97;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v6906 = v6905 < v37;
+      const unsigned int v6909 = v6906 ? v6905 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6911 = v31 + v6909;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v6912 = v6911 * v2;
+      const unsigned int v6913 = v6912 + v28;
+      const unsigned int v6914 = v6913 << 8u;
+      const unsigned int v6915 = v6914 + v101;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6918 = v6847 + v114;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v6919 = v6918 + v101;
+      iron_copy_async<16>(shm1 + v6919, k + v6915, v6906);
+      const unsigned int v6929 = v6841 + v121;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v6930 = v6929 < v37;
+      const unsigned int v6933 = v6930 ? v6929 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6935 = v31 + v6933;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v6936 = v6935 * v2;
+      const unsigned int v6937 = v6936 + v28;
+      const unsigned int v6938 = v6937 << 8u;
+      const unsigned int v6939 = v6938 + v125;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6942 = v6847 + v138;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v6943 = v6942 + v125;
+      iron_copy_async<16>(shm1 + v6943, k + v6939, v6930);
+      const unsigned int v6953 = v6841 + v145;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v6954 = v6953 < v37;
+      const unsigned int v6957 = v6954 ? v6953 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6959 = v31 + v6957;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v6960 = v6959 * v2;
+      const unsigned int v6961 = v6960 + v28;
+      const unsigned int v6962 = v6961 << 8u;
+      const unsigned int v6963 = v6962 + v149;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6966 = v6847 + v162;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v6967 = v6966 + v149;
+      iron_copy_async<16>(shm1 + v6967, k + v6963, v6954);
+      const unsigned int v6977 = v6841 + v169;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v6978 = v6977 < v37;
+      const unsigned int v6981 = v6978 ? v6977 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6983 = v31 + v6981;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v6984 = v6983 * v2;
+      const unsigned int v6985 = v6984 + v28;
+      const unsigned int v6986 = v6985 << 8u;
+      const unsigned int v6987 = v6986 + v173;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6990 = v6847 + v186;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v6991 = v6990 + v173;
+      iron_copy_async<16>(shm1 + v6991, k + v6987, v6978);
+      const unsigned int v7001 = v6841 + v193;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7002 = v7001 < v37;
+      const unsigned int v7005 = v7002 ? v7001 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7007 = v31 + v7005;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7008 = v7007 * v2;
+      const unsigned int v7009 = v7008 + v28;
+      const unsigned int v7010 = v7009 << 8u;
+      const unsigned int v7011 = v7010 + v197;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7014 = v6847 + v210;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7015 = v7014 + v197;
+      iron_copy_async<16>(shm1 + v7015, k + v7011, v7002);
+      const unsigned int v7025 = v6841 + v217;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7026 = v7025 < v37;
+      const unsigned int v7029 = v7026 ? v7025 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7031 = v31 + v7029;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7032 = v7031 * v2;
+      const unsigned int v7033 = v7032 + v28;
+      const unsigned int v7034 = v7033 << 8u;
+      const unsigned int v7035 = v7034 + v221;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7038 = v6847 + v234;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7039 = v7038 + v221;
+      iron_copy_async<16>(shm1 + v7039, k + v7035, v7026);
+      const unsigned int v7049 = v6841 + v241;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7050 = v7049 < v37;
+      const unsigned int v7053 = v7050 ? v7049 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7055 = v31 + v7053;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7056 = v7055 * v2;
+      const unsigned int v7057 = v7056 + v28;
+      const unsigned int v7058 = v7057 << 8u;
+      const unsigned int v7059 = v7058 + v245;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7062 = v6847 + v258;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7063 = v7062 + v245;
+      iron_copy_async<16>(shm1 + v7063, k + v7059, v7050);
+      const unsigned int v7073 = v6841 + v265;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7074 = v7073 < v37;
+      const unsigned int v7077 = v7074 ? v7073 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7079 = v31 + v7077;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7080 = v7079 * v2;
+      const unsigned int v7081 = v7080 + v28;
+      const unsigned int v7082 = v7081 << 8u;
+      const unsigned int v7083 = v7082 + v269;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7086 = v6847 + v282;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7087 = v7086 + v269;
+      iron_copy_async<16>(shm1 + v7087, k + v7083, v7074);
+      const unsigned int v7097 = v6841 + v289;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7098 = v7097 < v37;
+      const unsigned int v7101 = v7098 ? v7097 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7103 = v31 + v7101;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7104 = v7103 * v2;
+      const unsigned int v7105 = v7104 + v28;
+      const unsigned int v7106 = v7105 << 8u;
+      const unsigned int v7107 = v7106 + v293;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7110 = v6847 + v306;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7111 = v7110 + v293;
+      iron_copy_async<16>(shm1 + v7111, k + v7107, v7098);
+      const unsigned int v7121 = v6841 + v313;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7122 = v7121 < v37;
+      const unsigned int v7125 = v7122 ? v7121 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7127 = v31 + v7125;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7128 = v7127 * v2;
+      const unsigned int v7129 = v7128 + v28;
+      const unsigned int v7130 = v7129 << 8u;
+      const unsigned int v7131 = v7130 + v317;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7134 = v6847 + v330;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7135 = v7134 + v317;
+      iron_copy_async<16>(shm1 + v7135, k + v7131, v7122);
+      const unsigned int v7145 = v6841 + v337;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7146 = v7145 < v37;
+      const unsigned int v7149 = v7146 ? v7145 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7151 = v31 + v7149;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7152 = v7151 * v2;
+      const unsigned int v7153 = v7152 + v28;
+      const unsigned int v7154 = v7153 << 8u;
+      const unsigned int v7155 = v7154 + v341;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7158 = v6847 + v354;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7159 = v7158 + v341;
+      iron_copy_async<16>(shm1 + v7159, k + v7155, v7146);
+      const unsigned int v7169 = v6841 + v361;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7170 = v7169 < v37;
+      const unsigned int v7173 = v7170 ? v7169 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7175 = v31 + v7173;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7176 = v7175 * v2;
+      const unsigned int v7177 = v7176 + v28;
+      const unsigned int v7178 = v7177 << 8u;
+      const unsigned int v7179 = v7178 + v365;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7182 = v6847 + v378;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7183 = v7182 + v365;
+      iron_copy_async<16>(shm1 + v7183, k + v7179, v7170);
+      const unsigned int v7193 = v6841 + v385;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7194 = v7193 < v37;
+      const unsigned int v7197 = v7194 ? v7193 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7199 = v31 + v7197;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7200 = v7199 * v2;
+      const unsigned int v7201 = v7200 + v28;
+      const unsigned int v7202 = v7201 << 8u;
+      const unsigned int v7203 = v7202 + v389;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7206 = v6847 + v402;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7207 = v7206 + v389;
+      iron_copy_async<16>(shm1 + v7207, k + v7203, v7194);
+      const unsigned int v7217 = v6841 + v409;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7218 = v7217 < v37;
+      const unsigned int v7221 = v7218 ? v7217 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7223 = v31 + v7221;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7224 = v7223 * v2;
+      const unsigned int v7225 = v7224 + v28;
+      const unsigned int v7226 = v7225 << 8u;
+      const unsigned int v7227 = v7226 + v413;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7230 = v6847 + v426;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7231 = v7230 + v413;
+      iron_copy_async<16>(shm1 + v7231, k + v7227, v7218);
+      const unsigned int v7241 = v6841 + v433;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7242 = v7241 < v37;
+      const unsigned int v7245 = v7242 ? v7241 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7247 = v31 + v7245;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7248 = v7247 * v2;
+      const unsigned int v7249 = v7248 + v28;
+      const unsigned int v7250 = v7249 << 8u;
+      const unsigned int v7251 = v7250 + v437;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7254 = v6847 + v450;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7255 = v7254 + v437;
+      iron_copy_async<16>(shm1 + v7255, k + v7251, v7242);
+      const unsigned int v7265 = v6841 + v457;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7266 = v7265 < v37;
+      const unsigned int v7269 = v7266 ? v7265 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7271 = v31 + v7269;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7272 = v7271 * v2;
+      const unsigned int v7273 = v7272 + v28;
+      const unsigned int v7274 = v7273 << 8u;
+      const unsigned int v7275 = v7274 + v461;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7278 = v6847 + v474;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7279 = v7278 + v461;
+      iron_copy_async<16>(shm1 + v7279, k + v7275, v7266);
+      const unsigned int v7289 = v6841 + v481;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7290 = v7289 < v37;
+      const unsigned int v7293 = v7290 ? v7289 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7295 = v31 + v7293;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7296 = v7295 * v2;
+      const unsigned int v7297 = v7296 + v28;
+      const unsigned int v7298 = v7297 << 8u;
+      const unsigned int v7299 = v7298 + v485;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7302 = v6847 + v498;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7303 = v7302 + v485;
+      iron_copy_async<16>(shm1 + v7303, k + v7299, v7290);
+      const unsigned int v7313 = v6841 + v505;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7314 = v7313 < v37;
+      const unsigned int v7317 = v7314 ? v7313 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7319 = v31 + v7317;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7320 = v7319 * v2;
+      const unsigned int v7321 = v7320 + v28;
+      const unsigned int v7322 = v7321 << 8u;
+      const unsigned int v7323 = v7322 + v509;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7326 = v6847 + v522;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7327 = v7326 + v509;
+      iron_copy_async<16>(shm1 + v7327, k + v7323, v7314);
+      const unsigned int v7337 = v6841 + v529;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7338 = v7337 < v37;
+      const unsigned int v7341 = v7338 ? v7337 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7343 = v31 + v7341;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7344 = v7343 * v2;
+      const unsigned int v7345 = v7344 + v28;
+      const unsigned int v7346 = v7345 << 8u;
+      const unsigned int v7347 = v7346 + v533;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7350 = v6847 + v546;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7351 = v7350 + v533;
+      iron_copy_async<16>(shm1 + v7351, k + v7347, v7338);
+      const unsigned int v7361 = v6841 + v553;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7362 = v7361 < v37;
+      const unsigned int v7365 = v7362 ? v7361 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7367 = v31 + v7365;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7368 = v7367 * v2;
+      const unsigned int v7369 = v7368 + v28;
+      const unsigned int v7370 = v7369 << 8u;
+      const unsigned int v7371 = v7370 + v557;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7374 = v6847 + v570;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7375 = v7374 + v557;
+      iron_copy_async<16>(shm1 + v7375, k + v7371, v7362);
+      const unsigned int v7385 = v6841 + v577;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7386 = v7385 < v37;
+      const unsigned int v7389 = v7386 ? v7385 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7391 = v31 + v7389;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7392 = v7391 * v2;
+      const unsigned int v7393 = v7392 + v28;
+      const unsigned int v7394 = v7393 << 8u;
+      const unsigned int v7395 = v7394 + v581;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7398 = v6847 + v594;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7399 = v7398 + v581;
+      iron_copy_async<16>(shm1 + v7399, k + v7395, v7386);
+      const unsigned int v7409 = v6841 + v601;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7410 = v7409 < v37;
+      const unsigned int v7413 = v7410 ? v7409 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7415 = v31 + v7413;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7416 = v7415 * v2;
+      const unsigned int v7417 = v7416 + v28;
+      const unsigned int v7418 = v7417 << 8u;
+      const unsigned int v7419 = v7418 + v605;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7422 = v6847 + v618;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7423 = v7422 + v605;
+      iron_copy_async<16>(shm1 + v7423, k + v7419, v7410);
+      const unsigned int v7433 = v6841 + v625;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7434 = v7433 < v37;
+      const unsigned int v7437 = v7434 ? v7433 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7439 = v31 + v7437;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7440 = v7439 * v2;
+      const unsigned int v7441 = v7440 + v28;
+      const unsigned int v7442 = v7441 << 8u;
+      const unsigned int v7443 = v7442 + v629;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7446 = v6847 + v642;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7447 = v7446 + v629;
+      iron_copy_async<16>(shm1 + v7447, k + v7443, v7434);
+      const unsigned int v7457 = v6841 + v649;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7458 = v7457 < v37;
+      const unsigned int v7461 = v7458 ? v7457 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7463 = v31 + v7461;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7464 = v7463 * v2;
+      const unsigned int v7465 = v7464 + v28;
+      const unsigned int v7466 = v7465 << 8u;
+      const unsigned int v7467 = v7466 + v653;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7470 = v6847 + v666;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7471 = v7470 + v653;
+      iron_copy_async<16>(shm1 + v7471, k + v7467, v7458);
+      const unsigned int v7481 = v6841 + v673;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7482 = v7481 < v37;
+      const unsigned int v7485 = v7482 ? v7481 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7487 = v31 + v7485;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7488 = v7487 * v2;
+      const unsigned int v7489 = v7488 + v28;
+      const unsigned int v7490 = v7489 << 8u;
+      const unsigned int v7491 = v7490 + v677;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7494 = v6847 + v690;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7495 = v7494 + v677;
+      iron_copy_async<16>(shm1 + v7495, k + v7491, v7482);
+      const unsigned int v7505 = v6841 + v697;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7506 = v7505 < v37;
+      const unsigned int v7509 = v7506 ? v7505 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7511 = v31 + v7509;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7512 = v7511 * v2;
+      const unsigned int v7513 = v7512 + v28;
+      const unsigned int v7514 = v7513 << 8u;
+      const unsigned int v7515 = v7514 + v701;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7518 = v6847 + v714;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7519 = v7518 + v701;
+      iron_copy_async<16>(shm1 + v7519, k + v7515, v7506);
+      const unsigned int v7529 = v6841 + v721;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7530 = v7529 < v37;
+      const unsigned int v7533 = v7530 ? v7529 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7535 = v31 + v7533;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7536 = v7535 * v2;
+      const unsigned int v7537 = v7536 + v28;
+      const unsigned int v7538 = v7537 << 8u;
+      const unsigned int v7539 = v7538 + v725;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7542 = v6847 + v738;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7543 = v7542 + v725;
+      iron_copy_async<16>(shm1 + v7543, k + v7539, v7530);
+      const unsigned int v7553 = v6841 + v745;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7554 = v7553 < v37;
+      const unsigned int v7557 = v7554 ? v7553 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7559 = v31 + v7557;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7560 = v7559 * v2;
+      const unsigned int v7561 = v7560 + v28;
+      const unsigned int v7562 = v7561 << 8u;
+      const unsigned int v7563 = v7562 + v749;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7566 = v6847 + v762;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7567 = v7566 + v749;
+      iron_copy_async<16>(shm1 + v7567, k + v7563, v7554);
+      const unsigned int v7577 = v6841 + v769;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7578 = v7577 < v37;
+      const unsigned int v7581 = v7578 ? v7577 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7583 = v31 + v7581;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7584 = v7583 * v2;
+      const unsigned int v7585 = v7584 + v28;
+      const unsigned int v7586 = v7585 << 8u;
+      const unsigned int v7587 = v7586 + v773;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7590 = v6847 + v786;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7591 = v7590 + v773;
+      iron_copy_async<16>(shm1 + v7591, k + v7587, v7578);
+      const unsigned int v7601 = v6841 + v793;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7602 = v7601 < v37;
+      const unsigned int v7605 = v7602 ? v7601 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7607 = v31 + v7605;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7608 = v7607 * v2;
+      const unsigned int v7609 = v7608 + v28;
+      const unsigned int v7610 = v7609 << 8u;
+      const unsigned int v7611 = v7610 + v797;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7614 = v6847 + v810;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7615 = v7614 + v797;
+      iron_copy_async<16>(shm1 + v7615, k + v7611, v7602);
+      iron_copy_async<16>(shm2 + v6871, v + v6867, v6858);
+      iron_copy_async<16>(shm2 + v6895, v + v6891, v6882);
+      iron_copy_async<16>(shm2 + v6919, v + v6915, v6906);
+      iron_copy_async<16>(shm2 + v6943, v + v6939, v6930);
+      iron_copy_async<16>(shm2 + v6967, v + v6963, v6954);
+      iron_copy_async<16>(shm2 + v6991, v + v6987, v6978);
+      iron_copy_async<16>(shm2 + v7015, v + v7011, v7002);
+      iron_copy_async<16>(shm2 + v7039, v + v7035, v7026);
+      iron_copy_async<16>(shm2 + v7063, v + v7059, v7050);
+      iron_copy_async<16>(shm2 + v7087, v + v7083, v7074);
+      iron_copy_async<16>(shm2 + v7111, v + v7107, v7098);
+      iron_copy_async<16>(shm2 + v7135, v + v7131, v7122);
+      iron_copy_async<16>(shm2 + v7159, v + v7155, v7146);
+      iron_copy_async<16>(shm2 + v7183, v + v7179, v7170);
+      iron_copy_async<16>(shm2 + v7207, v + v7203, v7194);
+      iron_copy_async<16>(shm2 + v7231, v + v7227, v7218);
+      iron_copy_async<16>(shm2 + v7255, v + v7251, v7242);
+      iron_copy_async<16>(shm2 + v7279, v + v7275, v7266);
+      iron_copy_async<16>(shm2 + v7303, v + v7299, v7290);
+      iron_copy_async<16>(shm2 + v7327, v + v7323, v7314);
+      iron_copy_async<16>(shm2 + v7351, v + v7347, v7338);
+      iron_copy_async<16>(shm2 + v7375, v + v7371, v7362);
+      iron_copy_async<16>(shm2 + v7399, v + v7395, v7386);
+      iron_copy_async<16>(shm2 + v7423, v + v7419, v7410);
+      iron_copy_async<16>(shm2 + v7447, v + v7443, v7434);
+      iron_copy_async<16>(shm2 + v7471, v + v7467, v7458);
+      iron_copy_async<16>(shm2 + v7495, v + v7491, v7482);
+      iron_copy_async<16>(shm2 + v7519, v + v7515, v7506);
+      iron_copy_async<16>(shm2 + v7543, v + v7539, v7530);
+      iron_copy_async<16>(shm2 + v7567, v + v7563, v7554);
+      iron_copy_async<16>(shm2 + v7591, v + v7587, v7578);
+      iron_copy_async<16>(shm2 + v7615, v + v7611, v7602);
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      iron_frag<float, 2, 16, 64> v8312;  // kernels/sdpa/flash_tile.hpp:136
-      iron_frag_fill(v8312, 0.0f);
-      iron_frag<float, 1, 16, 64> v8314;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8314, 0.0f);
-      iron_frag_load_shared<true>(v8314, shm1, v6772, 260u);  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_mma_software(v8312, v814, v8314);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8321;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8321, 0.0f);
-      const unsigned int v8326 = v6772 + 16u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8321, shm1, v8326, 260u);
-      iron_frag_mma_software(v8312, v816, v8321);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8328;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8328, 0.0f);
-      const unsigned int v8333 = v6772 + 32u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8328, shm1, v8333, 260u);
-      iron_frag_mma_software(v8312, v818, v8328);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8335;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8335, 0.0f);
-      const unsigned int v8340 = v6772 + 48u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8335, shm1, v8340, 260u);
-      iron_frag_mma_software(v8312, v820, v8335);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8342;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8342, 0.0f);
-      const unsigned int v8347 = v6772 + 64u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8342, shm1, v8347, 260u);
-      iron_frag_mma_software(v8312, v822, v8342);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8349;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8349, 0.0f);
-      const unsigned int v8354 = v6772 + 80u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8349, shm1, v8354, 260u);
-      iron_frag_mma_software(v8312, v824, v8349);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8356;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8356, 0.0f);
-      const unsigned int v8361 = v6772 + 96u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8356, shm1, v8361, 260u);
-      iron_frag_mma_software(v8312, v826, v8356);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8363;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8363, 0.0f);
-      const unsigned int v8368 = v6772 + 112u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8363, shm1, v8368, 260u);
-      iron_frag_mma_software(v8312, v828, v8363);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8370;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8370, 0.0f);
-      const unsigned int v8375 = v6772 + 128u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8370, shm1, v8375, 260u);
-      iron_frag_mma_software(v8312, v830, v8370);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8377;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8377, 0.0f);
-      const unsigned int v8382 = v6772 + 144u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8377, shm1, v8382, 260u);
-      iron_frag_mma_software(v8312, v832, v8377);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8384;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8384, 0.0f);
-      const unsigned int v8389 = v6772 + 160u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8384, shm1, v8389, 260u);
-      iron_frag_mma_software(v8312, v834, v8384);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8391;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8391, 0.0f);
-      const unsigned int v8396 = v6772 + 176u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8391, shm1, v8396, 260u);
-      iron_frag_mma_software(v8312, v836, v8391);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8398;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8398, 0.0f);
-      const unsigned int v8403 = v6772 + 192u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8398, shm1, v8403, 260u);
-      iron_frag_mma_software(v8312, v838, v8398);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8405;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8405, 0.0f);
-      const unsigned int v8410 = v6772 + 208u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8405, shm1, v8410, 260u);
-      iron_frag_mma_software(v8312, v840, v8405);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8412;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8412, 0.0f);
-      const unsigned int v8417 = v6772 + 224u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8412, shm1, v8417, 260u);
-      iron_frag_mma_software(v8312, v842, v8412);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8419;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8419, 0.0f);
-      const unsigned int v8424 = v6772 + 240u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8419, shm1, v8424, 260u);
-      iron_frag_mma_software(v8312, v844, v8419);  // kernels/sdpa/flash_tile.hpp:140
-      const unsigned int v8425 = static_cast<unsigned int>(v8312.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8426 = static_cast<unsigned int>(v8312.row(0, iron_linear_thread() & 31u));
-      const float v8427 = v8312.x[0];
-      const unsigned int v8428 = v43 + v8426;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8429 = v6766 + v8425;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8430 = v8429 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8433 = v8428 + v37;
-      const unsigned int v8434 = v8429 + v18;
-      const bool v8435 = v8434 <= v8433;
-      const bool v8436 = v983 || v8435;
-      const bool v8437 = v8430 && v8436;
-      const unsigned int v8440 = v8429 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8441 = v8440 + v18;
-      const bool v8443 = v8433 < v8441;
-      const bool v8444 = v8439 || v8443;
-      const bool v8445 = v8437 && v8444;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8447 = v8427 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8448 = v8445 ? v8447 : __uint_as_float(0xff800000u);
-      v8312.x[0] = v8448;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8449 = static_cast<unsigned int>(v8312.col(1, iron_linear_thread() & 31u));
-      const unsigned int v8450 = static_cast<unsigned int>(v8312.row(1, iron_linear_thread() & 31u));
-      const float v8451 = v8312.x[1];
-      const unsigned int v8452 = v43 + v8450;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8453 = v6766 + v8449;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8454 = v8453 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8457 = v8452 + v37;
-      const unsigned int v8458 = v8453 + v18;
-      const bool v8459 = v8458 <= v8457;
-      const bool v8460 = v983 || v8459;
-      const bool v8461 = v8454 && v8460;
-      const unsigned int v8464 = v8453 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8465 = v8464 + v18;
-      const bool v8467 = v8457 < v8465;
-      const bool v8468 = v8439 || v8467;
-      const bool v8469 = v8461 && v8468;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8471 = v8451 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8472 = v8469 ? v8471 : __uint_as_float(0xff800000u);
-      v8312.x[1] = v8472;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8473 = static_cast<unsigned int>(v8312.col(2, iron_linear_thread() & 31u));
-      const unsigned int v8474 = static_cast<unsigned int>(v8312.row(2, iron_linear_thread() & 31u));
-      const float v8475 = v8312.x[2];
-      const unsigned int v8476 = v43 + v8474;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8477 = v6766 + v8473;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8478 = v8477 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8481 = v8476 + v37;
-      const unsigned int v8482 = v8477 + v18;
-      const bool v8483 = v8482 <= v8481;
-      const bool v8484 = v983 || v8483;
-      const bool v8485 = v8478 && v8484;
-      const unsigned int v8488 = v8477 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8489 = v8488 + v18;
-      const bool v8491 = v8481 < v8489;
-      const bool v8492 = v8439 || v8491;
-      const bool v8493 = v8485 && v8492;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8495 = v8475 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8496 = v8493 ? v8495 : __uint_as_float(0xff800000u);
-      v8312.x[2] = v8496;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8497 = static_cast<unsigned int>(v8312.col(3, iron_linear_thread() & 31u));
-      const unsigned int v8498 = static_cast<unsigned int>(v8312.row(3, iron_linear_thread() & 31u));
-      const float v8499 = v8312.x[3];
-      const unsigned int v8500 = v43 + v8498;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8501 = v6766 + v8497;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8502 = v8501 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8505 = v8500 + v37;
-      const unsigned int v8506 = v8501 + v18;
-      const bool v8507 = v8506 <= v8505;
-      const bool v8508 = v983 || v8507;
-      const bool v8509 = v8502 && v8508;
-      const unsigned int v8512 = v8501 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8513 = v8512 + v18;
-      const bool v8515 = v8505 < v8513;
-      const bool v8516 = v8439 || v8515;
-      const bool v8517 = v8509 && v8516;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8519 = v8499 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8520 = v8517 ? v8519 : __uint_as_float(0xff800000u);
-      v8312.x[3] = v8520;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8521 = static_cast<unsigned int>(v8312.col(4, iron_linear_thread() & 31u));
-      const unsigned int v8522 = static_cast<unsigned int>(v8312.row(4, iron_linear_thread() & 31u));
-      const float v8523 = v8312.x[4];
-      const unsigned int v8524 = v43 + v8522;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8525 = v6766 + v8521;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8526 = v8525 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8529 = v8524 + v37;
-      const unsigned int v8530 = v8525 + v18;
-      const bool v8531 = v8530 <= v8529;
-      const bool v8532 = v983 || v8531;
-      const bool v8533 = v8526 && v8532;
-      const unsigned int v8536 = v8525 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8537 = v8536 + v18;
-      const bool v8539 = v8529 < v8537;
-      const bool v8540 = v8439 || v8539;
-      const bool v8541 = v8533 && v8540;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8543 = v8523 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8544 = v8541 ? v8543 : __uint_as_float(0xff800000u);
-      v8312.x[4] = v8544;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8545 = static_cast<unsigned int>(v8312.col(5, iron_linear_thread() & 31u));
-      const unsigned int v8546 = static_cast<unsigned int>(v8312.row(5, iron_linear_thread() & 31u));
-      const float v8547 = v8312.x[5];
-      const unsigned int v8548 = v43 + v8546;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8549 = v6766 + v8545;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8550 = v8549 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8553 = v8548 + v37;
-      const unsigned int v8554 = v8549 + v18;
-      const bool v8555 = v8554 <= v8553;
-      const bool v8556 = v983 || v8555;
-      const bool v8557 = v8550 && v8556;
-      const unsigned int v8560 = v8549 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8561 = v8560 + v18;
-      const bool v8563 = v8553 < v8561;
-      const bool v8564 = v8439 || v8563;
-      const bool v8565 = v8557 && v8564;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8567 = v8547 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8568 = v8565 ? v8567 : __uint_as_float(0xff800000u);
-      v8312.x[5] = v8568;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8569 = static_cast<unsigned int>(v8312.col(6, iron_linear_thread() & 31u));
-      const unsigned int v8570 = static_cast<unsigned int>(v8312.row(6, iron_linear_thread() & 31u));
-      const float v8571 = v8312.x[6];
-      const unsigned int v8572 = v43 + v8570;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8573 = v6766 + v8569;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8574 = v8573 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8577 = v8572 + v37;
-      const unsigned int v8578 = v8573 + v18;
-      const bool v8579 = v8578 <= v8577;
-      const bool v8580 = v983 || v8579;
-      const bool v8581 = v8574 && v8580;
-      const unsigned int v8584 = v8573 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8585 = v8584 + v18;
-      const bool v8587 = v8577 < v8585;
-      const bool v8588 = v8439 || v8587;
-      const bool v8589 = v8581 && v8588;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8591 = v8571 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8592 = v8589 ? v8591 : __uint_as_float(0xff800000u);
-      v8312.x[6] = v8592;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8593 = static_cast<unsigned int>(v8312.col(7, iron_linear_thread() & 31u));
-      const unsigned int v8594 = static_cast<unsigned int>(v8312.row(7, iron_linear_thread() & 31u));
-      const float v8595 = v8312.x[7];
-      const unsigned int v8596 = v43 + v8594;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8597 = v6766 + v8593;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8598 = v8597 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8601 = v8596 + v37;
-      const unsigned int v8602 = v8597 + v18;
-      const bool v8603 = v8602 <= v8601;
-      const bool v8604 = v983 || v8603;
-      const bool v8605 = v8598 && v8604;
-      const unsigned int v8608 = v8597 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8609 = v8608 + v18;
-      const bool v8611 = v8601 < v8609;
-      const bool v8612 = v8439 || v8611;
-      const bool v8613 = v8605 && v8612;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8615 = v8595 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8616 = v8613 ? v8615 : __uint_as_float(0xff800000u);
-      v8312.x[7] = v8616;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8617 = static_cast<unsigned int>(v8312.col(8, iron_linear_thread() & 31u));
-      const unsigned int v8618 = static_cast<unsigned int>(v8312.row(8, iron_linear_thread() & 31u));
-      const float v8619 = v8312.x[8];
-      const unsigned int v8620 = v43 + v8618;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8621 = v6766 + v8617;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8622 = v8621 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8625 = v8620 + v37;
-      const unsigned int v8626 = v8621 + v18;
-      const bool v8627 = v8626 <= v8625;
-      const bool v8628 = v983 || v8627;
-      const bool v8629 = v8622 && v8628;
-      const unsigned int v8632 = v8621 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8633 = v8632 + v18;
-      const bool v8635 = v8625 < v8633;
-      const bool v8636 = v8439 || v8635;
-      const bool v8637 = v8629 && v8636;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8639 = v8619 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8640 = v8637 ? v8639 : __uint_as_float(0xff800000u);
-      v8312.x[8] = v8640;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8641 = static_cast<unsigned int>(v8312.col(9, iron_linear_thread() & 31u));
-      const unsigned int v8642 = static_cast<unsigned int>(v8312.row(9, iron_linear_thread() & 31u));
-      const float v8643 = v8312.x[9];
-      const unsigned int v8644 = v43 + v8642;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8645 = v6766 + v8641;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8646 = v8645 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8649 = v8644 + v37;
-      const unsigned int v8650 = v8645 + v18;
-      const bool v8651 = v8650 <= v8649;
-      const bool v8652 = v983 || v8651;
-      const bool v8653 = v8646 && v8652;
-      const unsigned int v8656 = v8645 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8657 = v8656 + v18;
-      const bool v8659 = v8649 < v8657;
-      const bool v8660 = v8439 || v8659;
-      const bool v8661 = v8653 && v8660;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8663 = v8643 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8664 = v8661 ? v8663 : __uint_as_float(0xff800000u);
-      v8312.x[9] = v8664;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8665 = static_cast<unsigned int>(v8312.col(10, iron_linear_thread() & 31u));
-      const unsigned int v8666 = static_cast<unsigned int>(v8312.row(10, iron_linear_thread() & 31u));
-      const float v8667 = v8312.x[10];
-      const unsigned int v8668 = v43 + v8666;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8669 = v6766 + v8665;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8670 = v8669 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8673 = v8668 + v37;
-      const unsigned int v8674 = v8669 + v18;
-      const bool v8675 = v8674 <= v8673;
-      const bool v8676 = v983 || v8675;
-      const bool v8677 = v8670 && v8676;
-      const unsigned int v8680 = v8669 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8681 = v8680 + v18;
-      const bool v8683 = v8673 < v8681;
-      const bool v8684 = v8439 || v8683;
-      const bool v8685 = v8677 && v8684;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8687 = v8667 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8688 = v8685 ? v8687 : __uint_as_float(0xff800000u);
-      v8312.x[10] = v8688;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8689 = static_cast<unsigned int>(v8312.col(11, iron_linear_thread() & 31u));
-      const unsigned int v8690 = static_cast<unsigned int>(v8312.row(11, iron_linear_thread() & 31u));
-      const float v8691 = v8312.x[11];
-      const unsigned int v8692 = v43 + v8690;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8693 = v6766 + v8689;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8694 = v8693 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8697 = v8692 + v37;
-      const unsigned int v8698 = v8693 + v18;
-      const bool v8699 = v8698 <= v8697;
-      const bool v8700 = v983 || v8699;
-      const bool v8701 = v8694 && v8700;
-      const unsigned int v8704 = v8693 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8705 = v8704 + v18;
-      const bool v8707 = v8697 < v8705;
-      const bool v8708 = v8439 || v8707;
-      const bool v8709 = v8701 && v8708;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8711 = v8691 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8712 = v8709 ? v8711 : __uint_as_float(0xff800000u);
-      v8312.x[11] = v8712;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8713 = static_cast<unsigned int>(v8312.col(12, iron_linear_thread() & 31u));
-      const unsigned int v8714 = static_cast<unsigned int>(v8312.row(12, iron_linear_thread() & 31u));
-      const float v8715 = v8312.x[12];
-      const unsigned int v8716 = v43 + v8714;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8717 = v6766 + v8713;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8718 = v8717 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8721 = v8716 + v37;
-      const unsigned int v8722 = v8717 + v18;
-      const bool v8723 = v8722 <= v8721;
-      const bool v8724 = v983 || v8723;
-      const bool v8725 = v8718 && v8724;
-      const unsigned int v8728 = v8717 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8729 = v8728 + v18;
-      const bool v8731 = v8721 < v8729;
-      const bool v8732 = v8439 || v8731;
-      const bool v8733 = v8725 && v8732;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8735 = v8715 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8736 = v8733 ? v8735 : __uint_as_float(0xff800000u);
-      v8312.x[12] = v8736;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8737 = static_cast<unsigned int>(v8312.col(13, iron_linear_thread() & 31u));
-      const unsigned int v8738 = static_cast<unsigned int>(v8312.row(13, iron_linear_thread() & 31u));
-      const float v8739 = v8312.x[13];
-      const unsigned int v8740 = v43 + v8738;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8741 = v6766 + v8737;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8742 = v8741 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8745 = v8740 + v37;
-      const unsigned int v8746 = v8741 + v18;
-      const bool v8747 = v8746 <= v8745;
-      const bool v8748 = v983 || v8747;
-      const bool v8749 = v8742 && v8748;
-      const unsigned int v8752 = v8741 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8753 = v8752 + v18;
-      const bool v8755 = v8745 < v8753;
-      const bool v8756 = v8439 || v8755;
-      const bool v8757 = v8749 && v8756;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8759 = v8739 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8760 = v8757 ? v8759 : __uint_as_float(0xff800000u);
-      v8312.x[13] = v8760;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8761 = static_cast<unsigned int>(v8312.col(14, iron_linear_thread() & 31u));
-      const unsigned int v8762 = static_cast<unsigned int>(v8312.row(14, iron_linear_thread() & 31u));
-      const float v8763 = v8312.x[14];
-      const unsigned int v8764 = v43 + v8762;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8765 = v6766 + v8761;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8766 = v8765 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8769 = v8764 + v37;
-      const unsigned int v8770 = v8765 + v18;
-      const bool v8771 = v8770 <= v8769;
-      const bool v8772 = v983 || v8771;
-      const bool v8773 = v8766 && v8772;
-      const unsigned int v8776 = v8765 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8777 = v8776 + v18;
-      const bool v8779 = v8769 < v8777;
-      const bool v8780 = v8439 || v8779;
-      const bool v8781 = v8773 && v8780;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8783 = v8763 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8784 = v8781 ? v8783 : __uint_as_float(0xff800000u);
-      v8312.x[14] = v8784;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8785 = static_cast<unsigned int>(v8312.col(15, iron_linear_thread() & 31u));
-      const unsigned int v8786 = static_cast<unsigned int>(v8312.row(15, iron_linear_thread() & 31u));
-      const float v8787 = v8312.x[15];
-      const unsigned int v8788 = v43 + v8786;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8789 = v6766 + v8785;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8790 = v8789 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8793 = v8788 + v37;
-      const unsigned int v8794 = v8789 + v18;
-      const bool v8795 = v8794 <= v8793;
-      const bool v8796 = v983 || v8795;
-      const bool v8797 = v8790 && v8796;
-      const unsigned int v8800 = v8789 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8801 = v8800 + v18;
-      const bool v8803 = v8793 < v8801;
-      const bool v8804 = v8439 || v8803;
-      const bool v8805 = v8797 && v8804;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8807 = v8787 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8808 = v8805 ? v8807 : __uint_as_float(0xff800000u);
-      v8312.x[15] = v8808;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8809 = static_cast<unsigned int>(v8312.col(16, iron_linear_thread() & 31u));
-      const unsigned int v8810 = static_cast<unsigned int>(v8312.row(16, iron_linear_thread() & 31u));
-      const float v8811 = v8312.x[16];
-      const unsigned int v8812 = v43 + v8810;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8813 = v6766 + v8809;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8814 = v8813 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8817 = v8812 + v37;
-      const unsigned int v8818 = v8813 + v18;
-      const bool v8819 = v8818 <= v8817;
-      const bool v8820 = v983 || v8819;
-      const bool v8821 = v8814 && v8820;
-      const unsigned int v8824 = v8813 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8825 = v8824 + v18;
-      const bool v8827 = v8817 < v8825;
-      const bool v8828 = v8439 || v8827;
-      const bool v8829 = v8821 && v8828;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8831 = v8811 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8832 = v8829 ? v8831 : __uint_as_float(0xff800000u);
-      v8312.x[16] = v8832;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8833 = static_cast<unsigned int>(v8312.col(17, iron_linear_thread() & 31u));
-      const unsigned int v8834 = static_cast<unsigned int>(v8312.row(17, iron_linear_thread() & 31u));
-      const float v8835 = v8312.x[17];
-      const unsigned int v8836 = v43 + v8834;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8837 = v6766 + v8833;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8838 = v8837 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8841 = v8836 + v37;
-      const unsigned int v8842 = v8837 + v18;
-      const bool v8843 = v8842 <= v8841;
-      const bool v8844 = v983 || v8843;
-      const bool v8845 = v8838 && v8844;
-      const unsigned int v8848 = v8837 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8849 = v8848 + v18;
-      const bool v8851 = v8841 < v8849;
-      const bool v8852 = v8439 || v8851;
-      const bool v8853 = v8845 && v8852;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8855 = v8835 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8856 = v8853 ? v8855 : __uint_as_float(0xff800000u);
-      v8312.x[17] = v8856;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8857 = static_cast<unsigned int>(v8312.col(18, iron_linear_thread() & 31u));
-      const unsigned int v8858 = static_cast<unsigned int>(v8312.row(18, iron_linear_thread() & 31u));
-      const float v8859 = v8312.x[18];
-      const unsigned int v8860 = v43 + v8858;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8861 = v6766 + v8857;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8862 = v8861 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8865 = v8860 + v37;
-      const unsigned int v8866 = v8861 + v18;
-      const bool v8867 = v8866 <= v8865;
-      const bool v8868 = v983 || v8867;
-      const bool v8869 = v8862 && v8868;
-      const unsigned int v8872 = v8861 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8873 = v8872 + v18;
-      const bool v8875 = v8865 < v8873;
-      const bool v8876 = v8439 || v8875;
-      const bool v8877 = v8869 && v8876;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8879 = v8859 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8880 = v8877 ? v8879 : __uint_as_float(0xff800000u);
-      v8312.x[18] = v8880;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8881 = static_cast<unsigned int>(v8312.col(19, iron_linear_thread() & 31u));
-      const unsigned int v8882 = static_cast<unsigned int>(v8312.row(19, iron_linear_thread() & 31u));
-      const float v8883 = v8312.x[19];
-      const unsigned int v8884 = v43 + v8882;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8885 = v6766 + v8881;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8886 = v8885 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8889 = v8884 + v37;
-      const unsigned int v8890 = v8885 + v18;
-      const bool v8891 = v8890 <= v8889;
-      const bool v8892 = v983 || v8891;
-      const bool v8893 = v8886 && v8892;
-      const unsigned int v8896 = v8885 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8897 = v8896 + v18;
-      const bool v8899 = v8889 < v8897;
-      const bool v8900 = v8439 || v8899;
-      const bool v8901 = v8893 && v8900;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8903 = v8883 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8904 = v8901 ? v8903 : __uint_as_float(0xff800000u);
-      v8312.x[19] = v8904;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8905 = static_cast<unsigned int>(v8312.col(20, iron_linear_thread() & 31u));
-      const unsigned int v8906 = static_cast<unsigned int>(v8312.row(20, iron_linear_thread() & 31u));
-      const float v8907 = v8312.x[20];
-      const unsigned int v8908 = v43 + v8906;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8909 = v6766 + v8905;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8910 = v8909 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8913 = v8908 + v37;
-      const unsigned int v8914 = v8909 + v18;
-      const bool v8915 = v8914 <= v8913;
-      const bool v8916 = v983 || v8915;
-      const bool v8917 = v8910 && v8916;
-      const unsigned int v8920 = v8909 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8921 = v8920 + v18;
-      const bool v8923 = v8913 < v8921;
-      const bool v8924 = v8439 || v8923;
-      const bool v8925 = v8917 && v8924;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8927 = v8907 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8928 = v8925 ? v8927 : __uint_as_float(0xff800000u);
-      v8312.x[20] = v8928;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8929 = static_cast<unsigned int>(v8312.col(21, iron_linear_thread() & 31u));
-      const unsigned int v8930 = static_cast<unsigned int>(v8312.row(21, iron_linear_thread() & 31u));
-      const float v8931 = v8312.x[21];
-      const unsigned int v8932 = v43 + v8930;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8933 = v6766 + v8929;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8934 = v8933 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8937 = v8932 + v37;
-      const unsigned int v8938 = v8933 + v18;
-      const bool v8939 = v8938 <= v8937;
-      const bool v8940 = v983 || v8939;
-      const bool v8941 = v8934 && v8940;
-      const unsigned int v8944 = v8933 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8945 = v8944 + v18;
-      const bool v8947 = v8937 < v8945;
-      const bool v8948 = v8439 || v8947;
-      const bool v8949 = v8941 && v8948;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8951 = v8931 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8952 = v8949 ? v8951 : __uint_as_float(0xff800000u);
-      v8312.x[21] = v8952;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8953 = static_cast<unsigned int>(v8312.col(22, iron_linear_thread() & 31u));
-      const unsigned int v8954 = static_cast<unsigned int>(v8312.row(22, iron_linear_thread() & 31u));
-      const float v8955 = v8312.x[22];
-      const unsigned int v8956 = v43 + v8954;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8957 = v6766 + v8953;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8958 = v8957 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8961 = v8956 + v37;
-      const unsigned int v8962 = v8957 + v18;
-      const bool v8963 = v8962 <= v8961;
-      const bool v8964 = v983 || v8963;
-      const bool v8965 = v8958 && v8964;
-      const unsigned int v8968 = v8957 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8969 = v8968 + v18;
-      const bool v8971 = v8961 < v8969;
-      const bool v8972 = v8439 || v8971;
-      const bool v8973 = v8965 && v8972;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8975 = v8955 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8976 = v8973 ? v8975 : __uint_as_float(0xff800000u);
-      v8312.x[22] = v8976;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8977 = static_cast<unsigned int>(v8312.col(23, iron_linear_thread() & 31u));
-      const unsigned int v8978 = static_cast<unsigned int>(v8312.row(23, iron_linear_thread() & 31u));
-      const float v8979 = v8312.x[23];
-      const unsigned int v8980 = v43 + v8978;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8981 = v6766 + v8977;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8982 = v8981 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8985 = v8980 + v37;
-      const unsigned int v8986 = v8981 + v18;
-      const bool v8987 = v8986 <= v8985;
-      const bool v8988 = v983 || v8987;
-      const bool v8989 = v8982 && v8988;
-      const unsigned int v8992 = v8981 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8993 = v8992 + v18;
-      const bool v8995 = v8985 < v8993;
-      const bool v8996 = v8439 || v8995;
-      const bool v8997 = v8989 && v8996;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8999 = v8979 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9000 = v8997 ? v8999 : __uint_as_float(0xff800000u);
-      v8312.x[23] = v9000;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9001 = static_cast<unsigned int>(v8312.col(24, iron_linear_thread() & 31u));
-      const unsigned int v9002 = static_cast<unsigned int>(v8312.row(24, iron_linear_thread() & 31u));
-      const float v9003 = v8312.x[24];
-      const unsigned int v9004 = v43 + v9002;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9005 = v6766 + v9001;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9006 = v9005 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9009 = v9004 + v37;
-      const unsigned int v9010 = v9005 + v18;
-      const bool v9011 = v9010 <= v9009;
-      const bool v9012 = v983 || v9011;
-      const bool v9013 = v9006 && v9012;
-      const unsigned int v9016 = v9005 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9017 = v9016 + v18;
-      const bool v9019 = v9009 < v9017;
-      const bool v9020 = v8439 || v9019;
-      const bool v9021 = v9013 && v9020;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9023 = v9003 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9024 = v9021 ? v9023 : __uint_as_float(0xff800000u);
-      v8312.x[24] = v9024;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9025 = static_cast<unsigned int>(v8312.col(25, iron_linear_thread() & 31u));
-      const unsigned int v9026 = static_cast<unsigned int>(v8312.row(25, iron_linear_thread() & 31u));
-      const float v9027 = v8312.x[25];
-      const unsigned int v9028 = v43 + v9026;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9029 = v6766 + v9025;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9030 = v9029 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9033 = v9028 + v37;
-      const unsigned int v9034 = v9029 + v18;
-      const bool v9035 = v9034 <= v9033;
-      const bool v9036 = v983 || v9035;
-      const bool v9037 = v9030 && v9036;
-      const unsigned int v9040 = v9029 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9041 = v9040 + v18;
-      const bool v9043 = v9033 < v9041;
-      const bool v9044 = v8439 || v9043;
-      const bool v9045 = v9037 && v9044;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9047 = v9027 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9048 = v9045 ? v9047 : __uint_as_float(0xff800000u);
-      v8312.x[25] = v9048;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9049 = static_cast<unsigned int>(v8312.col(26, iron_linear_thread() & 31u));
-      const unsigned int v9050 = static_cast<unsigned int>(v8312.row(26, iron_linear_thread() & 31u));
-      const float v9051 = v8312.x[26];
-      const unsigned int v9052 = v43 + v9050;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9053 = v6766 + v9049;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9054 = v9053 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9057 = v9052 + v37;
-      const unsigned int v9058 = v9053 + v18;
-      const bool v9059 = v9058 <= v9057;
-      const bool v9060 = v983 || v9059;
-      const bool v9061 = v9054 && v9060;
-      const unsigned int v9064 = v9053 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9065 = v9064 + v18;
-      const bool v9067 = v9057 < v9065;
-      const bool v9068 = v8439 || v9067;
-      const bool v9069 = v9061 && v9068;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9071 = v9051 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9072 = v9069 ? v9071 : __uint_as_float(0xff800000u);
-      v8312.x[26] = v9072;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9073 = static_cast<unsigned int>(v8312.col(27, iron_linear_thread() & 31u));
-      const unsigned int v9074 = static_cast<unsigned int>(v8312.row(27, iron_linear_thread() & 31u));
-      const float v9075 = v8312.x[27];
-      const unsigned int v9076 = v43 + v9074;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9077 = v6766 + v9073;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9078 = v9077 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9081 = v9076 + v37;
-      const unsigned int v9082 = v9077 + v18;
-      const bool v9083 = v9082 <= v9081;
-      const bool v9084 = v983 || v9083;
-      const bool v9085 = v9078 && v9084;
-      const unsigned int v9088 = v9077 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9089 = v9088 + v18;
-      const bool v9091 = v9081 < v9089;
-      const bool v9092 = v8439 || v9091;
-      const bool v9093 = v9085 && v9092;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9095 = v9075 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9096 = v9093 ? v9095 : __uint_as_float(0xff800000u);
-      v8312.x[27] = v9096;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9097 = static_cast<unsigned int>(v8312.col(28, iron_linear_thread() & 31u));
-      const unsigned int v9098 = static_cast<unsigned int>(v8312.row(28, iron_linear_thread() & 31u));
-      const float v9099 = v8312.x[28];
-      const unsigned int v9100 = v43 + v9098;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9101 = v6766 + v9097;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9102 = v9101 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9105 = v9100 + v37;
-      const unsigned int v9106 = v9101 + v18;
-      const bool v9107 = v9106 <= v9105;
-      const bool v9108 = v983 || v9107;
-      const bool v9109 = v9102 && v9108;
-      const unsigned int v9112 = v9101 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9113 = v9112 + v18;
-      const bool v9115 = v9105 < v9113;
-      const bool v9116 = v8439 || v9115;
-      const bool v9117 = v9109 && v9116;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9119 = v9099 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9120 = v9117 ? v9119 : __uint_as_float(0xff800000u);
-      v8312.x[28] = v9120;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9121 = static_cast<unsigned int>(v8312.col(29, iron_linear_thread() & 31u));
-      const unsigned int v9122 = static_cast<unsigned int>(v8312.row(29, iron_linear_thread() & 31u));
-      const float v9123 = v8312.x[29];
-      const unsigned int v9124 = v43 + v9122;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9125 = v6766 + v9121;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9126 = v9125 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9129 = v9124 + v37;
-      const unsigned int v9130 = v9125 + v18;
-      const bool v9131 = v9130 <= v9129;
-      const bool v9132 = v983 || v9131;
-      const bool v9133 = v9126 && v9132;
-      const unsigned int v9136 = v9125 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9137 = v9136 + v18;
-      const bool v9139 = v9129 < v9137;
-      const bool v9140 = v8439 || v9139;
-      const bool v9141 = v9133 && v9140;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9143 = v9123 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9144 = v9141 ? v9143 : __uint_as_float(0xff800000u);
-      v8312.x[29] = v9144;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9145 = static_cast<unsigned int>(v8312.col(30, iron_linear_thread() & 31u));
-      const unsigned int v9146 = static_cast<unsigned int>(v8312.row(30, iron_linear_thread() & 31u));
-      const float v9147 = v8312.x[30];
-      const unsigned int v9148 = v43 + v9146;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9149 = v6766 + v9145;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9150 = v9149 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9153 = v9148 + v37;
-      const unsigned int v9154 = v9149 + v18;
-      const bool v9155 = v9154 <= v9153;
-      const bool v9156 = v983 || v9155;
-      const bool v9157 = v9150 && v9156;
-      const unsigned int v9160 = v9149 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9161 = v9160 + v18;
-      const bool v9163 = v9153 < v9161;
-      const bool v9164 = v8439 || v9163;
-      const bool v9165 = v9157 && v9164;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9167 = v9147 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9168 = v9165 ? v9167 : __uint_as_float(0xff800000u);
-      v8312.x[30] = v9168;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9169 = static_cast<unsigned int>(v8312.col(31, iron_linear_thread() & 31u));
-      const unsigned int v9170 = static_cast<unsigned int>(v8312.row(31, iron_linear_thread() & 31u));
-      const float v9171 = v8312.x[31];
-      const unsigned int v9172 = v43 + v9170;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9173 = v6766 + v9169;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9174 = v9173 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9177 = v9172 + v37;
-      const unsigned int v9178 = v9173 + v18;
-      const bool v9179 = v9178 <= v9177;
-      const bool v9180 = v983 || v9179;
-      const bool v9181 = v9174 && v9180;
-      const unsigned int v9184 = v9173 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9185 = v9184 + v18;
-      const bool v9187 = v9177 < v9185;
-      const bool v9188 = v8439 || v9187;
-      const bool v9189 = v9181 && v9188;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9191 = v9171 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9192 = v9189 ? v9191 : __uint_as_float(0xff800000u);
-      v8312.x[31] = v9192;  // kernels/sdpa/flash_tile.hpp:142
-      iron_frag<float, 2, 16, 8> v9194;  // kernels/sdpa/flash_tile.hpp:150
-      iron_frag_fill(v9194, 0.0f);
-      iron_frag_row_reduce<false>(v9194, v8312);
-      iron_frag<float, 2, 16, 8> v9196;  // kernels/sdpa/flash_tile.hpp:151
-      iron_frag_fill(v9196, 0.0f);
-      const float v9200 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:153
-      const float v9201 = v9194.x[0];  // kernels/sdpa/flash_tile.hpp:154
-      const float v9202 = fmaxf(v9200, v9201);
-      const bool v9205 = v9202 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9206 = v9205 ? 0.0f : v9202;
-      const float v9207 = v9200 - v9206;  // kernels/sdpa/flash_tile.hpp:154
-      const float v9208 = exp2f(v9207);
-      v9196.x[0] = v9208;  // kernels/sdpa/flash_tile.hpp:152
-      const float v9212 = v1004.x[1];  // kernels/sdpa/flash_tile.hpp:153
-      const float v9213 = v9194.x[1];  // kernels/sdpa/flash_tile.hpp:154
-      const float v9214 = fmaxf(v9212, v9213);
-      const bool v9217 = v9214 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9218 = v9217 ? 0.0f : v9214;
-      const float v9219 = v9212 - v9218;  // kernels/sdpa/flash_tile.hpp:154
-      const float v9220 = exp2f(v9219);
-      v9196.x[1] = v9220;  // kernels/sdpa/flash_tile.hpp:152
-      const float v9224 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:153
-      const float v9225 = v9194.x[2];  // kernels/sdpa/flash_tile.hpp:154
-      const float v9226 = fmaxf(v9224, v9225);
-      const bool v9229 = v9226 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9230 = v9229 ? 0.0f : v9226;
-      const float v9231 = v9224 - v9230;  // kernels/sdpa/flash_tile.hpp:154
-      const float v9232 = exp2f(v9231);
-      v9196.x[2] = v9232;  // kernels/sdpa/flash_tile.hpp:152
-      const float v9236 = v1004.x[3];  // kernels/sdpa/flash_tile.hpp:153
-      const float v9237 = v9194.x[3];  // kernels/sdpa/flash_tile.hpp:154
-      const float v9238 = fmaxf(v9236, v9237);
-      const bool v9241 = v9238 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9242 = v9241 ? 0.0f : v9238;
-      const float v9243 = v9236 - v9242;  // kernels/sdpa/flash_tile.hpp:154
-      const float v9244 = exp2f(v9243);
-      v9196.x[3] = v9244;  // kernels/sdpa/flash_tile.hpp:152
-      const float v9247 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:156
-      const float v9248 = v9194.x[0];  // kernels/sdpa/flash_tile.hpp:157
-      const float v9249 = fmaxf(v9247, v9248);
-      v1004.x[0] = v9249;  // kernels/sdpa/flash_tile.hpp:156
-      const float v9252 = v1004.x[1];
-      const float v9253 = v9194.x[1];  // kernels/sdpa/flash_tile.hpp:157
-      const float v9254 = fmaxf(v9252, v9253);
-      v1004.x[1] = v9254;  // kernels/sdpa/flash_tile.hpp:156
-      const float v9257 = v1004.x[2];
-      const float v9258 = v9194.x[2];  // kernels/sdpa/flash_tile.hpp:157
-      const float v9259 = fmaxf(v9257, v9258);
-      v1004.x[2] = v9259;  // kernels/sdpa/flash_tile.hpp:156
-      const float v9262 = v1004.x[3];
-      const float v9263 = v9194.x[3];  // kernels/sdpa/flash_tile.hpp:157
-      const float v9264 = fmaxf(v9262, v9263);
-      v1004.x[3] = v9264;  // kernels/sdpa/flash_tile.hpp:156
-      const float v9267 = v8312.x[0];  // kernels/sdpa/flash_tile.hpp:159
-      const float v9268 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9271 = v9268 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9272 = v9271 ? 0.0f : v9268;
-      const float v9273 = v9267 - v9272;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9274 = exp2f(v9273);
-      v8312.x[0] = v9274;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9277 = v8312.x[1];
-      const float v9278 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9281 = v9278 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9282 = v9281 ? 0.0f : v9278;
-      const float v9283 = v9277 - v9282;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9284 = exp2f(v9283);
-      v8312.x[1] = v9284;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9287 = v8312.x[2];
-      const float v9288 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9291 = v9288 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9292 = v9291 ? 0.0f : v9288;
-      const float v9293 = v9287 - v9292;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9294 = exp2f(v9293);
-      v8312.x[2] = v9294;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9297 = v8312.x[3];
-      const float v9298 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9301 = v9298 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9302 = v9301 ? 0.0f : v9298;
-      const float v9303 = v9297 - v9302;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9304 = exp2f(v9303);
-      v8312.x[3] = v9304;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9307 = v8312.x[4];
-      const float v9308 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9311 = v9308 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9312 = v9311 ? 0.0f : v9308;
-      const float v9313 = v9307 - v9312;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9314 = exp2f(v9313);
-      v8312.x[4] = v9314;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9317 = v8312.x[5];
-      const float v9318 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9321 = v9318 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9322 = v9321 ? 0.0f : v9318;
-      const float v9323 = v9317 - v9322;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9324 = exp2f(v9323);
-      v8312.x[5] = v9324;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9327 = v8312.x[6];
-      const float v9328 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9331 = v9328 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9332 = v9331 ? 0.0f : v9328;
-      const float v9333 = v9327 - v9332;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9334 = exp2f(v9333);
-      v8312.x[6] = v9334;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9337 = v8312.x[7];
-      const float v9338 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9341 = v9338 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9342 = v9341 ? 0.0f : v9338;
-      const float v9343 = v9337 - v9342;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9344 = exp2f(v9343);
-      v8312.x[7] = v9344;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9347 = v8312.x[8];
-      const float v9348 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9351 = v9348 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9352 = v9351 ? 0.0f : v9348;
-      const float v9353 = v9347 - v9352;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9354 = exp2f(v9353);
-      v8312.x[8] = v9354;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9357 = v8312.x[9];
-      const float v9358 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9361 = v9358 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9362 = v9361 ? 0.0f : v9358;
-      const float v9363 = v9357 - v9362;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9364 = exp2f(v9363);
-      v8312.x[9] = v9364;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9367 = v8312.x[10];
-      const float v9368 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9371 = v9368 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9372 = v9371 ? 0.0f : v9368;
-      const float v9373 = v9367 - v9372;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9374 = exp2f(v9373);
-      v8312.x[10] = v9374;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9377 = v8312.x[11];
-      const float v9378 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9381 = v9378 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9382 = v9381 ? 0.0f : v9378;
-      const float v9383 = v9377 - v9382;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9384 = exp2f(v9383);
-      v8312.x[11] = v9384;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9387 = v8312.x[12];
-      const float v9388 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9391 = v9388 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9392 = v9391 ? 0.0f : v9388;
-      const float v9393 = v9387 - v9392;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9394 = exp2f(v9393);
-      v8312.x[12] = v9394;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9397 = v8312.x[13];
-      const float v9398 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9401 = v9398 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9402 = v9401 ? 0.0f : v9398;
-      const float v9403 = v9397 - v9402;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9404 = exp2f(v9403);
-      v8312.x[13] = v9404;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9407 = v8312.x[14];
-      const float v9408 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9411 = v9408 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9412 = v9411 ? 0.0f : v9408;
-      const float v9413 = v9407 - v9412;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9414 = exp2f(v9413);
-      v8312.x[14] = v9414;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9417 = v8312.x[15];
-      const float v9418 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9421 = v9418 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9422 = v9421 ? 0.0f : v9418;
-      const float v9423 = v9417 - v9422;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9424 = exp2f(v9423);
-      v8312.x[15] = v9424;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9427 = v8312.x[16];
-      const float v9428 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9431 = v9428 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9432 = v9431 ? 0.0f : v9428;
-      const float v9433 = v9427 - v9432;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9434 = exp2f(v9433);
-      v8312.x[16] = v9434;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9437 = v8312.x[17];
-      const float v9438 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9441 = v9438 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9442 = v9441 ? 0.0f : v9438;
-      const float v9443 = v9437 - v9442;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9444 = exp2f(v9443);
-      v8312.x[17] = v9444;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9447 = v8312.x[18];
-      const float v9448 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9451 = v9448 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9452 = v9451 ? 0.0f : v9448;
-      const float v9453 = v9447 - v9452;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9454 = exp2f(v9453);
-      v8312.x[18] = v9454;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9457 = v8312.x[19];
-      const float v9458 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9461 = v9458 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9462 = v9461 ? 0.0f : v9458;
-      const float v9463 = v9457 - v9462;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9464 = exp2f(v9463);
-      v8312.x[19] = v9464;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9467 = v8312.x[20];
-      const float v9468 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9471 = v9468 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9472 = v9471 ? 0.0f : v9468;
-      const float v9473 = v9467 - v9472;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9474 = exp2f(v9473);
-      v8312.x[20] = v9474;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9477 = v8312.x[21];
-      const float v9478 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9481 = v9478 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9482 = v9481 ? 0.0f : v9478;
-      const float v9483 = v9477 - v9482;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9484 = exp2f(v9483);
-      v8312.x[21] = v9484;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9487 = v8312.x[22];
-      const float v9488 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9491 = v9488 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9492 = v9491 ? 0.0f : v9488;
-      const float v9493 = v9487 - v9492;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9494 = exp2f(v9493);
-      v8312.x[22] = v9494;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9497 = v8312.x[23];
-      const float v9498 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9501 = v9498 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9502 = v9501 ? 0.0f : v9498;
-      const float v9503 = v9497 - v9502;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9504 = exp2f(v9503);
-      v8312.x[23] = v9504;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9507 = v8312.x[24];
-      const float v9508 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9511 = v9508 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9512 = v9511 ? 0.0f : v9508;
-      const float v9513 = v9507 - v9512;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9514 = exp2f(v9513);
-      v8312.x[24] = v9514;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9517 = v8312.x[25];
-      const float v9518 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9521 = v9518 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9522 = v9521 ? 0.0f : v9518;
-      const float v9523 = v9517 - v9522;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9524 = exp2f(v9523);
-      v8312.x[25] = v9524;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9527 = v8312.x[26];
-      const float v9528 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9531 = v9528 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9532 = v9531 ? 0.0f : v9528;
-      const float v9533 = v9527 - v9532;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9534 = exp2f(v9533);
-      v8312.x[26] = v9534;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9537 = v8312.x[27];
-      const float v9538 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9541 = v9538 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9542 = v9541 ? 0.0f : v9538;
-      const float v9543 = v9537 - v9542;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9544 = exp2f(v9543);
-      v8312.x[27] = v9544;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9547 = v8312.x[28];
-      const float v9548 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9551 = v9548 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9552 = v9551 ? 0.0f : v9548;
-      const float v9553 = v9547 - v9552;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9554 = exp2f(v9553);
-      v8312.x[28] = v9554;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9557 = v8312.x[29];
-      const float v9558 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9561 = v9558 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9562 = v9561 ? 0.0f : v9558;
-      const float v9563 = v9557 - v9562;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9564 = exp2f(v9563);
-      v8312.x[29] = v9564;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9567 = v8312.x[30];
-      const float v9568 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9571 = v9568 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9572 = v9571 ? 0.0f : v9568;
-      const float v9573 = v9567 - v9572;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9574 = exp2f(v9573);
-      v8312.x[30] = v9574;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9577 = v8312.x[31];
-      const float v9578 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9581 = v9578 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9582 = v9581 ? 0.0f : v9578;
-      const float v9583 = v9577 - v9582;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9584 = exp2f(v9583);
-      v8312.x[31] = v9584;  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag<float, 2, 16, 8> v9586;  // kernels/sdpa/flash_tile.hpp:162
-      iron_frag_fill(v9586, 0.0f);
-      iron_frag_row_reduce<true>(v9586, v8312);
-      const float v9589 = v1006.x[0];  // kernels/sdpa/flash_tile.hpp:163
-      const float v9590 = v9586.x[0];  // kernels/sdpa/flash_tile.hpp:164
-      const float v9591 = v9196.x[0];
-      const float v9592 = v9589 * v9591;
-      const float v9593 = v9592 + v9590;
-      v1006.x[0] = v9593;  // kernels/sdpa/flash_tile.hpp:163
-      const float v9596 = v1006.x[1];
-      const float v9597 = v9586.x[1];  // kernels/sdpa/flash_tile.hpp:164
-      const float v9598 = v9196.x[1];
-      const float v9599 = v9596 * v9598;
-      const float v9600 = v9599 + v9597;
-      v1006.x[1] = v9600;  // kernels/sdpa/flash_tile.hpp:163
-      const float v9603 = v1006.x[2];
-      const float v9604 = v9586.x[2];  // kernels/sdpa/flash_tile.hpp:164
-      const float v9605 = v9196.x[2];
-      const float v9606 = v9603 * v9605;
-      const float v9607 = v9606 + v9604;
-      v1006.x[2] = v9607;  // kernels/sdpa/flash_tile.hpp:163
-      const float v9610 = v1006.x[3];
-      const float v9611 = v9586.x[3];  // kernels/sdpa/flash_tile.hpp:164
-      const float v9612 = v9196.x[3];
-      const float v9613 = v9610 * v9612;
-      const float v9614 = v9613 + v9611;
-      v1006.x[3] = v9614;  // kernels/sdpa/flash_tile.hpp:163
-      const float v9617 = v1008.x[0];  // kernels/sdpa/flash_tile.hpp:167
-      const float v9618 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9619 = v9617 * v9618;
-      v1008.x[0] = v9619;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9622 = v1008.x[1];
-      const float v9623 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9624 = v9622 * v9623;
-      v1008.x[1] = v9624;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9627 = v1008.x[2];
-      const float v9628 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9629 = v9627 * v9628;
-      v1008.x[2] = v9629;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9632 = v1008.x[3];
-      const float v9633 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9634 = v9632 * v9633;
-      v1008.x[3] = v9634;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9637 = v1008.x[4];
-      const float v9638 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9639 = v9637 * v9638;
-      v1008.x[4] = v9639;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9642 = v1008.x[5];
-      const float v9643 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9644 = v9642 * v9643;
-      v1008.x[5] = v9644;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9647 = v1008.x[6];
-      const float v9648 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9649 = v9647 * v9648;
-      v1008.x[6] = v9649;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9652 = v1008.x[7];
-      const float v9653 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9654 = v9652 * v9653;
-      v1008.x[7] = v9654;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9657 = v1008.x[8];
-      const float v9658 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9659 = v9657 * v9658;
-      v1008.x[8] = v9659;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9662 = v1008.x[9];
-      const float v9663 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9664 = v9662 * v9663;
-      v1008.x[9] = v9664;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9667 = v1008.x[10];
-      const float v9668 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9669 = v9667 * v9668;
-      v1008.x[10] = v9669;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9672 = v1008.x[11];
-      const float v9673 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9674 = v9672 * v9673;
-      v1008.x[11] = v9674;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9677 = v1008.x[12];
-      const float v9678 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9679 = v9677 * v9678;
-      v1008.x[12] = v9679;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9682 = v1008.x[13];
-      const float v9683 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9684 = v9682 * v9683;
-      v1008.x[13] = v9684;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9687 = v1008.x[14];
-      const float v9688 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9689 = v9687 * v9688;
-      v1008.x[14] = v9689;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9692 = v1008.x[15];
-      const float v9693 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9694 = v9692 * v9693;
-      v1008.x[15] = v9694;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9697 = v1010.x[0];
-      const float v9698 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9699 = v9697 * v9698;
-      v1010.x[0] = v9699;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9702 = v1010.x[1];
-      const float v9703 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9704 = v9702 * v9703;
-      v1010.x[1] = v9704;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9707 = v1010.x[2];
-      const float v9708 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9709 = v9707 * v9708;
-      v1010.x[2] = v9709;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9712 = v1010.x[3];
-      const float v9713 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9714 = v9712 * v9713;
-      v1010.x[3] = v9714;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9717 = v1010.x[4];
-      const float v9718 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9719 = v9717 * v9718;
-      v1010.x[4] = v9719;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9722 = v1010.x[5];
-      const float v9723 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9724 = v9722 * v9723;
-      v1010.x[5] = v9724;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9727 = v1010.x[6];
-      const float v9728 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9729 = v9727 * v9728;
-      v1010.x[6] = v9729;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9732 = v1010.x[7];
-      const float v9733 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9734 = v9732 * v9733;
-      v1010.x[7] = v9734;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9737 = v1010.x[8];
-      const float v9738 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9739 = v9737 * v9738;
-      v1010.x[8] = v9739;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9742 = v1010.x[9];
-      const float v9743 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9744 = v9742 * v9743;
-      v1010.x[9] = v9744;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9747 = v1010.x[10];
-      const float v9748 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9749 = v9747 * v9748;
-      v1010.x[10] = v9749;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9752 = v1010.x[11];
-      const float v9753 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9754 = v9752 * v9753;
-      v1010.x[11] = v9754;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9757 = v1010.x[12];
-      const float v9758 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9759 = v9757 * v9758;
-      v1010.x[12] = v9759;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9762 = v1010.x[13];
-      const float v9763 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9764 = v9762 * v9763;
-      v1010.x[13] = v9764;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9767 = v1010.x[14];
-      const float v9768 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9769 = v9767 * v9768;
-      v1010.x[14] = v9769;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9772 = v1010.x[15];
-      const float v9773 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9774 = v9772 * v9773;
-      v1010.x[15] = v9774;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9777 = v1012.x[0];
-      const float v9778 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9779 = v9777 * v9778;
-      v1012.x[0] = v9779;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9782 = v1012.x[1];
-      const float v9783 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9784 = v9782 * v9783;
-      v1012.x[1] = v9784;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9787 = v1012.x[2];
-      const float v9788 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9789 = v9787 * v9788;
-      v1012.x[2] = v9789;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9792 = v1012.x[3];
-      const float v9793 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9794 = v9792 * v9793;
-      v1012.x[3] = v9794;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9797 = v1012.x[4];
-      const float v9798 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9799 = v9797 * v9798;
-      v1012.x[4] = v9799;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9802 = v1012.x[5];
-      const float v9803 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9804 = v9802 * v9803;
-      v1012.x[5] = v9804;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9807 = v1012.x[6];
-      const float v9808 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9809 = v9807 * v9808;
-      v1012.x[6] = v9809;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9812 = v1012.x[7];
-      const float v9813 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9814 = v9812 * v9813;
-      v1012.x[7] = v9814;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9817 = v1012.x[8];
-      const float v9818 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9819 = v9817 * v9818;
-      v1012.x[8] = v9819;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9822 = v1012.x[9];
-      const float v9823 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9824 = v9822 * v9823;
-      v1012.x[9] = v9824;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9827 = v1012.x[10];
-      const float v9828 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9829 = v9827 * v9828;
-      v1012.x[10] = v9829;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9832 = v1012.x[11];
-      const float v9833 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9834 = v9832 * v9833;
-      v1012.x[11] = v9834;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9837 = v1012.x[12];
-      const float v9838 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9839 = v9837 * v9838;
-      v1012.x[12] = v9839;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9842 = v1012.x[13];
-      const float v9843 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9844 = v9842 * v9843;
-      v1012.x[13] = v9844;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9847 = v1012.x[14];
-      const float v9848 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9849 = v9847 * v9848;
-      v1012.x[14] = v9849;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9852 = v1012.x[15];
-      const float v9853 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9854 = v9852 * v9853;
-      v1012.x[15] = v9854;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9857 = v1014.x[0];
-      const float v9858 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9859 = v9857 * v9858;
-      v1014.x[0] = v9859;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9862 = v1014.x[1];
-      const float v9863 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9864 = v9862 * v9863;
-      v1014.x[1] = v9864;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9867 = v1014.x[2];
-      const float v9868 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9869 = v9867 * v9868;
-      v1014.x[2] = v9869;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9872 = v1014.x[3];
-      const float v9873 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9874 = v9872 * v9873;
-      v1014.x[3] = v9874;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9877 = v1014.x[4];
-      const float v9878 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9879 = v9877 * v9878;
-      v1014.x[4] = v9879;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9882 = v1014.x[5];
-      const float v9883 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9884 = v9882 * v9883;
-      v1014.x[5] = v9884;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9887 = v1014.x[6];
-      const float v9888 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9889 = v9887 * v9888;
-      v1014.x[6] = v9889;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9892 = v1014.x[7];
-      const float v9893 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9894 = v9892 * v9893;
-      v1014.x[7] = v9894;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9897 = v1014.x[8];
-      const float v9898 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9899 = v9897 * v9898;
-      v1014.x[8] = v9899;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9902 = v1014.x[9];
-      const float v9903 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9904 = v9902 * v9903;
-      v1014.x[9] = v9904;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9907 = v1014.x[10];
-      const float v9908 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9909 = v9907 * v9908;
-      v1014.x[10] = v9909;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9912 = v1014.x[11];
-      const float v9913 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9914 = v9912 * v9913;
-      v1014.x[11] = v9914;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9917 = v1014.x[12];
-      const float v9918 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9919 = v9917 * v9918;
-      v1014.x[12] = v9919;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9922 = v1014.x[13];
-      const float v9923 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      iron_frag<float, 2, 16, 64> v8387;  // kernels/sdpa/flash_tile.hpp:151
+      iron_frag_fill(v8387, 0.0f);
+      iron_frag<float, 1, 16, 64> v8389;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8389, 0.0f);
+      iron_frag_load_shared<true>(v8389, shm1, v6847, 260u);  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag<float, 0, 16, 16> v8396;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8396, 0.0f);
+      iron_frag_load_shared<false>(v8396, shm0, v817, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8387, v8396, v8389);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8401;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8401, 0.0f);
+      const unsigned int v8406 = v6847 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8401, shm1, v8406, 260u);
+      iron_frag<float, 0, 16, 16> v8408;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8408, 0.0f);
+      iron_frag_load_shared<false>(v8408, shm0, v8411, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8387, v8408, v8401);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8413;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8413, 0.0f);
+      const unsigned int v8418 = v6847 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8413, shm1, v8418, 260u);
+      iron_frag<float, 0, 16, 16> v8420;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8420, 0.0f);
+      iron_frag_load_shared<false>(v8420, shm0, v8423, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8387, v8420, v8413);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8425;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8425, 0.0f);
+      const unsigned int v8430 = v6847 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8425, shm1, v8430, 260u);
+      iron_frag<float, 0, 16, 16> v8432;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8432, 0.0f);
+      iron_frag_load_shared<false>(v8432, shm0, v8435, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8387, v8432, v8425);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8437;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8437, 0.0f);
+      const unsigned int v8442 = v6847 + 64u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8437, shm1, v8442, 260u);
+      iron_frag<float, 0, 16, 16> v8444;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8444, 0.0f);
+      iron_frag_load_shared<false>(v8444, shm0, v8447, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8387, v8444, v8437);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8449;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8449, 0.0f);
+      const unsigned int v8454 = v6847 + 80u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8449, shm1, v8454, 260u);
+      iron_frag<float, 0, 16, 16> v8456;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8456, 0.0f);
+      iron_frag_load_shared<false>(v8456, shm0, v8459, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8387, v8456, v8449);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8461;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8461, 0.0f);
+      const unsigned int v8466 = v6847 + 96u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8461, shm1, v8466, 260u);
+      iron_frag<float, 0, 16, 16> v8468;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8468, 0.0f);
+      iron_frag_load_shared<false>(v8468, shm0, v8471, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8387, v8468, v8461);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8473;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8473, 0.0f);
+      const unsigned int v8478 = v6847 + 112u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8473, shm1, v8478, 260u);
+      iron_frag<float, 0, 16, 16> v8480;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8480, 0.0f);
+      iron_frag_load_shared<false>(v8480, shm0, v8483, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8387, v8480, v8473);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8485;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8485, 0.0f);
+      const unsigned int v8490 = v6847 + 128u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8485, shm1, v8490, 260u);
+      iron_frag<float, 0, 16, 16> v8492;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8492, 0.0f);
+      iron_frag_load_shared<false>(v8492, shm0, v8495, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8387, v8492, v8485);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8497;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8497, 0.0f);
+      const unsigned int v8502 = v6847 + 144u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8497, shm1, v8502, 260u);
+      iron_frag<float, 0, 16, 16> v8504;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8504, 0.0f);
+      iron_frag_load_shared<false>(v8504, shm0, v8507, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8387, v8504, v8497);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8509;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8509, 0.0f);
+      const unsigned int v8514 = v6847 + 160u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8509, shm1, v8514, 260u);
+      iron_frag<float, 0, 16, 16> v8516;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8516, 0.0f);
+      iron_frag_load_shared<false>(v8516, shm0, v8519, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8387, v8516, v8509);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8521;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8521, 0.0f);
+      const unsigned int v8526 = v6847 + 176u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8521, shm1, v8526, 260u);
+      iron_frag<float, 0, 16, 16> v8528;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8528, 0.0f);
+      iron_frag_load_shared<false>(v8528, shm0, v8531, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8387, v8528, v8521);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8533;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8533, 0.0f);
+      const unsigned int v8538 = v6847 + 192u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8533, shm1, v8538, 260u);
+      iron_frag<float, 0, 16, 16> v8540;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8540, 0.0f);
+      iron_frag_load_shared<false>(v8540, shm0, v8543, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8387, v8540, v8533);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8545;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8545, 0.0f);
+      const unsigned int v8550 = v6847 + 208u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8545, shm1, v8550, 260u);
+      iron_frag<float, 0, 16, 16> v8552;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8552, 0.0f);
+      iron_frag_load_shared<false>(v8552, shm0, v8555, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8387, v8552, v8545);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8557;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8557, 0.0f);
+      const unsigned int v8562 = v6847 + 224u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8557, shm1, v8562, 260u);
+      iron_frag<float, 0, 16, 16> v8564;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8564, 0.0f);
+      iron_frag_load_shared<false>(v8564, shm0, v8567, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8387, v8564, v8557);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8569;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8569, 0.0f);
+      const unsigned int v8574 = v6847 + 240u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8569, shm1, v8574, 260u);
+      iron_frag<float, 0, 16, 16> v8576;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8576, 0.0f);
+      iron_frag_load_shared<false>(v8576, shm0, v8579, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8387, v8576, v8569);  // kernels/sdpa/flash_tile.hpp:160
+      const unsigned int v8581 = v6841 + 64u;  // kernels/sdpa/flash_tile.hpp:164
+      const bool v8582 = v8581 <= v37;
+      const unsigned int v8590 = v8581 + v18;  // kernels/sdpa/flash_tile.hpp:165
+      const bool v8591 = v8590 <= v832;
+      const bool v8592 = v828 || v8591;
+      const bool v8593 = v8582 && v8592;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v8596 = v6841 + v7;  // kernels/sdpa/flash_tile.hpp:166
+      const unsigned int v8597 = v8596 + v18;
+      const bool v8599 = v821 <= v8597;
+      const bool v8600 = v8595 || v8599;
+      const bool v8601 = v8593 && v8600;  // kernels/sdpa/flash_tile.hpp:165
+      if (v8601) {  // kernels/sdpa/flash_tile.hpp:167
+        const float v8604 = v8387.x[0];  // kernels/sdpa/flash_tile.hpp:168
+        const float v8605 = v8604 * v847;
+        v8387.x[0] = v8605;
+        const float v8608 = v8387.x[1];
+        const float v8609 = v8608 * v847;
+        v8387.x[1] = v8609;
+        const float v8612 = v8387.x[2];
+        const float v8613 = v8612 * v847;
+        v8387.x[2] = v8613;
+        const float v8616 = v8387.x[3];
+        const float v8617 = v8616 * v847;
+        v8387.x[3] = v8617;
+        const float v8620 = v8387.x[4];
+        const float v8621 = v8620 * v847;
+        v8387.x[4] = v8621;
+        const float v8624 = v8387.x[5];
+        const float v8625 = v8624 * v847;
+        v8387.x[5] = v8625;
+        const float v8628 = v8387.x[6];
+        const float v8629 = v8628 * v847;
+        v8387.x[6] = v8629;
+        const float v8632 = v8387.x[7];
+        const float v8633 = v8632 * v847;
+        v8387.x[7] = v8633;
+        const float v8636 = v8387.x[8];
+        const float v8637 = v8636 * v847;
+        v8387.x[8] = v8637;
+        const float v8640 = v8387.x[9];
+        const float v8641 = v8640 * v847;
+        v8387.x[9] = v8641;
+        const float v8644 = v8387.x[10];
+        const float v8645 = v8644 * v847;
+        v8387.x[10] = v8645;
+        const float v8648 = v8387.x[11];
+        const float v8649 = v8648 * v847;
+        v8387.x[11] = v8649;
+        const float v8652 = v8387.x[12];
+        const float v8653 = v8652 * v847;
+        v8387.x[12] = v8653;
+        const float v8656 = v8387.x[13];
+        const float v8657 = v8656 * v847;
+        v8387.x[13] = v8657;
+        const float v8660 = v8387.x[14];
+        const float v8661 = v8660 * v847;
+        v8387.x[14] = v8661;
+        const float v8664 = v8387.x[15];
+        const float v8665 = v8664 * v847;
+        v8387.x[15] = v8665;
+        const float v8668 = v8387.x[16];
+        const float v8669 = v8668 * v847;
+        v8387.x[16] = v8669;
+        const float v8672 = v8387.x[17];
+        const float v8673 = v8672 * v847;
+        v8387.x[17] = v8673;
+        const float v8676 = v8387.x[18];
+        const float v8677 = v8676 * v847;
+        v8387.x[18] = v8677;
+        const float v8680 = v8387.x[19];
+        const float v8681 = v8680 * v847;
+        v8387.x[19] = v8681;
+        const float v8684 = v8387.x[20];
+        const float v8685 = v8684 * v847;
+        v8387.x[20] = v8685;
+        const float v8688 = v8387.x[21];
+        const float v8689 = v8688 * v847;
+        v8387.x[21] = v8689;
+        const float v8692 = v8387.x[22];
+        const float v8693 = v8692 * v847;
+        v8387.x[22] = v8693;
+        const float v8696 = v8387.x[23];
+        const float v8697 = v8696 * v847;
+        v8387.x[23] = v8697;
+        const float v8700 = v8387.x[24];
+        const float v8701 = v8700 * v847;
+        v8387.x[24] = v8701;
+        const float v8704 = v8387.x[25];
+        const float v8705 = v8704 * v847;
+        v8387.x[25] = v8705;
+        const float v8708 = v8387.x[26];
+        const float v8709 = v8708 * v847;
+        v8387.x[26] = v8709;
+        const float v8712 = v8387.x[27];
+        const float v8713 = v8712 * v847;
+        v8387.x[27] = v8713;
+        const float v8716 = v8387.x[28];
+        const float v8717 = v8716 * v847;
+        v8387.x[28] = v8717;
+        const float v8720 = v8387.x[29];
+        const float v8721 = v8720 * v847;
+        v8387.x[29] = v8721;
+        const float v8724 = v8387.x[30];
+        const float v8725 = v8724 * v847;
+        v8387.x[30] = v8725;
+        const float v8728 = v8387.x[31];
+        const float v8729 = v8728 * v847;
+        v8387.x[31] = v8729;
+      } else {
+        const unsigned int v8730 = static_cast<unsigned int>(v8387.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8731 = static_cast<unsigned int>(v8387.row(0, iron_linear_thread() & 31u));
+        const float v8732 = v8387.x[0];
+        const unsigned int v8733 = v43 + v8731;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8734 = v6841 + v8730;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8735 = v8734 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8738 = v8733 + v37;
+        const unsigned int v8739 = v8734 + v18;
+        const bool v8740 = v8739 <= v8738;
+        const bool v8741 = v828 || v8740;
+        const bool v8742 = v8735 && v8741;
+        const unsigned int v8745 = v8734 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8746 = v8745 + v18;
+        const bool v8748 = v8738 < v8746;
+        const bool v8749 = v8595 || v8748;
+        const bool v8750 = v8742 && v8749;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8752 = v8732 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8753 = v8750 ? v8752 : __uint_as_float(0xff800000u);
+        v8387.x[0] = v8753;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8754 = static_cast<unsigned int>(v8387.col(1, iron_linear_thread() & 31u));
+        const unsigned int v8755 = static_cast<unsigned int>(v8387.row(1, iron_linear_thread() & 31u));
+        const float v8756 = v8387.x[1];
+        const unsigned int v8757 = v43 + v8755;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8758 = v6841 + v8754;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8759 = v8758 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8762 = v8757 + v37;
+        const unsigned int v8763 = v8758 + v18;
+        const bool v8764 = v8763 <= v8762;
+        const bool v8765 = v828 || v8764;
+        const bool v8766 = v8759 && v8765;
+        const unsigned int v8769 = v8758 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8770 = v8769 + v18;
+        const bool v8772 = v8762 < v8770;
+        const bool v8773 = v8595 || v8772;
+        const bool v8774 = v8766 && v8773;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8776 = v8756 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8777 = v8774 ? v8776 : __uint_as_float(0xff800000u);
+        v8387.x[1] = v8777;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8778 = static_cast<unsigned int>(v8387.col(2, iron_linear_thread() & 31u));
+        const unsigned int v8779 = static_cast<unsigned int>(v8387.row(2, iron_linear_thread() & 31u));
+        const float v8780 = v8387.x[2];
+        const unsigned int v8781 = v43 + v8779;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8782 = v6841 + v8778;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8783 = v8782 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8786 = v8781 + v37;
+        const unsigned int v8787 = v8782 + v18;
+        const bool v8788 = v8787 <= v8786;
+        const bool v8789 = v828 || v8788;
+        const bool v8790 = v8783 && v8789;
+        const unsigned int v8793 = v8782 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8794 = v8793 + v18;
+        const bool v8796 = v8786 < v8794;
+        const bool v8797 = v8595 || v8796;
+        const bool v8798 = v8790 && v8797;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8800 = v8780 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8801 = v8798 ? v8800 : __uint_as_float(0xff800000u);
+        v8387.x[2] = v8801;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8802 = static_cast<unsigned int>(v8387.col(3, iron_linear_thread() & 31u));
+        const unsigned int v8803 = static_cast<unsigned int>(v8387.row(3, iron_linear_thread() & 31u));
+        const float v8804 = v8387.x[3];
+        const unsigned int v8805 = v43 + v8803;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8806 = v6841 + v8802;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8807 = v8806 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8810 = v8805 + v37;
+        const unsigned int v8811 = v8806 + v18;
+        const bool v8812 = v8811 <= v8810;
+        const bool v8813 = v828 || v8812;
+        const bool v8814 = v8807 && v8813;
+        const unsigned int v8817 = v8806 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8818 = v8817 + v18;
+        const bool v8820 = v8810 < v8818;
+        const bool v8821 = v8595 || v8820;
+        const bool v8822 = v8814 && v8821;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8824 = v8804 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8825 = v8822 ? v8824 : __uint_as_float(0xff800000u);
+        v8387.x[3] = v8825;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8826 = static_cast<unsigned int>(v8387.col(4, iron_linear_thread() & 31u));
+        const unsigned int v8827 = static_cast<unsigned int>(v8387.row(4, iron_linear_thread() & 31u));
+        const float v8828 = v8387.x[4];
+        const unsigned int v8829 = v43 + v8827;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8830 = v6841 + v8826;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8831 = v8830 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8834 = v8829 + v37;
+        const unsigned int v8835 = v8830 + v18;
+        const bool v8836 = v8835 <= v8834;
+        const bool v8837 = v828 || v8836;
+        const bool v8838 = v8831 && v8837;
+        const unsigned int v8841 = v8830 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8842 = v8841 + v18;
+        const bool v8844 = v8834 < v8842;
+        const bool v8845 = v8595 || v8844;
+        const bool v8846 = v8838 && v8845;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8848 = v8828 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8849 = v8846 ? v8848 : __uint_as_float(0xff800000u);
+        v8387.x[4] = v8849;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8850 = static_cast<unsigned int>(v8387.col(5, iron_linear_thread() & 31u));
+        const unsigned int v8851 = static_cast<unsigned int>(v8387.row(5, iron_linear_thread() & 31u));
+        const float v8852 = v8387.x[5];
+        const unsigned int v8853 = v43 + v8851;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8854 = v6841 + v8850;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8855 = v8854 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8858 = v8853 + v37;
+        const unsigned int v8859 = v8854 + v18;
+        const bool v8860 = v8859 <= v8858;
+        const bool v8861 = v828 || v8860;
+        const bool v8862 = v8855 && v8861;
+        const unsigned int v8865 = v8854 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8866 = v8865 + v18;
+        const bool v8868 = v8858 < v8866;
+        const bool v8869 = v8595 || v8868;
+        const bool v8870 = v8862 && v8869;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8872 = v8852 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8873 = v8870 ? v8872 : __uint_as_float(0xff800000u);
+        v8387.x[5] = v8873;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8874 = static_cast<unsigned int>(v8387.col(6, iron_linear_thread() & 31u));
+        const unsigned int v8875 = static_cast<unsigned int>(v8387.row(6, iron_linear_thread() & 31u));
+        const float v8876 = v8387.x[6];
+        const unsigned int v8877 = v43 + v8875;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8878 = v6841 + v8874;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8879 = v8878 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8882 = v8877 + v37;
+        const unsigned int v8883 = v8878 + v18;
+        const bool v8884 = v8883 <= v8882;
+        const bool v8885 = v828 || v8884;
+        const bool v8886 = v8879 && v8885;
+        const unsigned int v8889 = v8878 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8890 = v8889 + v18;
+        const bool v8892 = v8882 < v8890;
+        const bool v8893 = v8595 || v8892;
+        const bool v8894 = v8886 && v8893;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8896 = v8876 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8897 = v8894 ? v8896 : __uint_as_float(0xff800000u);
+        v8387.x[6] = v8897;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8898 = static_cast<unsigned int>(v8387.col(7, iron_linear_thread() & 31u));
+        const unsigned int v8899 = static_cast<unsigned int>(v8387.row(7, iron_linear_thread() & 31u));
+        const float v8900 = v8387.x[7];
+        const unsigned int v8901 = v43 + v8899;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8902 = v6841 + v8898;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8903 = v8902 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8906 = v8901 + v37;
+        const unsigned int v8907 = v8902 + v18;
+        const bool v8908 = v8907 <= v8906;
+        const bool v8909 = v828 || v8908;
+        const bool v8910 = v8903 && v8909;
+        const unsigned int v8913 = v8902 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8914 = v8913 + v18;
+        const bool v8916 = v8906 < v8914;
+        const bool v8917 = v8595 || v8916;
+        const bool v8918 = v8910 && v8917;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8920 = v8900 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8921 = v8918 ? v8920 : __uint_as_float(0xff800000u);
+        v8387.x[7] = v8921;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8922 = static_cast<unsigned int>(v8387.col(8, iron_linear_thread() & 31u));
+        const unsigned int v8923 = static_cast<unsigned int>(v8387.row(8, iron_linear_thread() & 31u));
+        const float v8924 = v8387.x[8];
+        const unsigned int v8925 = v43 + v8923;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8926 = v6841 + v8922;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8927 = v8926 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8930 = v8925 + v37;
+        const unsigned int v8931 = v8926 + v18;
+        const bool v8932 = v8931 <= v8930;
+        const bool v8933 = v828 || v8932;
+        const bool v8934 = v8927 && v8933;
+        const unsigned int v8937 = v8926 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8938 = v8937 + v18;
+        const bool v8940 = v8930 < v8938;
+        const bool v8941 = v8595 || v8940;
+        const bool v8942 = v8934 && v8941;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8944 = v8924 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8945 = v8942 ? v8944 : __uint_as_float(0xff800000u);
+        v8387.x[8] = v8945;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8946 = static_cast<unsigned int>(v8387.col(9, iron_linear_thread() & 31u));
+        const unsigned int v8947 = static_cast<unsigned int>(v8387.row(9, iron_linear_thread() & 31u));
+        const float v8948 = v8387.x[9];
+        const unsigned int v8949 = v43 + v8947;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8950 = v6841 + v8946;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8951 = v8950 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8954 = v8949 + v37;
+        const unsigned int v8955 = v8950 + v18;
+        const bool v8956 = v8955 <= v8954;
+        const bool v8957 = v828 || v8956;
+        const bool v8958 = v8951 && v8957;
+        const unsigned int v8961 = v8950 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8962 = v8961 + v18;
+        const bool v8964 = v8954 < v8962;
+        const bool v8965 = v8595 || v8964;
+        const bool v8966 = v8958 && v8965;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8968 = v8948 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8969 = v8966 ? v8968 : __uint_as_float(0xff800000u);
+        v8387.x[9] = v8969;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8970 = static_cast<unsigned int>(v8387.col(10, iron_linear_thread() & 31u));
+        const unsigned int v8971 = static_cast<unsigned int>(v8387.row(10, iron_linear_thread() & 31u));
+        const float v8972 = v8387.x[10];
+        const unsigned int v8973 = v43 + v8971;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8974 = v6841 + v8970;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8975 = v8974 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8978 = v8973 + v37;
+        const unsigned int v8979 = v8974 + v18;
+        const bool v8980 = v8979 <= v8978;
+        const bool v8981 = v828 || v8980;
+        const bool v8982 = v8975 && v8981;
+        const unsigned int v8985 = v8974 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8986 = v8985 + v18;
+        const bool v8988 = v8978 < v8986;
+        const bool v8989 = v8595 || v8988;
+        const bool v8990 = v8982 && v8989;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8992 = v8972 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8993 = v8990 ? v8992 : __uint_as_float(0xff800000u);
+        v8387.x[10] = v8993;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8994 = static_cast<unsigned int>(v8387.col(11, iron_linear_thread() & 31u));
+        const unsigned int v8995 = static_cast<unsigned int>(v8387.row(11, iron_linear_thread() & 31u));
+        const float v8996 = v8387.x[11];
+        const unsigned int v8997 = v43 + v8995;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8998 = v6841 + v8994;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8999 = v8998 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9002 = v8997 + v37;
+        const unsigned int v9003 = v8998 + v18;
+        const bool v9004 = v9003 <= v9002;
+        const bool v9005 = v828 || v9004;
+        const bool v9006 = v8999 && v9005;
+        const unsigned int v9009 = v8998 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9010 = v9009 + v18;
+        const bool v9012 = v9002 < v9010;
+        const bool v9013 = v8595 || v9012;
+        const bool v9014 = v9006 && v9013;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9016 = v8996 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9017 = v9014 ? v9016 : __uint_as_float(0xff800000u);
+        v8387.x[11] = v9017;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9018 = static_cast<unsigned int>(v8387.col(12, iron_linear_thread() & 31u));
+        const unsigned int v9019 = static_cast<unsigned int>(v8387.row(12, iron_linear_thread() & 31u));
+        const float v9020 = v8387.x[12];
+        const unsigned int v9021 = v43 + v9019;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9022 = v6841 + v9018;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9023 = v9022 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9026 = v9021 + v37;
+        const unsigned int v9027 = v9022 + v18;
+        const bool v9028 = v9027 <= v9026;
+        const bool v9029 = v828 || v9028;
+        const bool v9030 = v9023 && v9029;
+        const unsigned int v9033 = v9022 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9034 = v9033 + v18;
+        const bool v9036 = v9026 < v9034;
+        const bool v9037 = v8595 || v9036;
+        const bool v9038 = v9030 && v9037;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9040 = v9020 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9041 = v9038 ? v9040 : __uint_as_float(0xff800000u);
+        v8387.x[12] = v9041;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9042 = static_cast<unsigned int>(v8387.col(13, iron_linear_thread() & 31u));
+        const unsigned int v9043 = static_cast<unsigned int>(v8387.row(13, iron_linear_thread() & 31u));
+        const float v9044 = v8387.x[13];
+        const unsigned int v9045 = v43 + v9043;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9046 = v6841 + v9042;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9047 = v9046 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9050 = v9045 + v37;
+        const unsigned int v9051 = v9046 + v18;
+        const bool v9052 = v9051 <= v9050;
+        const bool v9053 = v828 || v9052;
+        const bool v9054 = v9047 && v9053;
+        const unsigned int v9057 = v9046 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9058 = v9057 + v18;
+        const bool v9060 = v9050 < v9058;
+        const bool v9061 = v8595 || v9060;
+        const bool v9062 = v9054 && v9061;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9064 = v9044 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9065 = v9062 ? v9064 : __uint_as_float(0xff800000u);
+        v8387.x[13] = v9065;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9066 = static_cast<unsigned int>(v8387.col(14, iron_linear_thread() & 31u));
+        const unsigned int v9067 = static_cast<unsigned int>(v8387.row(14, iron_linear_thread() & 31u));
+        const float v9068 = v8387.x[14];
+        const unsigned int v9069 = v43 + v9067;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9070 = v6841 + v9066;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9071 = v9070 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9074 = v9069 + v37;
+        const unsigned int v9075 = v9070 + v18;
+        const bool v9076 = v9075 <= v9074;
+        const bool v9077 = v828 || v9076;
+        const bool v9078 = v9071 && v9077;
+        const unsigned int v9081 = v9070 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9082 = v9081 + v18;
+        const bool v9084 = v9074 < v9082;
+        const bool v9085 = v8595 || v9084;
+        const bool v9086 = v9078 && v9085;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9088 = v9068 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9089 = v9086 ? v9088 : __uint_as_float(0xff800000u);
+        v8387.x[14] = v9089;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9090 = static_cast<unsigned int>(v8387.col(15, iron_linear_thread() & 31u));
+        const unsigned int v9091 = static_cast<unsigned int>(v8387.row(15, iron_linear_thread() & 31u));
+        const float v9092 = v8387.x[15];
+        const unsigned int v9093 = v43 + v9091;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9094 = v6841 + v9090;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9095 = v9094 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9098 = v9093 + v37;
+        const unsigned int v9099 = v9094 + v18;
+        const bool v9100 = v9099 <= v9098;
+        const bool v9101 = v828 || v9100;
+        const bool v9102 = v9095 && v9101;
+        const unsigned int v9105 = v9094 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9106 = v9105 + v18;
+        const bool v9108 = v9098 < v9106;
+        const bool v9109 = v8595 || v9108;
+        const bool v9110 = v9102 && v9109;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9112 = v9092 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9113 = v9110 ? v9112 : __uint_as_float(0xff800000u);
+        v8387.x[15] = v9113;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9114 = static_cast<unsigned int>(v8387.col(16, iron_linear_thread() & 31u));
+        const unsigned int v9115 = static_cast<unsigned int>(v8387.row(16, iron_linear_thread() & 31u));
+        const float v9116 = v8387.x[16];
+        const unsigned int v9117 = v43 + v9115;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9118 = v6841 + v9114;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9119 = v9118 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9122 = v9117 + v37;
+        const unsigned int v9123 = v9118 + v18;
+        const bool v9124 = v9123 <= v9122;
+        const bool v9125 = v828 || v9124;
+        const bool v9126 = v9119 && v9125;
+        const unsigned int v9129 = v9118 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9130 = v9129 + v18;
+        const bool v9132 = v9122 < v9130;
+        const bool v9133 = v8595 || v9132;
+        const bool v9134 = v9126 && v9133;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9136 = v9116 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9137 = v9134 ? v9136 : __uint_as_float(0xff800000u);
+        v8387.x[16] = v9137;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9138 = static_cast<unsigned int>(v8387.col(17, iron_linear_thread() & 31u));
+        const unsigned int v9139 = static_cast<unsigned int>(v8387.row(17, iron_linear_thread() & 31u));
+        const float v9140 = v8387.x[17];
+        const unsigned int v9141 = v43 + v9139;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9142 = v6841 + v9138;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9143 = v9142 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9146 = v9141 + v37;
+        const unsigned int v9147 = v9142 + v18;
+        const bool v9148 = v9147 <= v9146;
+        const bool v9149 = v828 || v9148;
+        const bool v9150 = v9143 && v9149;
+        const unsigned int v9153 = v9142 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9154 = v9153 + v18;
+        const bool v9156 = v9146 < v9154;
+        const bool v9157 = v8595 || v9156;
+        const bool v9158 = v9150 && v9157;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9160 = v9140 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9161 = v9158 ? v9160 : __uint_as_float(0xff800000u);
+        v8387.x[17] = v9161;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9162 = static_cast<unsigned int>(v8387.col(18, iron_linear_thread() & 31u));
+        const unsigned int v9163 = static_cast<unsigned int>(v8387.row(18, iron_linear_thread() & 31u));
+        const float v9164 = v8387.x[18];
+        const unsigned int v9165 = v43 + v9163;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9166 = v6841 + v9162;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9167 = v9166 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9170 = v9165 + v37;
+        const unsigned int v9171 = v9166 + v18;
+        const bool v9172 = v9171 <= v9170;
+        const bool v9173 = v828 || v9172;
+        const bool v9174 = v9167 && v9173;
+        const unsigned int v9177 = v9166 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9178 = v9177 + v18;
+        const bool v9180 = v9170 < v9178;
+        const bool v9181 = v8595 || v9180;
+        const bool v9182 = v9174 && v9181;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9184 = v9164 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9185 = v9182 ? v9184 : __uint_as_float(0xff800000u);
+        v8387.x[18] = v9185;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9186 = static_cast<unsigned int>(v8387.col(19, iron_linear_thread() & 31u));
+        const unsigned int v9187 = static_cast<unsigned int>(v8387.row(19, iron_linear_thread() & 31u));
+        const float v9188 = v8387.x[19];
+        const unsigned int v9189 = v43 + v9187;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9190 = v6841 + v9186;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9191 = v9190 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9194 = v9189 + v37;
+        const unsigned int v9195 = v9190 + v18;
+        const bool v9196 = v9195 <= v9194;
+        const bool v9197 = v828 || v9196;
+        const bool v9198 = v9191 && v9197;
+        const unsigned int v9201 = v9190 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9202 = v9201 + v18;
+        const bool v9204 = v9194 < v9202;
+        const bool v9205 = v8595 || v9204;
+        const bool v9206 = v9198 && v9205;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9208 = v9188 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9209 = v9206 ? v9208 : __uint_as_float(0xff800000u);
+        v8387.x[19] = v9209;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9210 = static_cast<unsigned int>(v8387.col(20, iron_linear_thread() & 31u));
+        const unsigned int v9211 = static_cast<unsigned int>(v8387.row(20, iron_linear_thread() & 31u));
+        const float v9212 = v8387.x[20];
+        const unsigned int v9213 = v43 + v9211;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9214 = v6841 + v9210;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9215 = v9214 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9218 = v9213 + v37;
+        const unsigned int v9219 = v9214 + v18;
+        const bool v9220 = v9219 <= v9218;
+        const bool v9221 = v828 || v9220;
+        const bool v9222 = v9215 && v9221;
+        const unsigned int v9225 = v9214 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9226 = v9225 + v18;
+        const bool v9228 = v9218 < v9226;
+        const bool v9229 = v8595 || v9228;
+        const bool v9230 = v9222 && v9229;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9232 = v9212 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9233 = v9230 ? v9232 : __uint_as_float(0xff800000u);
+        v8387.x[20] = v9233;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9234 = static_cast<unsigned int>(v8387.col(21, iron_linear_thread() & 31u));
+        const unsigned int v9235 = static_cast<unsigned int>(v8387.row(21, iron_linear_thread() & 31u));
+        const float v9236 = v8387.x[21];
+        const unsigned int v9237 = v43 + v9235;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9238 = v6841 + v9234;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9239 = v9238 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9242 = v9237 + v37;
+        const unsigned int v9243 = v9238 + v18;
+        const bool v9244 = v9243 <= v9242;
+        const bool v9245 = v828 || v9244;
+        const bool v9246 = v9239 && v9245;
+        const unsigned int v9249 = v9238 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9250 = v9249 + v18;
+        const bool v9252 = v9242 < v9250;
+        const bool v9253 = v8595 || v9252;
+        const bool v9254 = v9246 && v9253;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9256 = v9236 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9257 = v9254 ? v9256 : __uint_as_float(0xff800000u);
+        v8387.x[21] = v9257;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9258 = static_cast<unsigned int>(v8387.col(22, iron_linear_thread() & 31u));
+        const unsigned int v9259 = static_cast<unsigned int>(v8387.row(22, iron_linear_thread() & 31u));
+        const float v9260 = v8387.x[22];
+        const unsigned int v9261 = v43 + v9259;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9262 = v6841 + v9258;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9263 = v9262 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9266 = v9261 + v37;
+        const unsigned int v9267 = v9262 + v18;
+        const bool v9268 = v9267 <= v9266;
+        const bool v9269 = v828 || v9268;
+        const bool v9270 = v9263 && v9269;
+        const unsigned int v9273 = v9262 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9274 = v9273 + v18;
+        const bool v9276 = v9266 < v9274;
+        const bool v9277 = v8595 || v9276;
+        const bool v9278 = v9270 && v9277;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9280 = v9260 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9281 = v9278 ? v9280 : __uint_as_float(0xff800000u);
+        v8387.x[22] = v9281;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9282 = static_cast<unsigned int>(v8387.col(23, iron_linear_thread() & 31u));
+        const unsigned int v9283 = static_cast<unsigned int>(v8387.row(23, iron_linear_thread() & 31u));
+        const float v9284 = v8387.x[23];
+        const unsigned int v9285 = v43 + v9283;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9286 = v6841 + v9282;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9287 = v9286 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9290 = v9285 + v37;
+        const unsigned int v9291 = v9286 + v18;
+        const bool v9292 = v9291 <= v9290;
+        const bool v9293 = v828 || v9292;
+        const bool v9294 = v9287 && v9293;
+        const unsigned int v9297 = v9286 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9298 = v9297 + v18;
+        const bool v9300 = v9290 < v9298;
+        const bool v9301 = v8595 || v9300;
+        const bool v9302 = v9294 && v9301;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9304 = v9284 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9305 = v9302 ? v9304 : __uint_as_float(0xff800000u);
+        v8387.x[23] = v9305;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9306 = static_cast<unsigned int>(v8387.col(24, iron_linear_thread() & 31u));
+        const unsigned int v9307 = static_cast<unsigned int>(v8387.row(24, iron_linear_thread() & 31u));
+        const float v9308 = v8387.x[24];
+        const unsigned int v9309 = v43 + v9307;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9310 = v6841 + v9306;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9311 = v9310 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9314 = v9309 + v37;
+        const unsigned int v9315 = v9310 + v18;
+        const bool v9316 = v9315 <= v9314;
+        const bool v9317 = v828 || v9316;
+        const bool v9318 = v9311 && v9317;
+        const unsigned int v9321 = v9310 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9322 = v9321 + v18;
+        const bool v9324 = v9314 < v9322;
+        const bool v9325 = v8595 || v9324;
+        const bool v9326 = v9318 && v9325;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9328 = v9308 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9329 = v9326 ? v9328 : __uint_as_float(0xff800000u);
+        v8387.x[24] = v9329;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9330 = static_cast<unsigned int>(v8387.col(25, iron_linear_thread() & 31u));
+        const unsigned int v9331 = static_cast<unsigned int>(v8387.row(25, iron_linear_thread() & 31u));
+        const float v9332 = v8387.x[25];
+        const unsigned int v9333 = v43 + v9331;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9334 = v6841 + v9330;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9335 = v9334 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9338 = v9333 + v37;
+        const unsigned int v9339 = v9334 + v18;
+        const bool v9340 = v9339 <= v9338;
+        const bool v9341 = v828 || v9340;
+        const bool v9342 = v9335 && v9341;
+        const unsigned int v9345 = v9334 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9346 = v9345 + v18;
+        const bool v9348 = v9338 < v9346;
+        const bool v9349 = v8595 || v9348;
+        const bool v9350 = v9342 && v9349;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9352 = v9332 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9353 = v9350 ? v9352 : __uint_as_float(0xff800000u);
+        v8387.x[25] = v9353;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9354 = static_cast<unsigned int>(v8387.col(26, iron_linear_thread() & 31u));
+        const unsigned int v9355 = static_cast<unsigned int>(v8387.row(26, iron_linear_thread() & 31u));
+        const float v9356 = v8387.x[26];
+        const unsigned int v9357 = v43 + v9355;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9358 = v6841 + v9354;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9359 = v9358 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9362 = v9357 + v37;
+        const unsigned int v9363 = v9358 + v18;
+        const bool v9364 = v9363 <= v9362;
+        const bool v9365 = v828 || v9364;
+        const bool v9366 = v9359 && v9365;
+        const unsigned int v9369 = v9358 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9370 = v9369 + v18;
+        const bool v9372 = v9362 < v9370;
+        const bool v9373 = v8595 || v9372;
+        const bool v9374 = v9366 && v9373;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9376 = v9356 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9377 = v9374 ? v9376 : __uint_as_float(0xff800000u);
+        v8387.x[26] = v9377;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9378 = static_cast<unsigned int>(v8387.col(27, iron_linear_thread() & 31u));
+        const unsigned int v9379 = static_cast<unsigned int>(v8387.row(27, iron_linear_thread() & 31u));
+        const float v9380 = v8387.x[27];
+        const unsigned int v9381 = v43 + v9379;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9382 = v6841 + v9378;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9383 = v9382 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9386 = v9381 + v37;
+        const unsigned int v9387 = v9382 + v18;
+        const bool v9388 = v9387 <= v9386;
+        const bool v9389 = v828 || v9388;
+        const bool v9390 = v9383 && v9389;
+        const unsigned int v9393 = v9382 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9394 = v9393 + v18;
+        const bool v9396 = v9386 < v9394;
+        const bool v9397 = v8595 || v9396;
+        const bool v9398 = v9390 && v9397;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9400 = v9380 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9401 = v9398 ? v9400 : __uint_as_float(0xff800000u);
+        v8387.x[27] = v9401;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9402 = static_cast<unsigned int>(v8387.col(28, iron_linear_thread() & 31u));
+        const unsigned int v9403 = static_cast<unsigned int>(v8387.row(28, iron_linear_thread() & 31u));
+        const float v9404 = v8387.x[28];
+        const unsigned int v9405 = v43 + v9403;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9406 = v6841 + v9402;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9407 = v9406 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9410 = v9405 + v37;
+        const unsigned int v9411 = v9406 + v18;
+        const bool v9412 = v9411 <= v9410;
+        const bool v9413 = v828 || v9412;
+        const bool v9414 = v9407 && v9413;
+        const unsigned int v9417 = v9406 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9418 = v9417 + v18;
+        const bool v9420 = v9410 < v9418;
+        const bool v9421 = v8595 || v9420;
+        const bool v9422 = v9414 && v9421;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9424 = v9404 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9425 = v9422 ? v9424 : __uint_as_float(0xff800000u);
+        v8387.x[28] = v9425;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9426 = static_cast<unsigned int>(v8387.col(29, iron_linear_thread() & 31u));
+        const unsigned int v9427 = static_cast<unsigned int>(v8387.row(29, iron_linear_thread() & 31u));
+        const float v9428 = v8387.x[29];
+        const unsigned int v9429 = v43 + v9427;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9430 = v6841 + v9426;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9431 = v9430 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9434 = v9429 + v37;
+        const unsigned int v9435 = v9430 + v18;
+        const bool v9436 = v9435 <= v9434;
+        const bool v9437 = v828 || v9436;
+        const bool v9438 = v9431 && v9437;
+        const unsigned int v9441 = v9430 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9442 = v9441 + v18;
+        const bool v9444 = v9434 < v9442;
+        const bool v9445 = v8595 || v9444;
+        const bool v9446 = v9438 && v9445;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9448 = v9428 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9449 = v9446 ? v9448 : __uint_as_float(0xff800000u);
+        v8387.x[29] = v9449;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9450 = static_cast<unsigned int>(v8387.col(30, iron_linear_thread() & 31u));
+        const unsigned int v9451 = static_cast<unsigned int>(v8387.row(30, iron_linear_thread() & 31u));
+        const float v9452 = v8387.x[30];
+        const unsigned int v9453 = v43 + v9451;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9454 = v6841 + v9450;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9455 = v9454 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9458 = v9453 + v37;
+        const unsigned int v9459 = v9454 + v18;
+        const bool v9460 = v9459 <= v9458;
+        const bool v9461 = v828 || v9460;
+        const bool v9462 = v9455 && v9461;
+        const unsigned int v9465 = v9454 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9466 = v9465 + v18;
+        const bool v9468 = v9458 < v9466;
+        const bool v9469 = v8595 || v9468;
+        const bool v9470 = v9462 && v9469;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9472 = v9452 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9473 = v9470 ? v9472 : __uint_as_float(0xff800000u);
+        v8387.x[30] = v9473;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9474 = static_cast<unsigned int>(v8387.col(31, iron_linear_thread() & 31u));
+        const unsigned int v9475 = static_cast<unsigned int>(v8387.row(31, iron_linear_thread() & 31u));
+        const float v9476 = v8387.x[31];
+        const unsigned int v9477 = v43 + v9475;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9478 = v6841 + v9474;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9479 = v9478 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9482 = v9477 + v37;
+        const unsigned int v9483 = v9478 + v18;
+        const bool v9484 = v9483 <= v9482;
+        const bool v9485 = v828 || v9484;
+        const bool v9486 = v9479 && v9485;
+        const unsigned int v9489 = v9478 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9490 = v9489 + v18;
+        const bool v9492 = v9482 < v9490;
+        const bool v9493 = v8595 || v9492;
+        const bool v9494 = v9486 && v9493;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9496 = v9476 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9497 = v9494 ? v9496 : __uint_as_float(0xff800000u);
+        v8387.x[31] = v9497;  // kernels/sdpa/flash_tile.hpp:171
+      }
+      iron_frag<float, 2, 16, 8> v9499;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag_fill(v9499, 0.0f);
+      iron_frag_row_reduce<false>(v9499, v8387);
+      iron_frag<float, 2, 16, 8> v9501;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag_fill(v9501, 0.0f);
+      const float v9505 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9506 = v9499.x[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9507 = fmaxf(v9505, v9506);
+      const bool v9510 = v9507 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9511 = v9510 ? 0.0f : v9507;
+      const float v9512 = v9505 - v9511;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9513 = iron_exp2_approx(v9512);
+      v9501.x[0] = v9513;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9517 = v849.x[1];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9518 = v9499.x[1];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9519 = fmaxf(v9517, v9518);
+      const bool v9522 = v9519 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9523 = v9522 ? 0.0f : v9519;
+      const float v9524 = v9517 - v9523;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9525 = iron_exp2_approx(v9524);
+      v9501.x[1] = v9525;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9529 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9530 = v9499.x[2];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9531 = fmaxf(v9529, v9530);
+      const bool v9534 = v9531 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9535 = v9534 ? 0.0f : v9531;
+      const float v9536 = v9529 - v9535;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9537 = iron_exp2_approx(v9536);
+      v9501.x[2] = v9537;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9541 = v849.x[3];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9542 = v9499.x[3];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9543 = fmaxf(v9541, v9542);
+      const bool v9546 = v9543 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9547 = v9546 ? 0.0f : v9543;
+      const float v9548 = v9541 - v9547;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9549 = iron_exp2_approx(v9548);
+      v9501.x[3] = v9549;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9552 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9553 = v9499.x[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9554 = fmaxf(v9552, v9553);
+      v849.x[0] = v9554;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9557 = v849.x[1];
+      const float v9558 = v9499.x[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9559 = fmaxf(v9557, v9558);
+      v849.x[1] = v9559;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9562 = v849.x[2];
+      const float v9563 = v9499.x[2];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9564 = fmaxf(v9562, v9563);
+      v849.x[2] = v9564;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9567 = v849.x[3];
+      const float v9568 = v9499.x[3];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9569 = fmaxf(v9567, v9568);
+      v849.x[3] = v9569;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9572 = v8387.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9573 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9576 = v9573 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9577 = v9576 ? 0.0f : v9573;
+      const float v9578 = v9572 - v9577;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9579 = iron_exp2_approx(v9578);
+      v8387.x[0] = v9579;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9582 = v8387.x[1];
+      const float v9583 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9586 = v9583 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9587 = v9586 ? 0.0f : v9583;
+      const float v9588 = v9582 - v9587;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9589 = iron_exp2_approx(v9588);
+      v8387.x[1] = v9589;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9592 = v8387.x[2];
+      const float v9593 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9596 = v9593 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9597 = v9596 ? 0.0f : v9593;
+      const float v9598 = v9592 - v9597;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9599 = iron_exp2_approx(v9598);
+      v8387.x[2] = v9599;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9602 = v8387.x[3];
+      const float v9603 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9606 = v9603 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9607 = v9606 ? 0.0f : v9603;
+      const float v9608 = v9602 - v9607;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9609 = iron_exp2_approx(v9608);
+      v8387.x[3] = v9609;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9612 = v8387.x[4];
+      const float v9613 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9616 = v9613 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9617 = v9616 ? 0.0f : v9613;
+      const float v9618 = v9612 - v9617;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9619 = iron_exp2_approx(v9618);
+      v8387.x[4] = v9619;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9622 = v8387.x[5];
+      const float v9623 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9626 = v9623 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9627 = v9626 ? 0.0f : v9623;
+      const float v9628 = v9622 - v9627;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9629 = iron_exp2_approx(v9628);
+      v8387.x[5] = v9629;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9632 = v8387.x[6];
+      const float v9633 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9636 = v9633 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9637 = v9636 ? 0.0f : v9633;
+      const float v9638 = v9632 - v9637;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9639 = iron_exp2_approx(v9638);
+      v8387.x[6] = v9639;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9642 = v8387.x[7];
+      const float v9643 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9646 = v9643 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9647 = v9646 ? 0.0f : v9643;
+      const float v9648 = v9642 - v9647;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9649 = iron_exp2_approx(v9648);
+      v8387.x[7] = v9649;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9652 = v8387.x[8];
+      const float v9653 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9656 = v9653 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9657 = v9656 ? 0.0f : v9653;
+      const float v9658 = v9652 - v9657;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9659 = iron_exp2_approx(v9658);
+      v8387.x[8] = v9659;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9662 = v8387.x[9];
+      const float v9663 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9666 = v9663 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9667 = v9666 ? 0.0f : v9663;
+      const float v9668 = v9662 - v9667;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9669 = iron_exp2_approx(v9668);
+      v8387.x[9] = v9669;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9672 = v8387.x[10];
+      const float v9673 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9676 = v9673 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9677 = v9676 ? 0.0f : v9673;
+      const float v9678 = v9672 - v9677;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9679 = iron_exp2_approx(v9678);
+      v8387.x[10] = v9679;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9682 = v8387.x[11];
+      const float v9683 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9686 = v9683 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9687 = v9686 ? 0.0f : v9683;
+      const float v9688 = v9682 - v9687;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9689 = iron_exp2_approx(v9688);
+      v8387.x[11] = v9689;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9692 = v8387.x[12];
+      const float v9693 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9696 = v9693 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9697 = v9696 ? 0.0f : v9693;
+      const float v9698 = v9692 - v9697;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9699 = iron_exp2_approx(v9698);
+      v8387.x[12] = v9699;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9702 = v8387.x[13];
+      const float v9703 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9706 = v9703 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9707 = v9706 ? 0.0f : v9703;
+      const float v9708 = v9702 - v9707;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9709 = iron_exp2_approx(v9708);
+      v8387.x[13] = v9709;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9712 = v8387.x[14];
+      const float v9713 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9716 = v9713 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9717 = v9716 ? 0.0f : v9713;
+      const float v9718 = v9712 - v9717;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9719 = iron_exp2_approx(v9718);
+      v8387.x[14] = v9719;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9722 = v8387.x[15];
+      const float v9723 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9726 = v9723 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9727 = v9726 ? 0.0f : v9723;
+      const float v9728 = v9722 - v9727;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9729 = iron_exp2_approx(v9728);
+      v8387.x[15] = v9729;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9732 = v8387.x[16];
+      const float v9733 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9736 = v9733 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9737 = v9736 ? 0.0f : v9733;
+      const float v9738 = v9732 - v9737;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9739 = iron_exp2_approx(v9738);
+      v8387.x[16] = v9739;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9742 = v8387.x[17];
+      const float v9743 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9746 = v9743 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9747 = v9746 ? 0.0f : v9743;
+      const float v9748 = v9742 - v9747;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9749 = iron_exp2_approx(v9748);
+      v8387.x[17] = v9749;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9752 = v8387.x[18];
+      const float v9753 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9756 = v9753 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9757 = v9756 ? 0.0f : v9753;
+      const float v9758 = v9752 - v9757;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9759 = iron_exp2_approx(v9758);
+      v8387.x[18] = v9759;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9762 = v8387.x[19];
+      const float v9763 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9766 = v9763 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9767 = v9766 ? 0.0f : v9763;
+      const float v9768 = v9762 - v9767;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9769 = iron_exp2_approx(v9768);
+      v8387.x[19] = v9769;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9772 = v8387.x[20];
+      const float v9773 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9776 = v9773 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9777 = v9776 ? 0.0f : v9773;
+      const float v9778 = v9772 - v9777;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9779 = iron_exp2_approx(v9778);
+      v8387.x[20] = v9779;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9782 = v8387.x[21];
+      const float v9783 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9786 = v9783 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9787 = v9786 ? 0.0f : v9783;
+      const float v9788 = v9782 - v9787;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9789 = iron_exp2_approx(v9788);
+      v8387.x[21] = v9789;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9792 = v8387.x[22];
+      const float v9793 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9796 = v9793 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9797 = v9796 ? 0.0f : v9793;
+      const float v9798 = v9792 - v9797;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9799 = iron_exp2_approx(v9798);
+      v8387.x[22] = v9799;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9802 = v8387.x[23];
+      const float v9803 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9806 = v9803 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9807 = v9806 ? 0.0f : v9803;
+      const float v9808 = v9802 - v9807;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9809 = iron_exp2_approx(v9808);
+      v8387.x[23] = v9809;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9812 = v8387.x[24];
+      const float v9813 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9816 = v9813 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9817 = v9816 ? 0.0f : v9813;
+      const float v9818 = v9812 - v9817;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9819 = iron_exp2_approx(v9818);
+      v8387.x[24] = v9819;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9822 = v8387.x[25];
+      const float v9823 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9826 = v9823 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9827 = v9826 ? 0.0f : v9823;
+      const float v9828 = v9822 - v9827;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9829 = iron_exp2_approx(v9828);
+      v8387.x[25] = v9829;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9832 = v8387.x[26];
+      const float v9833 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9836 = v9833 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9837 = v9836 ? 0.0f : v9833;
+      const float v9838 = v9832 - v9837;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9839 = iron_exp2_approx(v9838);
+      v8387.x[26] = v9839;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9842 = v8387.x[27];
+      const float v9843 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9846 = v9843 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9847 = v9846 ? 0.0f : v9843;
+      const float v9848 = v9842 - v9847;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9849 = iron_exp2_approx(v9848);
+      v8387.x[27] = v9849;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9852 = v8387.x[28];
+      const float v9853 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9856 = v9853 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9857 = v9856 ? 0.0f : v9853;
+      const float v9858 = v9852 - v9857;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9859 = iron_exp2_approx(v9858);
+      v8387.x[28] = v9859;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9862 = v8387.x[29];
+      const float v9863 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9866 = v9863 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9867 = v9866 ? 0.0f : v9863;
+      const float v9868 = v9862 - v9867;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9869 = iron_exp2_approx(v9868);
+      v8387.x[29] = v9869;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9872 = v8387.x[30];
+      const float v9873 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9876 = v9873 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9877 = v9876 ? 0.0f : v9873;
+      const float v9878 = v9872 - v9877;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9879 = iron_exp2_approx(v9878);
+      v8387.x[30] = v9879;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9882 = v8387.x[31];
+      const float v9883 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9886 = v9883 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9887 = v9886 ? 0.0f : v9883;
+      const float v9888 = v9882 - v9887;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9889 = iron_exp2_approx(v9888);
+      v8387.x[31] = v9889;  // kernels/sdpa/flash_tile.hpp:189
+      iron_frag<float, 2, 16, 8> v9891;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v9891, 0.0f);
+      iron_frag_row_reduce<true>(v9891, v8387);
+      const float v9894 = v851.x[0];  // kernels/sdpa/flash_tile.hpp:193
+      const float v9895 = v9891.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v9896 = v9501.x[0];
+      const float v9897 = v9894 * v9896;
+      const float v9898 = v9897 + v9895;
+      v851.x[0] = v9898;  // kernels/sdpa/flash_tile.hpp:193
+      const float v9901 = v851.x[1];
+      const float v9902 = v9891.x[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v9903 = v9501.x[1];
+      const float v9904 = v9901 * v9903;
+      const float v9905 = v9904 + v9902;
+      v851.x[1] = v9905;  // kernels/sdpa/flash_tile.hpp:193
+      const float v9908 = v851.x[2];
+      const float v9909 = v9891.x[2];  // kernels/sdpa/flash_tile.hpp:194
+      const float v9910 = v9501.x[2];
+      const float v9911 = v9908 * v9910;
+      const float v9912 = v9911 + v9909;
+      v851.x[2] = v9912;  // kernels/sdpa/flash_tile.hpp:193
+      const float v9915 = v851.x[3];
+      const float v9916 = v9891.x[3];  // kernels/sdpa/flash_tile.hpp:194
+      const float v9917 = v9501.x[3];
+      const float v9918 = v9915 * v9917;
+      const float v9919 = v9918 + v9916;
+      v851.x[3] = v9919;  // kernels/sdpa/flash_tile.hpp:193
+      const float v9922 = v853.x[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v9923 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v9924 = v9922 * v9923;
-      v1014.x[13] = v9924;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9927 = v1014.x[14];
-      const float v9928 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[0] = v9924;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9927 = v853.x[1];
+      const float v9928 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v9929 = v9927 * v9928;
-      v1014.x[14] = v9929;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9932 = v1014.x[15];
-      const float v9933 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[1] = v9929;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9932 = v853.x[2];
+      const float v9933 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v9934 = v9932 * v9933;
-      v1014.x[15] = v9934;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9937 = v1016.x[0];
-      const float v9938 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[2] = v9934;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9937 = v853.x[3];
+      const float v9938 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v9939 = v9937 * v9938;
-      v1016.x[0] = v9939;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9942 = v1016.x[1];
-      const float v9943 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[3] = v9939;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9942 = v853.x[4];
+      const float v9943 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v9944 = v9942 * v9943;
-      v1016.x[1] = v9944;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9947 = v1016.x[2];
-      const float v9948 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[4] = v9944;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9947 = v853.x[5];
+      const float v9948 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v9949 = v9947 * v9948;
-      v1016.x[2] = v9949;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9952 = v1016.x[3];
-      const float v9953 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[5] = v9949;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9952 = v853.x[6];
+      const float v9953 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v9954 = v9952 * v9953;
-      v1016.x[3] = v9954;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9957 = v1016.x[4];
-      const float v9958 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[6] = v9954;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9957 = v853.x[7];
+      const float v9958 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v9959 = v9957 * v9958;
-      v1016.x[4] = v9959;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9962 = v1016.x[5];
-      const float v9963 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[7] = v9959;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9962 = v853.x[8];
+      const float v9963 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v9964 = v9962 * v9963;
-      v1016.x[5] = v9964;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9967 = v1016.x[6];
-      const float v9968 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[8] = v9964;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9967 = v853.x[9];
+      const float v9968 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v9969 = v9967 * v9968;
-      v1016.x[6] = v9969;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9972 = v1016.x[7];
-      const float v9973 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[9] = v9969;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9972 = v853.x[10];
+      const float v9973 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v9974 = v9972 * v9973;
-      v1016.x[7] = v9974;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9977 = v1016.x[8];
-      const float v9978 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[10] = v9974;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9977 = v853.x[11];
+      const float v9978 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v9979 = v9977 * v9978;
-      v1016.x[8] = v9979;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9982 = v1016.x[9];
-      const float v9983 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[11] = v9979;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9982 = v853.x[12];
+      const float v9983 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v9984 = v9982 * v9983;
-      v1016.x[9] = v9984;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9987 = v1016.x[10];
-      const float v9988 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[12] = v9984;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9987 = v853.x[13];
+      const float v9988 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v9989 = v9987 * v9988;
-      v1016.x[10] = v9989;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9992 = v1016.x[11];
-      const float v9993 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[13] = v9989;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9992 = v853.x[14];
+      const float v9993 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v9994 = v9992 * v9993;
-      v1016.x[11] = v9994;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9997 = v1016.x[12];
-      const float v9998 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[14] = v9994;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9997 = v853.x[15];
+      const float v9998 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v9999 = v9997 * v9998;
-      v1016.x[12] = v9999;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10002 = v1016.x[13];
-      const float v10003 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[15] = v9999;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10002 = v855.x[0];
+      const float v10003 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10004 = v10002 * v10003;
-      v1016.x[13] = v10004;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10007 = v1016.x[14];
-      const float v10008 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[0] = v10004;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10007 = v855.x[1];
+      const float v10008 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10009 = v10007 * v10008;
-      v1016.x[14] = v10009;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10012 = v1016.x[15];
-      const float v10013 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[1] = v10009;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10012 = v855.x[2];
+      const float v10013 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10014 = v10012 * v10013;
-      v1016.x[15] = v10014;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10017 = v1018.x[0];
-      const float v10018 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[2] = v10014;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10017 = v855.x[3];
+      const float v10018 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10019 = v10017 * v10018;
-      v1018.x[0] = v10019;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10022 = v1018.x[1];
-      const float v10023 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[3] = v10019;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10022 = v855.x[4];
+      const float v10023 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10024 = v10022 * v10023;
-      v1018.x[1] = v10024;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10027 = v1018.x[2];
-      const float v10028 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[4] = v10024;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10027 = v855.x[5];
+      const float v10028 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10029 = v10027 * v10028;
-      v1018.x[2] = v10029;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10032 = v1018.x[3];
-      const float v10033 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[5] = v10029;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10032 = v855.x[6];
+      const float v10033 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10034 = v10032 * v10033;
-      v1018.x[3] = v10034;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10037 = v1018.x[4];
-      const float v10038 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[6] = v10034;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10037 = v855.x[7];
+      const float v10038 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10039 = v10037 * v10038;
-      v1018.x[4] = v10039;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10042 = v1018.x[5];
-      const float v10043 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[7] = v10039;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10042 = v855.x[8];
+      const float v10043 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10044 = v10042 * v10043;
-      v1018.x[5] = v10044;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10047 = v1018.x[6];
-      const float v10048 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[8] = v10044;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10047 = v855.x[9];
+      const float v10048 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10049 = v10047 * v10048;
-      v1018.x[6] = v10049;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10052 = v1018.x[7];
-      const float v10053 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[9] = v10049;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10052 = v855.x[10];
+      const float v10053 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10054 = v10052 * v10053;
-      v1018.x[7] = v10054;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10057 = v1018.x[8];
-      const float v10058 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[10] = v10054;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10057 = v855.x[11];
+      const float v10058 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10059 = v10057 * v10058;
-      v1018.x[8] = v10059;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10062 = v1018.x[9];
-      const float v10063 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[11] = v10059;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10062 = v855.x[12];
+      const float v10063 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10064 = v10062 * v10063;
-      v1018.x[9] = v10064;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10067 = v1018.x[10];
-      const float v10068 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[12] = v10064;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10067 = v855.x[13];
+      const float v10068 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10069 = v10067 * v10068;
-      v1018.x[10] = v10069;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10072 = v1018.x[11];
-      const float v10073 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[13] = v10069;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10072 = v855.x[14];
+      const float v10073 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10074 = v10072 * v10073;
-      v1018.x[11] = v10074;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10077 = v1018.x[12];
-      const float v10078 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[14] = v10074;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10077 = v855.x[15];
+      const float v10078 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10079 = v10077 * v10078;
-      v1018.x[12] = v10079;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10082 = v1018.x[13];
-      const float v10083 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[15] = v10079;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10082 = v857.x[0];
+      const float v10083 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10084 = v10082 * v10083;
-      v1018.x[13] = v10084;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10087 = v1018.x[14];
-      const float v10088 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[0] = v10084;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10087 = v857.x[1];
+      const float v10088 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10089 = v10087 * v10088;
-      v1018.x[14] = v10089;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10092 = v1018.x[15];
-      const float v10093 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[1] = v10089;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10092 = v857.x[2];
+      const float v10093 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10094 = v10092 * v10093;
-      v1018.x[15] = v10094;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10097 = v1020.x[0];
-      const float v10098 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[2] = v10094;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10097 = v857.x[3];
+      const float v10098 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10099 = v10097 * v10098;
-      v1020.x[0] = v10099;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10102 = v1020.x[1];
-      const float v10103 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[3] = v10099;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10102 = v857.x[4];
+      const float v10103 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10104 = v10102 * v10103;
-      v1020.x[1] = v10104;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10107 = v1020.x[2];
-      const float v10108 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[4] = v10104;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10107 = v857.x[5];
+      const float v10108 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10109 = v10107 * v10108;
-      v1020.x[2] = v10109;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10112 = v1020.x[3];
-      const float v10113 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[5] = v10109;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10112 = v857.x[6];
+      const float v10113 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10114 = v10112 * v10113;
-      v1020.x[3] = v10114;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10117 = v1020.x[4];
-      const float v10118 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[6] = v10114;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10117 = v857.x[7];
+      const float v10118 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10119 = v10117 * v10118;
-      v1020.x[4] = v10119;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10122 = v1020.x[5];
-      const float v10123 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[7] = v10119;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10122 = v857.x[8];
+      const float v10123 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10124 = v10122 * v10123;
-      v1020.x[5] = v10124;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10127 = v1020.x[6];
-      const float v10128 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[8] = v10124;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10127 = v857.x[9];
+      const float v10128 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10129 = v10127 * v10128;
-      v1020.x[6] = v10129;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10132 = v1020.x[7];
-      const float v10133 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[9] = v10129;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10132 = v857.x[10];
+      const float v10133 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10134 = v10132 * v10133;
-      v1020.x[7] = v10134;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10137 = v1020.x[8];
-      const float v10138 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[10] = v10134;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10137 = v857.x[11];
+      const float v10138 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10139 = v10137 * v10138;
-      v1020.x[8] = v10139;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10142 = v1020.x[9];
-      const float v10143 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[11] = v10139;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10142 = v857.x[12];
+      const float v10143 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10144 = v10142 * v10143;
-      v1020.x[9] = v10144;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10147 = v1020.x[10];
-      const float v10148 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[12] = v10144;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10147 = v857.x[13];
+      const float v10148 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10149 = v10147 * v10148;
-      v1020.x[10] = v10149;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10152 = v1020.x[11];
-      const float v10153 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[13] = v10149;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10152 = v857.x[14];
+      const float v10153 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10154 = v10152 * v10153;
-      v1020.x[11] = v10154;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10157 = v1020.x[12];
-      const float v10158 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[14] = v10154;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10157 = v857.x[15];
+      const float v10158 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10159 = v10157 * v10158;
-      v1020.x[12] = v10159;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10162 = v1020.x[13];
-      const float v10163 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[15] = v10159;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10162 = v859.x[0];
+      const float v10163 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10164 = v10162 * v10163;
-      v1020.x[13] = v10164;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10167 = v1020.x[14];
-      const float v10168 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[0] = v10164;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10167 = v859.x[1];
+      const float v10168 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10169 = v10167 * v10168;
-      v1020.x[14] = v10169;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10172 = v1020.x[15];
-      const float v10173 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[1] = v10169;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10172 = v859.x[2];
+      const float v10173 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10174 = v10172 * v10173;
-      v1020.x[15] = v10174;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10177 = v1022.x[0];
-      const float v10178 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[2] = v10174;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10177 = v859.x[3];
+      const float v10178 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10179 = v10177 * v10178;
-      v1022.x[0] = v10179;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10182 = v1022.x[1];
-      const float v10183 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[3] = v10179;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10182 = v859.x[4];
+      const float v10183 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10184 = v10182 * v10183;
-      v1022.x[1] = v10184;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10187 = v1022.x[2];
-      const float v10188 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[4] = v10184;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10187 = v859.x[5];
+      const float v10188 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10189 = v10187 * v10188;
-      v1022.x[2] = v10189;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10192 = v1022.x[3];
-      const float v10193 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[5] = v10189;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10192 = v859.x[6];
+      const float v10193 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10194 = v10192 * v10193;
-      v1022.x[3] = v10194;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10197 = v1022.x[4];
-      const float v10198 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[6] = v10194;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10197 = v859.x[7];
+      const float v10198 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10199 = v10197 * v10198;
-      v1022.x[4] = v10199;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10202 = v1022.x[5];
-      const float v10203 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[7] = v10199;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10202 = v859.x[8];
+      const float v10203 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10204 = v10202 * v10203;
-      v1022.x[5] = v10204;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10207 = v1022.x[6];
-      const float v10208 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[8] = v10204;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10207 = v859.x[9];
+      const float v10208 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10209 = v10207 * v10208;
-      v1022.x[6] = v10209;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10212 = v1022.x[7];
-      const float v10213 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[9] = v10209;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10212 = v859.x[10];
+      const float v10213 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10214 = v10212 * v10213;
-      v1022.x[7] = v10214;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10217 = v1022.x[8];
-      const float v10218 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[10] = v10214;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10217 = v859.x[11];
+      const float v10218 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10219 = v10217 * v10218;
-      v1022.x[8] = v10219;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10222 = v1022.x[9];
-      const float v10223 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[11] = v10219;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10222 = v859.x[12];
+      const float v10223 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10224 = v10222 * v10223;
-      v1022.x[9] = v10224;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10227 = v1022.x[10];
-      const float v10228 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[12] = v10224;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10227 = v859.x[13];
+      const float v10228 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10229 = v10227 * v10228;
-      v1022.x[10] = v10229;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10232 = v1022.x[11];
-      const float v10233 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[13] = v10229;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10232 = v859.x[14];
+      const float v10233 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10234 = v10232 * v10233;
-      v1022.x[11] = v10234;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10237 = v1022.x[12];
-      const float v10238 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[14] = v10234;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10237 = v859.x[15];
+      const float v10238 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10239 = v10237 * v10238;
-      v1022.x[12] = v10239;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10242 = v1022.x[13];
-      const float v10243 = v9196.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[15] = v10239;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10242 = v861.x[0];
+      const float v10243 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10244 = v10242 * v10243;
-      v1022.x[13] = v10244;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10247 = v1022.x[14];
-      const float v10248 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v861.x[0] = v10244;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10247 = v861.x[1];
+      const float v10248 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10249 = v10247 * v10248;
-      v1022.x[14] = v10249;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10252 = v1022.x[15];
-      const float v10253 = v9196.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v861.x[1] = v10249;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10252 = v861.x[2];
+      const float v10253 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10254 = v10252 * v10253;
-      v1022.x[15] = v10254;  // kernels/sdpa/flash_tile.hpp:167
-      iron_frag<float, 0, 16, 64> v10256;  // kernels/sdpa/flash_tile.hpp:172
-      iron_frag_fill(v10256, 0.0f);
-      iron_frag_convert(v10256, v8312);
-      iron_frag<float, 1, 64, 32> v10258;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10258, 0.0f);
-      iron_frag_load_shared<false>(v10258, shm2, v6772, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1008, v10256, v10258);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10265;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10265, 0.0f);
-      iron_frag_load_shared<false>(v10265, shm2, v8333, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1010, v10256, v10265);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10272;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10272, 0.0f);
-      iron_frag_load_shared<false>(v10272, shm2, v8347, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1012, v10256, v10272);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10279;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10279, 0.0f);
-      iron_frag_load_shared<false>(v10279, shm2, v8361, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1014, v10256, v10279);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10286;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10286, 0.0f);
-      iron_frag_load_shared<false>(v10286, shm2, v8375, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1016, v10256, v10286);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10293;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10293, 0.0f);
-      iron_frag_load_shared<false>(v10293, shm2, v8389, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1018, v10256, v10293);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10300;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10300, 0.0f);
-      iron_frag_load_shared<false>(v10300, shm2, v8403, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1020, v10256, v10300);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10307;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10307, 0.0f);
-      iron_frag_load_shared<false>(v10307, shm2, v8417, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1022, v10256, v10307);  // kernels/sdpa/flash_tile.hpp:176
-    }
-    __syncthreads();  // kernels/sdpa/flash_tile.hpp:127
-    const float v4571 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:181
-    iron_frag<float, 2, 16, 8> v4573;  // kernels/sdpa/flash_tile.hpp:182
-    iron_frag_fill(v4573, 0.0f);
-    const float v4577 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:184
-    const float v4578 = fmaxf(v4577, v4571);
-    const bool v4581 = v4578 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v4582 = v4581 ? 0.0f : v4578;
-    v4573.x[0] = v4582;  // kernels/sdpa/flash_tile.hpp:183
-    const float v4586 = v1004.x[1];  // kernels/sdpa/flash_tile.hpp:184
-    const float v4587 = fmaxf(v4586, v4571);
-    const bool v4590 = v4587 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v4591 = v4590 ? 0.0f : v4587;
-    v4573.x[1] = v4591;  // kernels/sdpa/flash_tile.hpp:183
-    const float v4595 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:184
-    const float v4596 = fmaxf(v4595, v4571);
-    const bool v4599 = v4596 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v4600 = v4599 ? 0.0f : v4596;
-    v4573.x[2] = v4600;  // kernels/sdpa/flash_tile.hpp:183
-    const float v4604 = v1004.x[3];  // kernels/sdpa/flash_tile.hpp:184
-    const float v4605 = fmaxf(v4604, v4571);
-    const bool v4608 = v4605 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v4609 = v4608 ? 0.0f : v4605;
-    v4573.x[3] = v4609;  // kernels/sdpa/flash_tile.hpp:183
-    iron_frag<float, 2, 16, 8> v4611;  // kernels/sdpa/flash_tile.hpp:186
-    iron_frag_fill(v4611, 0.0f);
-    const float v4615 = v4573.x[0];  // kernels/sdpa/flash_tile.hpp:188
-    const float v4616 = v4571 - v4615;
-    const float v4617 = exp2f(v4616);
-    const float v4619 = v1004.x[0];
-    const float v4620 = v4619 - v4615;
-    const float v4621 = exp2f(v4620);
-    const float v4622 = v1006.x[0];
-    const float v4623 = v4622 * v4621;
-    const float v4624 = v4623 + v4617;
-    v4611.x[0] = v4624;  // kernels/sdpa/flash_tile.hpp:187
-    const float v4628 = v4573.x[1];  // kernels/sdpa/flash_tile.hpp:188
-    const float v4629 = v4571 - v4628;
-    const float v4630 = exp2f(v4629);
-    const float v4632 = v1004.x[1];
-    const float v4633 = v4632 - v4628;
-    const float v4634 = exp2f(v4633);
-    const float v4635 = v1006.x[1];
-    const float v4636 = v4635 * v4634;
-    const float v4637 = v4636 + v4630;
-    v4611.x[1] = v4637;  // kernels/sdpa/flash_tile.hpp:187
-    const float v4641 = v4573.x[2];  // kernels/sdpa/flash_tile.hpp:188
-    const float v4642 = v4571 - v4641;
-    const float v4643 = exp2f(v4642);
-    const float v4645 = v1004.x[2];
-    const float v4646 = v4645 - v4641;
-    const float v4647 = exp2f(v4646);
-    const float v4648 = v1006.x[2];
-    const float v4649 = v4648 * v4647;
-    const float v4650 = v4649 + v4643;
-    v4611.x[2] = v4650;  // kernels/sdpa/flash_tile.hpp:187
-    const float v4654 = v4573.x[3];  // kernels/sdpa/flash_tile.hpp:188
-    const float v4655 = v4571 - v4654;
-    const float v4656 = exp2f(v4655);
-    const float v4658 = v1004.x[3];
-    const float v4659 = v4658 - v4654;
-    const float v4660 = exp2f(v4659);
-    const float v4661 = v1006.x[3];
-    const float v4662 = v4661 * v4660;
-    const float v4663 = v4662 + v4656;
-    v4611.x[3] = v4663;  // kernels/sdpa/flash_tile.hpp:187
-    iron_frag<float, 2, 16, 8> v4665;  // kernels/sdpa/flash_tile.hpp:190
-    iron_frag_fill(v4665, 0.0f);
-    const float v4669 = v4611.x[0];  // kernels/sdpa/flash_tile.hpp:192
-    const float v4671 = v4573.x[0];  // kernels/sdpa/flash_tile.hpp:193
-    const float v4672 = v1004.x[0];
-    const float v4673 = v4672 - v4671;
-    const float v4674 = exp2f(v4673);
-    const float v4675 = v4674 / v4669;
-    const bool v4677 = v4669 > 0.0f;
-    const float v4678 = v4677 ? v4675 : 0.0f;
-    v4665.x[0] = v4678;  // kernels/sdpa/flash_tile.hpp:191
-    const float v4682 = v4611.x[1];  // kernels/sdpa/flash_tile.hpp:192
-    const float v4684 = v4573.x[1];  // kernels/sdpa/flash_tile.hpp:193
-    const float v4685 = v1004.x[1];
-    const float v4686 = v4685 - v4684;
-    const float v4687 = exp2f(v4686);
-    const float v4688 = v4687 / v4682;
-    const bool v4690 = v4682 > 0.0f;
-    const float v4691 = v4690 ? v4688 : 0.0f;
-    v4665.x[1] = v4691;  // kernels/sdpa/flash_tile.hpp:191
-    const float v4695 = v4611.x[2];  // kernels/sdpa/flash_tile.hpp:192
-    const float v4697 = v4573.x[2];  // kernels/sdpa/flash_tile.hpp:193
-    const float v4698 = v1004.x[2];
-    const float v4699 = v4698 - v4697;
-    const float v4700 = exp2f(v4699);
-    const float v4701 = v4700 / v4695;
-    const bool v4703 = v4695 > 0.0f;
-    const float v4704 = v4703 ? v4701 : 0.0f;
-    v4665.x[2] = v4704;  // kernels/sdpa/flash_tile.hpp:191
-    const float v4708 = v4611.x[3];  // kernels/sdpa/flash_tile.hpp:192
-    const float v4710 = v4573.x[3];  // kernels/sdpa/flash_tile.hpp:193
-    const float v4711 = v1004.x[3];
-    const float v4712 = v4711 - v4710;
-    const float v4713 = exp2f(v4712);
-    const float v4714 = v4713 / v4708;
-    const bool v4716 = v4708 > 0.0f;
-    const float v4717 = v4716 ? v4714 : 0.0f;
-    v4665.x[3] = v4717;  // kernels/sdpa/flash_tile.hpp:191
-    const unsigned int v4719 = v43 + v9616;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4720 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4721 = v1008.x[0];
-    const float v4722 = v4721 * v4720;
-    const bool v4723 = v4719 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4723) {
-      const unsigned int v4729 = v11 + v4719;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4730 = v4729 * v1;
-      const unsigned int v4731 = v4730 + v26;
-      const unsigned int v4732 = v4731 << 8u;
-      const unsigned int v4733 = v4732 + v9615;
-      out[v4733] = v4722;
-    }
-    const unsigned int v4735 = v43 + v9621;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4736 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4737 = v1008.x[1];
-    const float v4738 = v4737 * v4736;
-    const bool v4739 = v4735 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4739) {
-      const unsigned int v4745 = v11 + v4735;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4746 = v4745 * v1;
-      const unsigned int v4747 = v4746 + v26;
-      const unsigned int v4748 = v4747 << 8u;
-      const unsigned int v4749 = v4748 + v9620;
-      out[v4749] = v4738;
-    }
-    const unsigned int v4751 = v43 + v9626;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4752 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4753 = v1008.x[2];
-    const float v4754 = v4753 * v4752;
-    const bool v4755 = v4751 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4755) {
-      const unsigned int v4761 = v11 + v4751;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4762 = v4761 * v1;
-      const unsigned int v4763 = v4762 + v26;
-      const unsigned int v4764 = v4763 << 8u;
-      const unsigned int v4765 = v4764 + v9625;
-      out[v4765] = v4754;
-    }
-    const unsigned int v4767 = v43 + v9631;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4768 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4769 = v1008.x[3];
-    const float v4770 = v4769 * v4768;
-    const bool v4771 = v4767 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4771) {
-      const unsigned int v4777 = v11 + v4767;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4778 = v4777 * v1;
-      const unsigned int v4779 = v4778 + v26;
-      const unsigned int v4780 = v4779 << 8u;
-      const unsigned int v4781 = v4780 + v9630;
-      out[v4781] = v4770;
-    }
-    const unsigned int v4783 = v43 + v9636;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4784 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4785 = v1008.x[4];
-    const float v4786 = v4785 * v4784;
-    const bool v4787 = v4783 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4787) {
-      const unsigned int v4793 = v11 + v4783;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4794 = v4793 * v1;
-      const unsigned int v4795 = v4794 + v26;
-      const unsigned int v4796 = v4795 << 8u;
-      const unsigned int v4797 = v4796 + v9635;
-      out[v4797] = v4786;
-    }
-    const unsigned int v4799 = v43 + v9641;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4800 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4801 = v1008.x[5];
-    const float v4802 = v4801 * v4800;
-    const bool v4803 = v4799 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4803) {
-      const unsigned int v4809 = v11 + v4799;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4810 = v4809 * v1;
-      const unsigned int v4811 = v4810 + v26;
-      const unsigned int v4812 = v4811 << 8u;
-      const unsigned int v4813 = v4812 + v9640;
-      out[v4813] = v4802;
-    }
-    const unsigned int v4815 = v43 + v9646;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4816 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4817 = v1008.x[6];
-    const float v4818 = v4817 * v4816;
-    const bool v4819 = v4815 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4819) {
-      const unsigned int v4825 = v11 + v4815;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4826 = v4825 * v1;
-      const unsigned int v4827 = v4826 + v26;
-      const unsigned int v4828 = v4827 << 8u;
-      const unsigned int v4829 = v4828 + v9645;
-      out[v4829] = v4818;
-    }
-    const unsigned int v4831 = v43 + v9651;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4832 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4833 = v1008.x[7];
-    const float v4834 = v4833 * v4832;
-    const bool v4835 = v4831 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4835) {
-      const unsigned int v4841 = v11 + v4831;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4842 = v4841 * v1;
-      const unsigned int v4843 = v4842 + v26;
-      const unsigned int v4844 = v4843 << 8u;
-      const unsigned int v4845 = v4844 + v9650;
-      out[v4845] = v4834;
-    }
-    const unsigned int v4847 = v43 + v9656;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4848 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4849 = v1008.x[8];
-    const float v4850 = v4849 * v4848;
-    const bool v4851 = v4847 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4851) {
-      const unsigned int v4857 = v11 + v4847;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4858 = v4857 * v1;
-      const unsigned int v4859 = v4858 + v26;
-      const unsigned int v4860 = v4859 << 8u;
-      const unsigned int v4861 = v4860 + v9655;
-      out[v4861] = v4850;
-    }
-    const unsigned int v4863 = v43 + v9661;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4864 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4865 = v1008.x[9];
-    const float v4866 = v4865 * v4864;
-    const bool v4867 = v4863 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4867) {
-      const unsigned int v4873 = v11 + v4863;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4874 = v4873 * v1;
-      const unsigned int v4875 = v4874 + v26;
-      const unsigned int v4876 = v4875 << 8u;
-      const unsigned int v4877 = v4876 + v9660;
-      out[v4877] = v4866;
-    }
-    const unsigned int v4879 = v43 + v9666;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4880 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4881 = v1008.x[10];
-    const float v4882 = v4881 * v4880;
-    const bool v4883 = v4879 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4883) {
-      const unsigned int v4889 = v11 + v4879;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4890 = v4889 * v1;
-      const unsigned int v4891 = v4890 + v26;
-      const unsigned int v4892 = v4891 << 8u;
-      const unsigned int v4893 = v4892 + v9665;
-      out[v4893] = v4882;
-    }
-    const unsigned int v4895 = v43 + v9671;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4896 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4897 = v1008.x[11];
-    const float v4898 = v4897 * v4896;
-    const bool v4899 = v4895 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4899) {
-      const unsigned int v4905 = v11 + v4895;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4906 = v4905 * v1;
-      const unsigned int v4907 = v4906 + v26;
-      const unsigned int v4908 = v4907 << 8u;
-      const unsigned int v4909 = v4908 + v9670;
-      out[v4909] = v4898;
-    }
-    const unsigned int v4911 = v43 + v9676;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4912 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4913 = v1008.x[12];
-    const float v4914 = v4913 * v4912;
-    const bool v4915 = v4911 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4915) {
-      const unsigned int v4921 = v11 + v4911;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4922 = v4921 * v1;
-      const unsigned int v4923 = v4922 + v26;
-      const unsigned int v4924 = v4923 << 8u;
-      const unsigned int v4925 = v4924 + v9675;
-      out[v4925] = v4914;
-    }
-    const unsigned int v4927 = v43 + v9681;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4928 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4929 = v1008.x[13];
-    const float v4930 = v4929 * v4928;
-    const bool v4931 = v4927 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4931) {
-      const unsigned int v4937 = v11 + v4927;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4938 = v4937 * v1;
-      const unsigned int v4939 = v4938 + v26;
-      const unsigned int v4940 = v4939 << 8u;
-      const unsigned int v4941 = v4940 + v9680;
-      out[v4941] = v4930;
-    }
-    const unsigned int v4943 = v43 + v9686;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4944 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4945 = v1008.x[14];
-    const float v4946 = v4945 * v4944;
-    const bool v4947 = v4943 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4947) {
-      const unsigned int v4953 = v11 + v4943;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4954 = v4953 * v1;
-      const unsigned int v4955 = v4954 + v26;
-      const unsigned int v4956 = v4955 << 8u;
-      const unsigned int v4957 = v4956 + v9685;
-      out[v4957] = v4946;
-    }
-    const unsigned int v4959 = v43 + v9691;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4960 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4961 = v1008.x[15];
-    const float v4962 = v4961 * v4960;
-    const bool v4963 = v4959 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4963) {
-      const unsigned int v4969 = v11 + v4959;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4970 = v4969 * v1;
-      const unsigned int v4971 = v4970 + v26;
-      const unsigned int v4972 = v4971 << 8u;
-      const unsigned int v4973 = v4972 + v9690;
-      out[v4973] = v4962;
-    }
-    const unsigned int v4975 = v43 + v9696;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4976 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4977 = v1010.x[0];
-    const float v4978 = v4977 * v4976;
-    const bool v4979 = v4975 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4979) {
-      const unsigned int v4982 = 32u + v9695;
-      const unsigned int v4985 = v11 + v4975;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4986 = v4985 * v1;
-      const unsigned int v4987 = v4986 + v26;
-      const unsigned int v4988 = v4987 << 8u;
-      const unsigned int v4989 = v4988 + v4982;
-      out[v4989] = v4978;
-    }
-    const unsigned int v4991 = v43 + v9701;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4992 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4993 = v1010.x[1];
-    const float v4994 = v4993 * v4992;
-    const bool v4995 = v4991 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4995) {
-      const unsigned int v4998 = 32u + v9700;
-      const unsigned int v5001 = v11 + v4991;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5002 = v5001 * v1;
-      const unsigned int v5003 = v5002 + v26;
-      const unsigned int v5004 = v5003 << 8u;
-      const unsigned int v5005 = v5004 + v4998;
-      out[v5005] = v4994;
-    }
-    const unsigned int v5007 = v43 + v9706;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5008 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5009 = v1010.x[2];
-    const float v5010 = v5009 * v5008;
-    const bool v5011 = v5007 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5011) {
-      const unsigned int v5014 = 32u + v9705;
-      const unsigned int v5017 = v11 + v5007;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5018 = v5017 * v1;
-      const unsigned int v5019 = v5018 + v26;
-      const unsigned int v5020 = v5019 << 8u;
-      const unsigned int v5021 = v5020 + v5014;
-      out[v5021] = v5010;
-    }
-    const unsigned int v5023 = v43 + v9711;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5024 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5025 = v1010.x[3];
-    const float v5026 = v5025 * v5024;
-    const bool v5027 = v5023 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5027) {
-      const unsigned int v5030 = 32u + v9710;
-      const unsigned int v5033 = v11 + v5023;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5034 = v5033 * v1;
-      const unsigned int v5035 = v5034 + v26;
-      const unsigned int v5036 = v5035 << 8u;
-      const unsigned int v5037 = v5036 + v5030;
-      out[v5037] = v5026;
-    }
-    const unsigned int v5039 = v43 + v9716;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5040 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5041 = v1010.x[4];
-    const float v5042 = v5041 * v5040;
-    const bool v5043 = v5039 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5043) {
-      const unsigned int v5046 = 32u + v9715;
-      const unsigned int v5049 = v11 + v5039;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5050 = v5049 * v1;
-      const unsigned int v5051 = v5050 + v26;
-      const unsigned int v5052 = v5051 << 8u;
-      const unsigned int v5053 = v5052 + v5046;
-      out[v5053] = v5042;
-    }
-    const unsigned int v5055 = v43 + v9721;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5056 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5057 = v1010.x[5];
-    const float v5058 = v5057 * v5056;
-    const bool v5059 = v5055 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5059) {
-      const unsigned int v5062 = 32u + v9720;
-      const unsigned int v5065 = v11 + v5055;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5066 = v5065 * v1;
-      const unsigned int v5067 = v5066 + v26;
-      const unsigned int v5068 = v5067 << 8u;
-      const unsigned int v5069 = v5068 + v5062;
-      out[v5069] = v5058;
-    }
-    const unsigned int v5071 = v43 + v9726;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5072 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5073 = v1010.x[6];
-    const float v5074 = v5073 * v5072;
-    const bool v5075 = v5071 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5075) {
-      const unsigned int v5078 = 32u + v9725;
-      const unsigned int v5081 = v11 + v5071;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5082 = v5081 * v1;
-      const unsigned int v5083 = v5082 + v26;
-      const unsigned int v5084 = v5083 << 8u;
-      const unsigned int v5085 = v5084 + v5078;
-      out[v5085] = v5074;
-    }
-    const unsigned int v5087 = v43 + v9731;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5088 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5089 = v1010.x[7];
-    const float v5090 = v5089 * v5088;
-    const bool v5091 = v5087 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5091) {
-      const unsigned int v5094 = 32u + v9730;
-      const unsigned int v5097 = v11 + v5087;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5098 = v5097 * v1;
-      const unsigned int v5099 = v5098 + v26;
-      const unsigned int v5100 = v5099 << 8u;
-      const unsigned int v5101 = v5100 + v5094;
-      out[v5101] = v5090;
-    }
-    const unsigned int v5103 = v43 + v9736;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5104 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5105 = v1010.x[8];
-    const float v5106 = v5105 * v5104;
-    const bool v5107 = v5103 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5107) {
-      const unsigned int v5110 = 32u + v9735;
-      const unsigned int v5113 = v11 + v5103;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5114 = v5113 * v1;
-      const unsigned int v5115 = v5114 + v26;
-      const unsigned int v5116 = v5115 << 8u;
-      const unsigned int v5117 = v5116 + v5110;
-      out[v5117] = v5106;
-    }
-    const unsigned int v5119 = v43 + v9741;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5120 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5121 = v1010.x[9];
-    const float v5122 = v5121 * v5120;
-    const bool v5123 = v5119 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5123) {
-      const unsigned int v5126 = 32u + v9740;
-      const unsigned int v5129 = v11 + v5119;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5130 = v5129 * v1;
-      const unsigned int v5131 = v5130 + v26;
-      const unsigned int v5132 = v5131 << 8u;
-      const unsigned int v5133 = v5132 + v5126;
-      out[v5133] = v5122;
-    }
-    const unsigned int v5135 = v43 + v9746;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5136 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5137 = v1010.x[10];
-    const float v5138 = v5137 * v5136;
-    const bool v5139 = v5135 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5139) {
-      const unsigned int v5142 = 32u + v9745;
-      const unsigned int v5145 = v11 + v5135;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5146 = v5145 * v1;
-      const unsigned int v5147 = v5146 + v26;
-      const unsigned int v5148 = v5147 << 8u;
-      const unsigned int v5149 = v5148 + v5142;
-      out[v5149] = v5138;
-    }
-    const unsigned int v5151 = v43 + v9751;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5152 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5153 = v1010.x[11];
-    const float v5154 = v5153 * v5152;
-    const bool v5155 = v5151 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5155) {
-      const unsigned int v5158 = 32u + v9750;
-      const unsigned int v5161 = v11 + v5151;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5162 = v5161 * v1;
-      const unsigned int v5163 = v5162 + v26;
-      const unsigned int v5164 = v5163 << 8u;
-      const unsigned int v5165 = v5164 + v5158;
-      out[v5165] = v5154;
-    }
-    const unsigned int v5167 = v43 + v9756;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5168 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5169 = v1010.x[12];
-    const float v5170 = v5169 * v5168;
-    const bool v5171 = v5167 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5171) {
-      const unsigned int v5174 = 32u + v9755;
-      const unsigned int v5177 = v11 + v5167;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5178 = v5177 * v1;
-      const unsigned int v5179 = v5178 + v26;
-      const unsigned int v5180 = v5179 << 8u;
-      const unsigned int v5181 = v5180 + v5174;
-      out[v5181] = v5170;
-    }
-    const unsigned int v5183 = v43 + v9761;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5184 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5185 = v1010.x[13];
-    const float v5186 = v5185 * v5184;
-    const bool v5187 = v5183 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5187) {
-      const unsigned int v5190 = 32u + v9760;
-      const unsigned int v5193 = v11 + v5183;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5194 = v5193 * v1;
-      const unsigned int v5195 = v5194 + v26;
-      const unsigned int v5196 = v5195 << 8u;
-      const unsigned int v5197 = v5196 + v5190;
-      out[v5197] = v5186;
-    }
-    const unsigned int v5199 = v43 + v9766;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5200 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5201 = v1010.x[14];
-    const float v5202 = v5201 * v5200;
-    const bool v5203 = v5199 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5203) {
-      const unsigned int v5206 = 32u + v9765;
-      const unsigned int v5209 = v11 + v5199;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5210 = v5209 * v1;
-      const unsigned int v5211 = v5210 + v26;
-      const unsigned int v5212 = v5211 << 8u;
-      const unsigned int v5213 = v5212 + v5206;
-      out[v5213] = v5202;
-    }
-    const unsigned int v5215 = v43 + v9771;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5216 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5217 = v1010.x[15];
-    const float v5218 = v5217 * v5216;
-    const bool v5219 = v5215 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5219) {
-      const unsigned int v5222 = 32u + v9770;
-      const unsigned int v5225 = v11 + v5215;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5226 = v5225 * v1;
-      const unsigned int v5227 = v5226 + v26;
-      const unsigned int v5228 = v5227 << 8u;
-      const unsigned int v5229 = v5228 + v5222;
-      out[v5229] = v5218;
-    }
-    const unsigned int v5231 = v43 + v9776;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5232 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5233 = v1012.x[0];
-    const float v5234 = v5233 * v5232;
-    const bool v5235 = v5231 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5235) {
-      const unsigned int v5238 = 64u + v9775;
-      const unsigned int v5241 = v11 + v5231;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5242 = v5241 * v1;
-      const unsigned int v5243 = v5242 + v26;
-      const unsigned int v5244 = v5243 << 8u;
-      const unsigned int v5245 = v5244 + v5238;
-      out[v5245] = v5234;
-    }
-    const unsigned int v5247 = v43 + v9781;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5248 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5249 = v1012.x[1];
-    const float v5250 = v5249 * v5248;
-    const bool v5251 = v5247 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5251) {
-      const unsigned int v5254 = 64u + v9780;
-      const unsigned int v5257 = v11 + v5247;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5258 = v5257 * v1;
-      const unsigned int v5259 = v5258 + v26;
-      const unsigned int v5260 = v5259 << 8u;
-      const unsigned int v5261 = v5260 + v5254;
-      out[v5261] = v5250;
-    }
-    const unsigned int v5263 = v43 + v9786;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5264 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5265 = v1012.x[2];
-    const float v5266 = v5265 * v5264;
-    const bool v5267 = v5263 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5267) {
-      const unsigned int v5270 = 64u + v9785;
-      const unsigned int v5273 = v11 + v5263;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5274 = v5273 * v1;
-      const unsigned int v5275 = v5274 + v26;
-      const unsigned int v5276 = v5275 << 8u;
-      const unsigned int v5277 = v5276 + v5270;
-      out[v5277] = v5266;
-    }
-    const unsigned int v5279 = v43 + v9791;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5280 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5281 = v1012.x[3];
-    const float v5282 = v5281 * v5280;
-    const bool v5283 = v5279 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5283) {
-      const unsigned int v5286 = 64u + v9790;
-      const unsigned int v5289 = v11 + v5279;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5290 = v5289 * v1;
-      const unsigned int v5291 = v5290 + v26;
-      const unsigned int v5292 = v5291 << 8u;
-      const unsigned int v5293 = v5292 + v5286;
-      out[v5293] = v5282;
-    }
-    const unsigned int v5295 = v43 + v9796;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5296 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5297 = v1012.x[4];
-    const float v5298 = v5297 * v5296;
-    const bool v5299 = v5295 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5299) {
-      const unsigned int v5302 = 64u + v9795;
-      const unsigned int v5305 = v11 + v5295;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5306 = v5305 * v1;
-      const unsigned int v5307 = v5306 + v26;
-      const unsigned int v5308 = v5307 << 8u;
-      const unsigned int v5309 = v5308 + v5302;
-      out[v5309] = v5298;
-    }
-    const unsigned int v5311 = v43 + v9801;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5312 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5313 = v1012.x[5];
-    const float v5314 = v5313 * v5312;
-    const bool v5315 = v5311 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5315) {
-      const unsigned int v5318 = 64u + v9800;
-      const unsigned int v5321 = v11 + v5311;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5322 = v5321 * v1;
-      const unsigned int v5323 = v5322 + v26;
-      const unsigned int v5324 = v5323 << 8u;
-      const unsigned int v5325 = v5324 + v5318;
-      out[v5325] = v5314;
-    }
-    const unsigned int v5327 = v43 + v9806;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5328 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5329 = v1012.x[6];
-    const float v5330 = v5329 * v5328;
-    const bool v5331 = v5327 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5331) {
-      const unsigned int v5334 = 64u + v9805;
-      const unsigned int v5337 = v11 + v5327;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5338 = v5337 * v1;
-      const unsigned int v5339 = v5338 + v26;
-      const unsigned int v5340 = v5339 << 8u;
-      const unsigned int v5341 = v5340 + v5334;
-      out[v5341] = v5330;
-    }
-    const unsigned int v5343 = v43 + v9811;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5344 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5345 = v1012.x[7];
-    const float v5346 = v5345 * v5344;
-    const bool v5347 = v5343 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5347) {
-      const unsigned int v5350 = 64u + v9810;
-      const unsigned int v5353 = v11 + v5343;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5354 = v5353 * v1;
-      const unsigned int v5355 = v5354 + v26;
-      const unsigned int v5356 = v5355 << 8u;
-      const unsigned int v5357 = v5356 + v5350;
-      out[v5357] = v5346;
-    }
-    const unsigned int v5359 = v43 + v9816;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5360 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5361 = v1012.x[8];
-    const float v5362 = v5361 * v5360;
-    const bool v5363 = v5359 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5363) {
-      const unsigned int v5366 = 64u + v9815;
-      const unsigned int v5369 = v11 + v5359;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5370 = v5369 * v1;
-      const unsigned int v5371 = v5370 + v26;
-      const unsigned int v5372 = v5371 << 8u;
-      const unsigned int v5373 = v5372 + v5366;
-      out[v5373] = v5362;
-    }
-    const unsigned int v5375 = v43 + v9821;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5376 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5377 = v1012.x[9];
-    const float v5378 = v5377 * v5376;
-    const bool v5379 = v5375 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5379) {
-      const unsigned int v5382 = 64u + v9820;
-      const unsigned int v5385 = v11 + v5375;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5386 = v5385 * v1;
-      const unsigned int v5387 = v5386 + v26;
-      const unsigned int v5388 = v5387 << 8u;
-      const unsigned int v5389 = v5388 + v5382;
-      out[v5389] = v5378;
-    }
-    const unsigned int v5391 = v43 + v9826;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5392 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5393 = v1012.x[10];
-    const float v5394 = v5393 * v5392;
-    const bool v5395 = v5391 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5395) {
-      const unsigned int v5398 = 64u + v9825;
-      const unsigned int v5401 = v11 + v5391;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5402 = v5401 * v1;
-      const unsigned int v5403 = v5402 + v26;
-      const unsigned int v5404 = v5403 << 8u;
-      const unsigned int v5405 = v5404 + v5398;
-      out[v5405] = v5394;
-    }
-    const unsigned int v5407 = v43 + v9831;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5408 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5409 = v1012.x[11];
-    const float v5410 = v5409 * v5408;
-    const bool v5411 = v5407 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5411) {
-      const unsigned int v5414 = 64u + v9830;
-      const unsigned int v5417 = v11 + v5407;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5418 = v5417 * v1;
-      const unsigned int v5419 = v5418 + v26;
-      const unsigned int v5420 = v5419 << 8u;
-      const unsigned int v5421 = v5420 + v5414;
-      out[v5421] = v5410;
-    }
-    const unsigned int v5423 = v43 + v9836;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5424 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5425 = v1012.x[12];
-    const float v5426 = v5425 * v5424;
-    const bool v5427 = v5423 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5427) {
-      const unsigned int v5430 = 64u + v9835;
-      const unsigned int v5433 = v11 + v5423;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5434 = v5433 * v1;
-      const unsigned int v5435 = v5434 + v26;
-      const unsigned int v5436 = v5435 << 8u;
-      const unsigned int v5437 = v5436 + v5430;
-      out[v5437] = v5426;
-    }
-    const unsigned int v5439 = v43 + v9841;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5440 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5441 = v1012.x[13];
-    const float v5442 = v5441 * v5440;
-    const bool v5443 = v5439 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5443) {
-      const unsigned int v5446 = 64u + v9840;
-      const unsigned int v5449 = v11 + v5439;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5450 = v5449 * v1;
-      const unsigned int v5451 = v5450 + v26;
-      const unsigned int v5452 = v5451 << 8u;
-      const unsigned int v5453 = v5452 + v5446;
-      out[v5453] = v5442;
-    }
-    const unsigned int v5455 = v43 + v9846;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5456 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5457 = v1012.x[14];
-    const float v5458 = v5457 * v5456;
-    const bool v5459 = v5455 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5459) {
-      const unsigned int v5462 = 64u + v9845;
-      const unsigned int v5465 = v11 + v5455;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5466 = v5465 * v1;
-      const unsigned int v5467 = v5466 + v26;
-      const unsigned int v5468 = v5467 << 8u;
-      const unsigned int v5469 = v5468 + v5462;
-      out[v5469] = v5458;
-    }
-    const unsigned int v5471 = v43 + v9851;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5472 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5473 = v1012.x[15];
-    const float v5474 = v5473 * v5472;
-    const bool v5475 = v5471 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5475) {
-      const unsigned int v5478 = 64u + v9850;
-      const unsigned int v5481 = v11 + v5471;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5482 = v5481 * v1;
-      const unsigned int v5483 = v5482 + v26;
-      const unsigned int v5484 = v5483 << 8u;
-      const unsigned int v5485 = v5484 + v5478;
-      out[v5485] = v5474;
-    }
-    const unsigned int v5487 = v43 + v9856;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5488 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5489 = v1014.x[0];
-    const float v5490 = v5489 * v5488;
-    const bool v5491 = v5487 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5491) {
-      const unsigned int v5494 = 96u + v9855;
-      const unsigned int v5497 = v11 + v5487;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5498 = v5497 * v1;
-      const unsigned int v5499 = v5498 + v26;
-      const unsigned int v5500 = v5499 << 8u;
-      const unsigned int v5501 = v5500 + v5494;
-      out[v5501] = v5490;
-    }
-    const unsigned int v5503 = v43 + v9861;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5504 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5505 = v1014.x[1];
-    const float v5506 = v5505 * v5504;
-    const bool v5507 = v5503 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5507) {
-      const unsigned int v5510 = 96u + v9860;
-      const unsigned int v5513 = v11 + v5503;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5514 = v5513 * v1;
-      const unsigned int v5515 = v5514 + v26;
-      const unsigned int v5516 = v5515 << 8u;
-      const unsigned int v5517 = v5516 + v5510;
-      out[v5517] = v5506;
-    }
-    const unsigned int v5519 = v43 + v9866;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5520 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5521 = v1014.x[2];
-    const float v5522 = v5521 * v5520;
-    const bool v5523 = v5519 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5523) {
-      const unsigned int v5526 = 96u + v9865;
-      const unsigned int v5529 = v11 + v5519;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5530 = v5529 * v1;
-      const unsigned int v5531 = v5530 + v26;
-      const unsigned int v5532 = v5531 << 8u;
-      const unsigned int v5533 = v5532 + v5526;
-      out[v5533] = v5522;
-    }
-    const unsigned int v5535 = v43 + v9871;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5536 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5537 = v1014.x[3];
-    const float v5538 = v5537 * v5536;
-    const bool v5539 = v5535 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5539) {
-      const unsigned int v5542 = 96u + v9870;
-      const unsigned int v5545 = v11 + v5535;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5546 = v5545 * v1;
-      const unsigned int v5547 = v5546 + v26;
-      const unsigned int v5548 = v5547 << 8u;
-      const unsigned int v5549 = v5548 + v5542;
-      out[v5549] = v5538;
-    }
-    const unsigned int v5551 = v43 + v9876;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5552 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5553 = v1014.x[4];
-    const float v5554 = v5553 * v5552;
-    const bool v5555 = v5551 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5555) {
-      const unsigned int v5558 = 96u + v9875;
-      const unsigned int v5561 = v11 + v5551;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5562 = v5561 * v1;
-      const unsigned int v5563 = v5562 + v26;
-      const unsigned int v5564 = v5563 << 8u;
-      const unsigned int v5565 = v5564 + v5558;
-      out[v5565] = v5554;
-    }
-    const unsigned int v5567 = v43 + v9881;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5568 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5569 = v1014.x[5];
-    const float v5570 = v5569 * v5568;
-    const bool v5571 = v5567 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5571) {
-      const unsigned int v5574 = 96u + v9880;
-      const unsigned int v5577 = v11 + v5567;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5578 = v5577 * v1;
-      const unsigned int v5579 = v5578 + v26;
-      const unsigned int v5580 = v5579 << 8u;
-      const unsigned int v5581 = v5580 + v5574;
-      out[v5581] = v5570;
-    }
-    const unsigned int v5583 = v43 + v9886;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5584 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5585 = v1014.x[6];
-    const float v5586 = v5585 * v5584;
-    const bool v5587 = v5583 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5587) {
-      const unsigned int v5590 = 96u + v9885;
-      const unsigned int v5593 = v11 + v5583;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5594 = v5593 * v1;
-      const unsigned int v5595 = v5594 + v26;
-      const unsigned int v5596 = v5595 << 8u;
-      const unsigned int v5597 = v5596 + v5590;
-      out[v5597] = v5586;
-    }
-    const unsigned int v5599 = v43 + v9891;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5600 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5601 = v1014.x[7];
-    const float v5602 = v5601 * v5600;
-    const bool v5603 = v5599 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5603) {
-      const unsigned int v5606 = 96u + v9890;
-      const unsigned int v5609 = v11 + v5599;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5610 = v5609 * v1;
-      const unsigned int v5611 = v5610 + v26;
-      const unsigned int v5612 = v5611 << 8u;
-      const unsigned int v5613 = v5612 + v5606;
-      out[v5613] = v5602;
-    }
-    const unsigned int v5615 = v43 + v9896;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5616 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5617 = v1014.x[8];
-    const float v5618 = v5617 * v5616;
-    const bool v5619 = v5615 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5619) {
-      const unsigned int v5622 = 96u + v9895;
-      const unsigned int v5625 = v11 + v5615;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5626 = v5625 * v1;
-      const unsigned int v5627 = v5626 + v26;
-      const unsigned int v5628 = v5627 << 8u;
-      const unsigned int v5629 = v5628 + v5622;
-      out[v5629] = v5618;
-    }
-    const unsigned int v5631 = v43 + v9901;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5632 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5633 = v1014.x[9];
-    const float v5634 = v5633 * v5632;
-    const bool v5635 = v5631 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5635) {
-      const unsigned int v5638 = 96u + v9900;
-      const unsigned int v5641 = v11 + v5631;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5642 = v5641 * v1;
-      const unsigned int v5643 = v5642 + v26;
-      const unsigned int v5644 = v5643 << 8u;
-      const unsigned int v5645 = v5644 + v5638;
-      out[v5645] = v5634;
-    }
-    const unsigned int v5647 = v43 + v9906;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5648 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5649 = v1014.x[10];
-    const float v5650 = v5649 * v5648;
-    const bool v5651 = v5647 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5651) {
-      const unsigned int v5654 = 96u + v9905;
-      const unsigned int v5657 = v11 + v5647;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5658 = v5657 * v1;
-      const unsigned int v5659 = v5658 + v26;
-      const unsigned int v5660 = v5659 << 8u;
-      const unsigned int v5661 = v5660 + v5654;
-      out[v5661] = v5650;
-    }
-    const unsigned int v5663 = v43 + v9911;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5664 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5665 = v1014.x[11];
-    const float v5666 = v5665 * v5664;
-    const bool v5667 = v5663 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5667) {
-      const unsigned int v5670 = 96u + v9910;
-      const unsigned int v5673 = v11 + v5663;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5674 = v5673 * v1;
-      const unsigned int v5675 = v5674 + v26;
-      const unsigned int v5676 = v5675 << 8u;
-      const unsigned int v5677 = v5676 + v5670;
-      out[v5677] = v5666;
-    }
-    const unsigned int v5679 = v43 + v9916;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5680 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5681 = v1014.x[12];
-    const float v5682 = v5681 * v5680;
-    const bool v5683 = v5679 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5683) {
-      const unsigned int v5686 = 96u + v9915;
-      const unsigned int v5689 = v11 + v5679;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5690 = v5689 * v1;
-      const unsigned int v5691 = v5690 + v26;
-      const unsigned int v5692 = v5691 << 8u;
-      const unsigned int v5693 = v5692 + v5686;
-      out[v5693] = v5682;
-    }
-    const unsigned int v5695 = v43 + v9921;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5696 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5697 = v1014.x[13];
-    const float v5698 = v5697 * v5696;
-    const bool v5699 = v5695 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5699) {
-      const unsigned int v5702 = 96u + v9920;
-      const unsigned int v5705 = v11 + v5695;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5706 = v5705 * v1;
-      const unsigned int v5707 = v5706 + v26;
-      const unsigned int v5708 = v5707 << 8u;
-      const unsigned int v5709 = v5708 + v5702;
-      out[v5709] = v5698;
-    }
-    const unsigned int v5711 = v43 + v9926;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5712 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5713 = v1014.x[14];
-    const float v5714 = v5713 * v5712;
-    const bool v5715 = v5711 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5715) {
-      const unsigned int v5718 = 96u + v9925;
-      const unsigned int v5721 = v11 + v5711;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5722 = v5721 * v1;
-      const unsigned int v5723 = v5722 + v26;
-      const unsigned int v5724 = v5723 << 8u;
-      const unsigned int v5725 = v5724 + v5718;
-      out[v5725] = v5714;
-    }
-    const unsigned int v5727 = v43 + v9931;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5728 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5729 = v1014.x[15];
-    const float v5730 = v5729 * v5728;
-    const bool v5731 = v5727 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5731) {
-      const unsigned int v5734 = 96u + v9930;
-      const unsigned int v5737 = v11 + v5727;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5738 = v5737 * v1;
-      const unsigned int v5739 = v5738 + v26;
-      const unsigned int v5740 = v5739 << 8u;
-      const unsigned int v5741 = v5740 + v5734;
-      out[v5741] = v5730;
-    }
-    const unsigned int v5743 = v43 + v9936;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5744 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5745 = v1016.x[0];
-    const float v5746 = v5745 * v5744;
-    const bool v5747 = v5743 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5747) {
-      const unsigned int v5750 = 128u + v9935;
-      const unsigned int v5753 = v11 + v5743;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5754 = v5753 * v1;
-      const unsigned int v5755 = v5754 + v26;
-      const unsigned int v5756 = v5755 << 8u;
-      const unsigned int v5757 = v5756 + v5750;
-      out[v5757] = v5746;
-    }
-    const unsigned int v5759 = v43 + v9941;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5760 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5761 = v1016.x[1];
-    const float v5762 = v5761 * v5760;
-    const bool v5763 = v5759 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5763) {
-      const unsigned int v5766 = 128u + v9940;
-      const unsigned int v5769 = v11 + v5759;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5770 = v5769 * v1;
-      const unsigned int v5771 = v5770 + v26;
-      const unsigned int v5772 = v5771 << 8u;
-      const unsigned int v5773 = v5772 + v5766;
-      out[v5773] = v5762;
-    }
-    const unsigned int v5775 = v43 + v9946;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5776 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5777 = v1016.x[2];
-    const float v5778 = v5777 * v5776;
-    const bool v5779 = v5775 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5779) {
-      const unsigned int v5782 = 128u + v9945;
-      const unsigned int v5785 = v11 + v5775;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5786 = v5785 * v1;
-      const unsigned int v5787 = v5786 + v26;
-      const unsigned int v5788 = v5787 << 8u;
-      const unsigned int v5789 = v5788 + v5782;
-      out[v5789] = v5778;
-    }
-    const unsigned int v5791 = v43 + v9951;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5792 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5793 = v1016.x[3];
-    const float v5794 = v5793 * v5792;
-    const bool v5795 = v5791 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5795) {
-      const unsigned int v5798 = 128u + v9950;
-      const unsigned int v5801 = v11 + v5791;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5802 = v5801 * v1;
-      const unsigned int v5803 = v5802 + v26;
-      const unsigned int v5804 = v5803 << 8u;
-      const unsigned int v5805 = v5804 + v5798;
-      out[v5805] = v5794;
-    }
-    const unsigned int v5807 = v43 + v9956;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5808 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5809 = v1016.x[4];
-    const float v5810 = v5809 * v5808;
-    const bool v5811 = v5807 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5811) {
-      const unsigned int v5814 = 128u + v9955;
-      const unsigned int v5817 = v11 + v5807;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5818 = v5817 * v1;
-      const unsigned int v5819 = v5818 + v26;
-      const unsigned int v5820 = v5819 << 8u;
-      const unsigned int v5821 = v5820 + v5814;
-      out[v5821] = v5810;
-    }
-    const unsigned int v5823 = v43 + v9961;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5824 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5825 = v1016.x[5];
-    const float v5826 = v5825 * v5824;
-    const bool v5827 = v5823 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5827) {
-      const unsigned int v5830 = 128u + v9960;
-      const unsigned int v5833 = v11 + v5823;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5834 = v5833 * v1;
-      const unsigned int v5835 = v5834 + v26;
-      const unsigned int v5836 = v5835 << 8u;
-      const unsigned int v5837 = v5836 + v5830;
-      out[v5837] = v5826;
-    }
-    const unsigned int v5839 = v43 + v9966;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5840 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5841 = v1016.x[6];
-    const float v5842 = v5841 * v5840;
-    const bool v5843 = v5839 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5843) {
-      const unsigned int v5846 = 128u + v9965;
-      const unsigned int v5849 = v11 + v5839;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5850 = v5849 * v1;
-      const unsigned int v5851 = v5850 + v26;
-      const unsigned int v5852 = v5851 << 8u;
-      const unsigned int v5853 = v5852 + v5846;
-      out[v5853] = v5842;
-    }
-    const unsigned int v5855 = v43 + v9971;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5856 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5857 = v1016.x[7];
-    const float v5858 = v5857 * v5856;
-    const bool v5859 = v5855 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5859) {
-      const unsigned int v5862 = 128u + v9970;
-      const unsigned int v5865 = v11 + v5855;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5866 = v5865 * v1;
-      const unsigned int v5867 = v5866 + v26;
-      const unsigned int v5868 = v5867 << 8u;
-      const unsigned int v5869 = v5868 + v5862;
-      out[v5869] = v5858;
-    }
-    const unsigned int v5871 = v43 + v9976;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5872 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5873 = v1016.x[8];
-    const float v5874 = v5873 * v5872;
-    const bool v5875 = v5871 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5875) {
-      const unsigned int v5878 = 128u + v9975;
-      const unsigned int v5881 = v11 + v5871;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5882 = v5881 * v1;
-      const unsigned int v5883 = v5882 + v26;
-      const unsigned int v5884 = v5883 << 8u;
-      const unsigned int v5885 = v5884 + v5878;
-      out[v5885] = v5874;
-    }
-    const unsigned int v5887 = v43 + v9981;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5888 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5889 = v1016.x[9];
-    const float v5890 = v5889 * v5888;
-    const bool v5891 = v5887 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5891) {
-      const unsigned int v5894 = 128u + v9980;
-      const unsigned int v5897 = v11 + v5887;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5898 = v5897 * v1;
-      const unsigned int v5899 = v5898 + v26;
-      const unsigned int v5900 = v5899 << 8u;
-      const unsigned int v5901 = v5900 + v5894;
-      out[v5901] = v5890;
-    }
-    const unsigned int v5903 = v43 + v9986;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5904 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5905 = v1016.x[10];
-    const float v5906 = v5905 * v5904;
-    const bool v5907 = v5903 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5907) {
-      const unsigned int v5910 = 128u + v9985;
-      const unsigned int v5913 = v11 + v5903;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5914 = v5913 * v1;
-      const unsigned int v5915 = v5914 + v26;
-      const unsigned int v5916 = v5915 << 8u;
-      const unsigned int v5917 = v5916 + v5910;
-      out[v5917] = v5906;
-    }
-    const unsigned int v5919 = v43 + v9991;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5920 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5921 = v1016.x[11];
-    const float v5922 = v5921 * v5920;
-    const bool v5923 = v5919 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5923) {
-      const unsigned int v5926 = 128u + v9990;
-      const unsigned int v5929 = v11 + v5919;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5930 = v5929 * v1;
-      const unsigned int v5931 = v5930 + v26;
-      const unsigned int v5932 = v5931 << 8u;
-      const unsigned int v5933 = v5932 + v5926;
-      out[v5933] = v5922;
-    }
-    const unsigned int v5935 = v43 + v9996;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5936 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5937 = v1016.x[12];
-    const float v5938 = v5937 * v5936;
-    const bool v5939 = v5935 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5939) {
-      const unsigned int v5942 = 128u + v9995;
-      const unsigned int v5945 = v11 + v5935;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5946 = v5945 * v1;
-      const unsigned int v5947 = v5946 + v26;
-      const unsigned int v5948 = v5947 << 8u;
-      const unsigned int v5949 = v5948 + v5942;
-      out[v5949] = v5938;
-    }
-    const unsigned int v5951 = v43 + v10001;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5952 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5953 = v1016.x[13];
-    const float v5954 = v5953 * v5952;
-    const bool v5955 = v5951 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5955) {
-      const unsigned int v5958 = 128u + v10000;
-      const unsigned int v5961 = v11 + v5951;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5962 = v5961 * v1;
-      const unsigned int v5963 = v5962 + v26;
-      const unsigned int v5964 = v5963 << 8u;
-      const unsigned int v5965 = v5964 + v5958;
-      out[v5965] = v5954;
-    }
-    const unsigned int v5967 = v43 + v10006;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5968 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5969 = v1016.x[14];
-    const float v5970 = v5969 * v5968;
-    const bool v5971 = v5967 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5971) {
-      const unsigned int v5974 = 128u + v10005;
-      const unsigned int v5977 = v11 + v5967;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5978 = v5977 * v1;
-      const unsigned int v5979 = v5978 + v26;
-      const unsigned int v5980 = v5979 << 8u;
-      const unsigned int v5981 = v5980 + v5974;
-      out[v5981] = v5970;
-    }
-    const unsigned int v5983 = v43 + v10011;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5984 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5985 = v1016.x[15];
-    const float v5986 = v5985 * v5984;
-    const bool v5987 = v5983 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5987) {
-      const unsigned int v5990 = 128u + v10010;
-      const unsigned int v5993 = v11 + v5983;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5994 = v5993 * v1;
-      const unsigned int v5995 = v5994 + v26;
-      const unsigned int v5996 = v5995 << 8u;
-      const unsigned int v5997 = v5996 + v5990;
-      out[v5997] = v5986;
-    }
-    const unsigned int v5999 = v43 + v10016;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6000 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6001 = v1018.x[0];
-    const float v6002 = v6001 * v6000;
-    const bool v6003 = v5999 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6003) {
-      const unsigned int v6006 = 160u + v10015;
-      const unsigned int v6009 = v11 + v5999;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6010 = v6009 * v1;
-      const unsigned int v6011 = v6010 + v26;
-      const unsigned int v6012 = v6011 << 8u;
-      const unsigned int v6013 = v6012 + v6006;
-      out[v6013] = v6002;
-    }
-    const unsigned int v6015 = v43 + v10021;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6016 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6017 = v1018.x[1];
-    const float v6018 = v6017 * v6016;
-    const bool v6019 = v6015 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6019) {
-      const unsigned int v6022 = 160u + v10020;
-      const unsigned int v6025 = v11 + v6015;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6026 = v6025 * v1;
-      const unsigned int v6027 = v6026 + v26;
-      const unsigned int v6028 = v6027 << 8u;
-      const unsigned int v6029 = v6028 + v6022;
-      out[v6029] = v6018;
-    }
-    const unsigned int v6031 = v43 + v10026;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6032 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6033 = v1018.x[2];
-    const float v6034 = v6033 * v6032;
-    const bool v6035 = v6031 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6035) {
-      const unsigned int v6038 = 160u + v10025;
-      const unsigned int v6041 = v11 + v6031;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6042 = v6041 * v1;
-      const unsigned int v6043 = v6042 + v26;
-      const unsigned int v6044 = v6043 << 8u;
-      const unsigned int v6045 = v6044 + v6038;
-      out[v6045] = v6034;
-    }
-    const unsigned int v6047 = v43 + v10031;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6048 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6049 = v1018.x[3];
-    const float v6050 = v6049 * v6048;
-    const bool v6051 = v6047 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6051) {
-      const unsigned int v6054 = 160u + v10030;
-      const unsigned int v6057 = v11 + v6047;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6058 = v6057 * v1;
-      const unsigned int v6059 = v6058 + v26;
-      const unsigned int v6060 = v6059 << 8u;
-      const unsigned int v6061 = v6060 + v6054;
-      out[v6061] = v6050;
-    }
-    const unsigned int v6063 = v43 + v10036;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6064 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6065 = v1018.x[4];
-    const float v6066 = v6065 * v6064;
-    const bool v6067 = v6063 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6067) {
-      const unsigned int v6070 = 160u + v10035;
-      const unsigned int v6073 = v11 + v6063;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6074 = v6073 * v1;
-      const unsigned int v6075 = v6074 + v26;
-      const unsigned int v6076 = v6075 << 8u;
-      const unsigned int v6077 = v6076 + v6070;
-      out[v6077] = v6066;
-    }
-    const unsigned int v6079 = v43 + v10041;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6080 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6081 = v1018.x[5];
-    const float v6082 = v6081 * v6080;
-    const bool v6083 = v6079 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6083) {
-      const unsigned int v6086 = 160u + v10040;
-      const unsigned int v6089 = v11 + v6079;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6090 = v6089 * v1;
-      const unsigned int v6091 = v6090 + v26;
-      const unsigned int v6092 = v6091 << 8u;
-      const unsigned int v6093 = v6092 + v6086;
-      out[v6093] = v6082;
-    }
-    const unsigned int v6095 = v43 + v10046;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6096 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6097 = v1018.x[6];
-    const float v6098 = v6097 * v6096;
-    const bool v6099 = v6095 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6099) {
-      const unsigned int v6102 = 160u + v10045;
-      const unsigned int v6105 = v11 + v6095;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6106 = v6105 * v1;
-      const unsigned int v6107 = v6106 + v26;
-      const unsigned int v6108 = v6107 << 8u;
-      const unsigned int v6109 = v6108 + v6102;
-      out[v6109] = v6098;
-    }
-    const unsigned int v6111 = v43 + v10051;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6112 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6113 = v1018.x[7];
-    const float v6114 = v6113 * v6112;
-    const bool v6115 = v6111 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6115) {
-      const unsigned int v6118 = 160u + v10050;
-      const unsigned int v6121 = v11 + v6111;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6122 = v6121 * v1;
-      const unsigned int v6123 = v6122 + v26;
-      const unsigned int v6124 = v6123 << 8u;
-      const unsigned int v6125 = v6124 + v6118;
-      out[v6125] = v6114;
-    }
-    const unsigned int v6127 = v43 + v10056;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6128 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6129 = v1018.x[8];
-    const float v6130 = v6129 * v6128;
-    const bool v6131 = v6127 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6131) {
-      const unsigned int v6134 = 160u + v10055;
-      const unsigned int v6137 = v11 + v6127;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6138 = v6137 * v1;
-      const unsigned int v6139 = v6138 + v26;
-      const unsigned int v6140 = v6139 << 8u;
-      const unsigned int v6141 = v6140 + v6134;
-      out[v6141] = v6130;
-    }
-    const unsigned int v6143 = v43 + v10061;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6144 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6145 = v1018.x[9];
-    const float v6146 = v6145 * v6144;
-    const bool v6147 = v6143 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6147) {
-      const unsigned int v6150 = 160u + v10060;
-      const unsigned int v6153 = v11 + v6143;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6154 = v6153 * v1;
-      const unsigned int v6155 = v6154 + v26;
-      const unsigned int v6156 = v6155 << 8u;
-      const unsigned int v6157 = v6156 + v6150;
-      out[v6157] = v6146;
-    }
-    const unsigned int v6159 = v43 + v10066;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6160 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6161 = v1018.x[10];
-    const float v6162 = v6161 * v6160;
-    const bool v6163 = v6159 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6163) {
-      const unsigned int v6166 = 160u + v10065;
-      const unsigned int v6169 = v11 + v6159;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6170 = v6169 * v1;
-      const unsigned int v6171 = v6170 + v26;
-      const unsigned int v6172 = v6171 << 8u;
-      const unsigned int v6173 = v6172 + v6166;
-      out[v6173] = v6162;
-    }
-    const unsigned int v6175 = v43 + v10071;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6176 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6177 = v1018.x[11];
-    const float v6178 = v6177 * v6176;
-    const bool v6179 = v6175 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6179) {
-      const unsigned int v6182 = 160u + v10070;
-      const unsigned int v6185 = v11 + v6175;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6186 = v6185 * v1;
-      const unsigned int v6187 = v6186 + v26;
-      const unsigned int v6188 = v6187 << 8u;
-      const unsigned int v6189 = v6188 + v6182;
-      out[v6189] = v6178;
-    }
-    const unsigned int v6191 = v43 + v10076;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6192 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6193 = v1018.x[12];
-    const float v6194 = v6193 * v6192;
-    const bool v6195 = v6191 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6195) {
-      const unsigned int v6198 = 160u + v10075;
-      const unsigned int v6201 = v11 + v6191;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6202 = v6201 * v1;
-      const unsigned int v6203 = v6202 + v26;
-      const unsigned int v6204 = v6203 << 8u;
-      const unsigned int v6205 = v6204 + v6198;
-      out[v6205] = v6194;
-    }
-    const unsigned int v6207 = v43 + v10081;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6208 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6209 = v1018.x[13];
-    const float v6210 = v6209 * v6208;
-    const bool v6211 = v6207 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6211) {
-      const unsigned int v6214 = 160u + v10080;
-      const unsigned int v6217 = v11 + v6207;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6218 = v6217 * v1;
-      const unsigned int v6219 = v6218 + v26;
-      const unsigned int v6220 = v6219 << 8u;
-      const unsigned int v6221 = v6220 + v6214;
-      out[v6221] = v6210;
-    }
-    const unsigned int v6223 = v43 + v10086;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6224 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6225 = v1018.x[14];
-    const float v6226 = v6225 * v6224;
-    const bool v6227 = v6223 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6227) {
-      const unsigned int v6230 = 160u + v10085;
-      const unsigned int v6233 = v11 + v6223;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6234 = v6233 * v1;
-      const unsigned int v6235 = v6234 + v26;
-      const unsigned int v6236 = v6235 << 8u;
-      const unsigned int v6237 = v6236 + v6230;
-      out[v6237] = v6226;
-    }
-    const unsigned int v6239 = v43 + v10091;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6240 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6241 = v1018.x[15];
-    const float v6242 = v6241 * v6240;
-    const bool v6243 = v6239 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6243) {
-      const unsigned int v6246 = 160u + v10090;
-      const unsigned int v6249 = v11 + v6239;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6250 = v6249 * v1;
-      const unsigned int v6251 = v6250 + v26;
-      const unsigned int v6252 = v6251 << 8u;
-      const unsigned int v6253 = v6252 + v6246;
-      out[v6253] = v6242;
-    }
-    const unsigned int v6255 = v43 + v10096;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6256 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6257 = v1020.x[0];
-    const float v6258 = v6257 * v6256;
-    const bool v6259 = v6255 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6259) {
-      const unsigned int v6262 = 192u + v10095;
-      const unsigned int v6265 = v11 + v6255;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6266 = v6265 * v1;
-      const unsigned int v6267 = v6266 + v26;
-      const unsigned int v6268 = v6267 << 8u;
-      const unsigned int v6269 = v6268 + v6262;
-      out[v6269] = v6258;
-    }
-    const unsigned int v6271 = v43 + v10101;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6272 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6273 = v1020.x[1];
-    const float v6274 = v6273 * v6272;
-    const bool v6275 = v6271 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6275) {
-      const unsigned int v6278 = 192u + v10100;
-      const unsigned int v6281 = v11 + v6271;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6282 = v6281 * v1;
-      const unsigned int v6283 = v6282 + v26;
-      const unsigned int v6284 = v6283 << 8u;
-      const unsigned int v6285 = v6284 + v6278;
-      out[v6285] = v6274;
-    }
-    const unsigned int v6287 = v43 + v10106;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6288 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6289 = v1020.x[2];
-    const float v6290 = v6289 * v6288;
-    const bool v6291 = v6287 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6291) {
-      const unsigned int v6294 = 192u + v10105;
-      const unsigned int v6297 = v11 + v6287;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6298 = v6297 * v1;
-      const unsigned int v6299 = v6298 + v26;
-      const unsigned int v6300 = v6299 << 8u;
-      const unsigned int v6301 = v6300 + v6294;
-      out[v6301] = v6290;
-    }
-    const unsigned int v6303 = v43 + v10111;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6304 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6305 = v1020.x[3];
-    const float v6306 = v6305 * v6304;
-    const bool v6307 = v6303 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6307) {
-      const unsigned int v6310 = 192u + v10110;
-      const unsigned int v6313 = v11 + v6303;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6314 = v6313 * v1;
-      const unsigned int v6315 = v6314 + v26;
-      const unsigned int v6316 = v6315 << 8u;
-      const unsigned int v6317 = v6316 + v6310;
-      out[v6317] = v6306;
-    }
-    const unsigned int v6319 = v43 + v10116;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6320 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6321 = v1020.x[4];
-    const float v6322 = v6321 * v6320;
-    const bool v6323 = v6319 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6323) {
-      const unsigned int v6326 = 192u + v10115;
-      const unsigned int v6329 = v11 + v6319;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6330 = v6329 * v1;
-      const unsigned int v6331 = v6330 + v26;
-      const unsigned int v6332 = v6331 << 8u;
-      const unsigned int v6333 = v6332 + v6326;
-      out[v6333] = v6322;
-    }
-    const unsigned int v6335 = v43 + v10121;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6336 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6337 = v1020.x[5];
-    const float v6338 = v6337 * v6336;
-    const bool v6339 = v6335 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6339) {
-      const unsigned int v6342 = 192u + v10120;
-      const unsigned int v6345 = v11 + v6335;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6346 = v6345 * v1;
-      const unsigned int v6347 = v6346 + v26;
-      const unsigned int v6348 = v6347 << 8u;
-      const unsigned int v6349 = v6348 + v6342;
-      out[v6349] = v6338;
-    }
-    const unsigned int v6351 = v43 + v10126;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6352 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6353 = v1020.x[6];
-    const float v6354 = v6353 * v6352;
-    const bool v6355 = v6351 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6355) {
-      const unsigned int v6358 = 192u + v10125;
-      const unsigned int v6361 = v11 + v6351;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6362 = v6361 * v1;
-      const unsigned int v6363 = v6362 + v26;
-      const unsigned int v6364 = v6363 << 8u;
-      const unsigned int v6365 = v6364 + v6358;
-      out[v6365] = v6354;
-    }
-    const unsigned int v6367 = v43 + v10131;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6368 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6369 = v1020.x[7];
-    const float v6370 = v6369 * v6368;
-    const bool v6371 = v6367 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6371) {
-      const unsigned int v6374 = 192u + v10130;
-      const unsigned int v6377 = v11 + v6367;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6378 = v6377 * v1;
-      const unsigned int v6379 = v6378 + v26;
-      const unsigned int v6380 = v6379 << 8u;
-      const unsigned int v6381 = v6380 + v6374;
-      out[v6381] = v6370;
-    }
-    const unsigned int v6383 = v43 + v10136;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6384 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6385 = v1020.x[8];
-    const float v6386 = v6385 * v6384;
-    const bool v6387 = v6383 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6387) {
-      const unsigned int v6390 = 192u + v10135;
-      const unsigned int v6393 = v11 + v6383;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6394 = v6393 * v1;
-      const unsigned int v6395 = v6394 + v26;
-      const unsigned int v6396 = v6395 << 8u;
-      const unsigned int v6397 = v6396 + v6390;
-      out[v6397] = v6386;
-    }
-    const unsigned int v6399 = v43 + v10141;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6400 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6401 = v1020.x[9];
-    const float v6402 = v6401 * v6400;
-    const bool v6403 = v6399 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6403) {
-      const unsigned int v6406 = 192u + v10140;
-      const unsigned int v6409 = v11 + v6399;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6410 = v6409 * v1;
-      const unsigned int v6411 = v6410 + v26;
-      const unsigned int v6412 = v6411 << 8u;
-      const unsigned int v6413 = v6412 + v6406;
-      out[v6413] = v6402;
-    }
-    const unsigned int v6415 = v43 + v10146;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6416 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6417 = v1020.x[10];
-    const float v6418 = v6417 * v6416;
-    const bool v6419 = v6415 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6419) {
-      const unsigned int v6422 = 192u + v10145;
-      const unsigned int v6425 = v11 + v6415;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6426 = v6425 * v1;
-      const unsigned int v6427 = v6426 + v26;
-      const unsigned int v6428 = v6427 << 8u;
-      const unsigned int v6429 = v6428 + v6422;
-      out[v6429] = v6418;
-    }
-    const unsigned int v6431 = v43 + v10151;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6432 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6433 = v1020.x[11];
-    const float v6434 = v6433 * v6432;
-    const bool v6435 = v6431 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6435) {
-      const unsigned int v6438 = 192u + v10150;
-      const unsigned int v6441 = v11 + v6431;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6442 = v6441 * v1;
-      const unsigned int v6443 = v6442 + v26;
-      const unsigned int v6444 = v6443 << 8u;
-      const unsigned int v6445 = v6444 + v6438;
-      out[v6445] = v6434;
-    }
-    const unsigned int v6447 = v43 + v10156;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6448 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6449 = v1020.x[12];
-    const float v6450 = v6449 * v6448;
-    const bool v6451 = v6447 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6451) {
-      const unsigned int v6454 = 192u + v10155;
-      const unsigned int v6457 = v11 + v6447;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6458 = v6457 * v1;
-      const unsigned int v6459 = v6458 + v26;
-      const unsigned int v6460 = v6459 << 8u;
-      const unsigned int v6461 = v6460 + v6454;
-      out[v6461] = v6450;
-    }
-    const unsigned int v6463 = v43 + v10161;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6464 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6465 = v1020.x[13];
-    const float v6466 = v6465 * v6464;
-    const bool v6467 = v6463 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6467) {
-      const unsigned int v6470 = 192u + v10160;
-      const unsigned int v6473 = v11 + v6463;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6474 = v6473 * v1;
-      const unsigned int v6475 = v6474 + v26;
-      const unsigned int v6476 = v6475 << 8u;
-      const unsigned int v6477 = v6476 + v6470;
-      out[v6477] = v6466;
-    }
-    const unsigned int v6479 = v43 + v10166;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6480 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6481 = v1020.x[14];
-    const float v6482 = v6481 * v6480;
-    const bool v6483 = v6479 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6483) {
-      const unsigned int v6486 = 192u + v10165;
-      const unsigned int v6489 = v11 + v6479;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6490 = v6489 * v1;
-      const unsigned int v6491 = v6490 + v26;
-      const unsigned int v6492 = v6491 << 8u;
-      const unsigned int v6493 = v6492 + v6486;
-      out[v6493] = v6482;
-    }
-    const unsigned int v6495 = v43 + v10171;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6496 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6497 = v1020.x[15];
-    const float v6498 = v6497 * v6496;
-    const bool v6499 = v6495 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6499) {
-      const unsigned int v6502 = 192u + v10170;
-      const unsigned int v6505 = v11 + v6495;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6506 = v6505 * v1;
-      const unsigned int v6507 = v6506 + v26;
-      const unsigned int v6508 = v6507 << 8u;
-      const unsigned int v6509 = v6508 + v6502;
-      out[v6509] = v6498;
-    }
-    const unsigned int v6511 = v43 + v10176;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6512 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6513 = v1022.x[0];
-    const float v6514 = v6513 * v6512;
-    const bool v6515 = v6511 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6515) {
-      const unsigned int v6518 = 224u + v10175;
-      const unsigned int v6521 = v11 + v6511;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6522 = v6521 * v1;
-      const unsigned int v6523 = v6522 + v26;
-      const unsigned int v6524 = v6523 << 8u;
-      const unsigned int v6525 = v6524 + v6518;
-      out[v6525] = v6514;
-    }
-    const unsigned int v6527 = v43 + v10181;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6528 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6529 = v1022.x[1];
-    const float v6530 = v6529 * v6528;
-    const bool v6531 = v6527 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6531) {
-      const unsigned int v6534 = 224u + v10180;
-      const unsigned int v6537 = v11 + v6527;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6538 = v6537 * v1;
-      const unsigned int v6539 = v6538 + v26;
-      const unsigned int v6540 = v6539 << 8u;
-      const unsigned int v6541 = v6540 + v6534;
-      out[v6541] = v6530;
-    }
-    const unsigned int v6543 = v43 + v10186;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6544 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6545 = v1022.x[2];
-    const float v6546 = v6545 * v6544;
-    const bool v6547 = v6543 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6547) {
-      const unsigned int v6550 = 224u + v10185;
-      const unsigned int v6553 = v11 + v6543;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6554 = v6553 * v1;
-      const unsigned int v6555 = v6554 + v26;
-      const unsigned int v6556 = v6555 << 8u;
-      const unsigned int v6557 = v6556 + v6550;
-      out[v6557] = v6546;
-    }
-    const unsigned int v6559 = v43 + v10191;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6560 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6561 = v1022.x[3];
-    const float v6562 = v6561 * v6560;
-    const bool v6563 = v6559 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6563) {
-      const unsigned int v6566 = 224u + v10190;
-      const unsigned int v6569 = v11 + v6559;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6570 = v6569 * v1;
-      const unsigned int v6571 = v6570 + v26;
-      const unsigned int v6572 = v6571 << 8u;
-      const unsigned int v6573 = v6572 + v6566;
-      out[v6573] = v6562;
-    }
-    const unsigned int v6575 = v43 + v10196;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6576 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6577 = v1022.x[4];
-    const float v6578 = v6577 * v6576;
-    const bool v6579 = v6575 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6579) {
-      const unsigned int v6582 = 224u + v10195;
-      const unsigned int v6585 = v11 + v6575;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6586 = v6585 * v1;
-      const unsigned int v6587 = v6586 + v26;
-      const unsigned int v6588 = v6587 << 8u;
-      const unsigned int v6589 = v6588 + v6582;
-      out[v6589] = v6578;
-    }
-    const unsigned int v6591 = v43 + v10201;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6592 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6593 = v1022.x[5];
-    const float v6594 = v6593 * v6592;
-    const bool v6595 = v6591 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6595) {
-      const unsigned int v6598 = 224u + v10200;
-      const unsigned int v6601 = v11 + v6591;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6602 = v6601 * v1;
-      const unsigned int v6603 = v6602 + v26;
-      const unsigned int v6604 = v6603 << 8u;
-      const unsigned int v6605 = v6604 + v6598;
-      out[v6605] = v6594;
-    }
-    const unsigned int v6607 = v43 + v10206;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6608 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6609 = v1022.x[6];
-    const float v6610 = v6609 * v6608;
-    const bool v6611 = v6607 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6611) {
-      const unsigned int v6614 = 224u + v10205;
-      const unsigned int v6617 = v11 + v6607;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6618 = v6617 * v1;
-      const unsigned int v6619 = v6618 + v26;
-      const unsigned int v6620 = v6619 << 8u;
-      const unsigned int v6621 = v6620 + v6614;
-      out[v6621] = v6610;
-    }
-    const unsigned int v6623 = v43 + v10211;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6624 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6625 = v1022.x[7];
-    const float v6626 = v6625 * v6624;
-    const bool v6627 = v6623 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6627) {
-      const unsigned int v6630 = 224u + v10210;
-      const unsigned int v6633 = v11 + v6623;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6634 = v6633 * v1;
-      const unsigned int v6635 = v6634 + v26;
-      const unsigned int v6636 = v6635 << 8u;
-      const unsigned int v6637 = v6636 + v6630;
-      out[v6637] = v6626;
-    }
-    const unsigned int v6639 = v43 + v10216;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6640 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6641 = v1022.x[8];
-    const float v6642 = v6641 * v6640;
-    const bool v6643 = v6639 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6643) {
-      const unsigned int v6646 = 224u + v10215;
-      const unsigned int v6649 = v11 + v6639;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6650 = v6649 * v1;
-      const unsigned int v6651 = v6650 + v26;
-      const unsigned int v6652 = v6651 << 8u;
-      const unsigned int v6653 = v6652 + v6646;
-      out[v6653] = v6642;
-    }
-    const unsigned int v6655 = v43 + v10221;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6656 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6657 = v1022.x[9];
-    const float v6658 = v6657 * v6656;
-    const bool v6659 = v6655 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6659) {
-      const unsigned int v6662 = 224u + v10220;
-      const unsigned int v6665 = v11 + v6655;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6666 = v6665 * v1;
-      const unsigned int v6667 = v6666 + v26;
-      const unsigned int v6668 = v6667 << 8u;
-      const unsigned int v6669 = v6668 + v6662;
-      out[v6669] = v6658;
-    }
-    const unsigned int v6671 = v43 + v10226;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6672 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6673 = v1022.x[10];
-    const float v6674 = v6673 * v6672;
-    const bool v6675 = v6671 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6675) {
-      const unsigned int v6678 = 224u + v10225;
-      const unsigned int v6681 = v11 + v6671;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6682 = v6681 * v1;
-      const unsigned int v6683 = v6682 + v26;
-      const unsigned int v6684 = v6683 << 8u;
-      const unsigned int v6685 = v6684 + v6678;
-      out[v6685] = v6674;
-    }
-    const unsigned int v6687 = v43 + v10231;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6688 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6689 = v1022.x[11];
-    const float v6690 = v6689 * v6688;
-    const bool v6691 = v6687 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6691) {
-      const unsigned int v6694 = 224u + v10230;
-      const unsigned int v6697 = v11 + v6687;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6698 = v6697 * v1;
-      const unsigned int v6699 = v6698 + v26;
-      const unsigned int v6700 = v6699 << 8u;
-      const unsigned int v6701 = v6700 + v6694;
-      out[v6701] = v6690;
-    }
-    const unsigned int v6703 = v43 + v10236;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6704 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6705 = v1022.x[12];
-    const float v6706 = v6705 * v6704;
-    const bool v6707 = v6703 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6707) {
-      const unsigned int v6710 = 224u + v10235;
-      const unsigned int v6713 = v11 + v6703;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6714 = v6713 * v1;
-      const unsigned int v6715 = v6714 + v26;
-      const unsigned int v6716 = v6715 << 8u;
-      const unsigned int v6717 = v6716 + v6710;
-      out[v6717] = v6706;
-    }
-    const unsigned int v6719 = v43 + v10241;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6720 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6721 = v1022.x[13];
-    const float v6722 = v6721 * v6720;
-    const bool v6723 = v6719 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6723) {
-      const unsigned int v6726 = 224u + v10240;
-      const unsigned int v6729 = v11 + v6719;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6730 = v6729 * v1;
-      const unsigned int v6731 = v6730 + v26;
-      const unsigned int v6732 = v6731 << 8u;
-      const unsigned int v6733 = v6732 + v6726;
-      out[v6733] = v6722;
-    }
-    const unsigned int v6735 = v43 + v10246;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6736 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6737 = v1022.x[14];
-    const float v6738 = v6737 * v6736;
-    const bool v6739 = v6735 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6739) {
-      const unsigned int v6742 = 224u + v10245;
-      const unsigned int v6745 = v11 + v6735;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6746 = v6745 * v1;
-      const unsigned int v6747 = v6746 + v26;
-      const unsigned int v6748 = v6747 << 8u;
-      const unsigned int v6749 = v6748 + v6742;
-      out[v6749] = v6738;
-    }
-    const unsigned int v6751 = v43 + v10251;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6752 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6753 = v1022.x[15];
-    const float v6754 = v6753 * v6752;
-    const bool v6755 = v6751 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6755) {
-      const unsigned int v6758 = 224u + v10250;
-      const unsigned int v6761 = v11 + v6751;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6762 = v6761 * v1;
-      const unsigned int v6763 = v6762 + v26;
-      const unsigned int v6764 = v6763 << 8u;
-      const unsigned int v6765 = v6764 + v6758;
-      out[v6765] = v6754;
+      v861.x[2] = v10254;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10257 = v861.x[3];
+      const float v10258 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10259 = v10257 * v10258;
+      v861.x[3] = v10259;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10262 = v861.x[4];
+      const float v10263 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10264 = v10262 * v10263;
+      v861.x[4] = v10264;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10267 = v861.x[5];
+      const float v10268 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10269 = v10267 * v10268;
+      v861.x[5] = v10269;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10272 = v861.x[6];
+      const float v10273 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10274 = v10272 * v10273;
+      v861.x[6] = v10274;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10277 = v861.x[7];
+      const float v10278 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10279 = v10277 * v10278;
+      v861.x[7] = v10279;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10282 = v861.x[8];
+      const float v10283 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10284 = v10282 * v10283;
+      v861.x[8] = v10284;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10287 = v861.x[9];
+      const float v10288 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10289 = v10287 * v10288;
+      v861.x[9] = v10289;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10292 = v861.x[10];
+      const float v10293 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10294 = v10292 * v10293;
+      v861.x[10] = v10294;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10297 = v861.x[11];
+      const float v10298 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10299 = v10297 * v10298;
+      v861.x[11] = v10299;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10302 = v861.x[12];
+      const float v10303 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10304 = v10302 * v10303;
+      v861.x[12] = v10304;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10307 = v861.x[13];
+      const float v10308 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10309 = v10307 * v10308;
+      v861.x[13] = v10309;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10312 = v861.x[14];
+      const float v10313 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10314 = v10312 * v10313;
+      v861.x[14] = v10314;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10317 = v861.x[15];
+      const float v10318 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10319 = v10317 * v10318;
+      v861.x[15] = v10319;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10322 = v863.x[0];
+      const float v10323 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10324 = v10322 * v10323;
+      v863.x[0] = v10324;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10327 = v863.x[1];
+      const float v10328 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10329 = v10327 * v10328;
+      v863.x[1] = v10329;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10332 = v863.x[2];
+      const float v10333 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10334 = v10332 * v10333;
+      v863.x[2] = v10334;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10337 = v863.x[3];
+      const float v10338 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10339 = v10337 * v10338;
+      v863.x[3] = v10339;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10342 = v863.x[4];
+      const float v10343 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10344 = v10342 * v10343;
+      v863.x[4] = v10344;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10347 = v863.x[5];
+      const float v10348 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10349 = v10347 * v10348;
+      v863.x[5] = v10349;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10352 = v863.x[6];
+      const float v10353 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10354 = v10352 * v10353;
+      v863.x[6] = v10354;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10357 = v863.x[7];
+      const float v10358 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10359 = v10357 * v10358;
+      v863.x[7] = v10359;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10362 = v863.x[8];
+      const float v10363 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10364 = v10362 * v10363;
+      v863.x[8] = v10364;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10367 = v863.x[9];
+      const float v10368 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10369 = v10367 * v10368;
+      v863.x[9] = v10369;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10372 = v863.x[10];
+      const float v10373 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10374 = v10372 * v10373;
+      v863.x[10] = v10374;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10377 = v863.x[11];
+      const float v10378 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10379 = v10377 * v10378;
+      v863.x[11] = v10379;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10382 = v863.x[12];
+      const float v10383 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10384 = v10382 * v10383;
+      v863.x[12] = v10384;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10387 = v863.x[13];
+      const float v10388 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10389 = v10387 * v10388;
+      v863.x[13] = v10389;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10392 = v863.x[14];
+      const float v10393 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10394 = v10392 * v10393;
+      v863.x[14] = v10394;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10397 = v863.x[15];
+      const float v10398 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10399 = v10397 * v10398;
+      v863.x[15] = v10399;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10402 = v865.x[0];
+      const float v10403 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10404 = v10402 * v10403;
+      v865.x[0] = v10404;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10407 = v865.x[1];
+      const float v10408 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10409 = v10407 * v10408;
+      v865.x[1] = v10409;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10412 = v865.x[2];
+      const float v10413 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10414 = v10412 * v10413;
+      v865.x[2] = v10414;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10417 = v865.x[3];
+      const float v10418 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10419 = v10417 * v10418;
+      v865.x[3] = v10419;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10422 = v865.x[4];
+      const float v10423 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10424 = v10422 * v10423;
+      v865.x[4] = v10424;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10427 = v865.x[5];
+      const float v10428 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10429 = v10427 * v10428;
+      v865.x[5] = v10429;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10432 = v865.x[6];
+      const float v10433 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10434 = v10432 * v10433;
+      v865.x[6] = v10434;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10437 = v865.x[7];
+      const float v10438 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10439 = v10437 * v10438;
+      v865.x[7] = v10439;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10442 = v865.x[8];
+      const float v10443 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10444 = v10442 * v10443;
+      v865.x[8] = v10444;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10447 = v865.x[9];
+      const float v10448 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10449 = v10447 * v10448;
+      v865.x[9] = v10449;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10452 = v865.x[10];
+      const float v10453 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10454 = v10452 * v10453;
+      v865.x[10] = v10454;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10457 = v865.x[11];
+      const float v10458 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10459 = v10457 * v10458;
+      v865.x[11] = v10459;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10462 = v865.x[12];
+      const float v10463 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10464 = v10462 * v10463;
+      v865.x[12] = v10464;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10467 = v865.x[13];
+      const float v10468 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10469 = v10467 * v10468;
+      v865.x[13] = v10469;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10472 = v865.x[14];
+      const float v10473 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10474 = v10472 * v10473;
+      v865.x[14] = v10474;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10477 = v865.x[15];
+      const float v10478 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10479 = v10477 * v10478;
+      v865.x[15] = v10479;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10482 = v867.x[0];
+      const float v10483 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10484 = v10482 * v10483;
+      v867.x[0] = v10484;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10487 = v867.x[1];
+      const float v10488 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10489 = v10487 * v10488;
+      v867.x[1] = v10489;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10492 = v867.x[2];
+      const float v10493 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10494 = v10492 * v10493;
+      v867.x[2] = v10494;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10497 = v867.x[3];
+      const float v10498 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10499 = v10497 * v10498;
+      v867.x[3] = v10499;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10502 = v867.x[4];
+      const float v10503 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10504 = v10502 * v10503;
+      v867.x[4] = v10504;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10507 = v867.x[5];
+      const float v10508 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10509 = v10507 * v10508;
+      v867.x[5] = v10509;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10512 = v867.x[6];
+      const float v10513 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10514 = v10512 * v10513;
+      v867.x[6] = v10514;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10517 = v867.x[7];
+      const float v10518 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10519 = v10517 * v10518;
+      v867.x[7] = v10519;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10522 = v867.x[8];
+      const float v10523 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10524 = v10522 * v10523;
+      v867.x[8] = v10524;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10527 = v867.x[9];
+      const float v10528 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10529 = v10527 * v10528;
+      v867.x[9] = v10529;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10532 = v867.x[10];
+      const float v10533 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10534 = v10532 * v10533;
+      v867.x[10] = v10534;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10537 = v867.x[11];
+      const float v10538 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10539 = v10537 * v10538;
+      v867.x[11] = v10539;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10542 = v867.x[12];
+      const float v10543 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10544 = v10542 * v10543;
+      v867.x[12] = v10544;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10547 = v867.x[13];
+      const float v10548 = v9501.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10549 = v10547 * v10548;
+      v867.x[13] = v10549;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10552 = v867.x[14];
+      const float v10553 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10554 = v10552 * v10553;
+      v867.x[14] = v10554;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10557 = v867.x[15];
+      const float v10558 = v9501.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10559 = v10557 * v10558;
+      v867.x[15] = v10559;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<float, 0, 16, 64> v10561;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v10561, 0.0f);
+      iron_frag_convert(v10561, v8387);
+      iron_frag<float, 1, 64, 32> v10563;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10563, 0.0f);
+      iron_frag_load_shared<false>(v10563, shm2, v6847, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v853, v10561, v10563);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v10570;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10570, 0.0f);
+      iron_frag_load_shared<false>(v10570, shm2, v8418, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v855, v10561, v10570);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v10577;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10577, 0.0f);
+      iron_frag_load_shared<false>(v10577, shm2, v8442, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v857, v10561, v10577);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v10584;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10584, 0.0f);
+      iron_frag_load_shared<false>(v10584, shm2, v8466, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v859, v10561, v10584);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v10591;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10591, 0.0f);
+      iron_frag_load_shared<false>(v10591, shm2, v8490, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v861, v10561, v10591);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v10598;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10598, 0.0f);
+      iron_frag_load_shared<false>(v10598, shm2, v8514, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v863, v10561, v10598);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v10605;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10605, 0.0f);
+      iron_frag_load_shared<false>(v10605, shm2, v8538, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v865, v10561, v10605);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v10612;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10612, 0.0f);
+      iron_frag_load_shared<false>(v10612, shm2, v8562, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v867, v10561, v10612);  // kernels/sdpa/flash_tile.hpp:206
+    }
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:142
+    const float v4646 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
+    iron_frag<float, 2, 16, 8> v4648;  // kernels/sdpa/flash_tile.hpp:212
+    iron_frag_fill(v4648, 0.0f);
+    const float v4652 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:214
+    const float v4653 = fmaxf(v4652, v4646);
+    const bool v4656 = v4653 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v4657 = v4656 ? 0.0f : v4653;
+    v4648.x[0] = v4657;  // kernels/sdpa/flash_tile.hpp:213
+    const float v4661 = v849.x[1];  // kernels/sdpa/flash_tile.hpp:214
+    const float v4662 = fmaxf(v4661, v4646);
+    const bool v4665 = v4662 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v4666 = v4665 ? 0.0f : v4662;
+    v4648.x[1] = v4666;  // kernels/sdpa/flash_tile.hpp:213
+    const float v4670 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:214
+    const float v4671 = fmaxf(v4670, v4646);
+    const bool v4674 = v4671 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v4675 = v4674 ? 0.0f : v4671;
+    v4648.x[2] = v4675;  // kernels/sdpa/flash_tile.hpp:213
+    const float v4679 = v849.x[3];  // kernels/sdpa/flash_tile.hpp:214
+    const float v4680 = fmaxf(v4679, v4646);
+    const bool v4683 = v4680 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v4684 = v4683 ? 0.0f : v4680;
+    v4648.x[3] = v4684;  // kernels/sdpa/flash_tile.hpp:213
+    iron_frag<float, 2, 16, 8> v4686;  // kernels/sdpa/flash_tile.hpp:216
+    iron_frag_fill(v4686, 0.0f);
+    const float v4690 = v4648.x[0];  // kernels/sdpa/flash_tile.hpp:218
+    const float v4691 = v4646 - v4690;
+    const float v4692 = exp2f(v4691);
+    const float v4694 = v849.x[0];
+    const float v4695 = v4694 - v4690;
+    const float v4696 = exp2f(v4695);
+    const float v4697 = v851.x[0];
+    const float v4698 = v4697 * v4696;
+    const float v4699 = v4698 + v4692;
+    v4686.x[0] = v4699;  // kernels/sdpa/flash_tile.hpp:217
+    const float v4703 = v4648.x[1];  // kernels/sdpa/flash_tile.hpp:218
+    const float v4704 = v4646 - v4703;
+    const float v4705 = exp2f(v4704);
+    const float v4707 = v849.x[1];
+    const float v4708 = v4707 - v4703;
+    const float v4709 = exp2f(v4708);
+    const float v4710 = v851.x[1];
+    const float v4711 = v4710 * v4709;
+    const float v4712 = v4711 + v4705;
+    v4686.x[1] = v4712;  // kernels/sdpa/flash_tile.hpp:217
+    const float v4716 = v4648.x[2];  // kernels/sdpa/flash_tile.hpp:218
+    const float v4717 = v4646 - v4716;
+    const float v4718 = exp2f(v4717);
+    const float v4720 = v849.x[2];
+    const float v4721 = v4720 - v4716;
+    const float v4722 = exp2f(v4721);
+    const float v4723 = v851.x[2];
+    const float v4724 = v4723 * v4722;
+    const float v4725 = v4724 + v4718;
+    v4686.x[2] = v4725;  // kernels/sdpa/flash_tile.hpp:217
+    const float v4729 = v4648.x[3];  // kernels/sdpa/flash_tile.hpp:218
+    const float v4730 = v4646 - v4729;
+    const float v4731 = exp2f(v4730);
+    const float v4733 = v849.x[3];
+    const float v4734 = v4733 - v4729;
+    const float v4735 = exp2f(v4734);
+    const float v4736 = v851.x[3];
+    const float v4737 = v4736 * v4735;
+    const float v4738 = v4737 + v4731;
+    v4686.x[3] = v4738;  // kernels/sdpa/flash_tile.hpp:217
+    iron_frag<float, 2, 16, 8> v4740;  // kernels/sdpa/flash_tile.hpp:220
+    iron_frag_fill(v4740, 0.0f);
+    const float v4744 = v4686.x[0];  // kernels/sdpa/flash_tile.hpp:222
+    const float v4746 = v4648.x[0];  // kernels/sdpa/flash_tile.hpp:223
+    const float v4747 = v849.x[0];
+    const float v4748 = v4747 - v4746;
+    const float v4749 = exp2f(v4748);
+    const float v4750 = v4749 / v4744;
+    const bool v4752 = v4744 > 0.0f;
+    const float v4753 = v4752 ? v4750 : 0.0f;
+    v4740.x[0] = v4753;  // kernels/sdpa/flash_tile.hpp:221
+    const float v4757 = v4686.x[1];  // kernels/sdpa/flash_tile.hpp:222
+    const float v4759 = v4648.x[1];  // kernels/sdpa/flash_tile.hpp:223
+    const float v4760 = v849.x[1];
+    const float v4761 = v4760 - v4759;
+    const float v4762 = exp2f(v4761);
+    const float v4763 = v4762 / v4757;
+    const bool v4765 = v4757 > 0.0f;
+    const float v4766 = v4765 ? v4763 : 0.0f;
+    v4740.x[1] = v4766;  // kernels/sdpa/flash_tile.hpp:221
+    const float v4770 = v4686.x[2];  // kernels/sdpa/flash_tile.hpp:222
+    const float v4772 = v4648.x[2];  // kernels/sdpa/flash_tile.hpp:223
+    const float v4773 = v849.x[2];
+    const float v4774 = v4773 - v4772;
+    const float v4775 = exp2f(v4774);
+    const float v4776 = v4775 / v4770;
+    const bool v4778 = v4770 > 0.0f;
+    const float v4779 = v4778 ? v4776 : 0.0f;
+    v4740.x[2] = v4779;  // kernels/sdpa/flash_tile.hpp:221
+    const float v4783 = v4686.x[3];  // kernels/sdpa/flash_tile.hpp:222
+    const float v4785 = v4648.x[3];  // kernels/sdpa/flash_tile.hpp:223
+    const float v4786 = v849.x[3];
+    const float v4787 = v4786 - v4785;
+    const float v4788 = exp2f(v4787);
+    const float v4789 = v4788 / v4783;
+    const bool v4791 = v4783 > 0.0f;
+    const float v4792 = v4791 ? v4789 : 0.0f;
+    v4740.x[3] = v4792;  // kernels/sdpa/flash_tile.hpp:221
+    const unsigned int v4794 = v43 + v9921;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4795 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4796 = v853.x[0];
+    const float v4797 = v4796 * v4795;
+    const bool v4798 = v4794 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4798) {
+      const unsigned int v4804 = v11 + v4794;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4805 = v4804 * v1;
+      const unsigned int v4806 = v4805 + v26;
+      const unsigned int v4807 = v4806 << 8u;
+      const unsigned int v4808 = v4807 + v9920;
+      out[v4808] = v4797;
+    }
+    const unsigned int v4810 = v43 + v9926;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4811 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4812 = v853.x[1];
+    const float v4813 = v4812 * v4811;
+    const bool v4814 = v4810 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4814) {
+      const unsigned int v4820 = v11 + v4810;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4821 = v4820 * v1;
+      const unsigned int v4822 = v4821 + v26;
+      const unsigned int v4823 = v4822 << 8u;
+      const unsigned int v4824 = v4823 + v9925;
+      out[v4824] = v4813;
+    }
+    const unsigned int v4826 = v43 + v9931;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4827 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4828 = v853.x[2];
+    const float v4829 = v4828 * v4827;
+    const bool v4830 = v4826 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4830) {
+      const unsigned int v4836 = v11 + v4826;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4837 = v4836 * v1;
+      const unsigned int v4838 = v4837 + v26;
+      const unsigned int v4839 = v4838 << 8u;
+      const unsigned int v4840 = v4839 + v9930;
+      out[v4840] = v4829;
+    }
+    const unsigned int v4842 = v43 + v9936;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4843 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4844 = v853.x[3];
+    const float v4845 = v4844 * v4843;
+    const bool v4846 = v4842 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4846) {
+      const unsigned int v4852 = v11 + v4842;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4853 = v4852 * v1;
+      const unsigned int v4854 = v4853 + v26;
+      const unsigned int v4855 = v4854 << 8u;
+      const unsigned int v4856 = v4855 + v9935;
+      out[v4856] = v4845;
+    }
+    const unsigned int v4858 = v43 + v9941;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4859 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4860 = v853.x[4];
+    const float v4861 = v4860 * v4859;
+    const bool v4862 = v4858 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4862) {
+      const unsigned int v4868 = v11 + v4858;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4869 = v4868 * v1;
+      const unsigned int v4870 = v4869 + v26;
+      const unsigned int v4871 = v4870 << 8u;
+      const unsigned int v4872 = v4871 + v9940;
+      out[v4872] = v4861;
+    }
+    const unsigned int v4874 = v43 + v9946;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4875 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4876 = v853.x[5];
+    const float v4877 = v4876 * v4875;
+    const bool v4878 = v4874 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4878) {
+      const unsigned int v4884 = v11 + v4874;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4885 = v4884 * v1;
+      const unsigned int v4886 = v4885 + v26;
+      const unsigned int v4887 = v4886 << 8u;
+      const unsigned int v4888 = v4887 + v9945;
+      out[v4888] = v4877;
+    }
+    const unsigned int v4890 = v43 + v9951;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4891 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4892 = v853.x[6];
+    const float v4893 = v4892 * v4891;
+    const bool v4894 = v4890 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4894) {
+      const unsigned int v4900 = v11 + v4890;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4901 = v4900 * v1;
+      const unsigned int v4902 = v4901 + v26;
+      const unsigned int v4903 = v4902 << 8u;
+      const unsigned int v4904 = v4903 + v9950;
+      out[v4904] = v4893;
+    }
+    const unsigned int v4906 = v43 + v9956;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4907 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4908 = v853.x[7];
+    const float v4909 = v4908 * v4907;
+    const bool v4910 = v4906 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4910) {
+      const unsigned int v4916 = v11 + v4906;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4917 = v4916 * v1;
+      const unsigned int v4918 = v4917 + v26;
+      const unsigned int v4919 = v4918 << 8u;
+      const unsigned int v4920 = v4919 + v9955;
+      out[v4920] = v4909;
+    }
+    const unsigned int v4922 = v43 + v9961;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4923 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4924 = v853.x[8];
+    const float v4925 = v4924 * v4923;
+    const bool v4926 = v4922 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4926) {
+      const unsigned int v4932 = v11 + v4922;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4933 = v4932 * v1;
+      const unsigned int v4934 = v4933 + v26;
+      const unsigned int v4935 = v4934 << 8u;
+      const unsigned int v4936 = v4935 + v9960;
+      out[v4936] = v4925;
+    }
+    const unsigned int v4938 = v43 + v9966;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4939 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4940 = v853.x[9];
+    const float v4941 = v4940 * v4939;
+    const bool v4942 = v4938 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4942) {
+      const unsigned int v4948 = v11 + v4938;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4949 = v4948 * v1;
+      const unsigned int v4950 = v4949 + v26;
+      const unsigned int v4951 = v4950 << 8u;
+      const unsigned int v4952 = v4951 + v9965;
+      out[v4952] = v4941;
+    }
+    const unsigned int v4954 = v43 + v9971;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4955 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4956 = v853.x[10];
+    const float v4957 = v4956 * v4955;
+    const bool v4958 = v4954 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4958) {
+      const unsigned int v4964 = v11 + v4954;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4965 = v4964 * v1;
+      const unsigned int v4966 = v4965 + v26;
+      const unsigned int v4967 = v4966 << 8u;
+      const unsigned int v4968 = v4967 + v9970;
+      out[v4968] = v4957;
+    }
+    const unsigned int v4970 = v43 + v9976;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4971 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4972 = v853.x[11];
+    const float v4973 = v4972 * v4971;
+    const bool v4974 = v4970 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4974) {
+      const unsigned int v4980 = v11 + v4970;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4981 = v4980 * v1;
+      const unsigned int v4982 = v4981 + v26;
+      const unsigned int v4983 = v4982 << 8u;
+      const unsigned int v4984 = v4983 + v9975;
+      out[v4984] = v4973;
+    }
+    const unsigned int v4986 = v43 + v9981;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4987 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4988 = v853.x[12];
+    const float v4989 = v4988 * v4987;
+    const bool v4990 = v4986 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4990) {
+      const unsigned int v4996 = v11 + v4986;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4997 = v4996 * v1;
+      const unsigned int v4998 = v4997 + v26;
+      const unsigned int v4999 = v4998 << 8u;
+      const unsigned int v5000 = v4999 + v9980;
+      out[v5000] = v4989;
+    }
+    const unsigned int v5002 = v43 + v9986;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5003 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5004 = v853.x[13];
+    const float v5005 = v5004 * v5003;
+    const bool v5006 = v5002 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5006) {
+      const unsigned int v5012 = v11 + v5002;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5013 = v5012 * v1;
+      const unsigned int v5014 = v5013 + v26;
+      const unsigned int v5015 = v5014 << 8u;
+      const unsigned int v5016 = v5015 + v9985;
+      out[v5016] = v5005;
+    }
+    const unsigned int v5018 = v43 + v9991;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5019 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5020 = v853.x[14];
+    const float v5021 = v5020 * v5019;
+    const bool v5022 = v5018 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5022) {
+      const unsigned int v5028 = v11 + v5018;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5029 = v5028 * v1;
+      const unsigned int v5030 = v5029 + v26;
+      const unsigned int v5031 = v5030 << 8u;
+      const unsigned int v5032 = v5031 + v9990;
+      out[v5032] = v5021;
+    }
+    const unsigned int v5034 = v43 + v9996;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5035 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5036 = v853.x[15];
+    const float v5037 = v5036 * v5035;
+    const bool v5038 = v5034 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5038) {
+      const unsigned int v5044 = v11 + v5034;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5045 = v5044 * v1;
+      const unsigned int v5046 = v5045 + v26;
+      const unsigned int v5047 = v5046 << 8u;
+      const unsigned int v5048 = v5047 + v9995;
+      out[v5048] = v5037;
+    }
+    const unsigned int v5050 = v43 + v10001;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5051 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5052 = v855.x[0];
+    const float v5053 = v5052 * v5051;
+    const bool v5054 = v5050 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5054) {
+      const unsigned int v5057 = 32u + v10000;
+      const unsigned int v5060 = v11 + v5050;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5061 = v5060 * v1;
+      const unsigned int v5062 = v5061 + v26;
+      const unsigned int v5063 = v5062 << 8u;
+      const unsigned int v5064 = v5063 + v5057;
+      out[v5064] = v5053;
+    }
+    const unsigned int v5066 = v43 + v10006;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5067 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5068 = v855.x[1];
+    const float v5069 = v5068 * v5067;
+    const bool v5070 = v5066 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5070) {
+      const unsigned int v5073 = 32u + v10005;
+      const unsigned int v5076 = v11 + v5066;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5077 = v5076 * v1;
+      const unsigned int v5078 = v5077 + v26;
+      const unsigned int v5079 = v5078 << 8u;
+      const unsigned int v5080 = v5079 + v5073;
+      out[v5080] = v5069;
+    }
+    const unsigned int v5082 = v43 + v10011;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5083 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5084 = v855.x[2];
+    const float v5085 = v5084 * v5083;
+    const bool v5086 = v5082 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5086) {
+      const unsigned int v5089 = 32u + v10010;
+      const unsigned int v5092 = v11 + v5082;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5093 = v5092 * v1;
+      const unsigned int v5094 = v5093 + v26;
+      const unsigned int v5095 = v5094 << 8u;
+      const unsigned int v5096 = v5095 + v5089;
+      out[v5096] = v5085;
+    }
+    const unsigned int v5098 = v43 + v10016;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5099 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5100 = v855.x[3];
+    const float v5101 = v5100 * v5099;
+    const bool v5102 = v5098 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5102) {
+      const unsigned int v5105 = 32u + v10015;
+      const unsigned int v5108 = v11 + v5098;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5109 = v5108 * v1;
+      const unsigned int v5110 = v5109 + v26;
+      const unsigned int v5111 = v5110 << 8u;
+      const unsigned int v5112 = v5111 + v5105;
+      out[v5112] = v5101;
+    }
+    const unsigned int v5114 = v43 + v10021;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5115 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5116 = v855.x[4];
+    const float v5117 = v5116 * v5115;
+    const bool v5118 = v5114 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5118) {
+      const unsigned int v5121 = 32u + v10020;
+      const unsigned int v5124 = v11 + v5114;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5125 = v5124 * v1;
+      const unsigned int v5126 = v5125 + v26;
+      const unsigned int v5127 = v5126 << 8u;
+      const unsigned int v5128 = v5127 + v5121;
+      out[v5128] = v5117;
+    }
+    const unsigned int v5130 = v43 + v10026;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5131 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5132 = v855.x[5];
+    const float v5133 = v5132 * v5131;
+    const bool v5134 = v5130 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5134) {
+      const unsigned int v5137 = 32u + v10025;
+      const unsigned int v5140 = v11 + v5130;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5141 = v5140 * v1;
+      const unsigned int v5142 = v5141 + v26;
+      const unsigned int v5143 = v5142 << 8u;
+      const unsigned int v5144 = v5143 + v5137;
+      out[v5144] = v5133;
+    }
+    const unsigned int v5146 = v43 + v10031;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5147 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5148 = v855.x[6];
+    const float v5149 = v5148 * v5147;
+    const bool v5150 = v5146 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5150) {
+      const unsigned int v5153 = 32u + v10030;
+      const unsigned int v5156 = v11 + v5146;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5157 = v5156 * v1;
+      const unsigned int v5158 = v5157 + v26;
+      const unsigned int v5159 = v5158 << 8u;
+      const unsigned int v5160 = v5159 + v5153;
+      out[v5160] = v5149;
+    }
+    const unsigned int v5162 = v43 + v10036;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5163 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5164 = v855.x[7];
+    const float v5165 = v5164 * v5163;
+    const bool v5166 = v5162 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5166) {
+      const unsigned int v5169 = 32u + v10035;
+      const unsigned int v5172 = v11 + v5162;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5173 = v5172 * v1;
+      const unsigned int v5174 = v5173 + v26;
+      const unsigned int v5175 = v5174 << 8u;
+      const unsigned int v5176 = v5175 + v5169;
+      out[v5176] = v5165;
+    }
+    const unsigned int v5178 = v43 + v10041;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5179 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5180 = v855.x[8];
+    const float v5181 = v5180 * v5179;
+    const bool v5182 = v5178 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5182) {
+      const unsigned int v5185 = 32u + v10040;
+      const unsigned int v5188 = v11 + v5178;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5189 = v5188 * v1;
+      const unsigned int v5190 = v5189 + v26;
+      const unsigned int v5191 = v5190 << 8u;
+      const unsigned int v5192 = v5191 + v5185;
+      out[v5192] = v5181;
+    }
+    const unsigned int v5194 = v43 + v10046;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5195 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5196 = v855.x[9];
+    const float v5197 = v5196 * v5195;
+    const bool v5198 = v5194 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5198) {
+      const unsigned int v5201 = 32u + v10045;
+      const unsigned int v5204 = v11 + v5194;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5205 = v5204 * v1;
+      const unsigned int v5206 = v5205 + v26;
+      const unsigned int v5207 = v5206 << 8u;
+      const unsigned int v5208 = v5207 + v5201;
+      out[v5208] = v5197;
+    }
+    const unsigned int v5210 = v43 + v10051;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5211 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5212 = v855.x[10];
+    const float v5213 = v5212 * v5211;
+    const bool v5214 = v5210 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5214) {
+      const unsigned int v5217 = 32u + v10050;
+      const unsigned int v5220 = v11 + v5210;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5221 = v5220 * v1;
+      const unsigned int v5222 = v5221 + v26;
+      const unsigned int v5223 = v5222 << 8u;
+      const unsigned int v5224 = v5223 + v5217;
+      out[v5224] = v5213;
+    }
+    const unsigned int v5226 = v43 + v10056;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5227 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5228 = v855.x[11];
+    const float v5229 = v5228 * v5227;
+    const bool v5230 = v5226 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5230) {
+      const unsigned int v5233 = 32u + v10055;
+      const unsigned int v5236 = v11 + v5226;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5237 = v5236 * v1;
+      const unsigned int v5238 = v5237 + v26;
+      const unsigned int v5239 = v5238 << 8u;
+      const unsigned int v5240 = v5239 + v5233;
+      out[v5240] = v5229;
+    }
+    const unsigned int v5242 = v43 + v10061;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5243 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5244 = v855.x[12];
+    const float v5245 = v5244 * v5243;
+    const bool v5246 = v5242 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5246) {
+      const unsigned int v5249 = 32u + v10060;
+      const unsigned int v5252 = v11 + v5242;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5253 = v5252 * v1;
+      const unsigned int v5254 = v5253 + v26;
+      const unsigned int v5255 = v5254 << 8u;
+      const unsigned int v5256 = v5255 + v5249;
+      out[v5256] = v5245;
+    }
+    const unsigned int v5258 = v43 + v10066;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5259 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5260 = v855.x[13];
+    const float v5261 = v5260 * v5259;
+    const bool v5262 = v5258 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5262) {
+      const unsigned int v5265 = 32u + v10065;
+      const unsigned int v5268 = v11 + v5258;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5269 = v5268 * v1;
+      const unsigned int v5270 = v5269 + v26;
+      const unsigned int v5271 = v5270 << 8u;
+      const unsigned int v5272 = v5271 + v5265;
+      out[v5272] = v5261;
+    }
+    const unsigned int v5274 = v43 + v10071;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5275 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5276 = v855.x[14];
+    const float v5277 = v5276 * v5275;
+    const bool v5278 = v5274 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5278) {
+      const unsigned int v5281 = 32u + v10070;
+      const unsigned int v5284 = v11 + v5274;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5285 = v5284 * v1;
+      const unsigned int v5286 = v5285 + v26;
+      const unsigned int v5287 = v5286 << 8u;
+      const unsigned int v5288 = v5287 + v5281;
+      out[v5288] = v5277;
+    }
+    const unsigned int v5290 = v43 + v10076;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5291 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5292 = v855.x[15];
+    const float v5293 = v5292 * v5291;
+    const bool v5294 = v5290 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5294) {
+      const unsigned int v5297 = 32u + v10075;
+      const unsigned int v5300 = v11 + v5290;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5301 = v5300 * v1;
+      const unsigned int v5302 = v5301 + v26;
+      const unsigned int v5303 = v5302 << 8u;
+      const unsigned int v5304 = v5303 + v5297;
+      out[v5304] = v5293;
+    }
+    const unsigned int v5306 = v43 + v10081;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5307 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5308 = v857.x[0];
+    const float v5309 = v5308 * v5307;
+    const bool v5310 = v5306 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5310) {
+      const unsigned int v5313 = 64u + v10080;
+      const unsigned int v5316 = v11 + v5306;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5317 = v5316 * v1;
+      const unsigned int v5318 = v5317 + v26;
+      const unsigned int v5319 = v5318 << 8u;
+      const unsigned int v5320 = v5319 + v5313;
+      out[v5320] = v5309;
+    }
+    const unsigned int v5322 = v43 + v10086;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5323 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5324 = v857.x[1];
+    const float v5325 = v5324 * v5323;
+    const bool v5326 = v5322 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5326) {
+      const unsigned int v5329 = 64u + v10085;
+      const unsigned int v5332 = v11 + v5322;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5333 = v5332 * v1;
+      const unsigned int v5334 = v5333 + v26;
+      const unsigned int v5335 = v5334 << 8u;
+      const unsigned int v5336 = v5335 + v5329;
+      out[v5336] = v5325;
+    }
+    const unsigned int v5338 = v43 + v10091;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5339 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5340 = v857.x[2];
+    const float v5341 = v5340 * v5339;
+    const bool v5342 = v5338 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5342) {
+      const unsigned int v5345 = 64u + v10090;
+      const unsigned int v5348 = v11 + v5338;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5349 = v5348 * v1;
+      const unsigned int v5350 = v5349 + v26;
+      const unsigned int v5351 = v5350 << 8u;
+      const unsigned int v5352 = v5351 + v5345;
+      out[v5352] = v5341;
+    }
+    const unsigned int v5354 = v43 + v10096;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5355 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5356 = v857.x[3];
+    const float v5357 = v5356 * v5355;
+    const bool v5358 = v5354 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5358) {
+      const unsigned int v5361 = 64u + v10095;
+      const unsigned int v5364 = v11 + v5354;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5365 = v5364 * v1;
+      const unsigned int v5366 = v5365 + v26;
+      const unsigned int v5367 = v5366 << 8u;
+      const unsigned int v5368 = v5367 + v5361;
+      out[v5368] = v5357;
+    }
+    const unsigned int v5370 = v43 + v10101;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5371 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5372 = v857.x[4];
+    const float v5373 = v5372 * v5371;
+    const bool v5374 = v5370 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5374) {
+      const unsigned int v5377 = 64u + v10100;
+      const unsigned int v5380 = v11 + v5370;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5381 = v5380 * v1;
+      const unsigned int v5382 = v5381 + v26;
+      const unsigned int v5383 = v5382 << 8u;
+      const unsigned int v5384 = v5383 + v5377;
+      out[v5384] = v5373;
+    }
+    const unsigned int v5386 = v43 + v10106;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5387 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5388 = v857.x[5];
+    const float v5389 = v5388 * v5387;
+    const bool v5390 = v5386 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5390) {
+      const unsigned int v5393 = 64u + v10105;
+      const unsigned int v5396 = v11 + v5386;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5397 = v5396 * v1;
+      const unsigned int v5398 = v5397 + v26;
+      const unsigned int v5399 = v5398 << 8u;
+      const unsigned int v5400 = v5399 + v5393;
+      out[v5400] = v5389;
+    }
+    const unsigned int v5402 = v43 + v10111;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5403 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5404 = v857.x[6];
+    const float v5405 = v5404 * v5403;
+    const bool v5406 = v5402 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5406) {
+      const unsigned int v5409 = 64u + v10110;
+      const unsigned int v5412 = v11 + v5402;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5413 = v5412 * v1;
+      const unsigned int v5414 = v5413 + v26;
+      const unsigned int v5415 = v5414 << 8u;
+      const unsigned int v5416 = v5415 + v5409;
+      out[v5416] = v5405;
+    }
+    const unsigned int v5418 = v43 + v10116;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5419 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5420 = v857.x[7];
+    const float v5421 = v5420 * v5419;
+    const bool v5422 = v5418 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5422) {
+      const unsigned int v5425 = 64u + v10115;
+      const unsigned int v5428 = v11 + v5418;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5429 = v5428 * v1;
+      const unsigned int v5430 = v5429 + v26;
+      const unsigned int v5431 = v5430 << 8u;
+      const unsigned int v5432 = v5431 + v5425;
+      out[v5432] = v5421;
+    }
+    const unsigned int v5434 = v43 + v10121;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5435 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5436 = v857.x[8];
+    const float v5437 = v5436 * v5435;
+    const bool v5438 = v5434 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5438) {
+      const unsigned int v5441 = 64u + v10120;
+      const unsigned int v5444 = v11 + v5434;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5445 = v5444 * v1;
+      const unsigned int v5446 = v5445 + v26;
+      const unsigned int v5447 = v5446 << 8u;
+      const unsigned int v5448 = v5447 + v5441;
+      out[v5448] = v5437;
+    }
+    const unsigned int v5450 = v43 + v10126;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5451 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5452 = v857.x[9];
+    const float v5453 = v5452 * v5451;
+    const bool v5454 = v5450 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5454) {
+      const unsigned int v5457 = 64u + v10125;
+      const unsigned int v5460 = v11 + v5450;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5461 = v5460 * v1;
+      const unsigned int v5462 = v5461 + v26;
+      const unsigned int v5463 = v5462 << 8u;
+      const unsigned int v5464 = v5463 + v5457;
+      out[v5464] = v5453;
+    }
+    const unsigned int v5466 = v43 + v10131;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5467 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5468 = v857.x[10];
+    const float v5469 = v5468 * v5467;
+    const bool v5470 = v5466 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5470) {
+      const unsigned int v5473 = 64u + v10130;
+      const unsigned int v5476 = v11 + v5466;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5477 = v5476 * v1;
+      const unsigned int v5478 = v5477 + v26;
+      const unsigned int v5479 = v5478 << 8u;
+      const unsigned int v5480 = v5479 + v5473;
+      out[v5480] = v5469;
+    }
+    const unsigned int v5482 = v43 + v10136;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5483 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5484 = v857.x[11];
+    const float v5485 = v5484 * v5483;
+    const bool v5486 = v5482 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5486) {
+      const unsigned int v5489 = 64u + v10135;
+      const unsigned int v5492 = v11 + v5482;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5493 = v5492 * v1;
+      const unsigned int v5494 = v5493 + v26;
+      const unsigned int v5495 = v5494 << 8u;
+      const unsigned int v5496 = v5495 + v5489;
+      out[v5496] = v5485;
+    }
+    const unsigned int v5498 = v43 + v10141;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5499 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5500 = v857.x[12];
+    const float v5501 = v5500 * v5499;
+    const bool v5502 = v5498 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5502) {
+      const unsigned int v5505 = 64u + v10140;
+      const unsigned int v5508 = v11 + v5498;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5509 = v5508 * v1;
+      const unsigned int v5510 = v5509 + v26;
+      const unsigned int v5511 = v5510 << 8u;
+      const unsigned int v5512 = v5511 + v5505;
+      out[v5512] = v5501;
+    }
+    const unsigned int v5514 = v43 + v10146;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5515 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5516 = v857.x[13];
+    const float v5517 = v5516 * v5515;
+    const bool v5518 = v5514 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5518) {
+      const unsigned int v5521 = 64u + v10145;
+      const unsigned int v5524 = v11 + v5514;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5525 = v5524 * v1;
+      const unsigned int v5526 = v5525 + v26;
+      const unsigned int v5527 = v5526 << 8u;
+      const unsigned int v5528 = v5527 + v5521;
+      out[v5528] = v5517;
+    }
+    const unsigned int v5530 = v43 + v10151;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5531 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5532 = v857.x[14];
+    const float v5533 = v5532 * v5531;
+    const bool v5534 = v5530 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5534) {
+      const unsigned int v5537 = 64u + v10150;
+      const unsigned int v5540 = v11 + v5530;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5541 = v5540 * v1;
+      const unsigned int v5542 = v5541 + v26;
+      const unsigned int v5543 = v5542 << 8u;
+      const unsigned int v5544 = v5543 + v5537;
+      out[v5544] = v5533;
+    }
+    const unsigned int v5546 = v43 + v10156;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5547 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5548 = v857.x[15];
+    const float v5549 = v5548 * v5547;
+    const bool v5550 = v5546 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5550) {
+      const unsigned int v5553 = 64u + v10155;
+      const unsigned int v5556 = v11 + v5546;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5557 = v5556 * v1;
+      const unsigned int v5558 = v5557 + v26;
+      const unsigned int v5559 = v5558 << 8u;
+      const unsigned int v5560 = v5559 + v5553;
+      out[v5560] = v5549;
+    }
+    const unsigned int v5562 = v43 + v10161;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5563 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5564 = v859.x[0];
+    const float v5565 = v5564 * v5563;
+    const bool v5566 = v5562 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5566) {
+      const unsigned int v5569 = 96u + v10160;
+      const unsigned int v5572 = v11 + v5562;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5573 = v5572 * v1;
+      const unsigned int v5574 = v5573 + v26;
+      const unsigned int v5575 = v5574 << 8u;
+      const unsigned int v5576 = v5575 + v5569;
+      out[v5576] = v5565;
+    }
+    const unsigned int v5578 = v43 + v10166;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5579 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5580 = v859.x[1];
+    const float v5581 = v5580 * v5579;
+    const bool v5582 = v5578 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5582) {
+      const unsigned int v5585 = 96u + v10165;
+      const unsigned int v5588 = v11 + v5578;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5589 = v5588 * v1;
+      const unsigned int v5590 = v5589 + v26;
+      const unsigned int v5591 = v5590 << 8u;
+      const unsigned int v5592 = v5591 + v5585;
+      out[v5592] = v5581;
+    }
+    const unsigned int v5594 = v43 + v10171;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5595 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5596 = v859.x[2];
+    const float v5597 = v5596 * v5595;
+    const bool v5598 = v5594 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5598) {
+      const unsigned int v5601 = 96u + v10170;
+      const unsigned int v5604 = v11 + v5594;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5605 = v5604 * v1;
+      const unsigned int v5606 = v5605 + v26;
+      const unsigned int v5607 = v5606 << 8u;
+      const unsigned int v5608 = v5607 + v5601;
+      out[v5608] = v5597;
+    }
+    const unsigned int v5610 = v43 + v10176;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5611 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5612 = v859.x[3];
+    const float v5613 = v5612 * v5611;
+    const bool v5614 = v5610 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5614) {
+      const unsigned int v5617 = 96u + v10175;
+      const unsigned int v5620 = v11 + v5610;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5621 = v5620 * v1;
+      const unsigned int v5622 = v5621 + v26;
+      const unsigned int v5623 = v5622 << 8u;
+      const unsigned int v5624 = v5623 + v5617;
+      out[v5624] = v5613;
+    }
+    const unsigned int v5626 = v43 + v10181;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5627 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5628 = v859.x[4];
+    const float v5629 = v5628 * v5627;
+    const bool v5630 = v5626 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5630) {
+      const unsigned int v5633 = 96u + v10180;
+      const unsigned int v5636 = v11 + v5626;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5637 = v5636 * v1;
+      const unsigned int v5638 = v5637 + v26;
+      const unsigned int v5639 = v5638 << 8u;
+      const unsigned int v5640 = v5639 + v5633;
+      out[v5640] = v5629;
+    }
+    const unsigned int v5642 = v43 + v10186;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5643 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5644 = v859.x[5];
+    const float v5645 = v5644 * v5643;
+    const bool v5646 = v5642 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5646) {
+      const unsigned int v5649 = 96u + v10185;
+      const unsigned int v5652 = v11 + v5642;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5653 = v5652 * v1;
+      const unsigned int v5654 = v5653 + v26;
+      const unsigned int v5655 = v5654 << 8u;
+      const unsigned int v5656 = v5655 + v5649;
+      out[v5656] = v5645;
+    }
+    const unsigned int v5658 = v43 + v10191;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5659 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5660 = v859.x[6];
+    const float v5661 = v5660 * v5659;
+    const bool v5662 = v5658 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5662) {
+      const unsigned int v5665 = 96u + v10190;
+      const unsigned int v5668 = v11 + v5658;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5669 = v5668 * v1;
+      const unsigned int v5670 = v5669 + v26;
+      const unsigned int v5671 = v5670 << 8u;
+      const unsigned int v5672 = v5671 + v5665;
+      out[v5672] = v5661;
+    }
+    const unsigned int v5674 = v43 + v10196;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5675 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5676 = v859.x[7];
+    const float v5677 = v5676 * v5675;
+    const bool v5678 = v5674 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5678) {
+      const unsigned int v5681 = 96u + v10195;
+      const unsigned int v5684 = v11 + v5674;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5685 = v5684 * v1;
+      const unsigned int v5686 = v5685 + v26;
+      const unsigned int v5687 = v5686 << 8u;
+      const unsigned int v5688 = v5687 + v5681;
+      out[v5688] = v5677;
+    }
+    const unsigned int v5690 = v43 + v10201;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5691 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5692 = v859.x[8];
+    const float v5693 = v5692 * v5691;
+    const bool v5694 = v5690 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5694) {
+      const unsigned int v5697 = 96u + v10200;
+      const unsigned int v5700 = v11 + v5690;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5701 = v5700 * v1;
+      const unsigned int v5702 = v5701 + v26;
+      const unsigned int v5703 = v5702 << 8u;
+      const unsigned int v5704 = v5703 + v5697;
+      out[v5704] = v5693;
+    }
+    const unsigned int v5706 = v43 + v10206;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5707 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5708 = v859.x[9];
+    const float v5709 = v5708 * v5707;
+    const bool v5710 = v5706 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5710) {
+      const unsigned int v5713 = 96u + v10205;
+      const unsigned int v5716 = v11 + v5706;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5717 = v5716 * v1;
+      const unsigned int v5718 = v5717 + v26;
+      const unsigned int v5719 = v5718 << 8u;
+      const unsigned int v5720 = v5719 + v5713;
+      out[v5720] = v5709;
+    }
+    const unsigned int v5722 = v43 + v10211;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5723 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5724 = v859.x[10];
+    const float v5725 = v5724 * v5723;
+    const bool v5726 = v5722 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5726) {
+      const unsigned int v5729 = 96u + v10210;
+      const unsigned int v5732 = v11 + v5722;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5733 = v5732 * v1;
+      const unsigned int v5734 = v5733 + v26;
+      const unsigned int v5735 = v5734 << 8u;
+      const unsigned int v5736 = v5735 + v5729;
+      out[v5736] = v5725;
+    }
+    const unsigned int v5738 = v43 + v10216;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5739 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5740 = v859.x[11];
+    const float v5741 = v5740 * v5739;
+    const bool v5742 = v5738 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5742) {
+      const unsigned int v5745 = 96u + v10215;
+      const unsigned int v5748 = v11 + v5738;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5749 = v5748 * v1;
+      const unsigned int v5750 = v5749 + v26;
+      const unsigned int v5751 = v5750 << 8u;
+      const unsigned int v5752 = v5751 + v5745;
+      out[v5752] = v5741;
+    }
+    const unsigned int v5754 = v43 + v10221;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5755 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5756 = v859.x[12];
+    const float v5757 = v5756 * v5755;
+    const bool v5758 = v5754 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5758) {
+      const unsigned int v5761 = 96u + v10220;
+      const unsigned int v5764 = v11 + v5754;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5765 = v5764 * v1;
+      const unsigned int v5766 = v5765 + v26;
+      const unsigned int v5767 = v5766 << 8u;
+      const unsigned int v5768 = v5767 + v5761;
+      out[v5768] = v5757;
+    }
+    const unsigned int v5770 = v43 + v10226;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5771 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5772 = v859.x[13];
+    const float v5773 = v5772 * v5771;
+    const bool v5774 = v5770 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5774) {
+      const unsigned int v5777 = 96u + v10225;
+      const unsigned int v5780 = v11 + v5770;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5781 = v5780 * v1;
+      const unsigned int v5782 = v5781 + v26;
+      const unsigned int v5783 = v5782 << 8u;
+      const unsigned int v5784 = v5783 + v5777;
+      out[v5784] = v5773;
+    }
+    const unsigned int v5786 = v43 + v10231;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5787 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5788 = v859.x[14];
+    const float v5789 = v5788 * v5787;
+    const bool v5790 = v5786 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5790) {
+      const unsigned int v5793 = 96u + v10230;
+      const unsigned int v5796 = v11 + v5786;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5797 = v5796 * v1;
+      const unsigned int v5798 = v5797 + v26;
+      const unsigned int v5799 = v5798 << 8u;
+      const unsigned int v5800 = v5799 + v5793;
+      out[v5800] = v5789;
+    }
+    const unsigned int v5802 = v43 + v10236;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5803 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5804 = v859.x[15];
+    const float v5805 = v5804 * v5803;
+    const bool v5806 = v5802 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5806) {
+      const unsigned int v5809 = 96u + v10235;
+      const unsigned int v5812 = v11 + v5802;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5813 = v5812 * v1;
+      const unsigned int v5814 = v5813 + v26;
+      const unsigned int v5815 = v5814 << 8u;
+      const unsigned int v5816 = v5815 + v5809;
+      out[v5816] = v5805;
+    }
+    const unsigned int v5818 = v43 + v10241;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5819 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5820 = v861.x[0];
+    const float v5821 = v5820 * v5819;
+    const bool v5822 = v5818 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5822) {
+      const unsigned int v5825 = 128u + v10240;
+      const unsigned int v5828 = v11 + v5818;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5829 = v5828 * v1;
+      const unsigned int v5830 = v5829 + v26;
+      const unsigned int v5831 = v5830 << 8u;
+      const unsigned int v5832 = v5831 + v5825;
+      out[v5832] = v5821;
+    }
+    const unsigned int v5834 = v43 + v10246;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5835 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5836 = v861.x[1];
+    const float v5837 = v5836 * v5835;
+    const bool v5838 = v5834 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5838) {
+      const unsigned int v5841 = 128u + v10245;
+      const unsigned int v5844 = v11 + v5834;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5845 = v5844 * v1;
+      const unsigned int v5846 = v5845 + v26;
+      const unsigned int v5847 = v5846 << 8u;
+      const unsigned int v5848 = v5847 + v5841;
+      out[v5848] = v5837;
+    }
+    const unsigned int v5850 = v43 + v10251;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5851 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5852 = v861.x[2];
+    const float v5853 = v5852 * v5851;
+    const bool v5854 = v5850 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5854) {
+      const unsigned int v5857 = 128u + v10250;
+      const unsigned int v5860 = v11 + v5850;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5861 = v5860 * v1;
+      const unsigned int v5862 = v5861 + v26;
+      const unsigned int v5863 = v5862 << 8u;
+      const unsigned int v5864 = v5863 + v5857;
+      out[v5864] = v5853;
+    }
+    const unsigned int v5866 = v43 + v10256;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5867 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5868 = v861.x[3];
+    const float v5869 = v5868 * v5867;
+    const bool v5870 = v5866 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5870) {
+      const unsigned int v5873 = 128u + v10255;
+      const unsigned int v5876 = v11 + v5866;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5877 = v5876 * v1;
+      const unsigned int v5878 = v5877 + v26;
+      const unsigned int v5879 = v5878 << 8u;
+      const unsigned int v5880 = v5879 + v5873;
+      out[v5880] = v5869;
+    }
+    const unsigned int v5882 = v43 + v10261;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5883 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5884 = v861.x[4];
+    const float v5885 = v5884 * v5883;
+    const bool v5886 = v5882 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5886) {
+      const unsigned int v5889 = 128u + v10260;
+      const unsigned int v5892 = v11 + v5882;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5893 = v5892 * v1;
+      const unsigned int v5894 = v5893 + v26;
+      const unsigned int v5895 = v5894 << 8u;
+      const unsigned int v5896 = v5895 + v5889;
+      out[v5896] = v5885;
+    }
+    const unsigned int v5898 = v43 + v10266;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5899 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5900 = v861.x[5];
+    const float v5901 = v5900 * v5899;
+    const bool v5902 = v5898 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5902) {
+      const unsigned int v5905 = 128u + v10265;
+      const unsigned int v5908 = v11 + v5898;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5909 = v5908 * v1;
+      const unsigned int v5910 = v5909 + v26;
+      const unsigned int v5911 = v5910 << 8u;
+      const unsigned int v5912 = v5911 + v5905;
+      out[v5912] = v5901;
+    }
+    const unsigned int v5914 = v43 + v10271;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5915 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5916 = v861.x[6];
+    const float v5917 = v5916 * v5915;
+    const bool v5918 = v5914 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5918) {
+      const unsigned int v5921 = 128u + v10270;
+      const unsigned int v5924 = v11 + v5914;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5925 = v5924 * v1;
+      const unsigned int v5926 = v5925 + v26;
+      const unsigned int v5927 = v5926 << 8u;
+      const unsigned int v5928 = v5927 + v5921;
+      out[v5928] = v5917;
+    }
+    const unsigned int v5930 = v43 + v10276;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5931 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5932 = v861.x[7];
+    const float v5933 = v5932 * v5931;
+    const bool v5934 = v5930 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5934) {
+      const unsigned int v5937 = 128u + v10275;
+      const unsigned int v5940 = v11 + v5930;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5941 = v5940 * v1;
+      const unsigned int v5942 = v5941 + v26;
+      const unsigned int v5943 = v5942 << 8u;
+      const unsigned int v5944 = v5943 + v5937;
+      out[v5944] = v5933;
+    }
+    const unsigned int v5946 = v43 + v10281;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5947 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5948 = v861.x[8];
+    const float v5949 = v5948 * v5947;
+    const bool v5950 = v5946 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5950) {
+      const unsigned int v5953 = 128u + v10280;
+      const unsigned int v5956 = v11 + v5946;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5957 = v5956 * v1;
+      const unsigned int v5958 = v5957 + v26;
+      const unsigned int v5959 = v5958 << 8u;
+      const unsigned int v5960 = v5959 + v5953;
+      out[v5960] = v5949;
+    }
+    const unsigned int v5962 = v43 + v10286;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5963 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5964 = v861.x[9];
+    const float v5965 = v5964 * v5963;
+    const bool v5966 = v5962 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5966) {
+      const unsigned int v5969 = 128u + v10285;
+      const unsigned int v5972 = v11 + v5962;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5973 = v5972 * v1;
+      const unsigned int v5974 = v5973 + v26;
+      const unsigned int v5975 = v5974 << 8u;
+      const unsigned int v5976 = v5975 + v5969;
+      out[v5976] = v5965;
+    }
+    const unsigned int v5978 = v43 + v10291;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5979 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5980 = v861.x[10];
+    const float v5981 = v5980 * v5979;
+    const bool v5982 = v5978 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5982) {
+      const unsigned int v5985 = 128u + v10290;
+      const unsigned int v5988 = v11 + v5978;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5989 = v5988 * v1;
+      const unsigned int v5990 = v5989 + v26;
+      const unsigned int v5991 = v5990 << 8u;
+      const unsigned int v5992 = v5991 + v5985;
+      out[v5992] = v5981;
+    }
+    const unsigned int v5994 = v43 + v10296;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5995 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5996 = v861.x[11];
+    const float v5997 = v5996 * v5995;
+    const bool v5998 = v5994 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5998) {
+      const unsigned int v6001 = 128u + v10295;
+      const unsigned int v6004 = v11 + v5994;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6005 = v6004 * v1;
+      const unsigned int v6006 = v6005 + v26;
+      const unsigned int v6007 = v6006 << 8u;
+      const unsigned int v6008 = v6007 + v6001;
+      out[v6008] = v5997;
+    }
+    const unsigned int v6010 = v43 + v10301;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6011 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6012 = v861.x[12];
+    const float v6013 = v6012 * v6011;
+    const bool v6014 = v6010 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6014) {
+      const unsigned int v6017 = 128u + v10300;
+      const unsigned int v6020 = v11 + v6010;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6021 = v6020 * v1;
+      const unsigned int v6022 = v6021 + v26;
+      const unsigned int v6023 = v6022 << 8u;
+      const unsigned int v6024 = v6023 + v6017;
+      out[v6024] = v6013;
+    }
+    const unsigned int v6026 = v43 + v10306;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6027 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6028 = v861.x[13];
+    const float v6029 = v6028 * v6027;
+    const bool v6030 = v6026 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6030) {
+      const unsigned int v6033 = 128u + v10305;
+      const unsigned int v6036 = v11 + v6026;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6037 = v6036 * v1;
+      const unsigned int v6038 = v6037 + v26;
+      const unsigned int v6039 = v6038 << 8u;
+      const unsigned int v6040 = v6039 + v6033;
+      out[v6040] = v6029;
+    }
+    const unsigned int v6042 = v43 + v10311;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6043 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6044 = v861.x[14];
+    const float v6045 = v6044 * v6043;
+    const bool v6046 = v6042 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6046) {
+      const unsigned int v6049 = 128u + v10310;
+      const unsigned int v6052 = v11 + v6042;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6053 = v6052 * v1;
+      const unsigned int v6054 = v6053 + v26;
+      const unsigned int v6055 = v6054 << 8u;
+      const unsigned int v6056 = v6055 + v6049;
+      out[v6056] = v6045;
+    }
+    const unsigned int v6058 = v43 + v10316;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6059 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6060 = v861.x[15];
+    const float v6061 = v6060 * v6059;
+    const bool v6062 = v6058 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6062) {
+      const unsigned int v6065 = 128u + v10315;
+      const unsigned int v6068 = v11 + v6058;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6069 = v6068 * v1;
+      const unsigned int v6070 = v6069 + v26;
+      const unsigned int v6071 = v6070 << 8u;
+      const unsigned int v6072 = v6071 + v6065;
+      out[v6072] = v6061;
+    }
+    const unsigned int v6074 = v43 + v10321;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6075 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6076 = v863.x[0];
+    const float v6077 = v6076 * v6075;
+    const bool v6078 = v6074 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6078) {
+      const unsigned int v6081 = 160u + v10320;
+      const unsigned int v6084 = v11 + v6074;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6085 = v6084 * v1;
+      const unsigned int v6086 = v6085 + v26;
+      const unsigned int v6087 = v6086 << 8u;
+      const unsigned int v6088 = v6087 + v6081;
+      out[v6088] = v6077;
+    }
+    const unsigned int v6090 = v43 + v10326;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6091 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6092 = v863.x[1];
+    const float v6093 = v6092 * v6091;
+    const bool v6094 = v6090 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6094) {
+      const unsigned int v6097 = 160u + v10325;
+      const unsigned int v6100 = v11 + v6090;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6101 = v6100 * v1;
+      const unsigned int v6102 = v6101 + v26;
+      const unsigned int v6103 = v6102 << 8u;
+      const unsigned int v6104 = v6103 + v6097;
+      out[v6104] = v6093;
+    }
+    const unsigned int v6106 = v43 + v10331;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6107 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6108 = v863.x[2];
+    const float v6109 = v6108 * v6107;
+    const bool v6110 = v6106 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6110) {
+      const unsigned int v6113 = 160u + v10330;
+      const unsigned int v6116 = v11 + v6106;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6117 = v6116 * v1;
+      const unsigned int v6118 = v6117 + v26;
+      const unsigned int v6119 = v6118 << 8u;
+      const unsigned int v6120 = v6119 + v6113;
+      out[v6120] = v6109;
+    }
+    const unsigned int v6122 = v43 + v10336;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6123 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6124 = v863.x[3];
+    const float v6125 = v6124 * v6123;
+    const bool v6126 = v6122 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6126) {
+      const unsigned int v6129 = 160u + v10335;
+      const unsigned int v6132 = v11 + v6122;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6133 = v6132 * v1;
+      const unsigned int v6134 = v6133 + v26;
+      const unsigned int v6135 = v6134 << 8u;
+      const unsigned int v6136 = v6135 + v6129;
+      out[v6136] = v6125;
+    }
+    const unsigned int v6138 = v43 + v10341;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6139 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6140 = v863.x[4];
+    const float v6141 = v6140 * v6139;
+    const bool v6142 = v6138 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6142) {
+      const unsigned int v6145 = 160u + v10340;
+      const unsigned int v6148 = v11 + v6138;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6149 = v6148 * v1;
+      const unsigned int v6150 = v6149 + v26;
+      const unsigned int v6151 = v6150 << 8u;
+      const unsigned int v6152 = v6151 + v6145;
+      out[v6152] = v6141;
+    }
+    const unsigned int v6154 = v43 + v10346;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6155 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6156 = v863.x[5];
+    const float v6157 = v6156 * v6155;
+    const bool v6158 = v6154 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6158) {
+      const unsigned int v6161 = 160u + v10345;
+      const unsigned int v6164 = v11 + v6154;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6165 = v6164 * v1;
+      const unsigned int v6166 = v6165 + v26;
+      const unsigned int v6167 = v6166 << 8u;
+      const unsigned int v6168 = v6167 + v6161;
+      out[v6168] = v6157;
+    }
+    const unsigned int v6170 = v43 + v10351;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6171 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6172 = v863.x[6];
+    const float v6173 = v6172 * v6171;
+    const bool v6174 = v6170 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6174) {
+      const unsigned int v6177 = 160u + v10350;
+      const unsigned int v6180 = v11 + v6170;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6181 = v6180 * v1;
+      const unsigned int v6182 = v6181 + v26;
+      const unsigned int v6183 = v6182 << 8u;
+      const unsigned int v6184 = v6183 + v6177;
+      out[v6184] = v6173;
+    }
+    const unsigned int v6186 = v43 + v10356;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6187 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6188 = v863.x[7];
+    const float v6189 = v6188 * v6187;
+    const bool v6190 = v6186 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6190) {
+      const unsigned int v6193 = 160u + v10355;
+      const unsigned int v6196 = v11 + v6186;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6197 = v6196 * v1;
+      const unsigned int v6198 = v6197 + v26;
+      const unsigned int v6199 = v6198 << 8u;
+      const unsigned int v6200 = v6199 + v6193;
+      out[v6200] = v6189;
+    }
+    const unsigned int v6202 = v43 + v10361;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6203 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6204 = v863.x[8];
+    const float v6205 = v6204 * v6203;
+    const bool v6206 = v6202 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6206) {
+      const unsigned int v6209 = 160u + v10360;
+      const unsigned int v6212 = v11 + v6202;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6213 = v6212 * v1;
+      const unsigned int v6214 = v6213 + v26;
+      const unsigned int v6215 = v6214 << 8u;
+      const unsigned int v6216 = v6215 + v6209;
+      out[v6216] = v6205;
+    }
+    const unsigned int v6218 = v43 + v10366;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6219 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6220 = v863.x[9];
+    const float v6221 = v6220 * v6219;
+    const bool v6222 = v6218 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6222) {
+      const unsigned int v6225 = 160u + v10365;
+      const unsigned int v6228 = v11 + v6218;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6229 = v6228 * v1;
+      const unsigned int v6230 = v6229 + v26;
+      const unsigned int v6231 = v6230 << 8u;
+      const unsigned int v6232 = v6231 + v6225;
+      out[v6232] = v6221;
+    }
+    const unsigned int v6234 = v43 + v10371;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6235 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6236 = v863.x[10];
+    const float v6237 = v6236 * v6235;
+    const bool v6238 = v6234 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6238) {
+      const unsigned int v6241 = 160u + v10370;
+      const unsigned int v6244 = v11 + v6234;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6245 = v6244 * v1;
+      const unsigned int v6246 = v6245 + v26;
+      const unsigned int v6247 = v6246 << 8u;
+      const unsigned int v6248 = v6247 + v6241;
+      out[v6248] = v6237;
+    }
+    const unsigned int v6250 = v43 + v10376;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6251 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6252 = v863.x[11];
+    const float v6253 = v6252 * v6251;
+    const bool v6254 = v6250 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6254) {
+      const unsigned int v6257 = 160u + v10375;
+      const unsigned int v6260 = v11 + v6250;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6261 = v6260 * v1;
+      const unsigned int v6262 = v6261 + v26;
+      const unsigned int v6263 = v6262 << 8u;
+      const unsigned int v6264 = v6263 + v6257;
+      out[v6264] = v6253;
+    }
+    const unsigned int v6266 = v43 + v10381;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6267 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6268 = v863.x[12];
+    const float v6269 = v6268 * v6267;
+    const bool v6270 = v6266 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6270) {
+      const unsigned int v6273 = 160u + v10380;
+      const unsigned int v6276 = v11 + v6266;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6277 = v6276 * v1;
+      const unsigned int v6278 = v6277 + v26;
+      const unsigned int v6279 = v6278 << 8u;
+      const unsigned int v6280 = v6279 + v6273;
+      out[v6280] = v6269;
+    }
+    const unsigned int v6282 = v43 + v10386;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6283 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6284 = v863.x[13];
+    const float v6285 = v6284 * v6283;
+    const bool v6286 = v6282 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6286) {
+      const unsigned int v6289 = 160u + v10385;
+      const unsigned int v6292 = v11 + v6282;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6293 = v6292 * v1;
+      const unsigned int v6294 = v6293 + v26;
+      const unsigned int v6295 = v6294 << 8u;
+      const unsigned int v6296 = v6295 + v6289;
+      out[v6296] = v6285;
+    }
+    const unsigned int v6298 = v43 + v10391;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6299 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6300 = v863.x[14];
+    const float v6301 = v6300 * v6299;
+    const bool v6302 = v6298 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6302) {
+      const unsigned int v6305 = 160u + v10390;
+      const unsigned int v6308 = v11 + v6298;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6309 = v6308 * v1;
+      const unsigned int v6310 = v6309 + v26;
+      const unsigned int v6311 = v6310 << 8u;
+      const unsigned int v6312 = v6311 + v6305;
+      out[v6312] = v6301;
+    }
+    const unsigned int v6314 = v43 + v10396;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6315 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6316 = v863.x[15];
+    const float v6317 = v6316 * v6315;
+    const bool v6318 = v6314 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6318) {
+      const unsigned int v6321 = 160u + v10395;
+      const unsigned int v6324 = v11 + v6314;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6325 = v6324 * v1;
+      const unsigned int v6326 = v6325 + v26;
+      const unsigned int v6327 = v6326 << 8u;
+      const unsigned int v6328 = v6327 + v6321;
+      out[v6328] = v6317;
+    }
+    const unsigned int v6330 = v43 + v10401;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6331 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6332 = v865.x[0];
+    const float v6333 = v6332 * v6331;
+    const bool v6334 = v6330 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6334) {
+      const unsigned int v6337 = 192u + v10400;
+      const unsigned int v6340 = v11 + v6330;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6341 = v6340 * v1;
+      const unsigned int v6342 = v6341 + v26;
+      const unsigned int v6343 = v6342 << 8u;
+      const unsigned int v6344 = v6343 + v6337;
+      out[v6344] = v6333;
+    }
+    const unsigned int v6346 = v43 + v10406;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6347 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6348 = v865.x[1];
+    const float v6349 = v6348 * v6347;
+    const bool v6350 = v6346 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6350) {
+      const unsigned int v6353 = 192u + v10405;
+      const unsigned int v6356 = v11 + v6346;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6357 = v6356 * v1;
+      const unsigned int v6358 = v6357 + v26;
+      const unsigned int v6359 = v6358 << 8u;
+      const unsigned int v6360 = v6359 + v6353;
+      out[v6360] = v6349;
+    }
+    const unsigned int v6362 = v43 + v10411;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6363 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6364 = v865.x[2];
+    const float v6365 = v6364 * v6363;
+    const bool v6366 = v6362 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6366) {
+      const unsigned int v6369 = 192u + v10410;
+      const unsigned int v6372 = v11 + v6362;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6373 = v6372 * v1;
+      const unsigned int v6374 = v6373 + v26;
+      const unsigned int v6375 = v6374 << 8u;
+      const unsigned int v6376 = v6375 + v6369;
+      out[v6376] = v6365;
+    }
+    const unsigned int v6378 = v43 + v10416;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6379 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6380 = v865.x[3];
+    const float v6381 = v6380 * v6379;
+    const bool v6382 = v6378 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6382) {
+      const unsigned int v6385 = 192u + v10415;
+      const unsigned int v6388 = v11 + v6378;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6389 = v6388 * v1;
+      const unsigned int v6390 = v6389 + v26;
+      const unsigned int v6391 = v6390 << 8u;
+      const unsigned int v6392 = v6391 + v6385;
+      out[v6392] = v6381;
+    }
+    const unsigned int v6394 = v43 + v10421;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6395 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6396 = v865.x[4];
+    const float v6397 = v6396 * v6395;
+    const bool v6398 = v6394 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6398) {
+      const unsigned int v6401 = 192u + v10420;
+      const unsigned int v6404 = v11 + v6394;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6405 = v6404 * v1;
+      const unsigned int v6406 = v6405 + v26;
+      const unsigned int v6407 = v6406 << 8u;
+      const unsigned int v6408 = v6407 + v6401;
+      out[v6408] = v6397;
+    }
+    const unsigned int v6410 = v43 + v10426;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6411 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6412 = v865.x[5];
+    const float v6413 = v6412 * v6411;
+    const bool v6414 = v6410 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6414) {
+      const unsigned int v6417 = 192u + v10425;
+      const unsigned int v6420 = v11 + v6410;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6421 = v6420 * v1;
+      const unsigned int v6422 = v6421 + v26;
+      const unsigned int v6423 = v6422 << 8u;
+      const unsigned int v6424 = v6423 + v6417;
+      out[v6424] = v6413;
+    }
+    const unsigned int v6426 = v43 + v10431;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6427 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6428 = v865.x[6];
+    const float v6429 = v6428 * v6427;
+    const bool v6430 = v6426 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6430) {
+      const unsigned int v6433 = 192u + v10430;
+      const unsigned int v6436 = v11 + v6426;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6437 = v6436 * v1;
+      const unsigned int v6438 = v6437 + v26;
+      const unsigned int v6439 = v6438 << 8u;
+      const unsigned int v6440 = v6439 + v6433;
+      out[v6440] = v6429;
+    }
+    const unsigned int v6442 = v43 + v10436;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6443 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6444 = v865.x[7];
+    const float v6445 = v6444 * v6443;
+    const bool v6446 = v6442 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6446) {
+      const unsigned int v6449 = 192u + v10435;
+      const unsigned int v6452 = v11 + v6442;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6453 = v6452 * v1;
+      const unsigned int v6454 = v6453 + v26;
+      const unsigned int v6455 = v6454 << 8u;
+      const unsigned int v6456 = v6455 + v6449;
+      out[v6456] = v6445;
+    }
+    const unsigned int v6458 = v43 + v10441;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6459 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6460 = v865.x[8];
+    const float v6461 = v6460 * v6459;
+    const bool v6462 = v6458 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6462) {
+      const unsigned int v6465 = 192u + v10440;
+      const unsigned int v6468 = v11 + v6458;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6469 = v6468 * v1;
+      const unsigned int v6470 = v6469 + v26;
+      const unsigned int v6471 = v6470 << 8u;
+      const unsigned int v6472 = v6471 + v6465;
+      out[v6472] = v6461;
+    }
+    const unsigned int v6474 = v43 + v10446;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6475 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6476 = v865.x[9];
+    const float v6477 = v6476 * v6475;
+    const bool v6478 = v6474 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6478) {
+      const unsigned int v6481 = 192u + v10445;
+      const unsigned int v6484 = v11 + v6474;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6485 = v6484 * v1;
+      const unsigned int v6486 = v6485 + v26;
+      const unsigned int v6487 = v6486 << 8u;
+      const unsigned int v6488 = v6487 + v6481;
+      out[v6488] = v6477;
+    }
+    const unsigned int v6490 = v43 + v10451;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6491 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6492 = v865.x[10];
+    const float v6493 = v6492 * v6491;
+    const bool v6494 = v6490 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6494) {
+      const unsigned int v6497 = 192u + v10450;
+      const unsigned int v6500 = v11 + v6490;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6501 = v6500 * v1;
+      const unsigned int v6502 = v6501 + v26;
+      const unsigned int v6503 = v6502 << 8u;
+      const unsigned int v6504 = v6503 + v6497;
+      out[v6504] = v6493;
+    }
+    const unsigned int v6506 = v43 + v10456;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6507 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6508 = v865.x[11];
+    const float v6509 = v6508 * v6507;
+    const bool v6510 = v6506 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6510) {
+      const unsigned int v6513 = 192u + v10455;
+      const unsigned int v6516 = v11 + v6506;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6517 = v6516 * v1;
+      const unsigned int v6518 = v6517 + v26;
+      const unsigned int v6519 = v6518 << 8u;
+      const unsigned int v6520 = v6519 + v6513;
+      out[v6520] = v6509;
+    }
+    const unsigned int v6522 = v43 + v10461;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6523 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6524 = v865.x[12];
+    const float v6525 = v6524 * v6523;
+    const bool v6526 = v6522 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6526) {
+      const unsigned int v6529 = 192u + v10460;
+      const unsigned int v6532 = v11 + v6522;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6533 = v6532 * v1;
+      const unsigned int v6534 = v6533 + v26;
+      const unsigned int v6535 = v6534 << 8u;
+      const unsigned int v6536 = v6535 + v6529;
+      out[v6536] = v6525;
+    }
+    const unsigned int v6538 = v43 + v10466;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6539 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6540 = v865.x[13];
+    const float v6541 = v6540 * v6539;
+    const bool v6542 = v6538 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6542) {
+      const unsigned int v6545 = 192u + v10465;
+      const unsigned int v6548 = v11 + v6538;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6549 = v6548 * v1;
+      const unsigned int v6550 = v6549 + v26;
+      const unsigned int v6551 = v6550 << 8u;
+      const unsigned int v6552 = v6551 + v6545;
+      out[v6552] = v6541;
+    }
+    const unsigned int v6554 = v43 + v10471;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6555 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6556 = v865.x[14];
+    const float v6557 = v6556 * v6555;
+    const bool v6558 = v6554 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6558) {
+      const unsigned int v6561 = 192u + v10470;
+      const unsigned int v6564 = v11 + v6554;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6565 = v6564 * v1;
+      const unsigned int v6566 = v6565 + v26;
+      const unsigned int v6567 = v6566 << 8u;
+      const unsigned int v6568 = v6567 + v6561;
+      out[v6568] = v6557;
+    }
+    const unsigned int v6570 = v43 + v10476;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6571 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6572 = v865.x[15];
+    const float v6573 = v6572 * v6571;
+    const bool v6574 = v6570 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6574) {
+      const unsigned int v6577 = 192u + v10475;
+      const unsigned int v6580 = v11 + v6570;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6581 = v6580 * v1;
+      const unsigned int v6582 = v6581 + v26;
+      const unsigned int v6583 = v6582 << 8u;
+      const unsigned int v6584 = v6583 + v6577;
+      out[v6584] = v6573;
+    }
+    const unsigned int v6586 = v43 + v10481;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6587 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6588 = v867.x[0];
+    const float v6589 = v6588 * v6587;
+    const bool v6590 = v6586 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6590) {
+      const unsigned int v6593 = 224u + v10480;
+      const unsigned int v6596 = v11 + v6586;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6597 = v6596 * v1;
+      const unsigned int v6598 = v6597 + v26;
+      const unsigned int v6599 = v6598 << 8u;
+      const unsigned int v6600 = v6599 + v6593;
+      out[v6600] = v6589;
+    }
+    const unsigned int v6602 = v43 + v10486;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6603 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6604 = v867.x[1];
+    const float v6605 = v6604 * v6603;
+    const bool v6606 = v6602 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6606) {
+      const unsigned int v6609 = 224u + v10485;
+      const unsigned int v6612 = v11 + v6602;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6613 = v6612 * v1;
+      const unsigned int v6614 = v6613 + v26;
+      const unsigned int v6615 = v6614 << 8u;
+      const unsigned int v6616 = v6615 + v6609;
+      out[v6616] = v6605;
+    }
+    const unsigned int v6618 = v43 + v10491;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6619 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6620 = v867.x[2];
+    const float v6621 = v6620 * v6619;
+    const bool v6622 = v6618 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6622) {
+      const unsigned int v6625 = 224u + v10490;
+      const unsigned int v6628 = v11 + v6618;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6629 = v6628 * v1;
+      const unsigned int v6630 = v6629 + v26;
+      const unsigned int v6631 = v6630 << 8u;
+      const unsigned int v6632 = v6631 + v6625;
+      out[v6632] = v6621;
+    }
+    const unsigned int v6634 = v43 + v10496;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6635 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6636 = v867.x[3];
+    const float v6637 = v6636 * v6635;
+    const bool v6638 = v6634 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6638) {
+      const unsigned int v6641 = 224u + v10495;
+      const unsigned int v6644 = v11 + v6634;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6645 = v6644 * v1;
+      const unsigned int v6646 = v6645 + v26;
+      const unsigned int v6647 = v6646 << 8u;
+      const unsigned int v6648 = v6647 + v6641;
+      out[v6648] = v6637;
+    }
+    const unsigned int v6650 = v43 + v10501;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6651 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6652 = v867.x[4];
+    const float v6653 = v6652 * v6651;
+    const bool v6654 = v6650 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6654) {
+      const unsigned int v6657 = 224u + v10500;
+      const unsigned int v6660 = v11 + v6650;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6661 = v6660 * v1;
+      const unsigned int v6662 = v6661 + v26;
+      const unsigned int v6663 = v6662 << 8u;
+      const unsigned int v6664 = v6663 + v6657;
+      out[v6664] = v6653;
+    }
+    const unsigned int v6666 = v43 + v10506;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6667 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6668 = v867.x[5];
+    const float v6669 = v6668 * v6667;
+    const bool v6670 = v6666 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6670) {
+      const unsigned int v6673 = 224u + v10505;
+      const unsigned int v6676 = v11 + v6666;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6677 = v6676 * v1;
+      const unsigned int v6678 = v6677 + v26;
+      const unsigned int v6679 = v6678 << 8u;
+      const unsigned int v6680 = v6679 + v6673;
+      out[v6680] = v6669;
+    }
+    const unsigned int v6682 = v43 + v10511;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6683 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6684 = v867.x[6];
+    const float v6685 = v6684 * v6683;
+    const bool v6686 = v6682 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6686) {
+      const unsigned int v6689 = 224u + v10510;
+      const unsigned int v6692 = v11 + v6682;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6693 = v6692 * v1;
+      const unsigned int v6694 = v6693 + v26;
+      const unsigned int v6695 = v6694 << 8u;
+      const unsigned int v6696 = v6695 + v6689;
+      out[v6696] = v6685;
+    }
+    const unsigned int v6698 = v43 + v10516;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6699 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6700 = v867.x[7];
+    const float v6701 = v6700 * v6699;
+    const bool v6702 = v6698 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6702) {
+      const unsigned int v6705 = 224u + v10515;
+      const unsigned int v6708 = v11 + v6698;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6709 = v6708 * v1;
+      const unsigned int v6710 = v6709 + v26;
+      const unsigned int v6711 = v6710 << 8u;
+      const unsigned int v6712 = v6711 + v6705;
+      out[v6712] = v6701;
+    }
+    const unsigned int v6714 = v43 + v10521;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6715 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6716 = v867.x[8];
+    const float v6717 = v6716 * v6715;
+    const bool v6718 = v6714 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6718) {
+      const unsigned int v6721 = 224u + v10520;
+      const unsigned int v6724 = v11 + v6714;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6725 = v6724 * v1;
+      const unsigned int v6726 = v6725 + v26;
+      const unsigned int v6727 = v6726 << 8u;
+      const unsigned int v6728 = v6727 + v6721;
+      out[v6728] = v6717;
+    }
+    const unsigned int v6730 = v43 + v10526;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6731 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6732 = v867.x[9];
+    const float v6733 = v6732 * v6731;
+    const bool v6734 = v6730 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6734) {
+      const unsigned int v6737 = 224u + v10525;
+      const unsigned int v6740 = v11 + v6730;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6741 = v6740 * v1;
+      const unsigned int v6742 = v6741 + v26;
+      const unsigned int v6743 = v6742 << 8u;
+      const unsigned int v6744 = v6743 + v6737;
+      out[v6744] = v6733;
+    }
+    const unsigned int v6746 = v43 + v10531;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6747 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6748 = v867.x[10];
+    const float v6749 = v6748 * v6747;
+    const bool v6750 = v6746 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6750) {
+      const unsigned int v6753 = 224u + v10530;
+      const unsigned int v6756 = v11 + v6746;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6757 = v6756 * v1;
+      const unsigned int v6758 = v6757 + v26;
+      const unsigned int v6759 = v6758 << 8u;
+      const unsigned int v6760 = v6759 + v6753;
+      out[v6760] = v6749;
+    }
+    const unsigned int v6762 = v43 + v10536;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6763 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6764 = v867.x[11];
+    const float v6765 = v6764 * v6763;
+    const bool v6766 = v6762 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6766) {
+      const unsigned int v6769 = 224u + v10535;
+      const unsigned int v6772 = v11 + v6762;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6773 = v6772 * v1;
+      const unsigned int v6774 = v6773 + v26;
+      const unsigned int v6775 = v6774 << 8u;
+      const unsigned int v6776 = v6775 + v6769;
+      out[v6776] = v6765;
+    }
+    const unsigned int v6778 = v43 + v10541;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6779 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6780 = v867.x[12];
+    const float v6781 = v6780 * v6779;
+    const bool v6782 = v6778 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6782) {
+      const unsigned int v6785 = 224u + v10540;
+      const unsigned int v6788 = v11 + v6778;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6789 = v6788 * v1;
+      const unsigned int v6790 = v6789 + v26;
+      const unsigned int v6791 = v6790 << 8u;
+      const unsigned int v6792 = v6791 + v6785;
+      out[v6792] = v6781;
+    }
+    const unsigned int v6794 = v43 + v10546;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6795 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6796 = v867.x[13];
+    const float v6797 = v6796 * v6795;
+    const bool v6798 = v6794 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6798) {
+      const unsigned int v6801 = 224u + v10545;
+      const unsigned int v6804 = v11 + v6794;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6805 = v6804 * v1;
+      const unsigned int v6806 = v6805 + v26;
+      const unsigned int v6807 = v6806 << 8u;
+      const unsigned int v6808 = v6807 + v6801;
+      out[v6808] = v6797;
+    }
+    const unsigned int v6810 = v43 + v10551;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6811 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6812 = v867.x[14];
+    const float v6813 = v6812 * v6811;
+    const bool v6814 = v6810 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6814) {
+      const unsigned int v6817 = 224u + v10550;
+      const unsigned int v6820 = v11 + v6810;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6821 = v6820 * v1;
+      const unsigned int v6822 = v6821 + v26;
+      const unsigned int v6823 = v6822 << 8u;
+      const unsigned int v6824 = v6823 + v6817;
+      out[v6824] = v6813;
+    }
+    const unsigned int v6826 = v43 + v10556;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6827 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6828 = v867.x[15];
+    const float v6829 = v6828 * v6827;
+    const bool v6830 = v6826 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6830) {
+      const unsigned int v6833 = 224u + v10555;
+      const unsigned int v6836 = v11 + v6826;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6837 = v6836 * v1;
+      const unsigned int v6838 = v6837 + v26;
+      const unsigned int v6839 = v6838 << 8u;
+      const unsigned int v6840 = v6839 + v6833;
+      out[v6840] = v6829;
     }
   }
 }

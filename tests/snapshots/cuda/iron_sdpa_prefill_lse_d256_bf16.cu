@@ -70,6 +70,14 @@ __device__ __forceinline__ unsigned int iron_linear_thread() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
 
+// 2^x by ex2.approx.ftz.f32 (PTX ISA, ex2): within 2 ulp of the correctly rounded result,
+// subnormal operands and results flushed to zero. One MUFU.EX2, whatever the compile flags.
+__device__ __forceinline__ float iron_exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // A fragment of ROLE 0 (A, M×K), 1 (B, K×N) or 2 (accumulator, M×N), R×C elements: each
 // lane of the warp owns R·C/32 of them in the layout of mma.m16n8k16, tile by tile (row-major
 // tiles of 16×16 for A, 16×8 for B and accumulators). row()/col() give slot i's position.
@@ -337,4603 +345,4712 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_bf1
   const bool v38 = v25 < v18;  // kernels/sdpa/prefill.cpp:93
   if (v38) {
     const float v39 = sinks[v26];  // kernels/sdpa/prefill.cpp:96
-    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_tile.hpp:98
+    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_tile.hpp:114
     const unsigned int v42 = v41 << 4u;
     const unsigned int v43 = v25 + v42;
-    unsigned int v44 = 0u;  // kernels/sdpa/flash_tile.hpp:102
-    const unsigned int v46 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v49 = v46 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v52 = v46 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    unsigned int v44 = 0u;  // kernels/sdpa/flash_tile.hpp:118
+    const unsigned int v46 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v49 = v46 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v52 = v46 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v53 = v52 << 3u;
-    const unsigned int v54 = v25 + v49;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v54 = v25 + v49;  // kernels/sdpa/flash_tile.hpp:75
     const bool v55 = v54 < v18;
-    const unsigned int v58 = v55 ? v54 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v58 = v55 ? v54 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v60 = v11 + v58;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v61 = v60 * v1;
     const unsigned int v62 = v61 + v26;
     const unsigned int v63 = v62 << 8u;
-    const unsigned int v64 = v63 + v53;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v66 = v49 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v64 = v63 + v53;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v66 = v49 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v68 = v66 + v53;
     iron_copy_async<16>(shm0 + (v68 ^ (((v68 >> 8u) & 7u) << 3u)), q + v64, v55);
-    const unsigned int v71 = v46 + 128u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v73 = v71 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v76 = v71 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v71 = v46 + 128u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v73 = v71 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v76 = v71 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v77 = v76 << 3u;
-    const unsigned int v78 = v25 + v73;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v78 = v25 + v73;  // kernels/sdpa/flash_tile.hpp:75
     const bool v79 = v78 < v18;
-    const unsigned int v82 = v79 ? v78 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v82 = v79 ? v78 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v84 = v11 + v82;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v85 = v84 * v1;
     const unsigned int v86 = v85 + v26;
     const unsigned int v87 = v86 << 8u;
-    const unsigned int v88 = v87 + v77;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v90 = v73 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v88 = v87 + v77;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v90 = v73 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v92 = v90 + v77;
     iron_copy_async<16>(shm0 + (v92 ^ (((v92 >> 8u) & 7u) << 3u)), q + v88, v79);
-    const unsigned int v95 = v46 + 256u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v97 = v95 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v100 = v95 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v95 = v46 + 256u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v97 = v95 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v100 = v95 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v101 = v100 << 3u;
-    const unsigned int v102 = v25 + v97;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v102 = v25 + v97;  // kernels/sdpa/flash_tile.hpp:75
     const bool v103 = v102 < v18;
-    const unsigned int v106 = v103 ? v102 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v106 = v103 ? v102 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v108 = v11 + v106;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v109 = v108 * v1;
     const unsigned int v110 = v109 + v26;
     const unsigned int v111 = v110 << 8u;
-    const unsigned int v112 = v111 + v101;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v114 = v97 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v112 = v111 + v101;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v114 = v97 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v116 = v114 + v101;
     iron_copy_async<16>(shm0 + (v116 ^ (((v116 >> 8u) & 7u) << 3u)), q + v112, v103);
-    const unsigned int v119 = v46 + 384u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v121 = v119 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v124 = v119 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v119 = v46 + 384u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v121 = v119 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v124 = v119 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v125 = v124 << 3u;
-    const unsigned int v126 = v25 + v121;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v126 = v25 + v121;  // kernels/sdpa/flash_tile.hpp:75
     const bool v127 = v126 < v18;
-    const unsigned int v130 = v127 ? v126 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v130 = v127 ? v126 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v132 = v11 + v130;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v133 = v132 * v1;
     const unsigned int v134 = v133 + v26;
     const unsigned int v135 = v134 << 8u;
-    const unsigned int v136 = v135 + v125;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v138 = v121 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v136 = v135 + v125;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v138 = v121 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v140 = v138 + v125;
     iron_copy_async<16>(shm0 + (v140 ^ (((v140 >> 8u) & 7u) << 3u)), q + v136, v127);
-    const unsigned int v143 = v46 + 512u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v145 = v143 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v148 = v143 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v143 = v46 + 512u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v145 = v143 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v148 = v143 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v149 = v148 << 3u;
-    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:75
     const bool v151 = v150 < v18;
-    const unsigned int v154 = v151 ? v150 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v154 = v151 ? v150 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v156 = v11 + v154;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v157 = v156 * v1;
     const unsigned int v158 = v157 + v26;
     const unsigned int v159 = v158 << 8u;
-    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v162 = v145 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v162 = v145 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v164 = v162 + v149;
     iron_copy_async<16>(shm0 + (v164 ^ (((v164 >> 8u) & 7u) << 3u)), q + v160, v151);
-    const unsigned int v167 = v46 + 640u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v169 = v167 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v172 = v167 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v167 = v46 + 640u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v169 = v167 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v172 = v167 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v173 = v172 << 3u;
-    const unsigned int v174 = v25 + v169;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v174 = v25 + v169;  // kernels/sdpa/flash_tile.hpp:75
     const bool v175 = v174 < v18;
-    const unsigned int v178 = v175 ? v174 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v178 = v175 ? v174 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v180 = v11 + v178;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v181 = v180 * v1;
     const unsigned int v182 = v181 + v26;
     const unsigned int v183 = v182 << 8u;
-    const unsigned int v184 = v183 + v173;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v186 = v169 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v184 = v183 + v173;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v186 = v169 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v188 = v186 + v173;
     iron_copy_async<16>(shm0 + (v188 ^ (((v188 >> 8u) & 7u) << 3u)), q + v184, v175);
-    const unsigned int v191 = v46 + 768u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v193 = v191 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v196 = v191 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v191 = v46 + 768u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v193 = v191 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v196 = v191 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v197 = v196 << 3u;
-    const unsigned int v198 = v25 + v193;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v198 = v25 + v193;  // kernels/sdpa/flash_tile.hpp:75
     const bool v199 = v198 < v18;
-    const unsigned int v202 = v199 ? v198 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v202 = v199 ? v198 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v204 = v11 + v202;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v205 = v204 * v1;
     const unsigned int v206 = v205 + v26;
     const unsigned int v207 = v206 << 8u;
-    const unsigned int v208 = v207 + v197;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v210 = v193 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v208 = v207 + v197;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v210 = v193 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v212 = v210 + v197;
     iron_copy_async<16>(shm0 + (v212 ^ (((v212 >> 8u) & 7u) << 3u)), q + v208, v199);
-    const unsigned int v215 = v46 + 896u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v217 = v215 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v220 = v215 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v215 = v46 + 896u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v217 = v215 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v220 = v215 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v221 = v220 << 3u;
-    const unsigned int v222 = v25 + v217;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v222 = v25 + v217;  // kernels/sdpa/flash_tile.hpp:75
     const bool v223 = v222 < v18;
-    const unsigned int v226 = v223 ? v222 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v226 = v223 ? v222 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v228 = v11 + v226;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v229 = v228 * v1;
     const unsigned int v230 = v229 + v26;
     const unsigned int v231 = v230 << 8u;
-    const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v234 = v217 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v234 = v217 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v236 = v234 + v221;
     iron_copy_async<16>(shm0 + (v236 ^ (((v236 >> 8u) & 7u) << 3u)), q + v232, v223);
-    const unsigned int v239 = v46 + 1024u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v241 = v239 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v244 = v239 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v239 = v46 + 1024u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v241 = v239 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v244 = v239 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v245 = v244 << 3u;
-    const unsigned int v246 = v25 + v241;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v246 = v25 + v241;  // kernels/sdpa/flash_tile.hpp:75
     const bool v247 = v246 < v18;
-    const unsigned int v250 = v247 ? v246 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v250 = v247 ? v246 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v252 = v11 + v250;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v253 = v252 * v1;
     const unsigned int v254 = v253 + v26;
     const unsigned int v255 = v254 << 8u;
-    const unsigned int v256 = v255 + v245;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v258 = v241 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v256 = v255 + v245;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v258 = v241 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v260 = v258 + v245;
     iron_copy_async<16>(shm0 + (v260 ^ (((v260 >> 8u) & 7u) << 3u)), q + v256, v247);
-    const unsigned int v263 = v46 + 1152u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v265 = v263 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v268 = v263 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v263 = v46 + 1152u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v265 = v263 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v268 = v263 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v269 = v268 << 3u;
-    const unsigned int v270 = v25 + v265;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v270 = v25 + v265;  // kernels/sdpa/flash_tile.hpp:75
     const bool v271 = v270 < v18;
-    const unsigned int v274 = v271 ? v270 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v274 = v271 ? v270 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v276 = v11 + v274;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v277 = v276 * v1;
     const unsigned int v278 = v277 + v26;
     const unsigned int v279 = v278 << 8u;
-    const unsigned int v280 = v279 + v269;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v282 = v265 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v280 = v279 + v269;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v282 = v265 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v284 = v282 + v269;
     iron_copy_async<16>(shm0 + (v284 ^ (((v284 >> 8u) & 7u) << 3u)), q + v280, v271);
-    const unsigned int v287 = v46 + 1280u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v289 = v287 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v292 = v287 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v287 = v46 + 1280u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v289 = v287 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v292 = v287 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v293 = v292 << 3u;
-    const unsigned int v294 = v25 + v289;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v294 = v25 + v289;  // kernels/sdpa/flash_tile.hpp:75
     const bool v295 = v294 < v18;
-    const unsigned int v298 = v295 ? v294 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v298 = v295 ? v294 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v300 = v11 + v298;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v301 = v300 * v1;
     const unsigned int v302 = v301 + v26;
     const unsigned int v303 = v302 << 8u;
-    const unsigned int v304 = v303 + v293;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v306 = v289 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v304 = v303 + v293;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v306 = v289 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v308 = v306 + v293;
     iron_copy_async<16>(shm0 + (v308 ^ (((v308 >> 8u) & 7u) << 3u)), q + v304, v295);
-    const unsigned int v311 = v46 + 1408u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v313 = v311 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v316 = v311 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v311 = v46 + 1408u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v313 = v311 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v316 = v311 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v317 = v316 << 3u;
-    const unsigned int v318 = v25 + v313;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v318 = v25 + v313;  // kernels/sdpa/flash_tile.hpp:75
     const bool v319 = v318 < v18;
-    const unsigned int v322 = v319 ? v318 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v322 = v319 ? v318 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v324 = v11 + v322;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v325 = v324 * v1;
     const unsigned int v326 = v325 + v26;
     const unsigned int v327 = v326 << 8u;
-    const unsigned int v328 = v327 + v317;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v330 = v313 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v328 = v327 + v317;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v330 = v313 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v332 = v330 + v317;
     iron_copy_async<16>(shm0 + (v332 ^ (((v332 >> 8u) & 7u) << 3u)), q + v328, v319);
-    const unsigned int v335 = v46 + 1536u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v337 = v335 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v340 = v335 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v335 = v46 + 1536u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v337 = v335 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v340 = v335 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v341 = v340 << 3u;
-    const unsigned int v342 = v25 + v337;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v342 = v25 + v337;  // kernels/sdpa/flash_tile.hpp:75
     const bool v343 = v342 < v18;
-    const unsigned int v346 = v343 ? v342 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v346 = v343 ? v342 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v348 = v11 + v346;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v349 = v348 * v1;
     const unsigned int v350 = v349 + v26;
     const unsigned int v351 = v350 << 8u;
-    const unsigned int v352 = v351 + v341;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v354 = v337 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v352 = v351 + v341;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v354 = v337 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v356 = v354 + v341;
     iron_copy_async<16>(shm0 + (v356 ^ (((v356 >> 8u) & 7u) << 3u)), q + v352, v343);
-    const unsigned int v359 = v46 + 1664u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v361 = v359 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v364 = v359 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v359 = v46 + 1664u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v361 = v359 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v364 = v359 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v365 = v364 << 3u;
-    const unsigned int v366 = v25 + v361;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v366 = v25 + v361;  // kernels/sdpa/flash_tile.hpp:75
     const bool v367 = v366 < v18;
-    const unsigned int v370 = v367 ? v366 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v370 = v367 ? v366 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v372 = v11 + v370;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v373 = v372 * v1;
     const unsigned int v374 = v373 + v26;
     const unsigned int v375 = v374 << 8u;
-    const unsigned int v376 = v375 + v365;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v378 = v361 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v376 = v375 + v365;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v378 = v361 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v380 = v378 + v365;
     iron_copy_async<16>(shm0 + (v380 ^ (((v380 >> 8u) & 7u) << 3u)), q + v376, v367);
-    const unsigned int v383 = v46 + 1792u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v385 = v383 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v388 = v383 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v383 = v46 + 1792u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v385 = v383 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v388 = v383 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v389 = v388 << 3u;
-    const unsigned int v390 = v25 + v385;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v390 = v25 + v385;  // kernels/sdpa/flash_tile.hpp:75
     const bool v391 = v390 < v18;
-    const unsigned int v394 = v391 ? v390 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v394 = v391 ? v390 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v396 = v11 + v394;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v397 = v396 * v1;
     const unsigned int v398 = v397 + v26;
     const unsigned int v399 = v398 << 8u;
-    const unsigned int v400 = v399 + v389;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v402 = v385 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v400 = v399 + v389;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v402 = v385 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v404 = v402 + v389;
     iron_copy_async<16>(shm0 + (v404 ^ (((v404 >> 8u) & 7u) << 3u)), q + v400, v391);
-    const unsigned int v407 = v46 + 1920u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v409 = v407 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v412 = v407 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v407 = v46 + 1920u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v409 = v407 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v412 = v407 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v413 = v412 << 3u;
-    const unsigned int v414 = v25 + v409;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v414 = v25 + v409;  // kernels/sdpa/flash_tile.hpp:75
     const bool v415 = v414 < v18;
-    const unsigned int v418 = v415 ? v414 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v418 = v415 ? v414 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v420 = v11 + v418;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v421 = v420 * v1;
     const unsigned int v422 = v421 + v26;
     const unsigned int v423 = v422 << 8u;
-    const unsigned int v424 = v423 + v413;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v426 = v409 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v424 = v423 + v413;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v426 = v409 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v428 = v426 + v413;
     iron_copy_async<16>(shm0 + (v428 ^ (((v428 >> 8u) & 7u) << 3u)), q + v424, v415);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:103
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:104
-    __syncthreads();  // kernels/sdpa/flash_tile.hpp:105
-    iron_frag<iron_bf16, 0, 16, 16> v430;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v430, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v432;
-    iron_frag_fill(v432, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v434;
-    iron_frag_fill(v434, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v436;
-    iron_frag_fill(v436, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v438;
-    iron_frag_fill(v438, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v440;
-    iron_frag_fill(v440, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v442;
-    iron_frag_fill(v442, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v444;
-    iron_frag_fill(v444, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v446;
-    iron_frag_fill(v446, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v448;
-    iron_frag_fill(v448, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v450;
-    iron_frag_fill(v450, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v452;
-    iron_frag_fill(v452, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v454;
-    iron_frag_fill(v454, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v456;
-    iron_frag_fill(v456, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v458;
-    iron_frag_fill(v458, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v460;
-    iron_frag_fill(v460, iron_f32_to_bf16(0.0f));
-    const unsigned int v467 = v42 << 8u;  // kernels/sdpa/flash_tile.hpp:108
-    iron_frag_load_shared<false, 8, 3>(v430, shm0, v467, 256u);
-    const unsigned int v476 = v467 + 16u;
-    iron_frag_load_shared<false, 8, 3>(v432, shm0, v476, 256u);
-    const unsigned int v484 = v467 + 32u;
-    iron_frag_load_shared<false, 8, 3>(v434, shm0, v484, 256u);
-    const unsigned int v492 = v467 + 48u;
-    iron_frag_load_shared<false, 8, 3>(v436, shm0, v492, 256u);
-    const unsigned int v500 = v467 + 64u;
-    iron_frag_load_shared<false, 8, 3>(v438, shm0, v500, 256u);
-    const unsigned int v508 = v467 + 80u;
-    iron_frag_load_shared<false, 8, 3>(v440, shm0, v508, 256u);
-    const unsigned int v516 = v467 + 96u;
-    iron_frag_load_shared<false, 8, 3>(v442, shm0, v516, 256u);
-    const unsigned int v524 = v467 + 112u;
-    iron_frag_load_shared<false, 8, 3>(v444, shm0, v524, 256u);
-    const unsigned int v532 = v467 + 128u;
-    iron_frag_load_shared<false, 8, 3>(v446, shm0, v532, 256u);
-    const unsigned int v540 = v467 + 144u;
-    iron_frag_load_shared<false, 8, 3>(v448, shm0, v540, 256u);
-    const unsigned int v548 = v467 + 160u;
-    iron_frag_load_shared<false, 8, 3>(v450, shm0, v548, 256u);
-    const unsigned int v556 = v467 + 176u;
-    iron_frag_load_shared<false, 8, 3>(v452, shm0, v556, 256u);
-    const unsigned int v564 = v467 + 192u;
-    iron_frag_load_shared<false, 8, 3>(v454, shm0, v564, 256u);
-    const unsigned int v572 = v467 + 208u;
-    iron_frag_load_shared<false, 8, 3>(v456, shm0, v572, 256u);
-    const unsigned int v580 = v467 + 224u;
-    iron_frag_load_shared<false, 8, 3>(v458, shm0, v580, 256u);
-    const unsigned int v588 = v467 + 240u;
-    iron_frag_load_shared<false, 8, 3>(v460, shm0, v588, 256u);
-    const unsigned int v590 = v25 + 64u;  // kernels/sdpa/flash_tile.hpp:113
-    const unsigned int v591 = min(v590, v18);
-    const unsigned int v592 = v591 + v37;  // kernels/sdpa/flash_tile.hpp:114
-    const unsigned int v594 = v592 - v18;  // kernels/sdpa/flash_tile.hpp:116
-    const unsigned int v595 = min(v37, v594);
-    const bool v596 = v592 > v18;
-    const unsigned int v597 = v596 ? v595 : v44;
-    const bool v599 = v6 == v44;  // kernels/sdpa/flash_tile.hpp:115
-    const unsigned int v600 = v599 ? v37 : v597;
-    const unsigned int v602 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:117
-    const unsigned int v603 = v602 + 1u;
-    const unsigned int v607 = v603 - v18;  // kernels/sdpa/flash_tile.hpp:119
-    const unsigned int v608 = v607 - v7;
-    const unsigned int v609 = v608 >> 6u;
-    const unsigned int v610 = v609 << 6u;
-    const bool v612 = v7 > v44;  // kernels/sdpa/flash_tile.hpp:118
-    const unsigned int v613 = v18 + v7;
-    const bool v614 = v603 > v613;
-    const bool v615 = v612 && v614;
-    const unsigned int v616 = v615 ? v610 : v44;
-    const float v618 = v8 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:120
-    iron_frag<float, 2, 16, 8> v620;  // kernels/sdpa/flash_tile.hpp:122
-    iron_frag_fill(v620, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 16, 8> v622;  // kernels/sdpa/flash_tile.hpp:123
-    iron_frag_fill(v622, 0.0f);
-    iron_frag<float, 2, 16, 32> v624;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v624, 0.0f);
-    iron_frag<float, 2, 16, 32> v626;
-    iron_frag_fill(v626, 0.0f);
-    iron_frag<float, 2, 16, 32> v628;
-    iron_frag_fill(v628, 0.0f);
-    iron_frag<float, 2, 16, 32> v630;
-    iron_frag_fill(v630, 0.0f);
-    iron_frag<float, 2, 16, 32> v632;
-    iron_frag_fill(v632, 0.0f);
-    iron_frag<float, 2, 16, 32> v634;
-    iron_frag_fill(v634, 0.0f);
-    iron_frag<float, 2, 16, 32> v636;
-    iron_frag_fill(v636, 0.0f);
-    iron_frag<float, 2, 16, 32> v638;
-    iron_frag_fill(v638, 0.0f);
-    const bool v9842 = v616 < v600;  // kernels/sdpa/flash_tile.hpp:127
-    if (v9842) {
-      const unsigned int v9846 = v616 + v49;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9847 = v9846 < v37;
-      const unsigned int v9848 = v9847 ? v9846 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9849 = v31 + v9848;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9850 = v9849 * v2;
-      const unsigned int v9851 = v9850 + v28;
-      const unsigned int v9852 = v9851 << 8u;
-      const unsigned int v9853 = v9852 + v53;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v68 ^ (((v68 >> 8u) & 7u) << 3u)), k + v9853, v9847);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9856 = v616 + v73;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9857 = v9856 < v37;
-      const unsigned int v9858 = v9857 ? v9856 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9859 = v31 + v9858;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9860 = v9859 * v2;
-      const unsigned int v9861 = v9860 + v28;
-      const unsigned int v9862 = v9861 << 8u;
-      const unsigned int v9863 = v9862 + v77;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v92 ^ (((v92 >> 8u) & 7u) << 3u)), k + v9863, v9857);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9866 = v616 + v97;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9867 = v9866 < v37;
-      const unsigned int v9868 = v9867 ? v9866 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9869 = v31 + v9868;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9870 = v9869 * v2;
-      const unsigned int v9871 = v9870 + v28;
-      const unsigned int v9872 = v9871 << 8u;
-      const unsigned int v9873 = v9872 + v101;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v116 ^ (((v116 >> 8u) & 7u) << 3u)), k + v9873, v9867);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9876 = v616 + v121;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9877 = v9876 < v37;
-      const unsigned int v9878 = v9877 ? v9876 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9879 = v31 + v9878;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9880 = v9879 * v2;
-      const unsigned int v9881 = v9880 + v28;
-      const unsigned int v9882 = v9881 << 8u;
-      const unsigned int v9883 = v9882 + v125;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 8u) & 7u) << 3u)), k + v9883, v9877);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9886 = v616 + v145;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9887 = v9886 < v37;
-      const unsigned int v9888 = v9887 ? v9886 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9889 = v31 + v9888;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9890 = v9889 * v2;
-      const unsigned int v9891 = v9890 + v28;
-      const unsigned int v9892 = v9891 << 8u;
-      const unsigned int v9893 = v9892 + v149;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v164 ^ (((v164 >> 8u) & 7u) << 3u)), k + v9893, v9887);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9896 = v616 + v169;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9897 = v9896 < v37;
-      const unsigned int v9898 = v9897 ? v9896 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9899 = v31 + v9898;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9900 = v9899 * v2;
-      const unsigned int v9901 = v9900 + v28;
-      const unsigned int v9902 = v9901 << 8u;
-      const unsigned int v9903 = v9902 + v173;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v188 ^ (((v188 >> 8u) & 7u) << 3u)), k + v9903, v9897);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9906 = v616 + v193;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9907 = v9906 < v37;
-      const unsigned int v9908 = v9907 ? v9906 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9909 = v31 + v9908;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9910 = v9909 * v2;
-      const unsigned int v9911 = v9910 + v28;
-      const unsigned int v9912 = v9911 << 8u;
-      const unsigned int v9913 = v9912 + v197;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v212 ^ (((v212 >> 8u) & 7u) << 3u)), k + v9913, v9907);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9916 = v616 + v217;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9917 = v9916 < v37;
-      const unsigned int v9918 = v9917 ? v9916 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9919 = v31 + v9918;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9920 = v9919 * v2;
-      const unsigned int v9921 = v9920 + v28;
-      const unsigned int v9922 = v9921 << 8u;
-      const unsigned int v9923 = v9922 + v221;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v236 ^ (((v236 >> 8u) & 7u) << 3u)), k + v9923, v9917);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9926 = v616 + v241;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9927 = v9926 < v37;
-      const unsigned int v9928 = v9927 ? v9926 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9929 = v31 + v9928;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9930 = v9929 * v2;
-      const unsigned int v9931 = v9930 + v28;
-      const unsigned int v9932 = v9931 << 8u;
-      const unsigned int v9933 = v9932 + v245;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v260 ^ (((v260 >> 8u) & 7u) << 3u)), k + v9933, v9927);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9936 = v616 + v265;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9937 = v9936 < v37;
-      const unsigned int v9938 = v9937 ? v9936 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9939 = v31 + v9938;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9940 = v9939 * v2;
-      const unsigned int v9941 = v9940 + v28;
-      const unsigned int v9942 = v9941 << 8u;
-      const unsigned int v9943 = v9942 + v269;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v284 ^ (((v284 >> 8u) & 7u) << 3u)), k + v9943, v9937);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9946 = v616 + v289;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9947 = v9946 < v37;
-      const unsigned int v9948 = v9947 ? v9946 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9949 = v31 + v9948;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9950 = v9949 * v2;
-      const unsigned int v9951 = v9950 + v28;
-      const unsigned int v9952 = v9951 << 8u;
-      const unsigned int v9953 = v9952 + v293;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v308 ^ (((v308 >> 8u) & 7u) << 3u)), k + v9953, v9947);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9956 = v616 + v313;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9957 = v9956 < v37;
-      const unsigned int v9958 = v9957 ? v9956 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9959 = v31 + v9958;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9960 = v9959 * v2;
-      const unsigned int v9961 = v9960 + v28;
-      const unsigned int v9962 = v9961 << 8u;
-      const unsigned int v9963 = v9962 + v317;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v332 ^ (((v332 >> 8u) & 7u) << 3u)), k + v9963, v9957);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9966 = v616 + v337;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9967 = v9966 < v37;
-      const unsigned int v9968 = v9967 ? v9966 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9969 = v31 + v9968;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9970 = v9969 * v2;
-      const unsigned int v9971 = v9970 + v28;
-      const unsigned int v9972 = v9971 << 8u;
-      const unsigned int v9973 = v9972 + v341;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v356 ^ (((v356 >> 8u) & 7u) << 3u)), k + v9973, v9967);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9976 = v616 + v361;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9977 = v9976 < v37;
-      const unsigned int v9978 = v9977 ? v9976 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9979 = v31 + v9978;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9980 = v9979 * v2;
-      const unsigned int v9981 = v9980 + v28;
-      const unsigned int v9982 = v9981 << 8u;
-      const unsigned int v9983 = v9982 + v365;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v380 ^ (((v380 >> 8u) & 7u) << 3u)), k + v9983, v9977);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9986 = v616 + v385;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9987 = v9986 < v37;
-      const unsigned int v9988 = v9987 ? v9986 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9989 = v31 + v9988;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9990 = v9989 * v2;
-      const unsigned int v9991 = v9990 + v28;
-      const unsigned int v9992 = v9991 << 8u;
-      const unsigned int v9993 = v9992 + v389;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v404 ^ (((v404 >> 8u) & 7u) << 3u)), k + v9993, v9987);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v9996 = v616 + v409;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v9997 = v9996 < v37;
-      const unsigned int v9998 = v9997 ? v9996 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v9999 = v31 + v9998;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v10000 = v9999 * v2;
-      const unsigned int v10001 = v10000 + v28;
-      const unsigned int v10002 = v10001 << 8u;
-      const unsigned int v10003 = v10002 + v413;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm1 + (v428 ^ (((v428 >> 8u) & 7u) << 3u)), k + v10003, v9997);  // kernels/sdpa/flash_tile.hpp:66
-      iron_copy_async<16>(shm2 + (v68 ^ (((v68 >> 8u) & 7u) << 3u)), v + v9853, v9847);
-      iron_copy_async<16>(shm2 + (v92 ^ (((v92 >> 8u) & 7u) << 3u)), v + v9863, v9857);
-      iron_copy_async<16>(shm2 + (v116 ^ (((v116 >> 8u) & 7u) << 3u)), v + v9873, v9867);
-      iron_copy_async<16>(shm2 + (v140 ^ (((v140 >> 8u) & 7u) << 3u)), v + v9883, v9877);
-      iron_copy_async<16>(shm2 + (v164 ^ (((v164 >> 8u) & 7u) << 3u)), v + v9893, v9887);
-      iron_copy_async<16>(shm2 + (v188 ^ (((v188 >> 8u) & 7u) << 3u)), v + v9903, v9897);
-      iron_copy_async<16>(shm2 + (v212 ^ (((v212 >> 8u) & 7u) << 3u)), v + v9913, v9907);
-      iron_copy_async<16>(shm2 + (v236 ^ (((v236 >> 8u) & 7u) << 3u)), v + v9923, v9917);
-      iron_copy_async<16>(shm2 + (v260 ^ (((v260 >> 8u) & 7u) << 3u)), v + v9933, v9927);
-      iron_copy_async<16>(shm2 + (v284 ^ (((v284 >> 8u) & 7u) << 3u)), v + v9943, v9937);
-      iron_copy_async<16>(shm2 + (v308 ^ (((v308 >> 8u) & 7u) << 3u)), v + v9953, v9947);
-      iron_copy_async<16>(shm2 + (v332 ^ (((v332 >> 8u) & 7u) << 3u)), v + v9963, v9957);
-      iron_copy_async<16>(shm2 + (v356 ^ (((v356 >> 8u) & 7u) << 3u)), v + v9973, v9967);
-      iron_copy_async<16>(shm2 + (v380 ^ (((v380 >> 8u) & 7u) << 3u)), v + v9983, v9977);
-      iron_copy_async<16>(shm2 + (v404 ^ (((v404 >> 8u) & 7u) << 3u)), v + v9993, v9987);
-      iron_copy_async<16>(shm2 + (v428 ^ (((v428 >> 8u) & 7u) << 3u)), v + v10003, v9997);
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:119
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:120
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:121
+    const unsigned int v433 = v42 << 8u;  // kernels/sdpa/flash_tile.hpp:122
+    const unsigned int v435 = v25 + 64u;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v436 = min(v435, v18);
+    const unsigned int v437 = v436 + v37;  // kernels/sdpa/flash_tile.hpp:129
+    const unsigned int v439 = v437 - v18;  // kernels/sdpa/flash_tile.hpp:131
+    const unsigned int v440 = min(v37, v439);
+    const bool v441 = v437 > v18;
+    const unsigned int v442 = v441 ? v440 : v44;
+    const bool v444 = v6 == v44;  // kernels/sdpa/flash_tile.hpp:130
+    const unsigned int v445 = v444 ? v37 : v442;
+    const unsigned int v447 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:132
+    const unsigned int v448 = v447 + 1u;
+    const unsigned int v452 = v448 - v18;  // kernels/sdpa/flash_tile.hpp:134
+    const unsigned int v453 = v452 - v7;
+    const unsigned int v454 = v453 >> 6u;
+    const unsigned int v455 = v454 << 6u;
+    const bool v457 = v7 > v44;  // kernels/sdpa/flash_tile.hpp:133
+    const unsigned int v458 = v18 + v7;
+    const bool v459 = v448 > v458;
+    const bool v460 = v457 && v459;
+    const unsigned int v461 = v460 ? v455 : v44;
+    const float v463 = v8 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:135
+    iron_frag<float, 2, 16, 8> v465;  // kernels/sdpa/flash_tile.hpp:137
+    iron_frag_fill(v465, __uint_as_float(0xff800000u));
+    iron_frag<float, 2, 16, 8> v467;  // kernels/sdpa/flash_tile.hpp:138
+    iron_frag_fill(v467, 0.0f);
+    iron_frag<float, 2, 16, 32> v469;  // /usr/include/c++/12/array:99
+    iron_frag_fill(v469, 0.0f);
+    iron_frag<float, 2, 16, 32> v471;
+    iron_frag_fill(v471, 0.0f);
+    iron_frag<float, 2, 16, 32> v473;
+    iron_frag_fill(v473, 0.0f);
+    iron_frag<float, 2, 16, 32> v475;
+    iron_frag_fill(v475, 0.0f);
+    iron_frag<float, 2, 16, 32> v477;
+    iron_frag_fill(v477, 0.0f);
+    iron_frag<float, 2, 16, 32> v479;
+    iron_frag_fill(v479, 0.0f);
+    iron_frag<float, 2, 16, 32> v481;
+    iron_frag_fill(v481, 0.0f);
+    iron_frag<float, 2, 16, 32> v483;
+    iron_frag_fill(v483, 0.0f);
+    const bool v10117 = v461 < v445;  // kernels/sdpa/flash_tile.hpp:142
+    if (v10117) {
+      const unsigned int v10121 = v461 + v49;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10122 = v10121 < v37;
+      const unsigned int v10123 = v10122 ? v10121 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10124 = v31 + v10123;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10125 = v10124 * v2;
+      const unsigned int v10126 = v10125 + v28;
+      const unsigned int v10127 = v10126 << 8u;
+      const unsigned int v10128 = v10127 + v53;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v68 ^ (((v68 >> 8u) & 7u) << 3u)), k + v10128, v10122);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10131 = v461 + v73;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10132 = v10131 < v37;
+      const unsigned int v10133 = v10132 ? v10131 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10134 = v31 + v10133;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10135 = v10134 * v2;
+      const unsigned int v10136 = v10135 + v28;
+      const unsigned int v10137 = v10136 << 8u;
+      const unsigned int v10138 = v10137 + v77;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v92 ^ (((v92 >> 8u) & 7u) << 3u)), k + v10138, v10132);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10141 = v461 + v97;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10142 = v10141 < v37;
+      const unsigned int v10143 = v10142 ? v10141 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10144 = v31 + v10143;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10145 = v10144 * v2;
+      const unsigned int v10146 = v10145 + v28;
+      const unsigned int v10147 = v10146 << 8u;
+      const unsigned int v10148 = v10147 + v101;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v116 ^ (((v116 >> 8u) & 7u) << 3u)), k + v10148, v10142);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10151 = v461 + v121;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10152 = v10151 < v37;
+      const unsigned int v10153 = v10152 ? v10151 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10154 = v31 + v10153;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10155 = v10154 * v2;
+      const unsigned int v10156 = v10155 + v28;
+      const unsigned int v10157 = v10156 << 8u;
+      const unsigned int v10158 = v10157 + v125;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 8u) & 7u) << 3u)), k + v10158, v10152);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10161 = v461 + v145;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10162 = v10161 < v37;
+      const unsigned int v10163 = v10162 ? v10161 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10164 = v31 + v10163;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10165 = v10164 * v2;
+      const unsigned int v10166 = v10165 + v28;
+      const unsigned int v10167 = v10166 << 8u;
+      const unsigned int v10168 = v10167 + v149;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v164 ^ (((v164 >> 8u) & 7u) << 3u)), k + v10168, v10162);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10171 = v461 + v169;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10172 = v10171 < v37;
+      const unsigned int v10173 = v10172 ? v10171 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10174 = v31 + v10173;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10175 = v10174 * v2;
+      const unsigned int v10176 = v10175 + v28;
+      const unsigned int v10177 = v10176 << 8u;
+      const unsigned int v10178 = v10177 + v173;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v188 ^ (((v188 >> 8u) & 7u) << 3u)), k + v10178, v10172);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10181 = v461 + v193;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10182 = v10181 < v37;
+      const unsigned int v10183 = v10182 ? v10181 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10184 = v31 + v10183;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10185 = v10184 * v2;
+      const unsigned int v10186 = v10185 + v28;
+      const unsigned int v10187 = v10186 << 8u;
+      const unsigned int v10188 = v10187 + v197;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v212 ^ (((v212 >> 8u) & 7u) << 3u)), k + v10188, v10182);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10191 = v461 + v217;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10192 = v10191 < v37;
+      const unsigned int v10193 = v10192 ? v10191 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10194 = v31 + v10193;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10195 = v10194 * v2;
+      const unsigned int v10196 = v10195 + v28;
+      const unsigned int v10197 = v10196 << 8u;
+      const unsigned int v10198 = v10197 + v221;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v236 ^ (((v236 >> 8u) & 7u) << 3u)), k + v10198, v10192);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10201 = v461 + v241;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10202 = v10201 < v37;
+      const unsigned int v10203 = v10202 ? v10201 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10204 = v31 + v10203;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10205 = v10204 * v2;
+      const unsigned int v10206 = v10205 + v28;
+      const unsigned int v10207 = v10206 << 8u;
+      const unsigned int v10208 = v10207 + v245;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v260 ^ (((v260 >> 8u) & 7u) << 3u)), k + v10208, v10202);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10211 = v461 + v265;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10212 = v10211 < v37;
+      const unsigned int v10213 = v10212 ? v10211 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10214 = v31 + v10213;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10215 = v10214 * v2;
+      const unsigned int v10216 = v10215 + v28;
+      const unsigned int v10217 = v10216 << 8u;
+      const unsigned int v10218 = v10217 + v269;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v284 ^ (((v284 >> 8u) & 7u) << 3u)), k + v10218, v10212);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10221 = v461 + v289;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10222 = v10221 < v37;
+      const unsigned int v10223 = v10222 ? v10221 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10224 = v31 + v10223;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10225 = v10224 * v2;
+      const unsigned int v10226 = v10225 + v28;
+      const unsigned int v10227 = v10226 << 8u;
+      const unsigned int v10228 = v10227 + v293;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v308 ^ (((v308 >> 8u) & 7u) << 3u)), k + v10228, v10222);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10231 = v461 + v313;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10232 = v10231 < v37;
+      const unsigned int v10233 = v10232 ? v10231 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10234 = v31 + v10233;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10235 = v10234 * v2;
+      const unsigned int v10236 = v10235 + v28;
+      const unsigned int v10237 = v10236 << 8u;
+      const unsigned int v10238 = v10237 + v317;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v332 ^ (((v332 >> 8u) & 7u) << 3u)), k + v10238, v10232);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10241 = v461 + v337;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10242 = v10241 < v37;
+      const unsigned int v10243 = v10242 ? v10241 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10244 = v31 + v10243;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10245 = v10244 * v2;
+      const unsigned int v10246 = v10245 + v28;
+      const unsigned int v10247 = v10246 << 8u;
+      const unsigned int v10248 = v10247 + v341;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v356 ^ (((v356 >> 8u) & 7u) << 3u)), k + v10248, v10242);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10251 = v461 + v361;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10252 = v10251 < v37;
+      const unsigned int v10253 = v10252 ? v10251 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10254 = v31 + v10253;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10255 = v10254 * v2;
+      const unsigned int v10256 = v10255 + v28;
+      const unsigned int v10257 = v10256 << 8u;
+      const unsigned int v10258 = v10257 + v365;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v380 ^ (((v380 >> 8u) & 7u) << 3u)), k + v10258, v10252);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10261 = v461 + v385;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10262 = v10261 < v37;
+      const unsigned int v10263 = v10262 ? v10261 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10264 = v31 + v10263;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10265 = v10264 * v2;
+      const unsigned int v10266 = v10265 + v28;
+      const unsigned int v10267 = v10266 << 8u;
+      const unsigned int v10268 = v10267 + v389;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v404 ^ (((v404 >> 8u) & 7u) << 3u)), k + v10268, v10262);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v10271 = v461 + v409;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v10272 = v10271 < v37;
+      const unsigned int v10273 = v10272 ? v10271 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v10274 = v31 + v10273;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v10275 = v10274 * v2;
+      const unsigned int v10276 = v10275 + v28;
+      const unsigned int v10277 = v10276 << 8u;
+      const unsigned int v10278 = v10277 + v413;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm1 + (v428 ^ (((v428 >> 8u) & 7u) << 3u)), k + v10278, v10272);  // kernels/sdpa/flash_tile.hpp:77
+      iron_copy_async<16>(shm2 + (v68 ^ (((v68 >> 8u) & 7u) << 3u)), v + v10128, v10122);
+      iron_copy_async<16>(shm2 + (v92 ^ (((v92 >> 8u) & 7u) << 3u)), v + v10138, v10132);
+      iron_copy_async<16>(shm2 + (v116 ^ (((v116 >> 8u) & 7u) << 3u)), v + v10148, v10142);
+      iron_copy_async<16>(shm2 + (v140 ^ (((v140 >> 8u) & 7u) << 3u)), v + v10158, v10152);
+      iron_copy_async<16>(shm2 + (v164 ^ (((v164 >> 8u) & 7u) << 3u)), v + v10168, v10162);
+      iron_copy_async<16>(shm2 + (v188 ^ (((v188 >> 8u) & 7u) << 3u)), v + v10178, v10172);
+      iron_copy_async<16>(shm2 + (v212 ^ (((v212 >> 8u) & 7u) << 3u)), v + v10188, v10182);
+      iron_copy_async<16>(shm2 + (v236 ^ (((v236 >> 8u) & 7u) << 3u)), v + v10198, v10192);
+      iron_copy_async<16>(shm2 + (v260 ^ (((v260 >> 8u) & 7u) << 3u)), v + v10208, v10202);
+      iron_copy_async<16>(shm2 + (v284 ^ (((v284 >> 8u) & 7u) << 3u)), v + v10218, v10212);
+      iron_copy_async<16>(shm2 + (v308 ^ (((v308 >> 8u) & 7u) << 3u)), v + v10228, v10222);
+      iron_copy_async<16>(shm2 + (v332 ^ (((v332 >> 8u) & 7u) << 3u)), v + v10238, v10232);
+      iron_copy_async<16>(shm2 + (v356 ^ (((v356 >> 8u) & 7u) << 3u)), v + v10248, v10242);
+      iron_copy_async<16>(shm2 + (v380 ^ (((v380 >> 8u) & 7u) << 3u)), v + v10258, v10252);
+      iron_copy_async<16>(shm2 + (v404 ^ (((v404 >> 8u) & 7u) << 3u)), v + v10268, v10262);
+      iron_copy_async<16>(shm2 + (v428 ^ (((v428 >> 8u) & 7u) << 3u)), v + v10278, v10272);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:127
-    const bool v6590 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:146
-    const unsigned int v7766 = static_cast<unsigned int>(v624.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:167
-    const unsigned int v7767 = static_cast<unsigned int>(v624.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7771 = static_cast<unsigned int>(v624.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7772 = static_cast<unsigned int>(v624.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7776 = static_cast<unsigned int>(v624.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7777 = static_cast<unsigned int>(v624.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7781 = static_cast<unsigned int>(v624.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7782 = static_cast<unsigned int>(v624.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7786 = static_cast<unsigned int>(v624.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7787 = static_cast<unsigned int>(v624.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7791 = static_cast<unsigned int>(v624.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7792 = static_cast<unsigned int>(v624.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7796 = static_cast<unsigned int>(v624.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7797 = static_cast<unsigned int>(v624.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7801 = static_cast<unsigned int>(v624.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7802 = static_cast<unsigned int>(v624.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7806 = static_cast<unsigned int>(v624.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7807 = static_cast<unsigned int>(v624.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7811 = static_cast<unsigned int>(v624.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7812 = static_cast<unsigned int>(v624.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7816 = static_cast<unsigned int>(v624.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7817 = static_cast<unsigned int>(v624.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7821 = static_cast<unsigned int>(v624.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7822 = static_cast<unsigned int>(v624.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7826 = static_cast<unsigned int>(v624.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7827 = static_cast<unsigned int>(v624.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7831 = static_cast<unsigned int>(v624.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7832 = static_cast<unsigned int>(v624.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7836 = static_cast<unsigned int>(v624.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7837 = static_cast<unsigned int>(v624.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7841 = static_cast<unsigned int>(v624.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7842 = static_cast<unsigned int>(v624.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7846 = static_cast<unsigned int>(v626.col(0, iron_linear_thread() & 31u));
-    const unsigned int v7847 = static_cast<unsigned int>(v626.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7851 = static_cast<unsigned int>(v626.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7852 = static_cast<unsigned int>(v626.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7856 = static_cast<unsigned int>(v626.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7857 = static_cast<unsigned int>(v626.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7861 = static_cast<unsigned int>(v626.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7862 = static_cast<unsigned int>(v626.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7866 = static_cast<unsigned int>(v626.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7867 = static_cast<unsigned int>(v626.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7871 = static_cast<unsigned int>(v626.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7872 = static_cast<unsigned int>(v626.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7876 = static_cast<unsigned int>(v626.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7877 = static_cast<unsigned int>(v626.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7881 = static_cast<unsigned int>(v626.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7882 = static_cast<unsigned int>(v626.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7886 = static_cast<unsigned int>(v626.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7887 = static_cast<unsigned int>(v626.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7891 = static_cast<unsigned int>(v626.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7892 = static_cast<unsigned int>(v626.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7896 = static_cast<unsigned int>(v626.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7897 = static_cast<unsigned int>(v626.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7901 = static_cast<unsigned int>(v626.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7902 = static_cast<unsigned int>(v626.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7906 = static_cast<unsigned int>(v626.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7907 = static_cast<unsigned int>(v626.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7911 = static_cast<unsigned int>(v626.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7912 = static_cast<unsigned int>(v626.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7916 = static_cast<unsigned int>(v626.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7917 = static_cast<unsigned int>(v626.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7921 = static_cast<unsigned int>(v626.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7922 = static_cast<unsigned int>(v626.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7926 = static_cast<unsigned int>(v628.col(0, iron_linear_thread() & 31u));
-    const unsigned int v7927 = static_cast<unsigned int>(v628.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7931 = static_cast<unsigned int>(v628.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7932 = static_cast<unsigned int>(v628.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7936 = static_cast<unsigned int>(v628.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7937 = static_cast<unsigned int>(v628.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7941 = static_cast<unsigned int>(v628.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7942 = static_cast<unsigned int>(v628.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7946 = static_cast<unsigned int>(v628.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7947 = static_cast<unsigned int>(v628.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7951 = static_cast<unsigned int>(v628.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7952 = static_cast<unsigned int>(v628.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7956 = static_cast<unsigned int>(v628.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7957 = static_cast<unsigned int>(v628.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7961 = static_cast<unsigned int>(v628.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7962 = static_cast<unsigned int>(v628.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7966 = static_cast<unsigned int>(v628.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7967 = static_cast<unsigned int>(v628.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7971 = static_cast<unsigned int>(v628.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7972 = static_cast<unsigned int>(v628.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7976 = static_cast<unsigned int>(v628.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7977 = static_cast<unsigned int>(v628.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7981 = static_cast<unsigned int>(v628.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7982 = static_cast<unsigned int>(v628.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7986 = static_cast<unsigned int>(v628.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7987 = static_cast<unsigned int>(v628.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7991 = static_cast<unsigned int>(v628.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7992 = static_cast<unsigned int>(v628.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7996 = static_cast<unsigned int>(v628.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7997 = static_cast<unsigned int>(v628.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8001 = static_cast<unsigned int>(v628.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8002 = static_cast<unsigned int>(v628.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8006 = static_cast<unsigned int>(v630.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8007 = static_cast<unsigned int>(v630.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8011 = static_cast<unsigned int>(v630.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8012 = static_cast<unsigned int>(v630.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8016 = static_cast<unsigned int>(v630.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8017 = static_cast<unsigned int>(v630.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8021 = static_cast<unsigned int>(v630.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8022 = static_cast<unsigned int>(v630.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8026 = static_cast<unsigned int>(v630.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8027 = static_cast<unsigned int>(v630.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8031 = static_cast<unsigned int>(v630.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8032 = static_cast<unsigned int>(v630.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8036 = static_cast<unsigned int>(v630.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8037 = static_cast<unsigned int>(v630.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8041 = static_cast<unsigned int>(v630.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8042 = static_cast<unsigned int>(v630.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8046 = static_cast<unsigned int>(v630.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8047 = static_cast<unsigned int>(v630.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8051 = static_cast<unsigned int>(v630.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8052 = static_cast<unsigned int>(v630.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8056 = static_cast<unsigned int>(v630.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8057 = static_cast<unsigned int>(v630.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8061 = static_cast<unsigned int>(v630.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8062 = static_cast<unsigned int>(v630.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8066 = static_cast<unsigned int>(v630.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8067 = static_cast<unsigned int>(v630.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8071 = static_cast<unsigned int>(v630.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8072 = static_cast<unsigned int>(v630.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8076 = static_cast<unsigned int>(v630.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8077 = static_cast<unsigned int>(v630.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8081 = static_cast<unsigned int>(v630.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8082 = static_cast<unsigned int>(v630.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8086 = static_cast<unsigned int>(v632.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8087 = static_cast<unsigned int>(v632.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8091 = static_cast<unsigned int>(v632.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8092 = static_cast<unsigned int>(v632.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8096 = static_cast<unsigned int>(v632.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8097 = static_cast<unsigned int>(v632.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8101 = static_cast<unsigned int>(v632.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8102 = static_cast<unsigned int>(v632.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8106 = static_cast<unsigned int>(v632.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8107 = static_cast<unsigned int>(v632.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8111 = static_cast<unsigned int>(v632.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8112 = static_cast<unsigned int>(v632.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8116 = static_cast<unsigned int>(v632.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8117 = static_cast<unsigned int>(v632.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8121 = static_cast<unsigned int>(v632.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8122 = static_cast<unsigned int>(v632.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8126 = static_cast<unsigned int>(v632.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8127 = static_cast<unsigned int>(v632.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8131 = static_cast<unsigned int>(v632.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8132 = static_cast<unsigned int>(v632.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8136 = static_cast<unsigned int>(v632.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8137 = static_cast<unsigned int>(v632.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8141 = static_cast<unsigned int>(v632.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8142 = static_cast<unsigned int>(v632.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8146 = static_cast<unsigned int>(v632.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8147 = static_cast<unsigned int>(v632.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8151 = static_cast<unsigned int>(v632.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8152 = static_cast<unsigned int>(v632.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8156 = static_cast<unsigned int>(v632.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8157 = static_cast<unsigned int>(v632.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8161 = static_cast<unsigned int>(v632.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8162 = static_cast<unsigned int>(v632.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8166 = static_cast<unsigned int>(v634.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8167 = static_cast<unsigned int>(v634.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8171 = static_cast<unsigned int>(v634.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8172 = static_cast<unsigned int>(v634.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8176 = static_cast<unsigned int>(v634.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8177 = static_cast<unsigned int>(v634.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8181 = static_cast<unsigned int>(v634.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8182 = static_cast<unsigned int>(v634.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8186 = static_cast<unsigned int>(v634.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8187 = static_cast<unsigned int>(v634.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8191 = static_cast<unsigned int>(v634.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8192 = static_cast<unsigned int>(v634.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8196 = static_cast<unsigned int>(v634.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8197 = static_cast<unsigned int>(v634.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8201 = static_cast<unsigned int>(v634.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8202 = static_cast<unsigned int>(v634.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8206 = static_cast<unsigned int>(v634.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8207 = static_cast<unsigned int>(v634.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8211 = static_cast<unsigned int>(v634.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8212 = static_cast<unsigned int>(v634.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8216 = static_cast<unsigned int>(v634.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8217 = static_cast<unsigned int>(v634.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8221 = static_cast<unsigned int>(v634.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8222 = static_cast<unsigned int>(v634.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8226 = static_cast<unsigned int>(v634.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8227 = static_cast<unsigned int>(v634.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8231 = static_cast<unsigned int>(v634.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8232 = static_cast<unsigned int>(v634.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8236 = static_cast<unsigned int>(v634.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8237 = static_cast<unsigned int>(v634.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8241 = static_cast<unsigned int>(v634.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8242 = static_cast<unsigned int>(v634.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8246 = static_cast<unsigned int>(v636.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8247 = static_cast<unsigned int>(v636.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8251 = static_cast<unsigned int>(v636.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8252 = static_cast<unsigned int>(v636.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8256 = static_cast<unsigned int>(v636.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8257 = static_cast<unsigned int>(v636.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8261 = static_cast<unsigned int>(v636.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8262 = static_cast<unsigned int>(v636.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8266 = static_cast<unsigned int>(v636.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8267 = static_cast<unsigned int>(v636.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8271 = static_cast<unsigned int>(v636.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8272 = static_cast<unsigned int>(v636.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8276 = static_cast<unsigned int>(v636.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8277 = static_cast<unsigned int>(v636.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8281 = static_cast<unsigned int>(v636.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8282 = static_cast<unsigned int>(v636.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8286 = static_cast<unsigned int>(v636.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8287 = static_cast<unsigned int>(v636.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8291 = static_cast<unsigned int>(v636.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8292 = static_cast<unsigned int>(v636.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8296 = static_cast<unsigned int>(v636.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8297 = static_cast<unsigned int>(v636.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8301 = static_cast<unsigned int>(v636.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8302 = static_cast<unsigned int>(v636.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8306 = static_cast<unsigned int>(v636.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8307 = static_cast<unsigned int>(v636.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8311 = static_cast<unsigned int>(v636.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8312 = static_cast<unsigned int>(v636.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8316 = static_cast<unsigned int>(v636.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8317 = static_cast<unsigned int>(v636.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8321 = static_cast<unsigned int>(v636.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8322 = static_cast<unsigned int>(v636.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8326 = static_cast<unsigned int>(v638.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8327 = static_cast<unsigned int>(v638.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8331 = static_cast<unsigned int>(v638.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8332 = static_cast<unsigned int>(v638.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8336 = static_cast<unsigned int>(v638.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8337 = static_cast<unsigned int>(v638.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8341 = static_cast<unsigned int>(v638.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8342 = static_cast<unsigned int>(v638.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8346 = static_cast<unsigned int>(v638.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8347 = static_cast<unsigned int>(v638.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8351 = static_cast<unsigned int>(v638.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8352 = static_cast<unsigned int>(v638.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8356 = static_cast<unsigned int>(v638.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8357 = static_cast<unsigned int>(v638.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8361 = static_cast<unsigned int>(v638.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8362 = static_cast<unsigned int>(v638.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8366 = static_cast<unsigned int>(v638.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8367 = static_cast<unsigned int>(v638.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8371 = static_cast<unsigned int>(v638.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8372 = static_cast<unsigned int>(v638.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8376 = static_cast<unsigned int>(v638.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8377 = static_cast<unsigned int>(v638.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8381 = static_cast<unsigned int>(v638.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8382 = static_cast<unsigned int>(v638.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8386 = static_cast<unsigned int>(v638.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8387 = static_cast<unsigned int>(v638.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8391 = static_cast<unsigned int>(v638.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8392 = static_cast<unsigned int>(v638.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8396 = static_cast<unsigned int>(v638.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8397 = static_cast<unsigned int>(v638.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8401 = static_cast<unsigned int>(v638.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8402 = static_cast<unsigned int>(v638.row(15, iron_linear_thread() & 31u));
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
+    const unsigned int v6562 = v433 + 16u;  // kernels/sdpa/flash_tile.hpp:159
+    const unsigned int v6574 = v433 + 32u;
+    const unsigned int v6586 = v433 + 48u;
+    const unsigned int v6598 = v433 + 64u;
+    const unsigned int v6610 = v433 + 80u;
+    const unsigned int v6622 = v433 + 96u;
+    const unsigned int v6634 = v433 + 112u;
+    const unsigned int v6646 = v433 + 128u;
+    const unsigned int v6658 = v433 + 144u;
+    const unsigned int v6670 = v433 + 160u;
+    const unsigned int v6682 = v433 + 176u;
+    const unsigned int v6694 = v433 + 192u;
+    const unsigned int v6706 = v433 + 208u;
+    const unsigned int v6718 = v433 + 224u;
+    const unsigned int v6730 = v433 + 240u;
+    const bool v6746 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
+    const unsigned int v8071 = static_cast<unsigned int>(v469.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
+    const unsigned int v8072 = static_cast<unsigned int>(v469.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8076 = static_cast<unsigned int>(v469.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8077 = static_cast<unsigned int>(v469.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8081 = static_cast<unsigned int>(v469.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8082 = static_cast<unsigned int>(v469.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8086 = static_cast<unsigned int>(v469.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8087 = static_cast<unsigned int>(v469.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8091 = static_cast<unsigned int>(v469.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8092 = static_cast<unsigned int>(v469.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8096 = static_cast<unsigned int>(v469.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8097 = static_cast<unsigned int>(v469.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8101 = static_cast<unsigned int>(v469.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8102 = static_cast<unsigned int>(v469.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8106 = static_cast<unsigned int>(v469.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8107 = static_cast<unsigned int>(v469.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8111 = static_cast<unsigned int>(v469.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8112 = static_cast<unsigned int>(v469.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8116 = static_cast<unsigned int>(v469.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8117 = static_cast<unsigned int>(v469.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8121 = static_cast<unsigned int>(v469.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8122 = static_cast<unsigned int>(v469.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8126 = static_cast<unsigned int>(v469.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8127 = static_cast<unsigned int>(v469.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8131 = static_cast<unsigned int>(v469.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8132 = static_cast<unsigned int>(v469.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8136 = static_cast<unsigned int>(v469.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8137 = static_cast<unsigned int>(v469.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8141 = static_cast<unsigned int>(v469.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8142 = static_cast<unsigned int>(v469.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8146 = static_cast<unsigned int>(v469.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8147 = static_cast<unsigned int>(v469.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8151 = static_cast<unsigned int>(v471.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8152 = static_cast<unsigned int>(v471.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8156 = static_cast<unsigned int>(v471.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8157 = static_cast<unsigned int>(v471.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8161 = static_cast<unsigned int>(v471.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8162 = static_cast<unsigned int>(v471.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8166 = static_cast<unsigned int>(v471.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8167 = static_cast<unsigned int>(v471.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8171 = static_cast<unsigned int>(v471.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8172 = static_cast<unsigned int>(v471.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8176 = static_cast<unsigned int>(v471.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8177 = static_cast<unsigned int>(v471.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8181 = static_cast<unsigned int>(v471.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8182 = static_cast<unsigned int>(v471.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8186 = static_cast<unsigned int>(v471.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8187 = static_cast<unsigned int>(v471.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8191 = static_cast<unsigned int>(v471.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8192 = static_cast<unsigned int>(v471.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8196 = static_cast<unsigned int>(v471.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8197 = static_cast<unsigned int>(v471.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8201 = static_cast<unsigned int>(v471.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8202 = static_cast<unsigned int>(v471.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8206 = static_cast<unsigned int>(v471.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8207 = static_cast<unsigned int>(v471.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8211 = static_cast<unsigned int>(v471.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8212 = static_cast<unsigned int>(v471.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8216 = static_cast<unsigned int>(v471.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8217 = static_cast<unsigned int>(v471.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8221 = static_cast<unsigned int>(v471.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8222 = static_cast<unsigned int>(v471.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8226 = static_cast<unsigned int>(v471.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8227 = static_cast<unsigned int>(v471.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8231 = static_cast<unsigned int>(v473.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8232 = static_cast<unsigned int>(v473.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8236 = static_cast<unsigned int>(v473.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8237 = static_cast<unsigned int>(v473.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8241 = static_cast<unsigned int>(v473.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8242 = static_cast<unsigned int>(v473.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8246 = static_cast<unsigned int>(v473.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8247 = static_cast<unsigned int>(v473.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8251 = static_cast<unsigned int>(v473.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8252 = static_cast<unsigned int>(v473.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8256 = static_cast<unsigned int>(v473.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8257 = static_cast<unsigned int>(v473.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8261 = static_cast<unsigned int>(v473.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8262 = static_cast<unsigned int>(v473.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8266 = static_cast<unsigned int>(v473.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8267 = static_cast<unsigned int>(v473.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8271 = static_cast<unsigned int>(v473.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8272 = static_cast<unsigned int>(v473.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8276 = static_cast<unsigned int>(v473.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8277 = static_cast<unsigned int>(v473.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8281 = static_cast<unsigned int>(v473.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8282 = static_cast<unsigned int>(v473.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8286 = static_cast<unsigned int>(v473.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8287 = static_cast<unsigned int>(v473.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8291 = static_cast<unsigned int>(v473.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8292 = static_cast<unsigned int>(v473.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8296 = static_cast<unsigned int>(v473.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8297 = static_cast<unsigned int>(v473.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8301 = static_cast<unsigned int>(v473.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8302 = static_cast<unsigned int>(v473.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8306 = static_cast<unsigned int>(v473.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8307 = static_cast<unsigned int>(v473.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8311 = static_cast<unsigned int>(v475.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8312 = static_cast<unsigned int>(v475.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8316 = static_cast<unsigned int>(v475.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8317 = static_cast<unsigned int>(v475.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8321 = static_cast<unsigned int>(v475.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8322 = static_cast<unsigned int>(v475.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8326 = static_cast<unsigned int>(v475.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8327 = static_cast<unsigned int>(v475.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8331 = static_cast<unsigned int>(v475.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8332 = static_cast<unsigned int>(v475.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8336 = static_cast<unsigned int>(v475.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8337 = static_cast<unsigned int>(v475.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8341 = static_cast<unsigned int>(v475.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8342 = static_cast<unsigned int>(v475.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8346 = static_cast<unsigned int>(v475.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8347 = static_cast<unsigned int>(v475.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8351 = static_cast<unsigned int>(v475.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8352 = static_cast<unsigned int>(v475.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8356 = static_cast<unsigned int>(v475.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8357 = static_cast<unsigned int>(v475.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8361 = static_cast<unsigned int>(v475.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8362 = static_cast<unsigned int>(v475.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8366 = static_cast<unsigned int>(v475.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8367 = static_cast<unsigned int>(v475.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8371 = static_cast<unsigned int>(v475.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8372 = static_cast<unsigned int>(v475.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8376 = static_cast<unsigned int>(v475.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8377 = static_cast<unsigned int>(v475.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8381 = static_cast<unsigned int>(v475.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8382 = static_cast<unsigned int>(v475.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8386 = static_cast<unsigned int>(v475.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8387 = static_cast<unsigned int>(v475.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8391 = static_cast<unsigned int>(v477.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8392 = static_cast<unsigned int>(v477.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8396 = static_cast<unsigned int>(v477.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8397 = static_cast<unsigned int>(v477.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8401 = static_cast<unsigned int>(v477.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8402 = static_cast<unsigned int>(v477.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8406 = static_cast<unsigned int>(v477.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8407 = static_cast<unsigned int>(v477.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8411 = static_cast<unsigned int>(v477.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8412 = static_cast<unsigned int>(v477.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8416 = static_cast<unsigned int>(v477.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8417 = static_cast<unsigned int>(v477.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8421 = static_cast<unsigned int>(v477.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8422 = static_cast<unsigned int>(v477.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8426 = static_cast<unsigned int>(v477.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8427 = static_cast<unsigned int>(v477.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8431 = static_cast<unsigned int>(v477.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8432 = static_cast<unsigned int>(v477.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8436 = static_cast<unsigned int>(v477.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8437 = static_cast<unsigned int>(v477.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8441 = static_cast<unsigned int>(v477.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8442 = static_cast<unsigned int>(v477.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8446 = static_cast<unsigned int>(v477.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8447 = static_cast<unsigned int>(v477.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8451 = static_cast<unsigned int>(v477.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8452 = static_cast<unsigned int>(v477.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8456 = static_cast<unsigned int>(v477.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8457 = static_cast<unsigned int>(v477.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8461 = static_cast<unsigned int>(v477.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8462 = static_cast<unsigned int>(v477.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8466 = static_cast<unsigned int>(v477.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8467 = static_cast<unsigned int>(v477.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8471 = static_cast<unsigned int>(v479.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8472 = static_cast<unsigned int>(v479.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8476 = static_cast<unsigned int>(v479.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8477 = static_cast<unsigned int>(v479.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8481 = static_cast<unsigned int>(v479.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8482 = static_cast<unsigned int>(v479.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8486 = static_cast<unsigned int>(v479.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8487 = static_cast<unsigned int>(v479.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8491 = static_cast<unsigned int>(v479.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8492 = static_cast<unsigned int>(v479.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8496 = static_cast<unsigned int>(v479.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8497 = static_cast<unsigned int>(v479.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8501 = static_cast<unsigned int>(v479.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8502 = static_cast<unsigned int>(v479.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8506 = static_cast<unsigned int>(v479.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8507 = static_cast<unsigned int>(v479.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8511 = static_cast<unsigned int>(v479.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8512 = static_cast<unsigned int>(v479.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8516 = static_cast<unsigned int>(v479.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8517 = static_cast<unsigned int>(v479.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8521 = static_cast<unsigned int>(v479.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8522 = static_cast<unsigned int>(v479.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8526 = static_cast<unsigned int>(v479.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8527 = static_cast<unsigned int>(v479.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8531 = static_cast<unsigned int>(v479.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8532 = static_cast<unsigned int>(v479.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8536 = static_cast<unsigned int>(v479.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8537 = static_cast<unsigned int>(v479.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8541 = static_cast<unsigned int>(v479.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8542 = static_cast<unsigned int>(v479.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8546 = static_cast<unsigned int>(v479.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8547 = static_cast<unsigned int>(v479.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8551 = static_cast<unsigned int>(v481.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8552 = static_cast<unsigned int>(v481.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8556 = static_cast<unsigned int>(v481.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8557 = static_cast<unsigned int>(v481.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8561 = static_cast<unsigned int>(v481.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8562 = static_cast<unsigned int>(v481.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8566 = static_cast<unsigned int>(v481.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8567 = static_cast<unsigned int>(v481.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8571 = static_cast<unsigned int>(v481.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8572 = static_cast<unsigned int>(v481.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8576 = static_cast<unsigned int>(v481.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8577 = static_cast<unsigned int>(v481.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8581 = static_cast<unsigned int>(v481.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8582 = static_cast<unsigned int>(v481.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8586 = static_cast<unsigned int>(v481.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8587 = static_cast<unsigned int>(v481.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8591 = static_cast<unsigned int>(v481.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8592 = static_cast<unsigned int>(v481.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8596 = static_cast<unsigned int>(v481.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8597 = static_cast<unsigned int>(v481.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8601 = static_cast<unsigned int>(v481.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8602 = static_cast<unsigned int>(v481.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8606 = static_cast<unsigned int>(v481.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8607 = static_cast<unsigned int>(v481.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8611 = static_cast<unsigned int>(v481.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8612 = static_cast<unsigned int>(v481.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8616 = static_cast<unsigned int>(v481.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8617 = static_cast<unsigned int>(v481.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8621 = static_cast<unsigned int>(v481.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8622 = static_cast<unsigned int>(v481.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8626 = static_cast<unsigned int>(v481.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8627 = static_cast<unsigned int>(v481.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8631 = static_cast<unsigned int>(v483.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8632 = static_cast<unsigned int>(v483.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8636 = static_cast<unsigned int>(v483.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8637 = static_cast<unsigned int>(v483.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8641 = static_cast<unsigned int>(v483.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8642 = static_cast<unsigned int>(v483.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8646 = static_cast<unsigned int>(v483.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8647 = static_cast<unsigned int>(v483.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8651 = static_cast<unsigned int>(v483.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8652 = static_cast<unsigned int>(v483.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8656 = static_cast<unsigned int>(v483.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8657 = static_cast<unsigned int>(v483.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8661 = static_cast<unsigned int>(v483.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8662 = static_cast<unsigned int>(v483.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8666 = static_cast<unsigned int>(v483.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8667 = static_cast<unsigned int>(v483.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8671 = static_cast<unsigned int>(v483.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8672 = static_cast<unsigned int>(v483.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8676 = static_cast<unsigned int>(v483.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8677 = static_cast<unsigned int>(v483.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8681 = static_cast<unsigned int>(v483.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8682 = static_cast<unsigned int>(v483.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8686 = static_cast<unsigned int>(v483.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8687 = static_cast<unsigned int>(v483.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8691 = static_cast<unsigned int>(v483.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8692 = static_cast<unsigned int>(v483.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8696 = static_cast<unsigned int>(v483.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8697 = static_cast<unsigned int>(v483.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8701 = static_cast<unsigned int>(v483.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8702 = static_cast<unsigned int>(v483.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8706 = static_cast<unsigned int>(v483.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8707 = static_cast<unsigned int>(v483.row(15, iron_linear_thread() & 31u));
 
-    for (unsigned int v6457 = v616; v6457 < v600; v6457 += 64u) {  // kernels/sdpa/flash_tile.hpp:127
-      const unsigned int v6458 = v6457 - v616;
-      const unsigned int v6459 = v6458 >> 6u;
-      const unsigned int v6461 = v6459 & 1u;
+    for (unsigned int v6532 = v461; v6532 < v445; v6532 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
+      const unsigned int v6533 = v6532 - v461;
+      const unsigned int v6534 = v6533 >> 6u;
+      const unsigned int v6536 = v6534 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      iron_frag<float, 2, 16, 64> v6463;  // kernels/sdpa/flash_tile.hpp:136
-      iron_frag_fill(v6463, 0.0f);
-      iron_frag<iron_bf16, 1, 16, 64> v6465;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6465, iron_f32_to_bf16(0.0f));
-      const unsigned int v6469 = v6461 << 14u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6465, shm1, v6469, 256u);
-      iron_frag_mma_sync(v6463, v430, v6465);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6472;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6472, iron_f32_to_bf16(0.0f));
-      const unsigned int v6477 = v6469 + 16u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6472, shm1, v6477, 256u);
-      iron_frag_mma_sync(v6463, v432, v6472);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6479;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6479, iron_f32_to_bf16(0.0f));
-      const unsigned int v6484 = v6469 + 32u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6479, shm1, v6484, 256u);
-      iron_frag_mma_sync(v6463, v434, v6479);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6486;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6486, iron_f32_to_bf16(0.0f));
-      const unsigned int v6491 = v6469 + 48u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6486, shm1, v6491, 256u);
-      iron_frag_mma_sync(v6463, v436, v6486);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6493;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6493, iron_f32_to_bf16(0.0f));
-      const unsigned int v6498 = v6469 + 64u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6493, shm1, v6498, 256u);
-      iron_frag_mma_sync(v6463, v438, v6493);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6500;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6500, iron_f32_to_bf16(0.0f));
-      const unsigned int v6505 = v6469 + 80u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6500, shm1, v6505, 256u);
-      iron_frag_mma_sync(v6463, v440, v6500);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6507;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6507, iron_f32_to_bf16(0.0f));
-      const unsigned int v6512 = v6469 + 96u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6507, shm1, v6512, 256u);
-      iron_frag_mma_sync(v6463, v442, v6507);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6514;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6514, iron_f32_to_bf16(0.0f));
-      const unsigned int v6519 = v6469 + 112u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6514, shm1, v6519, 256u);
-      iron_frag_mma_sync(v6463, v444, v6514);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6521;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6521, iron_f32_to_bf16(0.0f));
-      const unsigned int v6526 = v6469 + 128u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6521, shm1, v6526, 256u);
-      iron_frag_mma_sync(v6463, v446, v6521);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6528;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6528, iron_f32_to_bf16(0.0f));
-      const unsigned int v6533 = v6469 + 144u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6528, shm1, v6533, 256u);
-      iron_frag_mma_sync(v6463, v448, v6528);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6535;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6535, iron_f32_to_bf16(0.0f));
-      const unsigned int v6540 = v6469 + 160u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6535, shm1, v6540, 256u);
-      iron_frag_mma_sync(v6463, v450, v6535);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6542;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6542, iron_f32_to_bf16(0.0f));
-      const unsigned int v6547 = v6469 + 176u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6542, shm1, v6547, 256u);
-      iron_frag_mma_sync(v6463, v452, v6542);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6549;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6549, iron_f32_to_bf16(0.0f));
-      const unsigned int v6554 = v6469 + 192u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6549, shm1, v6554, 256u);
-      iron_frag_mma_sync(v6463, v454, v6549);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6556;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6556, iron_f32_to_bf16(0.0f));
-      const unsigned int v6561 = v6469 + 208u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6556, shm1, v6561, 256u);
-      iron_frag_mma_sync(v6463, v456, v6556);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6563;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6563, iron_f32_to_bf16(0.0f));
-      const unsigned int v6568 = v6469 + 224u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6563, shm1, v6568, 256u);
-      iron_frag_mma_sync(v6463, v458, v6563);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6570;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6570, iron_f32_to_bf16(0.0f));
-      const unsigned int v6575 = v6469 + 240u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6570, shm1, v6575, 256u);
-      iron_frag_mma_sync(v6463, v460, v6570);  // kernels/sdpa/flash_tile.hpp:140
-      const unsigned int v6576 = static_cast<unsigned int>(v6463.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6577 = static_cast<unsigned int>(v6463.row(0, iron_linear_thread() & 31u));
-      const float v6578 = v6463.x[0];
-      const unsigned int v6579 = v43 + v6577;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6580 = v6457 + v6576;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6581 = v6580 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6584 = v6579 + v37;
-      const unsigned int v6585 = v6580 + v18;
-      const bool v6586 = v6585 <= v6584;
-      const bool v6587 = v599 || v6586;
-      const bool v6588 = v6581 && v6587;
-      const unsigned int v6591 = v6580 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6592 = v6591 + v18;
-      const bool v6594 = v6584 < v6592;
-      const bool v6595 = v6590 || v6594;
-      const bool v6596 = v6588 && v6595;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6598 = v6578 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6599 = v6596 ? v6598 : __uint_as_float(0xff800000u);
-      v6463.x[0] = v6599;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6600 = static_cast<unsigned int>(v6463.col(1, iron_linear_thread() & 31u));
-      const unsigned int v6601 = static_cast<unsigned int>(v6463.row(1, iron_linear_thread() & 31u));
-      const float v6602 = v6463.x[1];
-      const unsigned int v6603 = v43 + v6601;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6604 = v6457 + v6600;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6605 = v6604 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6608 = v6603 + v37;
-      const unsigned int v6609 = v6604 + v18;
-      const bool v6610 = v6609 <= v6608;
-      const bool v6611 = v599 || v6610;
-      const bool v6612 = v6605 && v6611;
-      const unsigned int v6615 = v6604 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6616 = v6615 + v18;
-      const bool v6618 = v6608 < v6616;
-      const bool v6619 = v6590 || v6618;
-      const bool v6620 = v6612 && v6619;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6622 = v6602 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6623 = v6620 ? v6622 : __uint_as_float(0xff800000u);
-      v6463.x[1] = v6623;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6624 = static_cast<unsigned int>(v6463.col(2, iron_linear_thread() & 31u));
-      const unsigned int v6625 = static_cast<unsigned int>(v6463.row(2, iron_linear_thread() & 31u));
-      const float v6626 = v6463.x[2];
-      const unsigned int v6627 = v43 + v6625;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6628 = v6457 + v6624;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6629 = v6628 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6632 = v6627 + v37;
-      const unsigned int v6633 = v6628 + v18;
-      const bool v6634 = v6633 <= v6632;
-      const bool v6635 = v599 || v6634;
-      const bool v6636 = v6629 && v6635;
-      const unsigned int v6639 = v6628 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6640 = v6639 + v18;
-      const bool v6642 = v6632 < v6640;
-      const bool v6643 = v6590 || v6642;
-      const bool v6644 = v6636 && v6643;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6646 = v6626 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6647 = v6644 ? v6646 : __uint_as_float(0xff800000u);
-      v6463.x[2] = v6647;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6648 = static_cast<unsigned int>(v6463.col(3, iron_linear_thread() & 31u));
-      const unsigned int v6649 = static_cast<unsigned int>(v6463.row(3, iron_linear_thread() & 31u));
-      const float v6650 = v6463.x[3];
-      const unsigned int v6651 = v43 + v6649;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6652 = v6457 + v6648;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6653 = v6652 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6656 = v6651 + v37;
-      const unsigned int v6657 = v6652 + v18;
-      const bool v6658 = v6657 <= v6656;
-      const bool v6659 = v599 || v6658;
-      const bool v6660 = v6653 && v6659;
-      const unsigned int v6663 = v6652 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6664 = v6663 + v18;
-      const bool v6666 = v6656 < v6664;
-      const bool v6667 = v6590 || v6666;
-      const bool v6668 = v6660 && v6667;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6670 = v6650 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6671 = v6668 ? v6670 : __uint_as_float(0xff800000u);
-      v6463.x[3] = v6671;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6672 = static_cast<unsigned int>(v6463.col(4, iron_linear_thread() & 31u));
-      const unsigned int v6673 = static_cast<unsigned int>(v6463.row(4, iron_linear_thread() & 31u));
-      const float v6674 = v6463.x[4];
-      const unsigned int v6675 = v43 + v6673;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6676 = v6457 + v6672;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6677 = v6676 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6680 = v6675 + v37;
-      const unsigned int v6681 = v6676 + v18;
-      const bool v6682 = v6681 <= v6680;
-      const bool v6683 = v599 || v6682;
-      const bool v6684 = v6677 && v6683;
-      const unsigned int v6687 = v6676 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6688 = v6687 + v18;
-      const bool v6690 = v6680 < v6688;
-      const bool v6691 = v6590 || v6690;
-      const bool v6692 = v6684 && v6691;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6694 = v6674 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6695 = v6692 ? v6694 : __uint_as_float(0xff800000u);
-      v6463.x[4] = v6695;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6696 = static_cast<unsigned int>(v6463.col(5, iron_linear_thread() & 31u));
-      const unsigned int v6697 = static_cast<unsigned int>(v6463.row(5, iron_linear_thread() & 31u));
-      const float v6698 = v6463.x[5];
-      const unsigned int v6699 = v43 + v6697;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6700 = v6457 + v6696;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6701 = v6700 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6704 = v6699 + v37;
-      const unsigned int v6705 = v6700 + v18;
-      const bool v6706 = v6705 <= v6704;
-      const bool v6707 = v599 || v6706;
-      const bool v6708 = v6701 && v6707;
-      const unsigned int v6711 = v6700 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6712 = v6711 + v18;
-      const bool v6714 = v6704 < v6712;
-      const bool v6715 = v6590 || v6714;
-      const bool v6716 = v6708 && v6715;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6718 = v6698 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6719 = v6716 ? v6718 : __uint_as_float(0xff800000u);
-      v6463.x[5] = v6719;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6720 = static_cast<unsigned int>(v6463.col(6, iron_linear_thread() & 31u));
-      const unsigned int v6721 = static_cast<unsigned int>(v6463.row(6, iron_linear_thread() & 31u));
-      const float v6722 = v6463.x[6];
-      const unsigned int v6723 = v43 + v6721;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6724 = v6457 + v6720;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6725 = v6724 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6728 = v6723 + v37;
-      const unsigned int v6729 = v6724 + v18;
-      const bool v6730 = v6729 <= v6728;
-      const bool v6731 = v599 || v6730;
-      const bool v6732 = v6725 && v6731;
-      const unsigned int v6735 = v6724 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6736 = v6735 + v18;
-      const bool v6738 = v6728 < v6736;
-      const bool v6739 = v6590 || v6738;
-      const bool v6740 = v6732 && v6739;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6742 = v6722 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6743 = v6740 ? v6742 : __uint_as_float(0xff800000u);
-      v6463.x[6] = v6743;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6744 = static_cast<unsigned int>(v6463.col(7, iron_linear_thread() & 31u));
-      const unsigned int v6745 = static_cast<unsigned int>(v6463.row(7, iron_linear_thread() & 31u));
-      const float v6746 = v6463.x[7];
-      const unsigned int v6747 = v43 + v6745;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6748 = v6457 + v6744;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6749 = v6748 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6752 = v6747 + v37;
-      const unsigned int v6753 = v6748 + v18;
-      const bool v6754 = v6753 <= v6752;
-      const bool v6755 = v599 || v6754;
-      const bool v6756 = v6749 && v6755;
-      const unsigned int v6759 = v6748 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6760 = v6759 + v18;
-      const bool v6762 = v6752 < v6760;
-      const bool v6763 = v6590 || v6762;
-      const bool v6764 = v6756 && v6763;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6766 = v6746 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6767 = v6764 ? v6766 : __uint_as_float(0xff800000u);
-      v6463.x[7] = v6767;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6768 = static_cast<unsigned int>(v6463.col(8, iron_linear_thread() & 31u));
-      const unsigned int v6769 = static_cast<unsigned int>(v6463.row(8, iron_linear_thread() & 31u));
-      const float v6770 = v6463.x[8];
-      const unsigned int v6771 = v43 + v6769;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6772 = v6457 + v6768;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6773 = v6772 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6776 = v6771 + v37;
-      const unsigned int v6777 = v6772 + v18;
-      const bool v6778 = v6777 <= v6776;
-      const bool v6779 = v599 || v6778;
-      const bool v6780 = v6773 && v6779;
-      const unsigned int v6783 = v6772 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6784 = v6783 + v18;
-      const bool v6786 = v6776 < v6784;
-      const bool v6787 = v6590 || v6786;
-      const bool v6788 = v6780 && v6787;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6790 = v6770 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6791 = v6788 ? v6790 : __uint_as_float(0xff800000u);
-      v6463.x[8] = v6791;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6792 = static_cast<unsigned int>(v6463.col(9, iron_linear_thread() & 31u));
-      const unsigned int v6793 = static_cast<unsigned int>(v6463.row(9, iron_linear_thread() & 31u));
-      const float v6794 = v6463.x[9];
-      const unsigned int v6795 = v43 + v6793;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6796 = v6457 + v6792;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6797 = v6796 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6800 = v6795 + v37;
-      const unsigned int v6801 = v6796 + v18;
-      const bool v6802 = v6801 <= v6800;
-      const bool v6803 = v599 || v6802;
-      const bool v6804 = v6797 && v6803;
-      const unsigned int v6807 = v6796 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6808 = v6807 + v18;
-      const bool v6810 = v6800 < v6808;
-      const bool v6811 = v6590 || v6810;
-      const bool v6812 = v6804 && v6811;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6814 = v6794 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6815 = v6812 ? v6814 : __uint_as_float(0xff800000u);
-      v6463.x[9] = v6815;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6816 = static_cast<unsigned int>(v6463.col(10, iron_linear_thread() & 31u));
-      const unsigned int v6817 = static_cast<unsigned int>(v6463.row(10, iron_linear_thread() & 31u));
-      const float v6818 = v6463.x[10];
-      const unsigned int v6819 = v43 + v6817;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6820 = v6457 + v6816;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6821 = v6820 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6824 = v6819 + v37;
-      const unsigned int v6825 = v6820 + v18;
-      const bool v6826 = v6825 <= v6824;
-      const bool v6827 = v599 || v6826;
-      const bool v6828 = v6821 && v6827;
-      const unsigned int v6831 = v6820 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6832 = v6831 + v18;
-      const bool v6834 = v6824 < v6832;
-      const bool v6835 = v6590 || v6834;
-      const bool v6836 = v6828 && v6835;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6838 = v6818 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6839 = v6836 ? v6838 : __uint_as_float(0xff800000u);
-      v6463.x[10] = v6839;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6840 = static_cast<unsigned int>(v6463.col(11, iron_linear_thread() & 31u));
-      const unsigned int v6841 = static_cast<unsigned int>(v6463.row(11, iron_linear_thread() & 31u));
-      const float v6842 = v6463.x[11];
-      const unsigned int v6843 = v43 + v6841;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6844 = v6457 + v6840;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6845 = v6844 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6848 = v6843 + v37;
-      const unsigned int v6849 = v6844 + v18;
-      const bool v6850 = v6849 <= v6848;
-      const bool v6851 = v599 || v6850;
-      const bool v6852 = v6845 && v6851;
-      const unsigned int v6855 = v6844 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6856 = v6855 + v18;
-      const bool v6858 = v6848 < v6856;
-      const bool v6859 = v6590 || v6858;
-      const bool v6860 = v6852 && v6859;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6862 = v6842 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6863 = v6860 ? v6862 : __uint_as_float(0xff800000u);
-      v6463.x[11] = v6863;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6864 = static_cast<unsigned int>(v6463.col(12, iron_linear_thread() & 31u));
-      const unsigned int v6865 = static_cast<unsigned int>(v6463.row(12, iron_linear_thread() & 31u));
-      const float v6866 = v6463.x[12];
-      const unsigned int v6867 = v43 + v6865;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6868 = v6457 + v6864;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6869 = v6868 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6872 = v6867 + v37;
-      const unsigned int v6873 = v6868 + v18;
-      const bool v6874 = v6873 <= v6872;
-      const bool v6875 = v599 || v6874;
-      const bool v6876 = v6869 && v6875;
-      const unsigned int v6879 = v6868 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6880 = v6879 + v18;
-      const bool v6882 = v6872 < v6880;
-      const bool v6883 = v6590 || v6882;
-      const bool v6884 = v6876 && v6883;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6886 = v6866 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6887 = v6884 ? v6886 : __uint_as_float(0xff800000u);
-      v6463.x[12] = v6887;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6888 = static_cast<unsigned int>(v6463.col(13, iron_linear_thread() & 31u));
-      const unsigned int v6889 = static_cast<unsigned int>(v6463.row(13, iron_linear_thread() & 31u));
-      const float v6890 = v6463.x[13];
-      const unsigned int v6891 = v43 + v6889;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6892 = v6457 + v6888;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6893 = v6892 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6896 = v6891 + v37;
-      const unsigned int v6897 = v6892 + v18;
-      const bool v6898 = v6897 <= v6896;
-      const bool v6899 = v599 || v6898;
-      const bool v6900 = v6893 && v6899;
-      const unsigned int v6903 = v6892 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6904 = v6903 + v18;
-      const bool v6906 = v6896 < v6904;
-      const bool v6907 = v6590 || v6906;
-      const bool v6908 = v6900 && v6907;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6910 = v6890 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6911 = v6908 ? v6910 : __uint_as_float(0xff800000u);
-      v6463.x[13] = v6911;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6912 = static_cast<unsigned int>(v6463.col(14, iron_linear_thread() & 31u));
-      const unsigned int v6913 = static_cast<unsigned int>(v6463.row(14, iron_linear_thread() & 31u));
-      const float v6914 = v6463.x[14];
-      const unsigned int v6915 = v43 + v6913;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6916 = v6457 + v6912;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6917 = v6916 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6920 = v6915 + v37;
-      const unsigned int v6921 = v6916 + v18;
-      const bool v6922 = v6921 <= v6920;
-      const bool v6923 = v599 || v6922;
-      const bool v6924 = v6917 && v6923;
-      const unsigned int v6927 = v6916 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6928 = v6927 + v18;
-      const bool v6930 = v6920 < v6928;
-      const bool v6931 = v6590 || v6930;
-      const bool v6932 = v6924 && v6931;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6934 = v6914 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6935 = v6932 ? v6934 : __uint_as_float(0xff800000u);
-      v6463.x[14] = v6935;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6936 = static_cast<unsigned int>(v6463.col(15, iron_linear_thread() & 31u));
-      const unsigned int v6937 = static_cast<unsigned int>(v6463.row(15, iron_linear_thread() & 31u));
-      const float v6938 = v6463.x[15];
-      const unsigned int v6939 = v43 + v6937;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6940 = v6457 + v6936;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6941 = v6940 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6944 = v6939 + v37;
-      const unsigned int v6945 = v6940 + v18;
-      const bool v6946 = v6945 <= v6944;
-      const bool v6947 = v599 || v6946;
-      const bool v6948 = v6941 && v6947;
-      const unsigned int v6951 = v6940 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6952 = v6951 + v18;
-      const bool v6954 = v6944 < v6952;
-      const bool v6955 = v6590 || v6954;
-      const bool v6956 = v6948 && v6955;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6958 = v6938 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6959 = v6956 ? v6958 : __uint_as_float(0xff800000u);
-      v6463.x[15] = v6959;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6960 = static_cast<unsigned int>(v6463.col(16, iron_linear_thread() & 31u));
-      const unsigned int v6961 = static_cast<unsigned int>(v6463.row(16, iron_linear_thread() & 31u));
-      const float v6962 = v6463.x[16];
-      const unsigned int v6963 = v43 + v6961;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6964 = v6457 + v6960;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6965 = v6964 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6968 = v6963 + v37;
-      const unsigned int v6969 = v6964 + v18;
-      const bool v6970 = v6969 <= v6968;
-      const bool v6971 = v599 || v6970;
-      const bool v6972 = v6965 && v6971;
-      const unsigned int v6975 = v6964 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6976 = v6975 + v18;
-      const bool v6978 = v6968 < v6976;
-      const bool v6979 = v6590 || v6978;
-      const bool v6980 = v6972 && v6979;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6982 = v6962 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6983 = v6980 ? v6982 : __uint_as_float(0xff800000u);
-      v6463.x[16] = v6983;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6984 = static_cast<unsigned int>(v6463.col(17, iron_linear_thread() & 31u));
-      const unsigned int v6985 = static_cast<unsigned int>(v6463.row(17, iron_linear_thread() & 31u));
-      const float v6986 = v6463.x[17];
-      const unsigned int v6987 = v43 + v6985;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6988 = v6457 + v6984;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6989 = v6988 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6992 = v6987 + v37;
-      const unsigned int v6993 = v6988 + v18;
-      const bool v6994 = v6993 <= v6992;
-      const bool v6995 = v599 || v6994;
-      const bool v6996 = v6989 && v6995;
-      const unsigned int v6999 = v6988 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7000 = v6999 + v18;
-      const bool v7002 = v6992 < v7000;
-      const bool v7003 = v6590 || v7002;
-      const bool v7004 = v6996 && v7003;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7006 = v6986 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7007 = v7004 ? v7006 : __uint_as_float(0xff800000u);
-      v6463.x[17] = v7007;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7008 = static_cast<unsigned int>(v6463.col(18, iron_linear_thread() & 31u));
-      const unsigned int v7009 = static_cast<unsigned int>(v6463.row(18, iron_linear_thread() & 31u));
-      const float v7010 = v6463.x[18];
-      const unsigned int v7011 = v43 + v7009;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7012 = v6457 + v7008;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7013 = v7012 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7016 = v7011 + v37;
-      const unsigned int v7017 = v7012 + v18;
-      const bool v7018 = v7017 <= v7016;
-      const bool v7019 = v599 || v7018;
-      const bool v7020 = v7013 && v7019;
-      const unsigned int v7023 = v7012 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7024 = v7023 + v18;
-      const bool v7026 = v7016 < v7024;
-      const bool v7027 = v6590 || v7026;
-      const bool v7028 = v7020 && v7027;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7030 = v7010 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7031 = v7028 ? v7030 : __uint_as_float(0xff800000u);
-      v6463.x[18] = v7031;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7032 = static_cast<unsigned int>(v6463.col(19, iron_linear_thread() & 31u));
-      const unsigned int v7033 = static_cast<unsigned int>(v6463.row(19, iron_linear_thread() & 31u));
-      const float v7034 = v6463.x[19];
-      const unsigned int v7035 = v43 + v7033;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7036 = v6457 + v7032;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7037 = v7036 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7040 = v7035 + v37;
-      const unsigned int v7041 = v7036 + v18;
-      const bool v7042 = v7041 <= v7040;
-      const bool v7043 = v599 || v7042;
-      const bool v7044 = v7037 && v7043;
-      const unsigned int v7047 = v7036 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7048 = v7047 + v18;
-      const bool v7050 = v7040 < v7048;
-      const bool v7051 = v6590 || v7050;
-      const bool v7052 = v7044 && v7051;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7054 = v7034 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7055 = v7052 ? v7054 : __uint_as_float(0xff800000u);
-      v6463.x[19] = v7055;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7056 = static_cast<unsigned int>(v6463.col(20, iron_linear_thread() & 31u));
-      const unsigned int v7057 = static_cast<unsigned int>(v6463.row(20, iron_linear_thread() & 31u));
-      const float v7058 = v6463.x[20];
-      const unsigned int v7059 = v43 + v7057;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7060 = v6457 + v7056;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7061 = v7060 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7064 = v7059 + v37;
-      const unsigned int v7065 = v7060 + v18;
-      const bool v7066 = v7065 <= v7064;
-      const bool v7067 = v599 || v7066;
-      const bool v7068 = v7061 && v7067;
-      const unsigned int v7071 = v7060 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7072 = v7071 + v18;
-      const bool v7074 = v7064 < v7072;
-      const bool v7075 = v6590 || v7074;
-      const bool v7076 = v7068 && v7075;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7078 = v7058 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7079 = v7076 ? v7078 : __uint_as_float(0xff800000u);
-      v6463.x[20] = v7079;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7080 = static_cast<unsigned int>(v6463.col(21, iron_linear_thread() & 31u));
-      const unsigned int v7081 = static_cast<unsigned int>(v6463.row(21, iron_linear_thread() & 31u));
-      const float v7082 = v6463.x[21];
-      const unsigned int v7083 = v43 + v7081;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7084 = v6457 + v7080;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7085 = v7084 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7088 = v7083 + v37;
-      const unsigned int v7089 = v7084 + v18;
-      const bool v7090 = v7089 <= v7088;
-      const bool v7091 = v599 || v7090;
-      const bool v7092 = v7085 && v7091;
-      const unsigned int v7095 = v7084 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7096 = v7095 + v18;
-      const bool v7098 = v7088 < v7096;
-      const bool v7099 = v6590 || v7098;
-      const bool v7100 = v7092 && v7099;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7102 = v7082 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7103 = v7100 ? v7102 : __uint_as_float(0xff800000u);
-      v6463.x[21] = v7103;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7104 = static_cast<unsigned int>(v6463.col(22, iron_linear_thread() & 31u));
-      const unsigned int v7105 = static_cast<unsigned int>(v6463.row(22, iron_linear_thread() & 31u));
-      const float v7106 = v6463.x[22];
-      const unsigned int v7107 = v43 + v7105;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7108 = v6457 + v7104;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7109 = v7108 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7112 = v7107 + v37;
-      const unsigned int v7113 = v7108 + v18;
-      const bool v7114 = v7113 <= v7112;
-      const bool v7115 = v599 || v7114;
-      const bool v7116 = v7109 && v7115;
-      const unsigned int v7119 = v7108 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7120 = v7119 + v18;
-      const bool v7122 = v7112 < v7120;
-      const bool v7123 = v6590 || v7122;
-      const bool v7124 = v7116 && v7123;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7126 = v7106 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7127 = v7124 ? v7126 : __uint_as_float(0xff800000u);
-      v6463.x[22] = v7127;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7128 = static_cast<unsigned int>(v6463.col(23, iron_linear_thread() & 31u));
-      const unsigned int v7129 = static_cast<unsigned int>(v6463.row(23, iron_linear_thread() & 31u));
-      const float v7130 = v6463.x[23];
-      const unsigned int v7131 = v43 + v7129;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7132 = v6457 + v7128;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7133 = v7132 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7136 = v7131 + v37;
-      const unsigned int v7137 = v7132 + v18;
-      const bool v7138 = v7137 <= v7136;
-      const bool v7139 = v599 || v7138;
-      const bool v7140 = v7133 && v7139;
-      const unsigned int v7143 = v7132 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7144 = v7143 + v18;
-      const bool v7146 = v7136 < v7144;
-      const bool v7147 = v6590 || v7146;
-      const bool v7148 = v7140 && v7147;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7150 = v7130 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7151 = v7148 ? v7150 : __uint_as_float(0xff800000u);
-      v6463.x[23] = v7151;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7152 = static_cast<unsigned int>(v6463.col(24, iron_linear_thread() & 31u));
-      const unsigned int v7153 = static_cast<unsigned int>(v6463.row(24, iron_linear_thread() & 31u));
-      const float v7154 = v6463.x[24];
-      const unsigned int v7155 = v43 + v7153;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7156 = v6457 + v7152;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7157 = v7156 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7160 = v7155 + v37;
-      const unsigned int v7161 = v7156 + v18;
-      const bool v7162 = v7161 <= v7160;
-      const bool v7163 = v599 || v7162;
-      const bool v7164 = v7157 && v7163;
-      const unsigned int v7167 = v7156 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7168 = v7167 + v18;
-      const bool v7170 = v7160 < v7168;
-      const bool v7171 = v6590 || v7170;
-      const bool v7172 = v7164 && v7171;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7174 = v7154 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7175 = v7172 ? v7174 : __uint_as_float(0xff800000u);
-      v6463.x[24] = v7175;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7176 = static_cast<unsigned int>(v6463.col(25, iron_linear_thread() & 31u));
-      const unsigned int v7177 = static_cast<unsigned int>(v6463.row(25, iron_linear_thread() & 31u));
-      const float v7178 = v6463.x[25];
-      const unsigned int v7179 = v43 + v7177;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7180 = v6457 + v7176;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7181 = v7180 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7184 = v7179 + v37;
-      const unsigned int v7185 = v7180 + v18;
-      const bool v7186 = v7185 <= v7184;
-      const bool v7187 = v599 || v7186;
-      const bool v7188 = v7181 && v7187;
-      const unsigned int v7191 = v7180 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7192 = v7191 + v18;
-      const bool v7194 = v7184 < v7192;
-      const bool v7195 = v6590 || v7194;
-      const bool v7196 = v7188 && v7195;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7198 = v7178 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7199 = v7196 ? v7198 : __uint_as_float(0xff800000u);
-      v6463.x[25] = v7199;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7200 = static_cast<unsigned int>(v6463.col(26, iron_linear_thread() & 31u));
-      const unsigned int v7201 = static_cast<unsigned int>(v6463.row(26, iron_linear_thread() & 31u));
-      const float v7202 = v6463.x[26];
-      const unsigned int v7203 = v43 + v7201;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7204 = v6457 + v7200;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7205 = v7204 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7208 = v7203 + v37;
-      const unsigned int v7209 = v7204 + v18;
-      const bool v7210 = v7209 <= v7208;
-      const bool v7211 = v599 || v7210;
-      const bool v7212 = v7205 && v7211;
-      const unsigned int v7215 = v7204 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7216 = v7215 + v18;
-      const bool v7218 = v7208 < v7216;
-      const bool v7219 = v6590 || v7218;
-      const bool v7220 = v7212 && v7219;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7222 = v7202 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7223 = v7220 ? v7222 : __uint_as_float(0xff800000u);
-      v6463.x[26] = v7223;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7224 = static_cast<unsigned int>(v6463.col(27, iron_linear_thread() & 31u));
-      const unsigned int v7225 = static_cast<unsigned int>(v6463.row(27, iron_linear_thread() & 31u));
-      const float v7226 = v6463.x[27];
-      const unsigned int v7227 = v43 + v7225;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7228 = v6457 + v7224;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7229 = v7228 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7232 = v7227 + v37;
-      const unsigned int v7233 = v7228 + v18;
-      const bool v7234 = v7233 <= v7232;
-      const bool v7235 = v599 || v7234;
-      const bool v7236 = v7229 && v7235;
-      const unsigned int v7239 = v7228 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7240 = v7239 + v18;
-      const bool v7242 = v7232 < v7240;
-      const bool v7243 = v6590 || v7242;
-      const bool v7244 = v7236 && v7243;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7246 = v7226 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7247 = v7244 ? v7246 : __uint_as_float(0xff800000u);
-      v6463.x[27] = v7247;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7248 = static_cast<unsigned int>(v6463.col(28, iron_linear_thread() & 31u));
-      const unsigned int v7249 = static_cast<unsigned int>(v6463.row(28, iron_linear_thread() & 31u));
-      const float v7250 = v6463.x[28];
-      const unsigned int v7251 = v43 + v7249;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7252 = v6457 + v7248;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7253 = v7252 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7256 = v7251 + v37;
-      const unsigned int v7257 = v7252 + v18;
-      const bool v7258 = v7257 <= v7256;
-      const bool v7259 = v599 || v7258;
-      const bool v7260 = v7253 && v7259;
-      const unsigned int v7263 = v7252 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7264 = v7263 + v18;
-      const bool v7266 = v7256 < v7264;
-      const bool v7267 = v6590 || v7266;
-      const bool v7268 = v7260 && v7267;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7270 = v7250 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7271 = v7268 ? v7270 : __uint_as_float(0xff800000u);
-      v6463.x[28] = v7271;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7272 = static_cast<unsigned int>(v6463.col(29, iron_linear_thread() & 31u));
-      const unsigned int v7273 = static_cast<unsigned int>(v6463.row(29, iron_linear_thread() & 31u));
-      const float v7274 = v6463.x[29];
-      const unsigned int v7275 = v43 + v7273;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7276 = v6457 + v7272;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7277 = v7276 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7280 = v7275 + v37;
-      const unsigned int v7281 = v7276 + v18;
-      const bool v7282 = v7281 <= v7280;
-      const bool v7283 = v599 || v7282;
-      const bool v7284 = v7277 && v7283;
-      const unsigned int v7287 = v7276 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7288 = v7287 + v18;
-      const bool v7290 = v7280 < v7288;
-      const bool v7291 = v6590 || v7290;
-      const bool v7292 = v7284 && v7291;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7294 = v7274 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7295 = v7292 ? v7294 : __uint_as_float(0xff800000u);
-      v6463.x[29] = v7295;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7296 = static_cast<unsigned int>(v6463.col(30, iron_linear_thread() & 31u));
-      const unsigned int v7297 = static_cast<unsigned int>(v6463.row(30, iron_linear_thread() & 31u));
-      const float v7298 = v6463.x[30];
-      const unsigned int v7299 = v43 + v7297;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7300 = v6457 + v7296;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7301 = v7300 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7304 = v7299 + v37;
-      const unsigned int v7305 = v7300 + v18;
-      const bool v7306 = v7305 <= v7304;
-      const bool v7307 = v599 || v7306;
-      const bool v7308 = v7301 && v7307;
-      const unsigned int v7311 = v7300 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7312 = v7311 + v18;
-      const bool v7314 = v7304 < v7312;
-      const bool v7315 = v6590 || v7314;
-      const bool v7316 = v7308 && v7315;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7318 = v7298 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7319 = v7316 ? v7318 : __uint_as_float(0xff800000u);
-      v6463.x[30] = v7319;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7320 = static_cast<unsigned int>(v6463.col(31, iron_linear_thread() & 31u));
-      const unsigned int v7321 = static_cast<unsigned int>(v6463.row(31, iron_linear_thread() & 31u));
-      const float v7322 = v6463.x[31];
-      const unsigned int v7323 = v43 + v7321;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7324 = v6457 + v7320;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7325 = v7324 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7328 = v7323 + v37;
-      const unsigned int v7329 = v7324 + v18;
-      const bool v7330 = v7329 <= v7328;
-      const bool v7331 = v599 || v7330;
-      const bool v7332 = v7325 && v7331;
-      const unsigned int v7335 = v7324 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7336 = v7335 + v18;
-      const bool v7338 = v7328 < v7336;
-      const bool v7339 = v6590 || v7338;
-      const bool v7340 = v7332 && v7339;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7342 = v7322 * v618;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7343 = v7340 ? v7342 : __uint_as_float(0xff800000u);
-      v6463.x[31] = v7343;  // kernels/sdpa/flash_tile.hpp:142
-      iron_frag<float, 2, 16, 8> v7345;  // kernels/sdpa/flash_tile.hpp:150
-      iron_frag_fill(v7345, 0.0f);
-      iron_frag_row_reduce<false>(v7345, v6463);
-      iron_frag<float, 2, 16, 8> v7347;  // kernels/sdpa/flash_tile.hpp:151
-      iron_frag_fill(v7347, 0.0f);
-      const float v7351 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:153
-      const float v7352 = v7345.x[0];  // kernels/sdpa/flash_tile.hpp:154
-      const float v7353 = fmaxf(v7351, v7352);
-      const bool v7356 = v7353 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7357 = v7356 ? 0.0f : v7353;
-      const float v7358 = v7351 - v7357;  // kernels/sdpa/flash_tile.hpp:154
-      const float v7359 = exp2f(v7358);
-      v7347.x[0] = v7359;  // kernels/sdpa/flash_tile.hpp:152
-      const float v7363 = v620.x[1];  // kernels/sdpa/flash_tile.hpp:153
-      const float v7364 = v7345.x[1];  // kernels/sdpa/flash_tile.hpp:154
-      const float v7365 = fmaxf(v7363, v7364);
-      const bool v7368 = v7365 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7369 = v7368 ? 0.0f : v7365;
-      const float v7370 = v7363 - v7369;  // kernels/sdpa/flash_tile.hpp:154
-      const float v7371 = exp2f(v7370);
-      v7347.x[1] = v7371;  // kernels/sdpa/flash_tile.hpp:152
-      const float v7375 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:153
-      const float v7376 = v7345.x[2];  // kernels/sdpa/flash_tile.hpp:154
-      const float v7377 = fmaxf(v7375, v7376);
-      const bool v7380 = v7377 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7381 = v7380 ? 0.0f : v7377;
-      const float v7382 = v7375 - v7381;  // kernels/sdpa/flash_tile.hpp:154
-      const float v7383 = exp2f(v7382);
-      v7347.x[2] = v7383;  // kernels/sdpa/flash_tile.hpp:152
-      const float v7387 = v620.x[3];  // kernels/sdpa/flash_tile.hpp:153
-      const float v7388 = v7345.x[3];  // kernels/sdpa/flash_tile.hpp:154
-      const float v7389 = fmaxf(v7387, v7388);
-      const bool v7392 = v7389 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7393 = v7392 ? 0.0f : v7389;
-      const float v7394 = v7387 - v7393;  // kernels/sdpa/flash_tile.hpp:154
-      const float v7395 = exp2f(v7394);
-      v7347.x[3] = v7395;  // kernels/sdpa/flash_tile.hpp:152
-      const float v7398 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:156
-      const float v7399 = v7345.x[0];  // kernels/sdpa/flash_tile.hpp:157
-      const float v7400 = fmaxf(v7398, v7399);
-      v620.x[0] = v7400;  // kernels/sdpa/flash_tile.hpp:156
-      const float v7403 = v620.x[1];
-      const float v7404 = v7345.x[1];  // kernels/sdpa/flash_tile.hpp:157
-      const float v7405 = fmaxf(v7403, v7404);
-      v620.x[1] = v7405;  // kernels/sdpa/flash_tile.hpp:156
-      const float v7408 = v620.x[2];
-      const float v7409 = v7345.x[2];  // kernels/sdpa/flash_tile.hpp:157
-      const float v7410 = fmaxf(v7408, v7409);
-      v620.x[2] = v7410;  // kernels/sdpa/flash_tile.hpp:156
-      const float v7413 = v620.x[3];
-      const float v7414 = v7345.x[3];  // kernels/sdpa/flash_tile.hpp:157
-      const float v7415 = fmaxf(v7413, v7414);
-      v620.x[3] = v7415;  // kernels/sdpa/flash_tile.hpp:156
-      const float v7418 = v6463.x[0];  // kernels/sdpa/flash_tile.hpp:159
-      const float v7419 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7422 = v7419 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7423 = v7422 ? 0.0f : v7419;
-      const float v7424 = v7418 - v7423;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7425 = exp2f(v7424);
-      v6463.x[0] = v7425;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7428 = v6463.x[1];
-      const float v7429 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7432 = v7429 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7433 = v7432 ? 0.0f : v7429;
-      const float v7434 = v7428 - v7433;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7435 = exp2f(v7434);
-      v6463.x[1] = v7435;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7438 = v6463.x[2];
-      const float v7439 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7442 = v7439 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7443 = v7442 ? 0.0f : v7439;
-      const float v7444 = v7438 - v7443;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7445 = exp2f(v7444);
-      v6463.x[2] = v7445;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7448 = v6463.x[3];
-      const float v7449 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7452 = v7449 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7453 = v7452 ? 0.0f : v7449;
-      const float v7454 = v7448 - v7453;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7455 = exp2f(v7454);
-      v6463.x[3] = v7455;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7458 = v6463.x[4];
-      const float v7459 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7462 = v7459 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7463 = v7462 ? 0.0f : v7459;
-      const float v7464 = v7458 - v7463;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7465 = exp2f(v7464);
-      v6463.x[4] = v7465;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7468 = v6463.x[5];
-      const float v7469 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7472 = v7469 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7473 = v7472 ? 0.0f : v7469;
-      const float v7474 = v7468 - v7473;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7475 = exp2f(v7474);
-      v6463.x[5] = v7475;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7478 = v6463.x[6];
-      const float v7479 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7482 = v7479 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7483 = v7482 ? 0.0f : v7479;
-      const float v7484 = v7478 - v7483;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7485 = exp2f(v7484);
-      v6463.x[6] = v7485;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7488 = v6463.x[7];
-      const float v7489 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7492 = v7489 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7493 = v7492 ? 0.0f : v7489;
-      const float v7494 = v7488 - v7493;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7495 = exp2f(v7494);
-      v6463.x[7] = v7495;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7498 = v6463.x[8];
-      const float v7499 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7502 = v7499 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7503 = v7502 ? 0.0f : v7499;
-      const float v7504 = v7498 - v7503;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7505 = exp2f(v7504);
-      v6463.x[8] = v7505;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7508 = v6463.x[9];
-      const float v7509 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7512 = v7509 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7513 = v7512 ? 0.0f : v7509;
-      const float v7514 = v7508 - v7513;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7515 = exp2f(v7514);
-      v6463.x[9] = v7515;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7518 = v6463.x[10];
-      const float v7519 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7522 = v7519 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7523 = v7522 ? 0.0f : v7519;
-      const float v7524 = v7518 - v7523;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7525 = exp2f(v7524);
-      v6463.x[10] = v7525;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7528 = v6463.x[11];
-      const float v7529 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7532 = v7529 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7533 = v7532 ? 0.0f : v7529;
-      const float v7534 = v7528 - v7533;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7535 = exp2f(v7534);
-      v6463.x[11] = v7535;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7538 = v6463.x[12];
-      const float v7539 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7542 = v7539 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7543 = v7542 ? 0.0f : v7539;
-      const float v7544 = v7538 - v7543;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7545 = exp2f(v7544);
-      v6463.x[12] = v7545;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7548 = v6463.x[13];
-      const float v7549 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7552 = v7549 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7553 = v7552 ? 0.0f : v7549;
-      const float v7554 = v7548 - v7553;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7555 = exp2f(v7554);
-      v6463.x[13] = v7555;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7558 = v6463.x[14];
-      const float v7559 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7562 = v7559 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7563 = v7562 ? 0.0f : v7559;
-      const float v7564 = v7558 - v7563;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7565 = exp2f(v7564);
-      v6463.x[14] = v7565;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7568 = v6463.x[15];
-      const float v7569 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7572 = v7569 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7573 = v7572 ? 0.0f : v7569;
-      const float v7574 = v7568 - v7573;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7575 = exp2f(v7574);
-      v6463.x[15] = v7575;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7578 = v6463.x[16];
-      const float v7579 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7582 = v7579 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7583 = v7582 ? 0.0f : v7579;
-      const float v7584 = v7578 - v7583;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7585 = exp2f(v7584);
-      v6463.x[16] = v7585;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7588 = v6463.x[17];
-      const float v7589 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7592 = v7589 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7593 = v7592 ? 0.0f : v7589;
-      const float v7594 = v7588 - v7593;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7595 = exp2f(v7594);
-      v6463.x[17] = v7595;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7598 = v6463.x[18];
-      const float v7599 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7602 = v7599 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7603 = v7602 ? 0.0f : v7599;
-      const float v7604 = v7598 - v7603;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7605 = exp2f(v7604);
-      v6463.x[18] = v7605;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7608 = v6463.x[19];
-      const float v7609 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7612 = v7609 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7613 = v7612 ? 0.0f : v7609;
-      const float v7614 = v7608 - v7613;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7615 = exp2f(v7614);
-      v6463.x[19] = v7615;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7618 = v6463.x[20];
-      const float v7619 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7622 = v7619 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7623 = v7622 ? 0.0f : v7619;
-      const float v7624 = v7618 - v7623;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7625 = exp2f(v7624);
-      v6463.x[20] = v7625;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7628 = v6463.x[21];
-      const float v7629 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7632 = v7629 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7633 = v7632 ? 0.0f : v7629;
-      const float v7634 = v7628 - v7633;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7635 = exp2f(v7634);
-      v6463.x[21] = v7635;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7638 = v6463.x[22];
-      const float v7639 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7642 = v7639 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7643 = v7642 ? 0.0f : v7639;
-      const float v7644 = v7638 - v7643;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7645 = exp2f(v7644);
-      v6463.x[22] = v7645;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7648 = v6463.x[23];
-      const float v7649 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7652 = v7649 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7653 = v7652 ? 0.0f : v7649;
-      const float v7654 = v7648 - v7653;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7655 = exp2f(v7654);
-      v6463.x[23] = v7655;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7658 = v6463.x[24];
-      const float v7659 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7662 = v7659 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7663 = v7662 ? 0.0f : v7659;
-      const float v7664 = v7658 - v7663;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7665 = exp2f(v7664);
-      v6463.x[24] = v7665;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7668 = v6463.x[25];
-      const float v7669 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7672 = v7669 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7673 = v7672 ? 0.0f : v7669;
-      const float v7674 = v7668 - v7673;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7675 = exp2f(v7674);
-      v6463.x[25] = v7675;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7678 = v6463.x[26];
-      const float v7679 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7682 = v7679 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7683 = v7682 ? 0.0f : v7679;
-      const float v7684 = v7678 - v7683;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7685 = exp2f(v7684);
-      v6463.x[26] = v7685;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7688 = v6463.x[27];
-      const float v7689 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7692 = v7689 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7693 = v7692 ? 0.0f : v7689;
-      const float v7694 = v7688 - v7693;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7695 = exp2f(v7694);
-      v6463.x[27] = v7695;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7698 = v6463.x[28];
-      const float v7699 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7702 = v7699 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7703 = v7702 ? 0.0f : v7699;
-      const float v7704 = v7698 - v7703;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7705 = exp2f(v7704);
-      v6463.x[28] = v7705;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7708 = v6463.x[29];
-      const float v7709 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7712 = v7709 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7713 = v7712 ? 0.0f : v7709;
-      const float v7714 = v7708 - v7713;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7715 = exp2f(v7714);
-      v6463.x[29] = v7715;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7718 = v6463.x[30];
-      const float v7719 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7722 = v7719 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7723 = v7722 ? 0.0f : v7719;
-      const float v7724 = v7718 - v7723;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7725 = exp2f(v7724);
-      v6463.x[30] = v7725;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7728 = v6463.x[31];
-      const float v7729 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7732 = v7729 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7733 = v7732 ? 0.0f : v7729;
-      const float v7734 = v7728 - v7733;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7735 = exp2f(v7734);
-      v6463.x[31] = v7735;  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag<float, 2, 16, 8> v7737;  // kernels/sdpa/flash_tile.hpp:162
-      iron_frag_fill(v7737, 0.0f);
-      iron_frag_row_reduce<true>(v7737, v6463);
-      const float v7740 = v622.x[0];  // kernels/sdpa/flash_tile.hpp:163
-      const float v7741 = v7737.x[0];  // kernels/sdpa/flash_tile.hpp:164
-      const float v7742 = v7347.x[0];
-      const float v7743 = v7740 * v7742;
-      const float v7744 = v7743 + v7741;
-      v622.x[0] = v7744;  // kernels/sdpa/flash_tile.hpp:163
-      const float v7747 = v622.x[1];
-      const float v7748 = v7737.x[1];  // kernels/sdpa/flash_tile.hpp:164
-      const float v7749 = v7347.x[1];
-      const float v7750 = v7747 * v7749;
-      const float v7751 = v7750 + v7748;
-      v622.x[1] = v7751;  // kernels/sdpa/flash_tile.hpp:163
-      const float v7754 = v622.x[2];
-      const float v7755 = v7737.x[2];  // kernels/sdpa/flash_tile.hpp:164
-      const float v7756 = v7347.x[2];
-      const float v7757 = v7754 * v7756;
-      const float v7758 = v7757 + v7755;
-      v622.x[2] = v7758;  // kernels/sdpa/flash_tile.hpp:163
-      const float v7761 = v622.x[3];
-      const float v7762 = v7737.x[3];  // kernels/sdpa/flash_tile.hpp:164
-      const float v7763 = v7347.x[3];
-      const float v7764 = v7761 * v7763;
-      const float v7765 = v7764 + v7762;
-      v622.x[3] = v7765;  // kernels/sdpa/flash_tile.hpp:163
-      const float v7768 = v624.x[0];  // kernels/sdpa/flash_tile.hpp:167
-      const float v7769 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7770 = v7768 * v7769;
-      v624.x[0] = v7770;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7773 = v624.x[1];
-      const float v7774 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7775 = v7773 * v7774;
-      v624.x[1] = v7775;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7778 = v624.x[2];
-      const float v7779 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7780 = v7778 * v7779;
-      v624.x[2] = v7780;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7783 = v624.x[3];
-      const float v7784 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7785 = v7783 * v7784;
-      v624.x[3] = v7785;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7788 = v624.x[4];
-      const float v7789 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7790 = v7788 * v7789;
-      v624.x[4] = v7790;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7793 = v624.x[5];
-      const float v7794 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7795 = v7793 * v7794;
-      v624.x[5] = v7795;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7798 = v624.x[6];
-      const float v7799 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7800 = v7798 * v7799;
-      v624.x[6] = v7800;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7803 = v624.x[7];
-      const float v7804 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7805 = v7803 * v7804;
-      v624.x[7] = v7805;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7808 = v624.x[8];
-      const float v7809 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7810 = v7808 * v7809;
-      v624.x[8] = v7810;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7813 = v624.x[9];
-      const float v7814 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7815 = v7813 * v7814;
-      v624.x[9] = v7815;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7818 = v624.x[10];
-      const float v7819 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7820 = v7818 * v7819;
-      v624.x[10] = v7820;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7823 = v624.x[11];
-      const float v7824 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7825 = v7823 * v7824;
-      v624.x[11] = v7825;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7828 = v624.x[12];
-      const float v7829 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7830 = v7828 * v7829;
-      v624.x[12] = v7830;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7833 = v624.x[13];
-      const float v7834 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7835 = v7833 * v7834;
-      v624.x[13] = v7835;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7838 = v624.x[14];
-      const float v7839 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7840 = v7838 * v7839;
-      v624.x[14] = v7840;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7843 = v624.x[15];
-      const float v7844 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7845 = v7843 * v7844;
-      v624.x[15] = v7845;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7848 = v626.x[0];
-      const float v7849 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7850 = v7848 * v7849;
-      v626.x[0] = v7850;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7853 = v626.x[1];
-      const float v7854 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7855 = v7853 * v7854;
-      v626.x[1] = v7855;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7858 = v626.x[2];
-      const float v7859 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7860 = v7858 * v7859;
-      v626.x[2] = v7860;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7863 = v626.x[3];
-      const float v7864 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7865 = v7863 * v7864;
-      v626.x[3] = v7865;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7868 = v626.x[4];
-      const float v7869 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7870 = v7868 * v7869;
-      v626.x[4] = v7870;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7873 = v626.x[5];
-      const float v7874 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7875 = v7873 * v7874;
-      v626.x[5] = v7875;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7878 = v626.x[6];
-      const float v7879 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7880 = v7878 * v7879;
-      v626.x[6] = v7880;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7883 = v626.x[7];
-      const float v7884 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7885 = v7883 * v7884;
-      v626.x[7] = v7885;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7888 = v626.x[8];
-      const float v7889 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7890 = v7888 * v7889;
-      v626.x[8] = v7890;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7893 = v626.x[9];
-      const float v7894 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7895 = v7893 * v7894;
-      v626.x[9] = v7895;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7898 = v626.x[10];
-      const float v7899 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7900 = v7898 * v7899;
-      v626.x[10] = v7900;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7903 = v626.x[11];
-      const float v7904 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7905 = v7903 * v7904;
-      v626.x[11] = v7905;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7908 = v626.x[12];
-      const float v7909 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7910 = v7908 * v7909;
-      v626.x[12] = v7910;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7913 = v626.x[13];
-      const float v7914 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7915 = v7913 * v7914;
-      v626.x[13] = v7915;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7918 = v626.x[14];
-      const float v7919 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7920 = v7918 * v7919;
-      v626.x[14] = v7920;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7923 = v626.x[15];
-      const float v7924 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7925 = v7923 * v7924;
-      v626.x[15] = v7925;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7928 = v628.x[0];
-      const float v7929 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7930 = v7928 * v7929;
-      v628.x[0] = v7930;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7933 = v628.x[1];
-      const float v7934 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7935 = v7933 * v7934;
-      v628.x[1] = v7935;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7938 = v628.x[2];
-      const float v7939 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7940 = v7938 * v7939;
-      v628.x[2] = v7940;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7943 = v628.x[3];
-      const float v7944 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7945 = v7943 * v7944;
-      v628.x[3] = v7945;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7948 = v628.x[4];
-      const float v7949 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7950 = v7948 * v7949;
-      v628.x[4] = v7950;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7953 = v628.x[5];
-      const float v7954 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7955 = v7953 * v7954;
-      v628.x[5] = v7955;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7958 = v628.x[6];
-      const float v7959 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7960 = v7958 * v7959;
-      v628.x[6] = v7960;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7963 = v628.x[7];
-      const float v7964 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7965 = v7963 * v7964;
-      v628.x[7] = v7965;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7968 = v628.x[8];
-      const float v7969 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7970 = v7968 * v7969;
-      v628.x[8] = v7970;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7973 = v628.x[9];
-      const float v7974 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7975 = v7973 * v7974;
-      v628.x[9] = v7975;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7978 = v628.x[10];
-      const float v7979 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7980 = v7978 * v7979;
-      v628.x[10] = v7980;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7983 = v628.x[11];
-      const float v7984 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7985 = v7983 * v7984;
-      v628.x[11] = v7985;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7988 = v628.x[12];
-      const float v7989 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7990 = v7988 * v7989;
-      v628.x[12] = v7990;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7993 = v628.x[13];
-      const float v7994 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v7995 = v7993 * v7994;
-      v628.x[13] = v7995;  // kernels/sdpa/flash_tile.hpp:167
-      const float v7998 = v628.x[14];
-      const float v7999 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8000 = v7998 * v7999;
-      v628.x[14] = v8000;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8003 = v628.x[15];
-      const float v8004 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8005 = v8003 * v8004;
-      v628.x[15] = v8005;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8008 = v630.x[0];
-      const float v8009 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8010 = v8008 * v8009;
-      v630.x[0] = v8010;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8013 = v630.x[1];
-      const float v8014 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8015 = v8013 * v8014;
-      v630.x[1] = v8015;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8018 = v630.x[2];
-      const float v8019 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8020 = v8018 * v8019;
-      v630.x[2] = v8020;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8023 = v630.x[3];
-      const float v8024 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8025 = v8023 * v8024;
-      v630.x[3] = v8025;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8028 = v630.x[4];
-      const float v8029 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8030 = v8028 * v8029;
-      v630.x[4] = v8030;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8033 = v630.x[5];
-      const float v8034 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8035 = v8033 * v8034;
-      v630.x[5] = v8035;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8038 = v630.x[6];
-      const float v8039 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8040 = v8038 * v8039;
-      v630.x[6] = v8040;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8043 = v630.x[7];
-      const float v8044 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8045 = v8043 * v8044;
-      v630.x[7] = v8045;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8048 = v630.x[8];
-      const float v8049 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8050 = v8048 * v8049;
-      v630.x[8] = v8050;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8053 = v630.x[9];
-      const float v8054 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8055 = v8053 * v8054;
-      v630.x[9] = v8055;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8058 = v630.x[10];
-      const float v8059 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8060 = v8058 * v8059;
-      v630.x[10] = v8060;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8063 = v630.x[11];
-      const float v8064 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8065 = v8063 * v8064;
-      v630.x[11] = v8065;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8068 = v630.x[12];
-      const float v8069 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8070 = v8068 * v8069;
-      v630.x[12] = v8070;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8073 = v630.x[13];
-      const float v8074 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8075 = v8073 * v8074;
-      v630.x[13] = v8075;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8078 = v630.x[14];
-      const float v8079 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8080 = v8078 * v8079;
-      v630.x[14] = v8080;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8083 = v630.x[15];
-      const float v8084 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8085 = v8083 * v8084;
-      v630.x[15] = v8085;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8088 = v632.x[0];
-      const float v8089 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8090 = v8088 * v8089;
-      v632.x[0] = v8090;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8093 = v632.x[1];
-      const float v8094 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8095 = v8093 * v8094;
-      v632.x[1] = v8095;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8098 = v632.x[2];
-      const float v8099 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8100 = v8098 * v8099;
-      v632.x[2] = v8100;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8103 = v632.x[3];
-      const float v8104 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8105 = v8103 * v8104;
-      v632.x[3] = v8105;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8108 = v632.x[4];
-      const float v8109 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8110 = v8108 * v8109;
-      v632.x[4] = v8110;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8113 = v632.x[5];
-      const float v8114 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8115 = v8113 * v8114;
-      v632.x[5] = v8115;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8118 = v632.x[6];
-      const float v8119 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8120 = v8118 * v8119;
-      v632.x[6] = v8120;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8123 = v632.x[7];
-      const float v8124 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8125 = v8123 * v8124;
-      v632.x[7] = v8125;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8128 = v632.x[8];
-      const float v8129 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8130 = v8128 * v8129;
-      v632.x[8] = v8130;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8133 = v632.x[9];
-      const float v8134 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8135 = v8133 * v8134;
-      v632.x[9] = v8135;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8138 = v632.x[10];
-      const float v8139 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8140 = v8138 * v8139;
-      v632.x[10] = v8140;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8143 = v632.x[11];
-      const float v8144 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8145 = v8143 * v8144;
-      v632.x[11] = v8145;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8148 = v632.x[12];
-      const float v8149 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8150 = v8148 * v8149;
-      v632.x[12] = v8150;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8153 = v632.x[13];
-      const float v8154 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8155 = v8153 * v8154;
-      v632.x[13] = v8155;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8158 = v632.x[14];
-      const float v8159 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8160 = v8158 * v8159;
-      v632.x[14] = v8160;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8163 = v632.x[15];
-      const float v8164 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8165 = v8163 * v8164;
-      v632.x[15] = v8165;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8168 = v634.x[0];
-      const float v8169 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8170 = v8168 * v8169;
-      v634.x[0] = v8170;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8173 = v634.x[1];
-      const float v8174 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8175 = v8173 * v8174;
-      v634.x[1] = v8175;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8178 = v634.x[2];
-      const float v8179 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8180 = v8178 * v8179;
-      v634.x[2] = v8180;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8183 = v634.x[3];
-      const float v8184 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8185 = v8183 * v8184;
-      v634.x[3] = v8185;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8188 = v634.x[4];
-      const float v8189 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8190 = v8188 * v8189;
-      v634.x[4] = v8190;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8193 = v634.x[5];
-      const float v8194 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8195 = v8193 * v8194;
-      v634.x[5] = v8195;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8198 = v634.x[6];
-      const float v8199 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8200 = v8198 * v8199;
-      v634.x[6] = v8200;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8203 = v634.x[7];
-      const float v8204 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8205 = v8203 * v8204;
-      v634.x[7] = v8205;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8208 = v634.x[8];
-      const float v8209 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8210 = v8208 * v8209;
-      v634.x[8] = v8210;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8213 = v634.x[9];
-      const float v8214 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8215 = v8213 * v8214;
-      v634.x[9] = v8215;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8218 = v634.x[10];
-      const float v8219 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8220 = v8218 * v8219;
-      v634.x[10] = v8220;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8223 = v634.x[11];
-      const float v8224 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8225 = v8223 * v8224;
-      v634.x[11] = v8225;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8228 = v634.x[12];
-      const float v8229 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8230 = v8228 * v8229;
-      v634.x[12] = v8230;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8233 = v634.x[13];
-      const float v8234 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8235 = v8233 * v8234;
-      v634.x[13] = v8235;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8238 = v634.x[14];
-      const float v8239 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8240 = v8238 * v8239;
-      v634.x[14] = v8240;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8243 = v634.x[15];
-      const float v8244 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8245 = v8243 * v8244;
-      v634.x[15] = v8245;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8248 = v636.x[0];
-      const float v8249 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8250 = v8248 * v8249;
-      v636.x[0] = v8250;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8253 = v636.x[1];
-      const float v8254 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8255 = v8253 * v8254;
-      v636.x[1] = v8255;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8258 = v636.x[2];
-      const float v8259 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8260 = v8258 * v8259;
-      v636.x[2] = v8260;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8263 = v636.x[3];
-      const float v8264 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8265 = v8263 * v8264;
-      v636.x[3] = v8265;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8268 = v636.x[4];
-      const float v8269 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8270 = v8268 * v8269;
-      v636.x[4] = v8270;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8273 = v636.x[5];
-      const float v8274 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8275 = v8273 * v8274;
-      v636.x[5] = v8275;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8278 = v636.x[6];
-      const float v8279 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8280 = v8278 * v8279;
-      v636.x[6] = v8280;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8283 = v636.x[7];
-      const float v8284 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8285 = v8283 * v8284;
-      v636.x[7] = v8285;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8288 = v636.x[8];
-      const float v8289 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8290 = v8288 * v8289;
-      v636.x[8] = v8290;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8293 = v636.x[9];
-      const float v8294 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8295 = v8293 * v8294;
-      v636.x[9] = v8295;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8298 = v636.x[10];
-      const float v8299 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8300 = v8298 * v8299;
-      v636.x[10] = v8300;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8303 = v636.x[11];
-      const float v8304 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8305 = v8303 * v8304;
-      v636.x[11] = v8305;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8308 = v636.x[12];
-      const float v8309 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8310 = v8308 * v8309;
-      v636.x[12] = v8310;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8313 = v636.x[13];
-      const float v8314 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8315 = v8313 * v8314;
-      v636.x[13] = v8315;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8318 = v636.x[14];
-      const float v8319 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8320 = v8318 * v8319;
-      v636.x[14] = v8320;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8323 = v636.x[15];
-      const float v8324 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8325 = v8323 * v8324;
-      v636.x[15] = v8325;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8328 = v638.x[0];
-      const float v8329 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8330 = v8328 * v8329;
-      v638.x[0] = v8330;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8333 = v638.x[1];
-      const float v8334 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8335 = v8333 * v8334;
-      v638.x[1] = v8335;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8338 = v638.x[2];
-      const float v8339 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8340 = v8338 * v8339;
-      v638.x[2] = v8340;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8343 = v638.x[3];
-      const float v8344 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8345 = v8343 * v8344;
-      v638.x[3] = v8345;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8348 = v638.x[4];
-      const float v8349 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8350 = v8348 * v8349;
-      v638.x[4] = v8350;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8353 = v638.x[5];
-      const float v8354 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8355 = v8353 * v8354;
-      v638.x[5] = v8355;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8358 = v638.x[6];
-      const float v8359 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8360 = v8358 * v8359;
-      v638.x[6] = v8360;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8363 = v638.x[7];
-      const float v8364 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8365 = v8363 * v8364;
-      v638.x[7] = v8365;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8368 = v638.x[8];
-      const float v8369 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8370 = v8368 * v8369;
-      v638.x[8] = v8370;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8373 = v638.x[9];
-      const float v8374 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8375 = v8373 * v8374;
-      v638.x[9] = v8375;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8378 = v638.x[10];
-      const float v8379 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8380 = v8378 * v8379;
-      v638.x[10] = v8380;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8383 = v638.x[11];
-      const float v8384 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8385 = v8383 * v8384;
-      v638.x[11] = v8385;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8388 = v638.x[12];
-      const float v8389 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8390 = v8388 * v8389;
-      v638.x[12] = v8390;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8393 = v638.x[13];
-      const float v8394 = v7347.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8395 = v8393 * v8394;
-      v638.x[13] = v8395;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8398 = v638.x[14];
-      const float v8399 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8400 = v8398 * v8399;
-      v638.x[14] = v8400;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8403 = v638.x[15];
-      const float v8404 = v7347.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8405 = v8403 * v8404;
-      v638.x[15] = v8405;  // kernels/sdpa/flash_tile.hpp:167
-      iron_frag<iron_bf16, 0, 16, 64> v8407;  // kernels/sdpa/flash_tile.hpp:172
-      iron_frag_fill(v8407, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v8407, v6463);
-      iron_frag<iron_bf16, 1, 64, 32> v8409;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8409, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8409, shm2, v6469, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v624, v8407, v8409);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_bf16, 1, 64, 32> v8416;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8416, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8416, shm2, v6484, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v626, v8407, v8416);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_bf16, 1, 64, 32> v8423;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8423, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8423, shm2, v6498, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v628, v8407, v8423);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_bf16, 1, 64, 32> v8430;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8430, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8430, shm2, v6512, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v630, v8407, v8430);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_bf16, 1, 64, 32> v8437;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8437, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8437, shm2, v6526, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v632, v8407, v8437);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_bf16, 1, 64, 32> v8444;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8444, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8444, shm2, v6540, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v634, v8407, v8444);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_bf16, 1, 64, 32> v8451;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8451, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8451, shm2, v6554, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v636, v8407, v8451);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_bf16, 1, 64, 32> v8458;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8458, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8458, shm2, v6568, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v638, v8407, v8458);  // kernels/sdpa/flash_tile.hpp:176
-      const unsigned int v8466 = v6457 + 64u;  // kernels/sdpa/flash_tile.hpp:127
-      const unsigned int v8468 = v6459 + 1u;
-      const unsigned int v8469 = v8468 & 1u;
-      const bool v8470 = v8466 < v600;
-      if (v8470) {
-        const unsigned int v8472 = v8469 << 14u;  // kernels/sdpa/flash_tile.hpp:131
-        const unsigned int v8482 = v8466 + v49;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8483 = v8482 < v37;
-        const unsigned int v8486 = v8483 ? v8482 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8488 = v31 + v8486;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8489 = v8488 * v2;
-        const unsigned int v8490 = v8489 + v28;
-        const unsigned int v8491 = v8490 << 8u;
-        const unsigned int v8492 = v8491 + v53;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8495 = v8472 + v66;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8496 = v8495 + v53;
-        iron_copy_async<16>(shm1 + (v8496 ^ (((v8496 >> 8u) & 7u) << 3u)), k + v8492, v8483);
-        const unsigned int v8506 = v8466 + v73;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8507 = v8506 < v37;
-        const unsigned int v8510 = v8507 ? v8506 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8512 = v31 + v8510;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8513 = v8512 * v2;
-        const unsigned int v8514 = v8513 + v28;
-        const unsigned int v8515 = v8514 << 8u;
-        const unsigned int v8516 = v8515 + v77;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8519 = v8472 + v90;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8520 = v8519 + v77;
-        iron_copy_async<16>(shm1 + (v8520 ^ (((v8520 >> 8u) & 7u) << 3u)), k + v8516, v8507);
-        const unsigned int v8530 = v8466 + v97;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8531 = v8530 < v37;
-        const unsigned int v8534 = v8531 ? v8530 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8536 = v31 + v8534;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8537 = v8536 * v2;
-        const unsigned int v8538 = v8537 + v28;
-        const unsigned int v8539 = v8538 << 8u;
-        const unsigned int v8540 = v8539 + v101;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8543 = v8472 + v114;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8544 = v8543 + v101;
-        iron_copy_async<16>(shm1 + (v8544 ^ (((v8544 >> 8u) & 7u) << 3u)), k + v8540, v8531);
-        const unsigned int v8554 = v8466 + v121;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8555 = v8554 < v37;
-        const unsigned int v8558 = v8555 ? v8554 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8560 = v31 + v8558;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8561 = v8560 * v2;
-        const unsigned int v8562 = v8561 + v28;
-        const unsigned int v8563 = v8562 << 8u;
-        const unsigned int v8564 = v8563 + v125;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8567 = v8472 + v138;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8568 = v8567 + v125;
-        iron_copy_async<16>(shm1 + (v8568 ^ (((v8568 >> 8u) & 7u) << 3u)), k + v8564, v8555);
-        const unsigned int v8578 = v8466 + v145;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8579 = v8578 < v37;
-        const unsigned int v8582 = v8579 ? v8578 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8584 = v31 + v8582;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8585 = v8584 * v2;
-        const unsigned int v8586 = v8585 + v28;
-        const unsigned int v8587 = v8586 << 8u;
-        const unsigned int v8588 = v8587 + v149;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8591 = v8472 + v162;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8592 = v8591 + v149;
-        iron_copy_async<16>(shm1 + (v8592 ^ (((v8592 >> 8u) & 7u) << 3u)), k + v8588, v8579);
-        const unsigned int v8602 = v8466 + v169;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8603 = v8602 < v37;
-        const unsigned int v8606 = v8603 ? v8602 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8608 = v31 + v8606;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8609 = v8608 * v2;
-        const unsigned int v8610 = v8609 + v28;
-        const unsigned int v8611 = v8610 << 8u;
-        const unsigned int v8612 = v8611 + v173;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8615 = v8472 + v186;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8616 = v8615 + v173;
-        iron_copy_async<16>(shm1 + (v8616 ^ (((v8616 >> 8u) & 7u) << 3u)), k + v8612, v8603);
-        const unsigned int v8626 = v8466 + v193;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8627 = v8626 < v37;
-        const unsigned int v8630 = v8627 ? v8626 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8632 = v31 + v8630;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8633 = v8632 * v2;
-        const unsigned int v8634 = v8633 + v28;
-        const unsigned int v8635 = v8634 << 8u;
-        const unsigned int v8636 = v8635 + v197;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8639 = v8472 + v210;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8640 = v8639 + v197;
-        iron_copy_async<16>(shm1 + (v8640 ^ (((v8640 >> 8u) & 7u) << 3u)), k + v8636, v8627);
-        const unsigned int v8650 = v8466 + v217;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8651 = v8650 < v37;
-        const unsigned int v8654 = v8651 ? v8650 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8656 = v31 + v8654;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8657 = v8656 * v2;
-        const unsigned int v8658 = v8657 + v28;
-        const unsigned int v8659 = v8658 << 8u;
-        const unsigned int v8660 = v8659 + v221;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8663 = v8472 + v234;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8664 = v8663 + v221;
-        iron_copy_async<16>(shm1 + (v8664 ^ (((v8664 >> 8u) & 7u) << 3u)), k + v8660, v8651);
-        const unsigned int v8674 = v8466 + v241;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8675 = v8674 < v37;
-        const unsigned int v8678 = v8675 ? v8674 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8680 = v31 + v8678;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8681 = v8680 * v2;
-        const unsigned int v8682 = v8681 + v28;
-        const unsigned int v8683 = v8682 << 8u;
-        const unsigned int v8684 = v8683 + v245;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8687 = v8472 + v258;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8688 = v8687 + v245;
-        iron_copy_async<16>(shm1 + (v8688 ^ (((v8688 >> 8u) & 7u) << 3u)), k + v8684, v8675);
-        const unsigned int v8698 = v8466 + v265;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8699 = v8698 < v37;
-        const unsigned int v8702 = v8699 ? v8698 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8704 = v31 + v8702;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8705 = v8704 * v2;
-        const unsigned int v8706 = v8705 + v28;
-        const unsigned int v8707 = v8706 << 8u;
-        const unsigned int v8708 = v8707 + v269;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8711 = v8472 + v282;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8712 = v8711 + v269;
-        iron_copy_async<16>(shm1 + (v8712 ^ (((v8712 >> 8u) & 7u) << 3u)), k + v8708, v8699);
-        const unsigned int v8722 = v8466 + v289;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8723 = v8722 < v37;
-        const unsigned int v8726 = v8723 ? v8722 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8728 = v31 + v8726;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8729 = v8728 * v2;
-        const unsigned int v8730 = v8729 + v28;
-        const unsigned int v8731 = v8730 << 8u;
-        const unsigned int v8732 = v8731 + v293;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8735 = v8472 + v306;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8736 = v8735 + v293;
-        iron_copy_async<16>(shm1 + (v8736 ^ (((v8736 >> 8u) & 7u) << 3u)), k + v8732, v8723);
-        const unsigned int v8746 = v8466 + v313;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8747 = v8746 < v37;
-        const unsigned int v8750 = v8747 ? v8746 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8752 = v31 + v8750;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8753 = v8752 * v2;
-        const unsigned int v8754 = v8753 + v28;
-        const unsigned int v8755 = v8754 << 8u;
-        const unsigned int v8756 = v8755 + v317;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8759 = v8472 + v330;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8760 = v8759 + v317;
-        iron_copy_async<16>(shm1 + (v8760 ^ (((v8760 >> 8u) & 7u) << 3u)), k + v8756, v8747);
-        const unsigned int v8770 = v8466 + v337;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8771 = v8770 < v37;
-        const unsigned int v8774 = v8771 ? v8770 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8776 = v31 + v8774;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8777 = v8776 * v2;
-        const unsigned int v8778 = v8777 + v28;
-        const unsigned int v8779 = v8778 << 8u;
-        const unsigned int v8780 = v8779 + v341;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8783 = v8472 + v354;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8784 = v8783 + v341;
-        iron_copy_async<16>(shm1 + (v8784 ^ (((v8784 >> 8u) & 7u) << 3u)), k + v8780, v8771);
-        const unsigned int v8794 = v8466 + v361;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8795 = v8794 < v37;
-        const unsigned int v8798 = v8795 ? v8794 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8800 = v31 + v8798;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8801 = v8800 * v2;
-        const unsigned int v8802 = v8801 + v28;
-        const unsigned int v8803 = v8802 << 8u;
-        const unsigned int v8804 = v8803 + v365;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8807 = v8472 + v378;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8808 = v8807 + v365;
-        iron_copy_async<16>(shm1 + (v8808 ^ (((v8808 >> 8u) & 7u) << 3u)), k + v8804, v8795);
-        const unsigned int v8818 = v8466 + v385;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8819 = v8818 < v37;
-        const unsigned int v8822 = v8819 ? v8818 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8824 = v31 + v8822;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8825 = v8824 * v2;
-        const unsigned int v8826 = v8825 + v28;
-        const unsigned int v8827 = v8826 << 8u;
-        const unsigned int v8828 = v8827 + v389;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8831 = v8472 + v402;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8832 = v8831 + v389;
-        iron_copy_async<16>(shm1 + (v8832 ^ (((v8832 >> 8u) & 7u) << 3u)), k + v8828, v8819);
-        const unsigned int v8842 = v8466 + v409;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8843 = v8842 < v37;
-        const unsigned int v8846 = v8843 ? v8842 : v44;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8848 = v31 + v8846;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v8849 = v8848 * v2;
-        const unsigned int v8850 = v8849 + v28;
-        const unsigned int v8851 = v8850 << 8u;
-        const unsigned int v8852 = v8851 + v413;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8855 = v8472 + v426;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8856 = v8855 + v413;
-        iron_copy_async<16>(shm1 + (v8856 ^ (((v8856 >> 8u) & 7u) << 3u)), k + v8852, v8843);
-        iron_copy_async<16>(shm2 + (v8496 ^ (((v8496 >> 8u) & 7u) << 3u)), v + v8492, v8483);
-        iron_copy_async<16>(shm2 + (v8520 ^ (((v8520 >> 8u) & 7u) << 3u)), v + v8516, v8507);
-        iron_copy_async<16>(shm2 + (v8544 ^ (((v8544 >> 8u) & 7u) << 3u)), v + v8540, v8531);
-        iron_copy_async<16>(shm2 + (v8568 ^ (((v8568 >> 8u) & 7u) << 3u)), v + v8564, v8555);
-        iron_copy_async<16>(shm2 + (v8592 ^ (((v8592 >> 8u) & 7u) << 3u)), v + v8588, v8579);
-        iron_copy_async<16>(shm2 + (v8616 ^ (((v8616 >> 8u) & 7u) << 3u)), v + v8612, v8603);
-        iron_copy_async<16>(shm2 + (v8640 ^ (((v8640 >> 8u) & 7u) << 3u)), v + v8636, v8627);
-        iron_copy_async<16>(shm2 + (v8664 ^ (((v8664 >> 8u) & 7u) << 3u)), v + v8660, v8651);
-        iron_copy_async<16>(shm2 + (v8688 ^ (((v8688 >> 8u) & 7u) << 3u)), v + v8684, v8675);
-        iron_copy_async<16>(shm2 + (v8712 ^ (((v8712 >> 8u) & 7u) << 3u)), v + v8708, v8699);
-        iron_copy_async<16>(shm2 + (v8736 ^ (((v8736 >> 8u) & 7u) << 3u)), v + v8732, v8723);
-        iron_copy_async<16>(shm2 + (v8760 ^ (((v8760 >> 8u) & 7u) << 3u)), v + v8756, v8747);
-        iron_copy_async<16>(shm2 + (v8784 ^ (((v8784 >> 8u) & 7u) << 3u)), v + v8780, v8771);
-        iron_copy_async<16>(shm2 + (v8808 ^ (((v8808 >> 8u) & 7u) << 3u)), v + v8804, v8795);
-        iron_copy_async<16>(shm2 + (v8832 ^ (((v8832 >> 8u) & 7u) << 3u)), v + v8828, v8819);
-        iron_copy_async<16>(shm2 + (v8856 ^ (((v8856 >> 8u) & 7u) << 3u)), v + v8852, v8843);
+      iron_frag<float, 2, 16, 64> v6538;  // kernels/sdpa/flash_tile.hpp:151
+      iron_frag_fill(v6538, 0.0f);
+      iron_frag<iron_bf16, 1, 16, 64> v6540;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6540, iron_f32_to_bf16(0.0f));
+      const unsigned int v6544 = v6536 << 14u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6540, shm1, v6544, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6547;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6547, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6547, shm0, v433, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6538, v6547, v6540);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6552;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6552, iron_f32_to_bf16(0.0f));
+      const unsigned int v6557 = v6544 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6552, shm1, v6557, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6559;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6559, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6559, shm0, v6562, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6538, v6559, v6552);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6564;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6564, iron_f32_to_bf16(0.0f));
+      const unsigned int v6569 = v6544 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6564, shm1, v6569, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6571;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6571, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6571, shm0, v6574, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6538, v6571, v6564);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6576;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6576, iron_f32_to_bf16(0.0f));
+      const unsigned int v6581 = v6544 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6576, shm1, v6581, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6583;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6583, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6583, shm0, v6586, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6538, v6583, v6576);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6588;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6588, iron_f32_to_bf16(0.0f));
+      const unsigned int v6593 = v6544 + 64u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6588, shm1, v6593, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6595;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6595, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6595, shm0, v6598, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6538, v6595, v6588);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6600;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6600, iron_f32_to_bf16(0.0f));
+      const unsigned int v6605 = v6544 + 80u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6600, shm1, v6605, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6607;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6607, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6607, shm0, v6610, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6538, v6607, v6600);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6612;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6612, iron_f32_to_bf16(0.0f));
+      const unsigned int v6617 = v6544 + 96u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6612, shm1, v6617, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6619;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6619, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6619, shm0, v6622, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6538, v6619, v6612);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6624;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6624, iron_f32_to_bf16(0.0f));
+      const unsigned int v6629 = v6544 + 112u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6624, shm1, v6629, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6631;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6631, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6631, shm0, v6634, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6538, v6631, v6624);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6636;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6636, iron_f32_to_bf16(0.0f));
+      const unsigned int v6641 = v6544 + 128u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6636, shm1, v6641, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6643;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6643, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6643, shm0, v6646, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6538, v6643, v6636);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6648;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6648, iron_f32_to_bf16(0.0f));
+      const unsigned int v6653 = v6544 + 144u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6648, shm1, v6653, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6655;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6655, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6655, shm0, v6658, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6538, v6655, v6648);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6660;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6660, iron_f32_to_bf16(0.0f));
+      const unsigned int v6665 = v6544 + 160u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6660, shm1, v6665, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6667;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6667, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6667, shm0, v6670, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6538, v6667, v6660);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6672;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6672, iron_f32_to_bf16(0.0f));
+      const unsigned int v6677 = v6544 + 176u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6672, shm1, v6677, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6679;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6679, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6679, shm0, v6682, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6538, v6679, v6672);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6684;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6684, iron_f32_to_bf16(0.0f));
+      const unsigned int v6689 = v6544 + 192u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6684, shm1, v6689, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6691;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6691, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6691, shm0, v6694, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6538, v6691, v6684);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6696;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6696, iron_f32_to_bf16(0.0f));
+      const unsigned int v6701 = v6544 + 208u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6696, shm1, v6701, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6703;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6703, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6703, shm0, v6706, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6538, v6703, v6696);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6708;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6708, iron_f32_to_bf16(0.0f));
+      const unsigned int v6713 = v6544 + 224u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6708, shm1, v6713, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6715;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6715, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6715, shm0, v6718, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6538, v6715, v6708);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6720;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6720, iron_f32_to_bf16(0.0f));
+      const unsigned int v6725 = v6544 + 240u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6720, shm1, v6725, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6727;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6727, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6727, shm0, v6730, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6538, v6727, v6720);  // kernels/sdpa/flash_tile.hpp:160
+      const unsigned int v6732 = v6532 + 64u;  // kernels/sdpa/flash_tile.hpp:164
+      const bool v6733 = v6732 <= v37;
+      const unsigned int v6741 = v6732 + v18;  // kernels/sdpa/flash_tile.hpp:165
+      const bool v6742 = v6741 <= v448;
+      const bool v6743 = v444 || v6742;
+      const bool v6744 = v6733 && v6743;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v6747 = v6532 + v7;  // kernels/sdpa/flash_tile.hpp:166
+      const unsigned int v6748 = v6747 + v18;
+      const bool v6750 = v437 <= v6748;
+      const bool v6751 = v6746 || v6750;
+      const bool v6752 = v6744 && v6751;  // kernels/sdpa/flash_tile.hpp:165
+      if (v6752) {  // kernels/sdpa/flash_tile.hpp:167
+        const float v6755 = v6538.x[0];  // kernels/sdpa/flash_tile.hpp:168
+        const float v6756 = v6755 * v463;
+        v6538.x[0] = v6756;
+        const float v6759 = v6538.x[1];
+        const float v6760 = v6759 * v463;
+        v6538.x[1] = v6760;
+        const float v6763 = v6538.x[2];
+        const float v6764 = v6763 * v463;
+        v6538.x[2] = v6764;
+        const float v6767 = v6538.x[3];
+        const float v6768 = v6767 * v463;
+        v6538.x[3] = v6768;
+        const float v6771 = v6538.x[4];
+        const float v6772 = v6771 * v463;
+        v6538.x[4] = v6772;
+        const float v6775 = v6538.x[5];
+        const float v6776 = v6775 * v463;
+        v6538.x[5] = v6776;
+        const float v6779 = v6538.x[6];
+        const float v6780 = v6779 * v463;
+        v6538.x[6] = v6780;
+        const float v6783 = v6538.x[7];
+        const float v6784 = v6783 * v463;
+        v6538.x[7] = v6784;
+        const float v6787 = v6538.x[8];
+        const float v6788 = v6787 * v463;
+        v6538.x[8] = v6788;
+        const float v6791 = v6538.x[9];
+        const float v6792 = v6791 * v463;
+        v6538.x[9] = v6792;
+        const float v6795 = v6538.x[10];
+        const float v6796 = v6795 * v463;
+        v6538.x[10] = v6796;
+        const float v6799 = v6538.x[11];
+        const float v6800 = v6799 * v463;
+        v6538.x[11] = v6800;
+        const float v6803 = v6538.x[12];
+        const float v6804 = v6803 * v463;
+        v6538.x[12] = v6804;
+        const float v6807 = v6538.x[13];
+        const float v6808 = v6807 * v463;
+        v6538.x[13] = v6808;
+        const float v6811 = v6538.x[14];
+        const float v6812 = v6811 * v463;
+        v6538.x[14] = v6812;
+        const float v6815 = v6538.x[15];
+        const float v6816 = v6815 * v463;
+        v6538.x[15] = v6816;
+        const float v6819 = v6538.x[16];
+        const float v6820 = v6819 * v463;
+        v6538.x[16] = v6820;
+        const float v6823 = v6538.x[17];
+        const float v6824 = v6823 * v463;
+        v6538.x[17] = v6824;
+        const float v6827 = v6538.x[18];
+        const float v6828 = v6827 * v463;
+        v6538.x[18] = v6828;
+        const float v6831 = v6538.x[19];
+        const float v6832 = v6831 * v463;
+        v6538.x[19] = v6832;
+        const float v6835 = v6538.x[20];
+        const float v6836 = v6835 * v463;
+        v6538.x[20] = v6836;
+        const float v6839 = v6538.x[21];
+        const float v6840 = v6839 * v463;
+        v6538.x[21] = v6840;
+        const float v6843 = v6538.x[22];
+        const float v6844 = v6843 * v463;
+        v6538.x[22] = v6844;
+        const float v6847 = v6538.x[23];
+        const float v6848 = v6847 * v463;
+        v6538.x[23] = v6848;
+        const float v6851 = v6538.x[24];
+        const float v6852 = v6851 * v463;
+        v6538.x[24] = v6852;
+        const float v6855 = v6538.x[25];
+        const float v6856 = v6855 * v463;
+        v6538.x[25] = v6856;
+        const float v6859 = v6538.x[26];
+        const float v6860 = v6859 * v463;
+        v6538.x[26] = v6860;
+        const float v6863 = v6538.x[27];
+        const float v6864 = v6863 * v463;
+        v6538.x[27] = v6864;
+        const float v6867 = v6538.x[28];
+        const float v6868 = v6867 * v463;
+        v6538.x[28] = v6868;
+        const float v6871 = v6538.x[29];
+        const float v6872 = v6871 * v463;
+        v6538.x[29] = v6872;
+        const float v6875 = v6538.x[30];
+        const float v6876 = v6875 * v463;
+        v6538.x[30] = v6876;
+        const float v6879 = v6538.x[31];
+        const float v6880 = v6879 * v463;
+        v6538.x[31] = v6880;
+      } else {
+        const unsigned int v6881 = static_cast<unsigned int>(v6538.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6882 = static_cast<unsigned int>(v6538.row(0, iron_linear_thread() & 31u));
+        const float v6883 = v6538.x[0];
+        const unsigned int v6884 = v43 + v6882;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v6885 = v6532 + v6881;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v6886 = v6885 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6889 = v6884 + v37;
+        const unsigned int v6890 = v6885 + v18;
+        const bool v6891 = v6890 <= v6889;
+        const bool v6892 = v444 || v6891;
+        const bool v6893 = v6886 && v6892;
+        const unsigned int v6896 = v6885 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6897 = v6896 + v18;
+        const bool v6899 = v6889 < v6897;
+        const bool v6900 = v6746 || v6899;
+        const bool v6901 = v6893 && v6900;  // kernels/sdpa/flash_tile.hpp:174
+        const float v6903 = v6883 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6904 = v6901 ? v6903 : __uint_as_float(0xff800000u);
+        v6538.x[0] = v6904;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6905 = static_cast<unsigned int>(v6538.col(1, iron_linear_thread() & 31u));
+        const unsigned int v6906 = static_cast<unsigned int>(v6538.row(1, iron_linear_thread() & 31u));
+        const float v6907 = v6538.x[1];
+        const unsigned int v6908 = v43 + v6906;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v6909 = v6532 + v6905;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v6910 = v6909 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6913 = v6908 + v37;
+        const unsigned int v6914 = v6909 + v18;
+        const bool v6915 = v6914 <= v6913;
+        const bool v6916 = v444 || v6915;
+        const bool v6917 = v6910 && v6916;
+        const unsigned int v6920 = v6909 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6921 = v6920 + v18;
+        const bool v6923 = v6913 < v6921;
+        const bool v6924 = v6746 || v6923;
+        const bool v6925 = v6917 && v6924;  // kernels/sdpa/flash_tile.hpp:174
+        const float v6927 = v6907 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6928 = v6925 ? v6927 : __uint_as_float(0xff800000u);
+        v6538.x[1] = v6928;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6929 = static_cast<unsigned int>(v6538.col(2, iron_linear_thread() & 31u));
+        const unsigned int v6930 = static_cast<unsigned int>(v6538.row(2, iron_linear_thread() & 31u));
+        const float v6931 = v6538.x[2];
+        const unsigned int v6932 = v43 + v6930;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v6933 = v6532 + v6929;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v6934 = v6933 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6937 = v6932 + v37;
+        const unsigned int v6938 = v6933 + v18;
+        const bool v6939 = v6938 <= v6937;
+        const bool v6940 = v444 || v6939;
+        const bool v6941 = v6934 && v6940;
+        const unsigned int v6944 = v6933 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6945 = v6944 + v18;
+        const bool v6947 = v6937 < v6945;
+        const bool v6948 = v6746 || v6947;
+        const bool v6949 = v6941 && v6948;  // kernels/sdpa/flash_tile.hpp:174
+        const float v6951 = v6931 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6952 = v6949 ? v6951 : __uint_as_float(0xff800000u);
+        v6538.x[2] = v6952;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6953 = static_cast<unsigned int>(v6538.col(3, iron_linear_thread() & 31u));
+        const unsigned int v6954 = static_cast<unsigned int>(v6538.row(3, iron_linear_thread() & 31u));
+        const float v6955 = v6538.x[3];
+        const unsigned int v6956 = v43 + v6954;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v6957 = v6532 + v6953;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v6958 = v6957 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6961 = v6956 + v37;
+        const unsigned int v6962 = v6957 + v18;
+        const bool v6963 = v6962 <= v6961;
+        const bool v6964 = v444 || v6963;
+        const bool v6965 = v6958 && v6964;
+        const unsigned int v6968 = v6957 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6969 = v6968 + v18;
+        const bool v6971 = v6961 < v6969;
+        const bool v6972 = v6746 || v6971;
+        const bool v6973 = v6965 && v6972;  // kernels/sdpa/flash_tile.hpp:174
+        const float v6975 = v6955 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v6976 = v6973 ? v6975 : __uint_as_float(0xff800000u);
+        v6538.x[3] = v6976;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6977 = static_cast<unsigned int>(v6538.col(4, iron_linear_thread() & 31u));
+        const unsigned int v6978 = static_cast<unsigned int>(v6538.row(4, iron_linear_thread() & 31u));
+        const float v6979 = v6538.x[4];
+        const unsigned int v6980 = v43 + v6978;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v6981 = v6532 + v6977;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v6982 = v6981 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6985 = v6980 + v37;
+        const unsigned int v6986 = v6981 + v18;
+        const bool v6987 = v6986 <= v6985;
+        const bool v6988 = v444 || v6987;
+        const bool v6989 = v6982 && v6988;
+        const unsigned int v6992 = v6981 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v6993 = v6992 + v18;
+        const bool v6995 = v6985 < v6993;
+        const bool v6996 = v6746 || v6995;
+        const bool v6997 = v6989 && v6996;  // kernels/sdpa/flash_tile.hpp:174
+        const float v6999 = v6979 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7000 = v6997 ? v6999 : __uint_as_float(0xff800000u);
+        v6538.x[4] = v7000;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7001 = static_cast<unsigned int>(v6538.col(5, iron_linear_thread() & 31u));
+        const unsigned int v7002 = static_cast<unsigned int>(v6538.row(5, iron_linear_thread() & 31u));
+        const float v7003 = v6538.x[5];
+        const unsigned int v7004 = v43 + v7002;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7005 = v6532 + v7001;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7006 = v7005 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7009 = v7004 + v37;
+        const unsigned int v7010 = v7005 + v18;
+        const bool v7011 = v7010 <= v7009;
+        const bool v7012 = v444 || v7011;
+        const bool v7013 = v7006 && v7012;
+        const unsigned int v7016 = v7005 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7017 = v7016 + v18;
+        const bool v7019 = v7009 < v7017;
+        const bool v7020 = v6746 || v7019;
+        const bool v7021 = v7013 && v7020;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7023 = v7003 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7024 = v7021 ? v7023 : __uint_as_float(0xff800000u);
+        v6538.x[5] = v7024;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7025 = static_cast<unsigned int>(v6538.col(6, iron_linear_thread() & 31u));
+        const unsigned int v7026 = static_cast<unsigned int>(v6538.row(6, iron_linear_thread() & 31u));
+        const float v7027 = v6538.x[6];
+        const unsigned int v7028 = v43 + v7026;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7029 = v6532 + v7025;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7030 = v7029 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7033 = v7028 + v37;
+        const unsigned int v7034 = v7029 + v18;
+        const bool v7035 = v7034 <= v7033;
+        const bool v7036 = v444 || v7035;
+        const bool v7037 = v7030 && v7036;
+        const unsigned int v7040 = v7029 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7041 = v7040 + v18;
+        const bool v7043 = v7033 < v7041;
+        const bool v7044 = v6746 || v7043;
+        const bool v7045 = v7037 && v7044;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7047 = v7027 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7048 = v7045 ? v7047 : __uint_as_float(0xff800000u);
+        v6538.x[6] = v7048;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7049 = static_cast<unsigned int>(v6538.col(7, iron_linear_thread() & 31u));
+        const unsigned int v7050 = static_cast<unsigned int>(v6538.row(7, iron_linear_thread() & 31u));
+        const float v7051 = v6538.x[7];
+        const unsigned int v7052 = v43 + v7050;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7053 = v6532 + v7049;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7054 = v7053 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7057 = v7052 + v37;
+        const unsigned int v7058 = v7053 + v18;
+        const bool v7059 = v7058 <= v7057;
+        const bool v7060 = v444 || v7059;
+        const bool v7061 = v7054 && v7060;
+        const unsigned int v7064 = v7053 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7065 = v7064 + v18;
+        const bool v7067 = v7057 < v7065;
+        const bool v7068 = v6746 || v7067;
+        const bool v7069 = v7061 && v7068;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7071 = v7051 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7072 = v7069 ? v7071 : __uint_as_float(0xff800000u);
+        v6538.x[7] = v7072;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7073 = static_cast<unsigned int>(v6538.col(8, iron_linear_thread() & 31u));
+        const unsigned int v7074 = static_cast<unsigned int>(v6538.row(8, iron_linear_thread() & 31u));
+        const float v7075 = v6538.x[8];
+        const unsigned int v7076 = v43 + v7074;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7077 = v6532 + v7073;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7078 = v7077 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7081 = v7076 + v37;
+        const unsigned int v7082 = v7077 + v18;
+        const bool v7083 = v7082 <= v7081;
+        const bool v7084 = v444 || v7083;
+        const bool v7085 = v7078 && v7084;
+        const unsigned int v7088 = v7077 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7089 = v7088 + v18;
+        const bool v7091 = v7081 < v7089;
+        const bool v7092 = v6746 || v7091;
+        const bool v7093 = v7085 && v7092;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7095 = v7075 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7096 = v7093 ? v7095 : __uint_as_float(0xff800000u);
+        v6538.x[8] = v7096;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7097 = static_cast<unsigned int>(v6538.col(9, iron_linear_thread() & 31u));
+        const unsigned int v7098 = static_cast<unsigned int>(v6538.row(9, iron_linear_thread() & 31u));
+        const float v7099 = v6538.x[9];
+        const unsigned int v7100 = v43 + v7098;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7101 = v6532 + v7097;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7102 = v7101 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7105 = v7100 + v37;
+        const unsigned int v7106 = v7101 + v18;
+        const bool v7107 = v7106 <= v7105;
+        const bool v7108 = v444 || v7107;
+        const bool v7109 = v7102 && v7108;
+        const unsigned int v7112 = v7101 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7113 = v7112 + v18;
+        const bool v7115 = v7105 < v7113;
+        const bool v7116 = v6746 || v7115;
+        const bool v7117 = v7109 && v7116;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7119 = v7099 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7120 = v7117 ? v7119 : __uint_as_float(0xff800000u);
+        v6538.x[9] = v7120;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7121 = static_cast<unsigned int>(v6538.col(10, iron_linear_thread() & 31u));
+        const unsigned int v7122 = static_cast<unsigned int>(v6538.row(10, iron_linear_thread() & 31u));
+        const float v7123 = v6538.x[10];
+        const unsigned int v7124 = v43 + v7122;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7125 = v6532 + v7121;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7126 = v7125 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7129 = v7124 + v37;
+        const unsigned int v7130 = v7125 + v18;
+        const bool v7131 = v7130 <= v7129;
+        const bool v7132 = v444 || v7131;
+        const bool v7133 = v7126 && v7132;
+        const unsigned int v7136 = v7125 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7137 = v7136 + v18;
+        const bool v7139 = v7129 < v7137;
+        const bool v7140 = v6746 || v7139;
+        const bool v7141 = v7133 && v7140;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7143 = v7123 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7144 = v7141 ? v7143 : __uint_as_float(0xff800000u);
+        v6538.x[10] = v7144;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7145 = static_cast<unsigned int>(v6538.col(11, iron_linear_thread() & 31u));
+        const unsigned int v7146 = static_cast<unsigned int>(v6538.row(11, iron_linear_thread() & 31u));
+        const float v7147 = v6538.x[11];
+        const unsigned int v7148 = v43 + v7146;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7149 = v6532 + v7145;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7150 = v7149 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7153 = v7148 + v37;
+        const unsigned int v7154 = v7149 + v18;
+        const bool v7155 = v7154 <= v7153;
+        const bool v7156 = v444 || v7155;
+        const bool v7157 = v7150 && v7156;
+        const unsigned int v7160 = v7149 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7161 = v7160 + v18;
+        const bool v7163 = v7153 < v7161;
+        const bool v7164 = v6746 || v7163;
+        const bool v7165 = v7157 && v7164;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7167 = v7147 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7168 = v7165 ? v7167 : __uint_as_float(0xff800000u);
+        v6538.x[11] = v7168;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7169 = static_cast<unsigned int>(v6538.col(12, iron_linear_thread() & 31u));
+        const unsigned int v7170 = static_cast<unsigned int>(v6538.row(12, iron_linear_thread() & 31u));
+        const float v7171 = v6538.x[12];
+        const unsigned int v7172 = v43 + v7170;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7173 = v6532 + v7169;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7174 = v7173 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7177 = v7172 + v37;
+        const unsigned int v7178 = v7173 + v18;
+        const bool v7179 = v7178 <= v7177;
+        const bool v7180 = v444 || v7179;
+        const bool v7181 = v7174 && v7180;
+        const unsigned int v7184 = v7173 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7185 = v7184 + v18;
+        const bool v7187 = v7177 < v7185;
+        const bool v7188 = v6746 || v7187;
+        const bool v7189 = v7181 && v7188;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7191 = v7171 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7192 = v7189 ? v7191 : __uint_as_float(0xff800000u);
+        v6538.x[12] = v7192;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7193 = static_cast<unsigned int>(v6538.col(13, iron_linear_thread() & 31u));
+        const unsigned int v7194 = static_cast<unsigned int>(v6538.row(13, iron_linear_thread() & 31u));
+        const float v7195 = v6538.x[13];
+        const unsigned int v7196 = v43 + v7194;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7197 = v6532 + v7193;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7198 = v7197 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7201 = v7196 + v37;
+        const unsigned int v7202 = v7197 + v18;
+        const bool v7203 = v7202 <= v7201;
+        const bool v7204 = v444 || v7203;
+        const bool v7205 = v7198 && v7204;
+        const unsigned int v7208 = v7197 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7209 = v7208 + v18;
+        const bool v7211 = v7201 < v7209;
+        const bool v7212 = v6746 || v7211;
+        const bool v7213 = v7205 && v7212;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7215 = v7195 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7216 = v7213 ? v7215 : __uint_as_float(0xff800000u);
+        v6538.x[13] = v7216;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7217 = static_cast<unsigned int>(v6538.col(14, iron_linear_thread() & 31u));
+        const unsigned int v7218 = static_cast<unsigned int>(v6538.row(14, iron_linear_thread() & 31u));
+        const float v7219 = v6538.x[14];
+        const unsigned int v7220 = v43 + v7218;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7221 = v6532 + v7217;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7222 = v7221 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7225 = v7220 + v37;
+        const unsigned int v7226 = v7221 + v18;
+        const bool v7227 = v7226 <= v7225;
+        const bool v7228 = v444 || v7227;
+        const bool v7229 = v7222 && v7228;
+        const unsigned int v7232 = v7221 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7233 = v7232 + v18;
+        const bool v7235 = v7225 < v7233;
+        const bool v7236 = v6746 || v7235;
+        const bool v7237 = v7229 && v7236;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7239 = v7219 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7240 = v7237 ? v7239 : __uint_as_float(0xff800000u);
+        v6538.x[14] = v7240;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7241 = static_cast<unsigned int>(v6538.col(15, iron_linear_thread() & 31u));
+        const unsigned int v7242 = static_cast<unsigned int>(v6538.row(15, iron_linear_thread() & 31u));
+        const float v7243 = v6538.x[15];
+        const unsigned int v7244 = v43 + v7242;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7245 = v6532 + v7241;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7246 = v7245 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7249 = v7244 + v37;
+        const unsigned int v7250 = v7245 + v18;
+        const bool v7251 = v7250 <= v7249;
+        const bool v7252 = v444 || v7251;
+        const bool v7253 = v7246 && v7252;
+        const unsigned int v7256 = v7245 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7257 = v7256 + v18;
+        const bool v7259 = v7249 < v7257;
+        const bool v7260 = v6746 || v7259;
+        const bool v7261 = v7253 && v7260;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7263 = v7243 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7264 = v7261 ? v7263 : __uint_as_float(0xff800000u);
+        v6538.x[15] = v7264;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7265 = static_cast<unsigned int>(v6538.col(16, iron_linear_thread() & 31u));
+        const unsigned int v7266 = static_cast<unsigned int>(v6538.row(16, iron_linear_thread() & 31u));
+        const float v7267 = v6538.x[16];
+        const unsigned int v7268 = v43 + v7266;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7269 = v6532 + v7265;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7270 = v7269 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7273 = v7268 + v37;
+        const unsigned int v7274 = v7269 + v18;
+        const bool v7275 = v7274 <= v7273;
+        const bool v7276 = v444 || v7275;
+        const bool v7277 = v7270 && v7276;
+        const unsigned int v7280 = v7269 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7281 = v7280 + v18;
+        const bool v7283 = v7273 < v7281;
+        const bool v7284 = v6746 || v7283;
+        const bool v7285 = v7277 && v7284;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7287 = v7267 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7288 = v7285 ? v7287 : __uint_as_float(0xff800000u);
+        v6538.x[16] = v7288;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7289 = static_cast<unsigned int>(v6538.col(17, iron_linear_thread() & 31u));
+        const unsigned int v7290 = static_cast<unsigned int>(v6538.row(17, iron_linear_thread() & 31u));
+        const float v7291 = v6538.x[17];
+        const unsigned int v7292 = v43 + v7290;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7293 = v6532 + v7289;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7294 = v7293 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7297 = v7292 + v37;
+        const unsigned int v7298 = v7293 + v18;
+        const bool v7299 = v7298 <= v7297;
+        const bool v7300 = v444 || v7299;
+        const bool v7301 = v7294 && v7300;
+        const unsigned int v7304 = v7293 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7305 = v7304 + v18;
+        const bool v7307 = v7297 < v7305;
+        const bool v7308 = v6746 || v7307;
+        const bool v7309 = v7301 && v7308;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7311 = v7291 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7312 = v7309 ? v7311 : __uint_as_float(0xff800000u);
+        v6538.x[17] = v7312;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7313 = static_cast<unsigned int>(v6538.col(18, iron_linear_thread() & 31u));
+        const unsigned int v7314 = static_cast<unsigned int>(v6538.row(18, iron_linear_thread() & 31u));
+        const float v7315 = v6538.x[18];
+        const unsigned int v7316 = v43 + v7314;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7317 = v6532 + v7313;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7318 = v7317 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7321 = v7316 + v37;
+        const unsigned int v7322 = v7317 + v18;
+        const bool v7323 = v7322 <= v7321;
+        const bool v7324 = v444 || v7323;
+        const bool v7325 = v7318 && v7324;
+        const unsigned int v7328 = v7317 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7329 = v7328 + v18;
+        const bool v7331 = v7321 < v7329;
+        const bool v7332 = v6746 || v7331;
+        const bool v7333 = v7325 && v7332;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7335 = v7315 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7336 = v7333 ? v7335 : __uint_as_float(0xff800000u);
+        v6538.x[18] = v7336;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7337 = static_cast<unsigned int>(v6538.col(19, iron_linear_thread() & 31u));
+        const unsigned int v7338 = static_cast<unsigned int>(v6538.row(19, iron_linear_thread() & 31u));
+        const float v7339 = v6538.x[19];
+        const unsigned int v7340 = v43 + v7338;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7341 = v6532 + v7337;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7342 = v7341 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7345 = v7340 + v37;
+        const unsigned int v7346 = v7341 + v18;
+        const bool v7347 = v7346 <= v7345;
+        const bool v7348 = v444 || v7347;
+        const bool v7349 = v7342 && v7348;
+        const unsigned int v7352 = v7341 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7353 = v7352 + v18;
+        const bool v7355 = v7345 < v7353;
+        const bool v7356 = v6746 || v7355;
+        const bool v7357 = v7349 && v7356;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7359 = v7339 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7360 = v7357 ? v7359 : __uint_as_float(0xff800000u);
+        v6538.x[19] = v7360;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7361 = static_cast<unsigned int>(v6538.col(20, iron_linear_thread() & 31u));
+        const unsigned int v7362 = static_cast<unsigned int>(v6538.row(20, iron_linear_thread() & 31u));
+        const float v7363 = v6538.x[20];
+        const unsigned int v7364 = v43 + v7362;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7365 = v6532 + v7361;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7366 = v7365 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7369 = v7364 + v37;
+        const unsigned int v7370 = v7365 + v18;
+        const bool v7371 = v7370 <= v7369;
+        const bool v7372 = v444 || v7371;
+        const bool v7373 = v7366 && v7372;
+        const unsigned int v7376 = v7365 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7377 = v7376 + v18;
+        const bool v7379 = v7369 < v7377;
+        const bool v7380 = v6746 || v7379;
+        const bool v7381 = v7373 && v7380;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7383 = v7363 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7384 = v7381 ? v7383 : __uint_as_float(0xff800000u);
+        v6538.x[20] = v7384;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7385 = static_cast<unsigned int>(v6538.col(21, iron_linear_thread() & 31u));
+        const unsigned int v7386 = static_cast<unsigned int>(v6538.row(21, iron_linear_thread() & 31u));
+        const float v7387 = v6538.x[21];
+        const unsigned int v7388 = v43 + v7386;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7389 = v6532 + v7385;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7390 = v7389 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7393 = v7388 + v37;
+        const unsigned int v7394 = v7389 + v18;
+        const bool v7395 = v7394 <= v7393;
+        const bool v7396 = v444 || v7395;
+        const bool v7397 = v7390 && v7396;
+        const unsigned int v7400 = v7389 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7401 = v7400 + v18;
+        const bool v7403 = v7393 < v7401;
+        const bool v7404 = v6746 || v7403;
+        const bool v7405 = v7397 && v7404;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7407 = v7387 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7408 = v7405 ? v7407 : __uint_as_float(0xff800000u);
+        v6538.x[21] = v7408;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7409 = static_cast<unsigned int>(v6538.col(22, iron_linear_thread() & 31u));
+        const unsigned int v7410 = static_cast<unsigned int>(v6538.row(22, iron_linear_thread() & 31u));
+        const float v7411 = v6538.x[22];
+        const unsigned int v7412 = v43 + v7410;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7413 = v6532 + v7409;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7414 = v7413 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7417 = v7412 + v37;
+        const unsigned int v7418 = v7413 + v18;
+        const bool v7419 = v7418 <= v7417;
+        const bool v7420 = v444 || v7419;
+        const bool v7421 = v7414 && v7420;
+        const unsigned int v7424 = v7413 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7425 = v7424 + v18;
+        const bool v7427 = v7417 < v7425;
+        const bool v7428 = v6746 || v7427;
+        const bool v7429 = v7421 && v7428;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7431 = v7411 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7432 = v7429 ? v7431 : __uint_as_float(0xff800000u);
+        v6538.x[22] = v7432;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7433 = static_cast<unsigned int>(v6538.col(23, iron_linear_thread() & 31u));
+        const unsigned int v7434 = static_cast<unsigned int>(v6538.row(23, iron_linear_thread() & 31u));
+        const float v7435 = v6538.x[23];
+        const unsigned int v7436 = v43 + v7434;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7437 = v6532 + v7433;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7438 = v7437 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7441 = v7436 + v37;
+        const unsigned int v7442 = v7437 + v18;
+        const bool v7443 = v7442 <= v7441;
+        const bool v7444 = v444 || v7443;
+        const bool v7445 = v7438 && v7444;
+        const unsigned int v7448 = v7437 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7449 = v7448 + v18;
+        const bool v7451 = v7441 < v7449;
+        const bool v7452 = v6746 || v7451;
+        const bool v7453 = v7445 && v7452;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7455 = v7435 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7456 = v7453 ? v7455 : __uint_as_float(0xff800000u);
+        v6538.x[23] = v7456;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7457 = static_cast<unsigned int>(v6538.col(24, iron_linear_thread() & 31u));
+        const unsigned int v7458 = static_cast<unsigned int>(v6538.row(24, iron_linear_thread() & 31u));
+        const float v7459 = v6538.x[24];
+        const unsigned int v7460 = v43 + v7458;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7461 = v6532 + v7457;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7462 = v7461 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7465 = v7460 + v37;
+        const unsigned int v7466 = v7461 + v18;
+        const bool v7467 = v7466 <= v7465;
+        const bool v7468 = v444 || v7467;
+        const bool v7469 = v7462 && v7468;
+        const unsigned int v7472 = v7461 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7473 = v7472 + v18;
+        const bool v7475 = v7465 < v7473;
+        const bool v7476 = v6746 || v7475;
+        const bool v7477 = v7469 && v7476;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7479 = v7459 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7480 = v7477 ? v7479 : __uint_as_float(0xff800000u);
+        v6538.x[24] = v7480;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7481 = static_cast<unsigned int>(v6538.col(25, iron_linear_thread() & 31u));
+        const unsigned int v7482 = static_cast<unsigned int>(v6538.row(25, iron_linear_thread() & 31u));
+        const float v7483 = v6538.x[25];
+        const unsigned int v7484 = v43 + v7482;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7485 = v6532 + v7481;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7486 = v7485 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7489 = v7484 + v37;
+        const unsigned int v7490 = v7485 + v18;
+        const bool v7491 = v7490 <= v7489;
+        const bool v7492 = v444 || v7491;
+        const bool v7493 = v7486 && v7492;
+        const unsigned int v7496 = v7485 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7497 = v7496 + v18;
+        const bool v7499 = v7489 < v7497;
+        const bool v7500 = v6746 || v7499;
+        const bool v7501 = v7493 && v7500;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7503 = v7483 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7504 = v7501 ? v7503 : __uint_as_float(0xff800000u);
+        v6538.x[25] = v7504;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7505 = static_cast<unsigned int>(v6538.col(26, iron_linear_thread() & 31u));
+        const unsigned int v7506 = static_cast<unsigned int>(v6538.row(26, iron_linear_thread() & 31u));
+        const float v7507 = v6538.x[26];
+        const unsigned int v7508 = v43 + v7506;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7509 = v6532 + v7505;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7510 = v7509 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7513 = v7508 + v37;
+        const unsigned int v7514 = v7509 + v18;
+        const bool v7515 = v7514 <= v7513;
+        const bool v7516 = v444 || v7515;
+        const bool v7517 = v7510 && v7516;
+        const unsigned int v7520 = v7509 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7521 = v7520 + v18;
+        const bool v7523 = v7513 < v7521;
+        const bool v7524 = v6746 || v7523;
+        const bool v7525 = v7517 && v7524;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7527 = v7507 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7528 = v7525 ? v7527 : __uint_as_float(0xff800000u);
+        v6538.x[26] = v7528;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7529 = static_cast<unsigned int>(v6538.col(27, iron_linear_thread() & 31u));
+        const unsigned int v7530 = static_cast<unsigned int>(v6538.row(27, iron_linear_thread() & 31u));
+        const float v7531 = v6538.x[27];
+        const unsigned int v7532 = v43 + v7530;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7533 = v6532 + v7529;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7534 = v7533 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7537 = v7532 + v37;
+        const unsigned int v7538 = v7533 + v18;
+        const bool v7539 = v7538 <= v7537;
+        const bool v7540 = v444 || v7539;
+        const bool v7541 = v7534 && v7540;
+        const unsigned int v7544 = v7533 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7545 = v7544 + v18;
+        const bool v7547 = v7537 < v7545;
+        const bool v7548 = v6746 || v7547;
+        const bool v7549 = v7541 && v7548;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7551 = v7531 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7552 = v7549 ? v7551 : __uint_as_float(0xff800000u);
+        v6538.x[27] = v7552;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7553 = static_cast<unsigned int>(v6538.col(28, iron_linear_thread() & 31u));
+        const unsigned int v7554 = static_cast<unsigned int>(v6538.row(28, iron_linear_thread() & 31u));
+        const float v7555 = v6538.x[28];
+        const unsigned int v7556 = v43 + v7554;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7557 = v6532 + v7553;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7558 = v7557 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7561 = v7556 + v37;
+        const unsigned int v7562 = v7557 + v18;
+        const bool v7563 = v7562 <= v7561;
+        const bool v7564 = v444 || v7563;
+        const bool v7565 = v7558 && v7564;
+        const unsigned int v7568 = v7557 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7569 = v7568 + v18;
+        const bool v7571 = v7561 < v7569;
+        const bool v7572 = v6746 || v7571;
+        const bool v7573 = v7565 && v7572;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7575 = v7555 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7576 = v7573 ? v7575 : __uint_as_float(0xff800000u);
+        v6538.x[28] = v7576;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7577 = static_cast<unsigned int>(v6538.col(29, iron_linear_thread() & 31u));
+        const unsigned int v7578 = static_cast<unsigned int>(v6538.row(29, iron_linear_thread() & 31u));
+        const float v7579 = v6538.x[29];
+        const unsigned int v7580 = v43 + v7578;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7581 = v6532 + v7577;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7582 = v7581 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7585 = v7580 + v37;
+        const unsigned int v7586 = v7581 + v18;
+        const bool v7587 = v7586 <= v7585;
+        const bool v7588 = v444 || v7587;
+        const bool v7589 = v7582 && v7588;
+        const unsigned int v7592 = v7581 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7593 = v7592 + v18;
+        const bool v7595 = v7585 < v7593;
+        const bool v7596 = v6746 || v7595;
+        const bool v7597 = v7589 && v7596;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7599 = v7579 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7600 = v7597 ? v7599 : __uint_as_float(0xff800000u);
+        v6538.x[29] = v7600;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7601 = static_cast<unsigned int>(v6538.col(30, iron_linear_thread() & 31u));
+        const unsigned int v7602 = static_cast<unsigned int>(v6538.row(30, iron_linear_thread() & 31u));
+        const float v7603 = v6538.x[30];
+        const unsigned int v7604 = v43 + v7602;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7605 = v6532 + v7601;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7606 = v7605 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7609 = v7604 + v37;
+        const unsigned int v7610 = v7605 + v18;
+        const bool v7611 = v7610 <= v7609;
+        const bool v7612 = v444 || v7611;
+        const bool v7613 = v7606 && v7612;
+        const unsigned int v7616 = v7605 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7617 = v7616 + v18;
+        const bool v7619 = v7609 < v7617;
+        const bool v7620 = v6746 || v7619;
+        const bool v7621 = v7613 && v7620;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7623 = v7603 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7624 = v7621 ? v7623 : __uint_as_float(0xff800000u);
+        v6538.x[30] = v7624;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7625 = static_cast<unsigned int>(v6538.col(31, iron_linear_thread() & 31u));
+        const unsigned int v7626 = static_cast<unsigned int>(v6538.row(31, iron_linear_thread() & 31u));
+        const float v7627 = v6538.x[31];
+        const unsigned int v7628 = v43 + v7626;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7629 = v6532 + v7625;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7630 = v7629 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7633 = v7628 + v37;
+        const unsigned int v7634 = v7629 + v18;
+        const bool v7635 = v7634 <= v7633;
+        const bool v7636 = v444 || v7635;
+        const bool v7637 = v7630 && v7636;
+        const unsigned int v7640 = v7629 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7641 = v7640 + v18;
+        const bool v7643 = v7633 < v7641;
+        const bool v7644 = v6746 || v7643;
+        const bool v7645 = v7637 && v7644;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7647 = v7627 * v463;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7648 = v7645 ? v7647 : __uint_as_float(0xff800000u);
+        v6538.x[31] = v7648;  // kernels/sdpa/flash_tile.hpp:171
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:127
+      iron_frag<float, 2, 16, 8> v7650;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag_fill(v7650, 0.0f);
+      iron_frag_row_reduce<false>(v7650, v6538);
+      iron_frag<float, 2, 16, 8> v7652;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag_fill(v7652, 0.0f);
+      const float v7656 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:183
+      const float v7657 = v7650.x[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v7658 = fmaxf(v7656, v7657);
+      const bool v7661 = v7658 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7662 = v7661 ? 0.0f : v7658;
+      const float v7663 = v7656 - v7662;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7664 = iron_exp2_approx(v7663);
+      v7652.x[0] = v7664;  // kernels/sdpa/flash_tile.hpp:182
+      const float v7668 = v465.x[1];  // kernels/sdpa/flash_tile.hpp:183
+      const float v7669 = v7650.x[1];  // kernels/sdpa/flash_tile.hpp:184
+      const float v7670 = fmaxf(v7668, v7669);
+      const bool v7673 = v7670 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7674 = v7673 ? 0.0f : v7670;
+      const float v7675 = v7668 - v7674;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7676 = iron_exp2_approx(v7675);
+      v7652.x[1] = v7676;  // kernels/sdpa/flash_tile.hpp:182
+      const float v7680 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:183
+      const float v7681 = v7650.x[2];  // kernels/sdpa/flash_tile.hpp:184
+      const float v7682 = fmaxf(v7680, v7681);
+      const bool v7685 = v7682 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7686 = v7685 ? 0.0f : v7682;
+      const float v7687 = v7680 - v7686;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7688 = iron_exp2_approx(v7687);
+      v7652.x[2] = v7688;  // kernels/sdpa/flash_tile.hpp:182
+      const float v7692 = v465.x[3];  // kernels/sdpa/flash_tile.hpp:183
+      const float v7693 = v7650.x[3];  // kernels/sdpa/flash_tile.hpp:184
+      const float v7694 = fmaxf(v7692, v7693);
+      const bool v7697 = v7694 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7698 = v7697 ? 0.0f : v7694;
+      const float v7699 = v7692 - v7698;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7700 = iron_exp2_approx(v7699);
+      v7652.x[3] = v7700;  // kernels/sdpa/flash_tile.hpp:182
+      const float v7703 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7704 = v7650.x[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7705 = fmaxf(v7703, v7704);
+      v465.x[0] = v7705;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7708 = v465.x[1];
+      const float v7709 = v7650.x[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7710 = fmaxf(v7708, v7709);
+      v465.x[1] = v7710;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7713 = v465.x[2];
+      const float v7714 = v7650.x[2];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7715 = fmaxf(v7713, v7714);
+      v465.x[2] = v7715;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7718 = v465.x[3];
+      const float v7719 = v7650.x[3];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7720 = fmaxf(v7718, v7719);
+      v465.x[3] = v7720;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7723 = v6538.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7724 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7727 = v7724 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7728 = v7727 ? 0.0f : v7724;
+      const float v7729 = v7723 - v7728;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7730 = iron_exp2_approx(v7729);
+      v6538.x[0] = v7730;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7733 = v6538.x[1];
+      const float v7734 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7737 = v7734 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7738 = v7737 ? 0.0f : v7734;
+      const float v7739 = v7733 - v7738;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7740 = iron_exp2_approx(v7739);
+      v6538.x[1] = v7740;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7743 = v6538.x[2];
+      const float v7744 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7747 = v7744 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7748 = v7747 ? 0.0f : v7744;
+      const float v7749 = v7743 - v7748;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7750 = iron_exp2_approx(v7749);
+      v6538.x[2] = v7750;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7753 = v6538.x[3];
+      const float v7754 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7757 = v7754 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7758 = v7757 ? 0.0f : v7754;
+      const float v7759 = v7753 - v7758;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7760 = iron_exp2_approx(v7759);
+      v6538.x[3] = v7760;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7763 = v6538.x[4];
+      const float v7764 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7767 = v7764 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7768 = v7767 ? 0.0f : v7764;
+      const float v7769 = v7763 - v7768;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7770 = iron_exp2_approx(v7769);
+      v6538.x[4] = v7770;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7773 = v6538.x[5];
+      const float v7774 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7777 = v7774 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7778 = v7777 ? 0.0f : v7774;
+      const float v7779 = v7773 - v7778;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7780 = iron_exp2_approx(v7779);
+      v6538.x[5] = v7780;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7783 = v6538.x[6];
+      const float v7784 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7787 = v7784 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7788 = v7787 ? 0.0f : v7784;
+      const float v7789 = v7783 - v7788;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7790 = iron_exp2_approx(v7789);
+      v6538.x[6] = v7790;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7793 = v6538.x[7];
+      const float v7794 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7797 = v7794 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7798 = v7797 ? 0.0f : v7794;
+      const float v7799 = v7793 - v7798;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7800 = iron_exp2_approx(v7799);
+      v6538.x[7] = v7800;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7803 = v6538.x[8];
+      const float v7804 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7807 = v7804 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7808 = v7807 ? 0.0f : v7804;
+      const float v7809 = v7803 - v7808;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7810 = iron_exp2_approx(v7809);
+      v6538.x[8] = v7810;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7813 = v6538.x[9];
+      const float v7814 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7817 = v7814 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7818 = v7817 ? 0.0f : v7814;
+      const float v7819 = v7813 - v7818;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7820 = iron_exp2_approx(v7819);
+      v6538.x[9] = v7820;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7823 = v6538.x[10];
+      const float v7824 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7827 = v7824 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7828 = v7827 ? 0.0f : v7824;
+      const float v7829 = v7823 - v7828;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7830 = iron_exp2_approx(v7829);
+      v6538.x[10] = v7830;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7833 = v6538.x[11];
+      const float v7834 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7837 = v7834 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7838 = v7837 ? 0.0f : v7834;
+      const float v7839 = v7833 - v7838;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7840 = iron_exp2_approx(v7839);
+      v6538.x[11] = v7840;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7843 = v6538.x[12];
+      const float v7844 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7847 = v7844 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7848 = v7847 ? 0.0f : v7844;
+      const float v7849 = v7843 - v7848;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7850 = iron_exp2_approx(v7849);
+      v6538.x[12] = v7850;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7853 = v6538.x[13];
+      const float v7854 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7857 = v7854 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7858 = v7857 ? 0.0f : v7854;
+      const float v7859 = v7853 - v7858;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7860 = iron_exp2_approx(v7859);
+      v6538.x[13] = v7860;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7863 = v6538.x[14];
+      const float v7864 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7867 = v7864 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7868 = v7867 ? 0.0f : v7864;
+      const float v7869 = v7863 - v7868;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7870 = iron_exp2_approx(v7869);
+      v6538.x[14] = v7870;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7873 = v6538.x[15];
+      const float v7874 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7877 = v7874 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7878 = v7877 ? 0.0f : v7874;
+      const float v7879 = v7873 - v7878;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7880 = iron_exp2_approx(v7879);
+      v6538.x[15] = v7880;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7883 = v6538.x[16];
+      const float v7884 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7887 = v7884 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7888 = v7887 ? 0.0f : v7884;
+      const float v7889 = v7883 - v7888;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7890 = iron_exp2_approx(v7889);
+      v6538.x[16] = v7890;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7893 = v6538.x[17];
+      const float v7894 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7897 = v7894 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7898 = v7897 ? 0.0f : v7894;
+      const float v7899 = v7893 - v7898;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7900 = iron_exp2_approx(v7899);
+      v6538.x[17] = v7900;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7903 = v6538.x[18];
+      const float v7904 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7907 = v7904 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7908 = v7907 ? 0.0f : v7904;
+      const float v7909 = v7903 - v7908;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7910 = iron_exp2_approx(v7909);
+      v6538.x[18] = v7910;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7913 = v6538.x[19];
+      const float v7914 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7917 = v7914 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7918 = v7917 ? 0.0f : v7914;
+      const float v7919 = v7913 - v7918;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7920 = iron_exp2_approx(v7919);
+      v6538.x[19] = v7920;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7923 = v6538.x[20];
+      const float v7924 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7927 = v7924 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7928 = v7927 ? 0.0f : v7924;
+      const float v7929 = v7923 - v7928;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7930 = iron_exp2_approx(v7929);
+      v6538.x[20] = v7930;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7933 = v6538.x[21];
+      const float v7934 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7937 = v7934 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7938 = v7937 ? 0.0f : v7934;
+      const float v7939 = v7933 - v7938;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7940 = iron_exp2_approx(v7939);
+      v6538.x[21] = v7940;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7943 = v6538.x[22];
+      const float v7944 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7947 = v7944 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7948 = v7947 ? 0.0f : v7944;
+      const float v7949 = v7943 - v7948;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7950 = iron_exp2_approx(v7949);
+      v6538.x[22] = v7950;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7953 = v6538.x[23];
+      const float v7954 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7957 = v7954 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7958 = v7957 ? 0.0f : v7954;
+      const float v7959 = v7953 - v7958;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7960 = iron_exp2_approx(v7959);
+      v6538.x[23] = v7960;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7963 = v6538.x[24];
+      const float v7964 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7967 = v7964 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7968 = v7967 ? 0.0f : v7964;
+      const float v7969 = v7963 - v7968;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7970 = iron_exp2_approx(v7969);
+      v6538.x[24] = v7970;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7973 = v6538.x[25];
+      const float v7974 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7977 = v7974 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7978 = v7977 ? 0.0f : v7974;
+      const float v7979 = v7973 - v7978;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7980 = iron_exp2_approx(v7979);
+      v6538.x[25] = v7980;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7983 = v6538.x[26];
+      const float v7984 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7987 = v7984 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7988 = v7987 ? 0.0f : v7984;
+      const float v7989 = v7983 - v7988;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7990 = iron_exp2_approx(v7989);
+      v6538.x[26] = v7990;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7993 = v6538.x[27];
+      const float v7994 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7997 = v7994 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7998 = v7997 ? 0.0f : v7994;
+      const float v7999 = v7993 - v7998;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8000 = iron_exp2_approx(v7999);
+      v6538.x[27] = v8000;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8003 = v6538.x[28];
+      const float v8004 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8007 = v8004 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8008 = v8007 ? 0.0f : v8004;
+      const float v8009 = v8003 - v8008;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8010 = iron_exp2_approx(v8009);
+      v6538.x[28] = v8010;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8013 = v6538.x[29];
+      const float v8014 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8017 = v8014 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8018 = v8017 ? 0.0f : v8014;
+      const float v8019 = v8013 - v8018;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8020 = iron_exp2_approx(v8019);
+      v6538.x[29] = v8020;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8023 = v6538.x[30];
+      const float v8024 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8027 = v8024 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8028 = v8027 ? 0.0f : v8024;
+      const float v8029 = v8023 - v8028;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8030 = iron_exp2_approx(v8029);
+      v6538.x[30] = v8030;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8033 = v6538.x[31];
+      const float v8034 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8037 = v8034 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8038 = v8037 ? 0.0f : v8034;
+      const float v8039 = v8033 - v8038;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8040 = iron_exp2_approx(v8039);
+      v6538.x[31] = v8040;  // kernels/sdpa/flash_tile.hpp:189
+      iron_frag<float, 2, 16, 8> v8042;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v8042, 0.0f);
+      iron_frag_row_reduce<true>(v8042, v6538);
+      const float v8045 = v467.x[0];  // kernels/sdpa/flash_tile.hpp:193
+      const float v8046 = v8042.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8047 = v7652.x[0];
+      const float v8048 = v8045 * v8047;
+      const float v8049 = v8048 + v8046;
+      v467.x[0] = v8049;  // kernels/sdpa/flash_tile.hpp:193
+      const float v8052 = v467.x[1];
+      const float v8053 = v8042.x[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8054 = v7652.x[1];
+      const float v8055 = v8052 * v8054;
+      const float v8056 = v8055 + v8053;
+      v467.x[1] = v8056;  // kernels/sdpa/flash_tile.hpp:193
+      const float v8059 = v467.x[2];
+      const float v8060 = v8042.x[2];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8061 = v7652.x[2];
+      const float v8062 = v8059 * v8061;
+      const float v8063 = v8062 + v8060;
+      v467.x[2] = v8063;  // kernels/sdpa/flash_tile.hpp:193
+      const float v8066 = v467.x[3];
+      const float v8067 = v8042.x[3];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8068 = v7652.x[3];
+      const float v8069 = v8066 * v8068;
+      const float v8070 = v8069 + v8067;
+      v467.x[3] = v8070;  // kernels/sdpa/flash_tile.hpp:193
+      const float v8073 = v469.x[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v8074 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8075 = v8073 * v8074;
+      v469.x[0] = v8075;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8078 = v469.x[1];
+      const float v8079 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8080 = v8078 * v8079;
+      v469.x[1] = v8080;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8083 = v469.x[2];
+      const float v8084 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8085 = v8083 * v8084;
+      v469.x[2] = v8085;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8088 = v469.x[3];
+      const float v8089 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8090 = v8088 * v8089;
+      v469.x[3] = v8090;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8093 = v469.x[4];
+      const float v8094 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8095 = v8093 * v8094;
+      v469.x[4] = v8095;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8098 = v469.x[5];
+      const float v8099 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8100 = v8098 * v8099;
+      v469.x[5] = v8100;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8103 = v469.x[6];
+      const float v8104 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8105 = v8103 * v8104;
+      v469.x[6] = v8105;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8108 = v469.x[7];
+      const float v8109 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8110 = v8108 * v8109;
+      v469.x[7] = v8110;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8113 = v469.x[8];
+      const float v8114 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8115 = v8113 * v8114;
+      v469.x[8] = v8115;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8118 = v469.x[9];
+      const float v8119 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8120 = v8118 * v8119;
+      v469.x[9] = v8120;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8123 = v469.x[10];
+      const float v8124 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8125 = v8123 * v8124;
+      v469.x[10] = v8125;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8128 = v469.x[11];
+      const float v8129 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8130 = v8128 * v8129;
+      v469.x[11] = v8130;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8133 = v469.x[12];
+      const float v8134 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8135 = v8133 * v8134;
+      v469.x[12] = v8135;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8138 = v469.x[13];
+      const float v8139 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8140 = v8138 * v8139;
+      v469.x[13] = v8140;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8143 = v469.x[14];
+      const float v8144 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8145 = v8143 * v8144;
+      v469.x[14] = v8145;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8148 = v469.x[15];
+      const float v8149 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8150 = v8148 * v8149;
+      v469.x[15] = v8150;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8153 = v471.x[0];
+      const float v8154 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8155 = v8153 * v8154;
+      v471.x[0] = v8155;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8158 = v471.x[1];
+      const float v8159 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8160 = v8158 * v8159;
+      v471.x[1] = v8160;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8163 = v471.x[2];
+      const float v8164 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8165 = v8163 * v8164;
+      v471.x[2] = v8165;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8168 = v471.x[3];
+      const float v8169 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8170 = v8168 * v8169;
+      v471.x[3] = v8170;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8173 = v471.x[4];
+      const float v8174 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8175 = v8173 * v8174;
+      v471.x[4] = v8175;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8178 = v471.x[5];
+      const float v8179 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8180 = v8178 * v8179;
+      v471.x[5] = v8180;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8183 = v471.x[6];
+      const float v8184 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8185 = v8183 * v8184;
+      v471.x[6] = v8185;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8188 = v471.x[7];
+      const float v8189 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8190 = v8188 * v8189;
+      v471.x[7] = v8190;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8193 = v471.x[8];
+      const float v8194 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8195 = v8193 * v8194;
+      v471.x[8] = v8195;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8198 = v471.x[9];
+      const float v8199 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8200 = v8198 * v8199;
+      v471.x[9] = v8200;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8203 = v471.x[10];
+      const float v8204 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8205 = v8203 * v8204;
+      v471.x[10] = v8205;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8208 = v471.x[11];
+      const float v8209 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8210 = v8208 * v8209;
+      v471.x[11] = v8210;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8213 = v471.x[12];
+      const float v8214 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8215 = v8213 * v8214;
+      v471.x[12] = v8215;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8218 = v471.x[13];
+      const float v8219 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8220 = v8218 * v8219;
+      v471.x[13] = v8220;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8223 = v471.x[14];
+      const float v8224 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8225 = v8223 * v8224;
+      v471.x[14] = v8225;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8228 = v471.x[15];
+      const float v8229 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8230 = v8228 * v8229;
+      v471.x[15] = v8230;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8233 = v473.x[0];
+      const float v8234 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8235 = v8233 * v8234;
+      v473.x[0] = v8235;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8238 = v473.x[1];
+      const float v8239 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8240 = v8238 * v8239;
+      v473.x[1] = v8240;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8243 = v473.x[2];
+      const float v8244 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8245 = v8243 * v8244;
+      v473.x[2] = v8245;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8248 = v473.x[3];
+      const float v8249 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8250 = v8248 * v8249;
+      v473.x[3] = v8250;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8253 = v473.x[4];
+      const float v8254 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8255 = v8253 * v8254;
+      v473.x[4] = v8255;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8258 = v473.x[5];
+      const float v8259 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8260 = v8258 * v8259;
+      v473.x[5] = v8260;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8263 = v473.x[6];
+      const float v8264 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8265 = v8263 * v8264;
+      v473.x[6] = v8265;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8268 = v473.x[7];
+      const float v8269 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8270 = v8268 * v8269;
+      v473.x[7] = v8270;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8273 = v473.x[8];
+      const float v8274 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8275 = v8273 * v8274;
+      v473.x[8] = v8275;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8278 = v473.x[9];
+      const float v8279 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8280 = v8278 * v8279;
+      v473.x[9] = v8280;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8283 = v473.x[10];
+      const float v8284 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8285 = v8283 * v8284;
+      v473.x[10] = v8285;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8288 = v473.x[11];
+      const float v8289 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8290 = v8288 * v8289;
+      v473.x[11] = v8290;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8293 = v473.x[12];
+      const float v8294 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8295 = v8293 * v8294;
+      v473.x[12] = v8295;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8298 = v473.x[13];
+      const float v8299 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8300 = v8298 * v8299;
+      v473.x[13] = v8300;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8303 = v473.x[14];
+      const float v8304 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8305 = v8303 * v8304;
+      v473.x[14] = v8305;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8308 = v473.x[15];
+      const float v8309 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8310 = v8308 * v8309;
+      v473.x[15] = v8310;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8313 = v475.x[0];
+      const float v8314 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8315 = v8313 * v8314;
+      v475.x[0] = v8315;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8318 = v475.x[1];
+      const float v8319 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8320 = v8318 * v8319;
+      v475.x[1] = v8320;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8323 = v475.x[2];
+      const float v8324 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8325 = v8323 * v8324;
+      v475.x[2] = v8325;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8328 = v475.x[3];
+      const float v8329 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8330 = v8328 * v8329;
+      v475.x[3] = v8330;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8333 = v475.x[4];
+      const float v8334 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8335 = v8333 * v8334;
+      v475.x[4] = v8335;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8338 = v475.x[5];
+      const float v8339 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8340 = v8338 * v8339;
+      v475.x[5] = v8340;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8343 = v475.x[6];
+      const float v8344 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8345 = v8343 * v8344;
+      v475.x[6] = v8345;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8348 = v475.x[7];
+      const float v8349 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8350 = v8348 * v8349;
+      v475.x[7] = v8350;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8353 = v475.x[8];
+      const float v8354 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8355 = v8353 * v8354;
+      v475.x[8] = v8355;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8358 = v475.x[9];
+      const float v8359 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8360 = v8358 * v8359;
+      v475.x[9] = v8360;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8363 = v475.x[10];
+      const float v8364 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8365 = v8363 * v8364;
+      v475.x[10] = v8365;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8368 = v475.x[11];
+      const float v8369 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8370 = v8368 * v8369;
+      v475.x[11] = v8370;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8373 = v475.x[12];
+      const float v8374 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8375 = v8373 * v8374;
+      v475.x[12] = v8375;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8378 = v475.x[13];
+      const float v8379 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8380 = v8378 * v8379;
+      v475.x[13] = v8380;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8383 = v475.x[14];
+      const float v8384 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8385 = v8383 * v8384;
+      v475.x[14] = v8385;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8388 = v475.x[15];
+      const float v8389 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8390 = v8388 * v8389;
+      v475.x[15] = v8390;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8393 = v477.x[0];
+      const float v8394 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8395 = v8393 * v8394;
+      v477.x[0] = v8395;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8398 = v477.x[1];
+      const float v8399 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8400 = v8398 * v8399;
+      v477.x[1] = v8400;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8403 = v477.x[2];
+      const float v8404 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8405 = v8403 * v8404;
+      v477.x[2] = v8405;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8408 = v477.x[3];
+      const float v8409 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8410 = v8408 * v8409;
+      v477.x[3] = v8410;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8413 = v477.x[4];
+      const float v8414 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8415 = v8413 * v8414;
+      v477.x[4] = v8415;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8418 = v477.x[5];
+      const float v8419 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8420 = v8418 * v8419;
+      v477.x[5] = v8420;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8423 = v477.x[6];
+      const float v8424 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8425 = v8423 * v8424;
+      v477.x[6] = v8425;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8428 = v477.x[7];
+      const float v8429 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8430 = v8428 * v8429;
+      v477.x[7] = v8430;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8433 = v477.x[8];
+      const float v8434 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8435 = v8433 * v8434;
+      v477.x[8] = v8435;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8438 = v477.x[9];
+      const float v8439 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8440 = v8438 * v8439;
+      v477.x[9] = v8440;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8443 = v477.x[10];
+      const float v8444 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8445 = v8443 * v8444;
+      v477.x[10] = v8445;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8448 = v477.x[11];
+      const float v8449 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8450 = v8448 * v8449;
+      v477.x[11] = v8450;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8453 = v477.x[12];
+      const float v8454 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8455 = v8453 * v8454;
+      v477.x[12] = v8455;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8458 = v477.x[13];
+      const float v8459 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8460 = v8458 * v8459;
+      v477.x[13] = v8460;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8463 = v477.x[14];
+      const float v8464 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8465 = v8463 * v8464;
+      v477.x[14] = v8465;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8468 = v477.x[15];
+      const float v8469 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8470 = v8468 * v8469;
+      v477.x[15] = v8470;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8473 = v479.x[0];
+      const float v8474 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8475 = v8473 * v8474;
+      v479.x[0] = v8475;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8478 = v479.x[1];
+      const float v8479 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8480 = v8478 * v8479;
+      v479.x[1] = v8480;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8483 = v479.x[2];
+      const float v8484 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8485 = v8483 * v8484;
+      v479.x[2] = v8485;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8488 = v479.x[3];
+      const float v8489 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8490 = v8488 * v8489;
+      v479.x[3] = v8490;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8493 = v479.x[4];
+      const float v8494 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8495 = v8493 * v8494;
+      v479.x[4] = v8495;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8498 = v479.x[5];
+      const float v8499 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8500 = v8498 * v8499;
+      v479.x[5] = v8500;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8503 = v479.x[6];
+      const float v8504 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8505 = v8503 * v8504;
+      v479.x[6] = v8505;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8508 = v479.x[7];
+      const float v8509 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8510 = v8508 * v8509;
+      v479.x[7] = v8510;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8513 = v479.x[8];
+      const float v8514 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8515 = v8513 * v8514;
+      v479.x[8] = v8515;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8518 = v479.x[9];
+      const float v8519 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8520 = v8518 * v8519;
+      v479.x[9] = v8520;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8523 = v479.x[10];
+      const float v8524 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8525 = v8523 * v8524;
+      v479.x[10] = v8525;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8528 = v479.x[11];
+      const float v8529 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8530 = v8528 * v8529;
+      v479.x[11] = v8530;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8533 = v479.x[12];
+      const float v8534 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8535 = v8533 * v8534;
+      v479.x[12] = v8535;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8538 = v479.x[13];
+      const float v8539 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8540 = v8538 * v8539;
+      v479.x[13] = v8540;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8543 = v479.x[14];
+      const float v8544 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8545 = v8543 * v8544;
+      v479.x[14] = v8545;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8548 = v479.x[15];
+      const float v8549 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8550 = v8548 * v8549;
+      v479.x[15] = v8550;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8553 = v481.x[0];
+      const float v8554 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8555 = v8553 * v8554;
+      v481.x[0] = v8555;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8558 = v481.x[1];
+      const float v8559 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8560 = v8558 * v8559;
+      v481.x[1] = v8560;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8563 = v481.x[2];
+      const float v8564 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8565 = v8563 * v8564;
+      v481.x[2] = v8565;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8568 = v481.x[3];
+      const float v8569 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8570 = v8568 * v8569;
+      v481.x[3] = v8570;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8573 = v481.x[4];
+      const float v8574 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8575 = v8573 * v8574;
+      v481.x[4] = v8575;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8578 = v481.x[5];
+      const float v8579 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8580 = v8578 * v8579;
+      v481.x[5] = v8580;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8583 = v481.x[6];
+      const float v8584 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8585 = v8583 * v8584;
+      v481.x[6] = v8585;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8588 = v481.x[7];
+      const float v8589 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8590 = v8588 * v8589;
+      v481.x[7] = v8590;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8593 = v481.x[8];
+      const float v8594 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8595 = v8593 * v8594;
+      v481.x[8] = v8595;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8598 = v481.x[9];
+      const float v8599 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8600 = v8598 * v8599;
+      v481.x[9] = v8600;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8603 = v481.x[10];
+      const float v8604 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8605 = v8603 * v8604;
+      v481.x[10] = v8605;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8608 = v481.x[11];
+      const float v8609 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8610 = v8608 * v8609;
+      v481.x[11] = v8610;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8613 = v481.x[12];
+      const float v8614 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8615 = v8613 * v8614;
+      v481.x[12] = v8615;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8618 = v481.x[13];
+      const float v8619 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8620 = v8618 * v8619;
+      v481.x[13] = v8620;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8623 = v481.x[14];
+      const float v8624 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8625 = v8623 * v8624;
+      v481.x[14] = v8625;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8628 = v481.x[15];
+      const float v8629 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8630 = v8628 * v8629;
+      v481.x[15] = v8630;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8633 = v483.x[0];
+      const float v8634 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8635 = v8633 * v8634;
+      v483.x[0] = v8635;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8638 = v483.x[1];
+      const float v8639 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8640 = v8638 * v8639;
+      v483.x[1] = v8640;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8643 = v483.x[2];
+      const float v8644 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8645 = v8643 * v8644;
+      v483.x[2] = v8645;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8648 = v483.x[3];
+      const float v8649 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8650 = v8648 * v8649;
+      v483.x[3] = v8650;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8653 = v483.x[4];
+      const float v8654 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8655 = v8653 * v8654;
+      v483.x[4] = v8655;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8658 = v483.x[5];
+      const float v8659 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8660 = v8658 * v8659;
+      v483.x[5] = v8660;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8663 = v483.x[6];
+      const float v8664 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8665 = v8663 * v8664;
+      v483.x[6] = v8665;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8668 = v483.x[7];
+      const float v8669 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8670 = v8668 * v8669;
+      v483.x[7] = v8670;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8673 = v483.x[8];
+      const float v8674 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8675 = v8673 * v8674;
+      v483.x[8] = v8675;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8678 = v483.x[9];
+      const float v8679 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8680 = v8678 * v8679;
+      v483.x[9] = v8680;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8683 = v483.x[10];
+      const float v8684 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8685 = v8683 * v8684;
+      v483.x[10] = v8685;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8688 = v483.x[11];
+      const float v8689 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8690 = v8688 * v8689;
+      v483.x[11] = v8690;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8693 = v483.x[12];
+      const float v8694 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8695 = v8693 * v8694;
+      v483.x[12] = v8695;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8698 = v483.x[13];
+      const float v8699 = v7652.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8700 = v8698 * v8699;
+      v483.x[13] = v8700;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8703 = v483.x[14];
+      const float v8704 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8705 = v8703 * v8704;
+      v483.x[14] = v8705;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8708 = v483.x[15];
+      const float v8709 = v7652.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8710 = v8708 * v8709;
+      v483.x[15] = v8710;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<iron_bf16, 0, 16, 64> v8712;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v8712, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v8712, v6538);
+      iron_frag<iron_bf16, 1, 64, 32> v8714;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8714, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8714, shm2, v6544, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v469, v8712, v8714);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v8721;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8721, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8721, shm2, v6569, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v471, v8712, v8721);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v8728;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8728, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8728, shm2, v6593, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v473, v8712, v8728);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v8735;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8735, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8735, shm2, v6617, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v475, v8712, v8735);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v8742;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8742, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8742, shm2, v6641, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v477, v8712, v8742);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v8749;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8749, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8749, shm2, v6665, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v479, v8712, v8749);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v8756;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8756, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8756, shm2, v6689, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v481, v8712, v8756);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v8763;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8763, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8763, shm2, v6713, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v483, v8712, v8763);  // kernels/sdpa/flash_tile.hpp:206
+      const unsigned int v8773 = v6534 + 1u;  // kernels/sdpa/flash_tile.hpp:142
+      const unsigned int v8774 = v8773 & 1u;
+      const bool v8775 = v6732 < v445;
+      if (v8775) {
+        const unsigned int v8777 = v8774 << 14u;  // kernels/sdpa/flash_tile.hpp:146
+        const unsigned int v8787 = v6732 + v49;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8788 = v8787 < v37;
+        const unsigned int v8791 = v8788 ? v8787 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8793 = v31 + v8791;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8794 = v8793 * v2;
+        const unsigned int v8795 = v8794 + v28;
+        const unsigned int v8796 = v8795 << 8u;
+        const unsigned int v8797 = v8796 + v53;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8800 = v8777 + v66;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8801 = v8800 + v53;
+        iron_copy_async<16>(shm1 + (v8801 ^ (((v8801 >> 8u) & 7u) << 3u)), k + v8797, v8788);
+        const unsigned int v8811 = v6732 + v73;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8812 = v8811 < v37;
+        const unsigned int v8815 = v8812 ? v8811 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8817 = v31 + v8815;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8818 = v8817 * v2;
+        const unsigned int v8819 = v8818 + v28;
+        const unsigned int v8820 = v8819 << 8u;
+        const unsigned int v8821 = v8820 + v77;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8824 = v8777 + v90;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8825 = v8824 + v77;
+        iron_copy_async<16>(shm1 + (v8825 ^ (((v8825 >> 8u) & 7u) << 3u)), k + v8821, v8812);
+        const unsigned int v8835 = v6732 + v97;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8836 = v8835 < v37;
+        const unsigned int v8839 = v8836 ? v8835 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8841 = v31 + v8839;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8842 = v8841 * v2;
+        const unsigned int v8843 = v8842 + v28;
+        const unsigned int v8844 = v8843 << 8u;
+        const unsigned int v8845 = v8844 + v101;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8848 = v8777 + v114;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8849 = v8848 + v101;
+        iron_copy_async<16>(shm1 + (v8849 ^ (((v8849 >> 8u) & 7u) << 3u)), k + v8845, v8836);
+        const unsigned int v8859 = v6732 + v121;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8860 = v8859 < v37;
+        const unsigned int v8863 = v8860 ? v8859 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8865 = v31 + v8863;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8866 = v8865 * v2;
+        const unsigned int v8867 = v8866 + v28;
+        const unsigned int v8868 = v8867 << 8u;
+        const unsigned int v8869 = v8868 + v125;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8872 = v8777 + v138;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8873 = v8872 + v125;
+        iron_copy_async<16>(shm1 + (v8873 ^ (((v8873 >> 8u) & 7u) << 3u)), k + v8869, v8860);
+        const unsigned int v8883 = v6732 + v145;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8884 = v8883 < v37;
+        const unsigned int v8887 = v8884 ? v8883 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8889 = v31 + v8887;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8890 = v8889 * v2;
+        const unsigned int v8891 = v8890 + v28;
+        const unsigned int v8892 = v8891 << 8u;
+        const unsigned int v8893 = v8892 + v149;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8896 = v8777 + v162;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8897 = v8896 + v149;
+        iron_copy_async<16>(shm1 + (v8897 ^ (((v8897 >> 8u) & 7u) << 3u)), k + v8893, v8884);
+        const unsigned int v8907 = v6732 + v169;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8908 = v8907 < v37;
+        const unsigned int v8911 = v8908 ? v8907 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8913 = v31 + v8911;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8914 = v8913 * v2;
+        const unsigned int v8915 = v8914 + v28;
+        const unsigned int v8916 = v8915 << 8u;
+        const unsigned int v8917 = v8916 + v173;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8920 = v8777 + v186;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8921 = v8920 + v173;
+        iron_copy_async<16>(shm1 + (v8921 ^ (((v8921 >> 8u) & 7u) << 3u)), k + v8917, v8908);
+        const unsigned int v8931 = v6732 + v193;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8932 = v8931 < v37;
+        const unsigned int v8935 = v8932 ? v8931 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8937 = v31 + v8935;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8938 = v8937 * v2;
+        const unsigned int v8939 = v8938 + v28;
+        const unsigned int v8940 = v8939 << 8u;
+        const unsigned int v8941 = v8940 + v197;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8944 = v8777 + v210;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8945 = v8944 + v197;
+        iron_copy_async<16>(shm1 + (v8945 ^ (((v8945 >> 8u) & 7u) << 3u)), k + v8941, v8932);
+        const unsigned int v8955 = v6732 + v217;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8956 = v8955 < v37;
+        const unsigned int v8959 = v8956 ? v8955 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8961 = v31 + v8959;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8962 = v8961 * v2;
+        const unsigned int v8963 = v8962 + v28;
+        const unsigned int v8964 = v8963 << 8u;
+        const unsigned int v8965 = v8964 + v221;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8968 = v8777 + v234;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8969 = v8968 + v221;
+        iron_copy_async<16>(shm1 + (v8969 ^ (((v8969 >> 8u) & 7u) << 3u)), k + v8965, v8956);
+        const unsigned int v8979 = v6732 + v241;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v8980 = v8979 < v37;
+        const unsigned int v8983 = v8980 ? v8979 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8985 = v31 + v8983;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v8986 = v8985 * v2;
+        const unsigned int v8987 = v8986 + v28;
+        const unsigned int v8988 = v8987 << 8u;
+        const unsigned int v8989 = v8988 + v245;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v8992 = v8777 + v258;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v8993 = v8992 + v245;
+        iron_copy_async<16>(shm1 + (v8993 ^ (((v8993 >> 8u) & 7u) << 3u)), k + v8989, v8980);
+        const unsigned int v9003 = v6732 + v265;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9004 = v9003 < v37;
+        const unsigned int v9007 = v9004 ? v9003 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9009 = v31 + v9007;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v9010 = v9009 * v2;
+        const unsigned int v9011 = v9010 + v28;
+        const unsigned int v9012 = v9011 << 8u;
+        const unsigned int v9013 = v9012 + v269;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9016 = v8777 + v282;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9017 = v9016 + v269;
+        iron_copy_async<16>(shm1 + (v9017 ^ (((v9017 >> 8u) & 7u) << 3u)), k + v9013, v9004);
+        const unsigned int v9027 = v6732 + v289;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9028 = v9027 < v37;
+        const unsigned int v9031 = v9028 ? v9027 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9033 = v31 + v9031;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v9034 = v9033 * v2;
+        const unsigned int v9035 = v9034 + v28;
+        const unsigned int v9036 = v9035 << 8u;
+        const unsigned int v9037 = v9036 + v293;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9040 = v8777 + v306;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9041 = v9040 + v293;
+        iron_copy_async<16>(shm1 + (v9041 ^ (((v9041 >> 8u) & 7u) << 3u)), k + v9037, v9028);
+        const unsigned int v9051 = v6732 + v313;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9052 = v9051 < v37;
+        const unsigned int v9055 = v9052 ? v9051 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9057 = v31 + v9055;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v9058 = v9057 * v2;
+        const unsigned int v9059 = v9058 + v28;
+        const unsigned int v9060 = v9059 << 8u;
+        const unsigned int v9061 = v9060 + v317;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9064 = v8777 + v330;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9065 = v9064 + v317;
+        iron_copy_async<16>(shm1 + (v9065 ^ (((v9065 >> 8u) & 7u) << 3u)), k + v9061, v9052);
+        const unsigned int v9075 = v6732 + v337;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9076 = v9075 < v37;
+        const unsigned int v9079 = v9076 ? v9075 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9081 = v31 + v9079;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v9082 = v9081 * v2;
+        const unsigned int v9083 = v9082 + v28;
+        const unsigned int v9084 = v9083 << 8u;
+        const unsigned int v9085 = v9084 + v341;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9088 = v8777 + v354;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9089 = v9088 + v341;
+        iron_copy_async<16>(shm1 + (v9089 ^ (((v9089 >> 8u) & 7u) << 3u)), k + v9085, v9076);
+        const unsigned int v9099 = v6732 + v361;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9100 = v9099 < v37;
+        const unsigned int v9103 = v9100 ? v9099 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9105 = v31 + v9103;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v9106 = v9105 * v2;
+        const unsigned int v9107 = v9106 + v28;
+        const unsigned int v9108 = v9107 << 8u;
+        const unsigned int v9109 = v9108 + v365;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9112 = v8777 + v378;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9113 = v9112 + v365;
+        iron_copy_async<16>(shm1 + (v9113 ^ (((v9113 >> 8u) & 7u) << 3u)), k + v9109, v9100);
+        const unsigned int v9123 = v6732 + v385;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9124 = v9123 < v37;
+        const unsigned int v9127 = v9124 ? v9123 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9129 = v31 + v9127;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v9130 = v9129 * v2;
+        const unsigned int v9131 = v9130 + v28;
+        const unsigned int v9132 = v9131 << 8u;
+        const unsigned int v9133 = v9132 + v389;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9136 = v8777 + v402;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9137 = v9136 + v389;
+        iron_copy_async<16>(shm1 + (v9137 ^ (((v9137 >> 8u) & 7u) << 3u)), k + v9133, v9124);
+        const unsigned int v9147 = v6732 + v409;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9148 = v9147 < v37;
+        const unsigned int v9151 = v9148 ? v9147 : v44;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9153 = v31 + v9151;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v9154 = v9153 * v2;
+        const unsigned int v9155 = v9154 + v28;
+        const unsigned int v9156 = v9155 << 8u;
+        const unsigned int v9157 = v9156 + v413;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9160 = v8777 + v426;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9161 = v9160 + v413;
+        iron_copy_async<16>(shm1 + (v9161 ^ (((v9161 >> 8u) & 7u) << 3u)), k + v9157, v9148);
+        iron_copy_async<16>(shm2 + (v8801 ^ (((v8801 >> 8u) & 7u) << 3u)), v + v8797, v8788);
+        iron_copy_async<16>(shm2 + (v8825 ^ (((v8825 >> 8u) & 7u) << 3u)), v + v8821, v8812);
+        iron_copy_async<16>(shm2 + (v8849 ^ (((v8849 >> 8u) & 7u) << 3u)), v + v8845, v8836);
+        iron_copy_async<16>(shm2 + (v8873 ^ (((v8873 >> 8u) & 7u) << 3u)), v + v8869, v8860);
+        iron_copy_async<16>(shm2 + (v8897 ^ (((v8897 >> 8u) & 7u) << 3u)), v + v8893, v8884);
+        iron_copy_async<16>(shm2 + (v8921 ^ (((v8921 >> 8u) & 7u) << 3u)), v + v8917, v8908);
+        iron_copy_async<16>(shm2 + (v8945 ^ (((v8945 >> 8u) & 7u) << 3u)), v + v8941, v8932);
+        iron_copy_async<16>(shm2 + (v8969 ^ (((v8969 >> 8u) & 7u) << 3u)), v + v8965, v8956);
+        iron_copy_async<16>(shm2 + (v8993 ^ (((v8993 >> 8u) & 7u) << 3u)), v + v8989, v8980);
+        iron_copy_async<16>(shm2 + (v9017 ^ (((v9017 >> 8u) & 7u) << 3u)), v + v9013, v9004);
+        iron_copy_async<16>(shm2 + (v9041 ^ (((v9041 >> 8u) & 7u) << 3u)), v + v9037, v9028);
+        iron_copy_async<16>(shm2 + (v9065 ^ (((v9065 >> 8u) & 7u) << 3u)), v + v9061, v9052);
+        iron_copy_async<16>(shm2 + (v9089 ^ (((v9089 >> 8u) & 7u) << 3u)), v + v9085, v9076);
+        iron_copy_async<16>(shm2 + (v9113 ^ (((v9113 >> 8u) & 7u) << 3u)), v + v9109, v9100);
+        iron_copy_async<16>(shm2 + (v9137 ^ (((v9137 >> 8u) & 7u) << 3u)), v + v9133, v9124);
+        iron_copy_async<16>(shm2 + (v9161 ^ (((v9161 >> 8u) & 7u) << 3u)), v + v9157, v9148);
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
     }
     __syncthreads();
-    const float v3419 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:181
-    iron_frag<float, 2, 16, 8> v3421;  // kernels/sdpa/flash_tile.hpp:182
-    iron_frag_fill(v3421, 0.0f);
-    const float v3425 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:184
-    const float v3426 = fmaxf(v3425, v3419);
-    const bool v3429 = v3426 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v3430 = v3429 ? 0.0f : v3426;
-    v3421.x[0] = v3430;  // kernels/sdpa/flash_tile.hpp:183
-    const float v3434 = v620.x[1];  // kernels/sdpa/flash_tile.hpp:184
-    const float v3435 = fmaxf(v3434, v3419);
-    const bool v3438 = v3435 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v3439 = v3438 ? 0.0f : v3435;
-    v3421.x[1] = v3439;  // kernels/sdpa/flash_tile.hpp:183
-    const float v3443 = v620.x[2];  // kernels/sdpa/flash_tile.hpp:184
-    const float v3444 = fmaxf(v3443, v3419);
-    const bool v3447 = v3444 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v3448 = v3447 ? 0.0f : v3444;
-    v3421.x[2] = v3448;  // kernels/sdpa/flash_tile.hpp:183
-    const float v3452 = v620.x[3];  // kernels/sdpa/flash_tile.hpp:184
-    const float v3453 = fmaxf(v3452, v3419);
-    const bool v3456 = v3453 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v3457 = v3456 ? 0.0f : v3453;
-    v3421.x[3] = v3457;  // kernels/sdpa/flash_tile.hpp:183
-    iron_frag<float, 2, 16, 8> v3459;  // kernels/sdpa/flash_tile.hpp:186
-    iron_frag_fill(v3459, 0.0f);
-    const unsigned int v3460 = static_cast<unsigned int>(v3459.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:187
-    const unsigned int v3461 = static_cast<unsigned int>(v3459.row(0, iron_linear_thread() & 31u));
-    const float v3463 = v3421.x[0];  // kernels/sdpa/flash_tile.hpp:188
-    const float v3464 = v3419 - v3463;
-    const float v3465 = exp2f(v3464);
-    const float v3467 = v620.x[0];
-    const float v3468 = v3467 - v3463;
-    const float v3469 = exp2f(v3468);
-    const float v3470 = v622.x[0];
-    const float v3471 = v3470 * v3469;
-    const float v3472 = v3471 + v3465;
-    v3459.x[0] = v3472;  // kernels/sdpa/flash_tile.hpp:187
-    const unsigned int v3473 = static_cast<unsigned int>(v3459.col(1, iron_linear_thread() & 31u));
-    const unsigned int v3474 = static_cast<unsigned int>(v3459.row(1, iron_linear_thread() & 31u));
-    const float v3476 = v3421.x[1];  // kernels/sdpa/flash_tile.hpp:188
-    const float v3477 = v3419 - v3476;
-    const float v3478 = exp2f(v3477);
-    const float v3480 = v620.x[1];
-    const float v3481 = v3480 - v3476;
-    const float v3482 = exp2f(v3481);
-    const float v3483 = v622.x[1];
-    const float v3484 = v3483 * v3482;
-    const float v3485 = v3484 + v3478;
-    v3459.x[1] = v3485;  // kernels/sdpa/flash_tile.hpp:187
-    const unsigned int v3486 = static_cast<unsigned int>(v3459.col(2, iron_linear_thread() & 31u));
-    const unsigned int v3487 = static_cast<unsigned int>(v3459.row(2, iron_linear_thread() & 31u));
-    const float v3489 = v3421.x[2];  // kernels/sdpa/flash_tile.hpp:188
-    const float v3490 = v3419 - v3489;
-    const float v3491 = exp2f(v3490);
-    const float v3493 = v620.x[2];
-    const float v3494 = v3493 - v3489;
-    const float v3495 = exp2f(v3494);
-    const float v3496 = v622.x[2];
-    const float v3497 = v3496 * v3495;
-    const float v3498 = v3497 + v3491;
-    v3459.x[2] = v3498;  // kernels/sdpa/flash_tile.hpp:187
-    const unsigned int v3499 = static_cast<unsigned int>(v3459.col(3, iron_linear_thread() & 31u));
-    const unsigned int v3500 = static_cast<unsigned int>(v3459.row(3, iron_linear_thread() & 31u));
-    const float v3502 = v3421.x[3];  // kernels/sdpa/flash_tile.hpp:188
-    const float v3503 = v3419 - v3502;
-    const float v3504 = exp2f(v3503);
-    const float v3506 = v620.x[3];
-    const float v3507 = v3506 - v3502;
-    const float v3508 = exp2f(v3507);
-    const float v3509 = v622.x[3];
-    const float v3510 = v3509 * v3508;
-    const float v3511 = v3510 + v3504;
-    v3459.x[3] = v3511;  // kernels/sdpa/flash_tile.hpp:187
-    iron_frag<float, 2, 16, 8> v3513;  // kernels/sdpa/flash_tile.hpp:190
-    iron_frag_fill(v3513, 0.0f);
-    const float v3517 = v3459.x[0];  // kernels/sdpa/flash_tile.hpp:192
-    const float v3519 = v3421.x[0];  // kernels/sdpa/flash_tile.hpp:193
-    const float v3520 = v620.x[0];
-    const float v3521 = v3520 - v3519;
-    const float v3522 = exp2f(v3521);
-    const float v3523 = v3522 / v3517;
-    const bool v3525 = v3517 > 0.0f;
-    const float v3526 = v3525 ? v3523 : 0.0f;
-    v3513.x[0] = v3526;  // kernels/sdpa/flash_tile.hpp:191
-    const float v3530 = v3459.x[1];  // kernels/sdpa/flash_tile.hpp:192
-    const float v3532 = v3421.x[1];  // kernels/sdpa/flash_tile.hpp:193
-    const float v3533 = v620.x[1];
-    const float v3534 = v3533 - v3532;
-    const float v3535 = exp2f(v3534);
-    const float v3536 = v3535 / v3530;
-    const bool v3538 = v3530 > 0.0f;
-    const float v3539 = v3538 ? v3536 : 0.0f;
-    v3513.x[1] = v3539;  // kernels/sdpa/flash_tile.hpp:191
-    const float v3543 = v3459.x[2];  // kernels/sdpa/flash_tile.hpp:192
-    const float v3545 = v3421.x[2];  // kernels/sdpa/flash_tile.hpp:193
-    const float v3546 = v620.x[2];
-    const float v3547 = v3546 - v3545;
-    const float v3548 = exp2f(v3547);
-    const float v3549 = v3548 / v3543;
-    const bool v3551 = v3543 > 0.0f;
-    const float v3552 = v3551 ? v3549 : 0.0f;
-    v3513.x[2] = v3552;  // kernels/sdpa/flash_tile.hpp:191
-    const float v3556 = v3459.x[3];  // kernels/sdpa/flash_tile.hpp:192
-    const float v3558 = v3421.x[3];  // kernels/sdpa/flash_tile.hpp:193
-    const float v3559 = v620.x[3];
-    const float v3560 = v3559 - v3558;
-    const float v3561 = exp2f(v3560);
-    const float v3562 = v3561 / v3556;
-    const bool v3564 = v3556 > 0.0f;
-    const float v3565 = v3564 ? v3562 : 0.0f;
-    v3513.x[3] = v3565;  // kernels/sdpa/flash_tile.hpp:191
-    const unsigned int v3567 = v43 + v7767;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3568 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3569 = v624.x[0];
-    const float v3570 = v3569 * v3568;
-    const bool v3571 = v3567 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3571) {
-      const iron_bf16 v3575 = iron_f32_to_bf16(v3570);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3577 = v11 + v3567;
-      const unsigned int v3578 = v3577 * v1;
-      const unsigned int v3579 = v3578 + v26;
-      const unsigned int v3580 = v3579 << 8u;
-      const unsigned int v3581 = v3580 + v7766;
-      out[v3581] = v3575;
-    }
-    const unsigned int v3583 = v43 + v7772;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3584 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3585 = v624.x[1];
-    const float v3586 = v3585 * v3584;
-    const bool v3587 = v3583 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3587) {
-      const iron_bf16 v3591 = iron_f32_to_bf16(v3586);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3593 = v11 + v3583;
-      const unsigned int v3594 = v3593 * v1;
-      const unsigned int v3595 = v3594 + v26;
-      const unsigned int v3596 = v3595 << 8u;
-      const unsigned int v3597 = v3596 + v7771;
-      out[v3597] = v3591;
-    }
-    const unsigned int v3599 = v43 + v7777;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3600 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3601 = v624.x[2];
-    const float v3602 = v3601 * v3600;
-    const bool v3603 = v3599 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3603) {
-      const iron_bf16 v3607 = iron_f32_to_bf16(v3602);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3609 = v11 + v3599;
-      const unsigned int v3610 = v3609 * v1;
-      const unsigned int v3611 = v3610 + v26;
-      const unsigned int v3612 = v3611 << 8u;
-      const unsigned int v3613 = v3612 + v7776;
-      out[v3613] = v3607;
-    }
-    const unsigned int v3615 = v43 + v7782;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3616 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3617 = v624.x[3];
-    const float v3618 = v3617 * v3616;
-    const bool v3619 = v3615 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3619) {
-      const iron_bf16 v3623 = iron_f32_to_bf16(v3618);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3625 = v11 + v3615;
-      const unsigned int v3626 = v3625 * v1;
-      const unsigned int v3627 = v3626 + v26;
-      const unsigned int v3628 = v3627 << 8u;
-      const unsigned int v3629 = v3628 + v7781;
-      out[v3629] = v3623;
-    }
-    const unsigned int v3631 = v43 + v7787;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3632 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3633 = v624.x[4];
-    const float v3634 = v3633 * v3632;
-    const bool v3635 = v3631 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3635) {
-      const iron_bf16 v3639 = iron_f32_to_bf16(v3634);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3641 = v11 + v3631;
-      const unsigned int v3642 = v3641 * v1;
-      const unsigned int v3643 = v3642 + v26;
-      const unsigned int v3644 = v3643 << 8u;
-      const unsigned int v3645 = v3644 + v7786;
-      out[v3645] = v3639;
-    }
-    const unsigned int v3647 = v43 + v7792;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3648 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3649 = v624.x[5];
-    const float v3650 = v3649 * v3648;
-    const bool v3651 = v3647 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3651) {
-      const iron_bf16 v3655 = iron_f32_to_bf16(v3650);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3657 = v11 + v3647;
-      const unsigned int v3658 = v3657 * v1;
-      const unsigned int v3659 = v3658 + v26;
-      const unsigned int v3660 = v3659 << 8u;
-      const unsigned int v3661 = v3660 + v7791;
-      out[v3661] = v3655;
-    }
-    const unsigned int v3663 = v43 + v7797;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3664 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3665 = v624.x[6];
-    const float v3666 = v3665 * v3664;
-    const bool v3667 = v3663 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3667) {
-      const iron_bf16 v3671 = iron_f32_to_bf16(v3666);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3673 = v11 + v3663;
-      const unsigned int v3674 = v3673 * v1;
-      const unsigned int v3675 = v3674 + v26;
-      const unsigned int v3676 = v3675 << 8u;
-      const unsigned int v3677 = v3676 + v7796;
-      out[v3677] = v3671;
-    }
-    const unsigned int v3679 = v43 + v7802;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3680 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3681 = v624.x[7];
-    const float v3682 = v3681 * v3680;
-    const bool v3683 = v3679 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3683) {
-      const iron_bf16 v3687 = iron_f32_to_bf16(v3682);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3689 = v11 + v3679;
-      const unsigned int v3690 = v3689 * v1;
-      const unsigned int v3691 = v3690 + v26;
-      const unsigned int v3692 = v3691 << 8u;
-      const unsigned int v3693 = v3692 + v7801;
-      out[v3693] = v3687;
-    }
-    const unsigned int v3695 = v43 + v7807;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3696 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3697 = v624.x[8];
-    const float v3698 = v3697 * v3696;
-    const bool v3699 = v3695 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3699) {
-      const iron_bf16 v3703 = iron_f32_to_bf16(v3698);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3705 = v11 + v3695;
-      const unsigned int v3706 = v3705 * v1;
-      const unsigned int v3707 = v3706 + v26;
-      const unsigned int v3708 = v3707 << 8u;
-      const unsigned int v3709 = v3708 + v7806;
-      out[v3709] = v3703;
-    }
-    const unsigned int v3711 = v43 + v7812;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3712 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3713 = v624.x[9];
-    const float v3714 = v3713 * v3712;
-    const bool v3715 = v3711 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3715) {
-      const iron_bf16 v3719 = iron_f32_to_bf16(v3714);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3721 = v11 + v3711;
-      const unsigned int v3722 = v3721 * v1;
-      const unsigned int v3723 = v3722 + v26;
-      const unsigned int v3724 = v3723 << 8u;
-      const unsigned int v3725 = v3724 + v7811;
-      out[v3725] = v3719;
-    }
-    const unsigned int v3727 = v43 + v7817;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3728 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3729 = v624.x[10];
-    const float v3730 = v3729 * v3728;
-    const bool v3731 = v3727 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3731) {
-      const iron_bf16 v3735 = iron_f32_to_bf16(v3730);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3737 = v11 + v3727;
-      const unsigned int v3738 = v3737 * v1;
-      const unsigned int v3739 = v3738 + v26;
-      const unsigned int v3740 = v3739 << 8u;
-      const unsigned int v3741 = v3740 + v7816;
-      out[v3741] = v3735;
-    }
-    const unsigned int v3743 = v43 + v7822;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3744 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3745 = v624.x[11];
-    const float v3746 = v3745 * v3744;
-    const bool v3747 = v3743 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3747) {
-      const iron_bf16 v3751 = iron_f32_to_bf16(v3746);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3753 = v11 + v3743;
-      const unsigned int v3754 = v3753 * v1;
-      const unsigned int v3755 = v3754 + v26;
-      const unsigned int v3756 = v3755 << 8u;
-      const unsigned int v3757 = v3756 + v7821;
-      out[v3757] = v3751;
-    }
-    const unsigned int v3759 = v43 + v7827;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3760 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3761 = v624.x[12];
-    const float v3762 = v3761 * v3760;
-    const bool v3763 = v3759 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3763) {
-      const iron_bf16 v3767 = iron_f32_to_bf16(v3762);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3769 = v11 + v3759;
-      const unsigned int v3770 = v3769 * v1;
-      const unsigned int v3771 = v3770 + v26;
-      const unsigned int v3772 = v3771 << 8u;
-      const unsigned int v3773 = v3772 + v7826;
-      out[v3773] = v3767;
-    }
-    const unsigned int v3775 = v43 + v7832;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3776 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3777 = v624.x[13];
-    const float v3778 = v3777 * v3776;
-    const bool v3779 = v3775 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3779) {
-      const iron_bf16 v3783 = iron_f32_to_bf16(v3778);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3785 = v11 + v3775;
-      const unsigned int v3786 = v3785 * v1;
-      const unsigned int v3787 = v3786 + v26;
-      const unsigned int v3788 = v3787 << 8u;
-      const unsigned int v3789 = v3788 + v7831;
-      out[v3789] = v3783;
-    }
-    const unsigned int v3791 = v43 + v7837;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3792 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3793 = v624.x[14];
-    const float v3794 = v3793 * v3792;
-    const bool v3795 = v3791 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3795) {
-      const iron_bf16 v3799 = iron_f32_to_bf16(v3794);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3801 = v11 + v3791;
-      const unsigned int v3802 = v3801 * v1;
-      const unsigned int v3803 = v3802 + v26;
-      const unsigned int v3804 = v3803 << 8u;
-      const unsigned int v3805 = v3804 + v7836;
-      out[v3805] = v3799;
-    }
-    const unsigned int v3807 = v43 + v7842;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3808 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3809 = v624.x[15];
-    const float v3810 = v3809 * v3808;
-    const bool v3811 = v3807 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3811) {
-      const iron_bf16 v3815 = iron_f32_to_bf16(v3810);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3817 = v11 + v3807;
-      const unsigned int v3818 = v3817 * v1;
-      const unsigned int v3819 = v3818 + v26;
-      const unsigned int v3820 = v3819 << 8u;
-      const unsigned int v3821 = v3820 + v7841;
-      out[v3821] = v3815;
-    }
-    const unsigned int v3823 = v43 + v7847;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3824 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3825 = v626.x[0];
-    const float v3826 = v3825 * v3824;
-    const bool v3827 = v3823 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3827) {
-      const unsigned int v3830 = 32u + v7846;
-      const iron_bf16 v3831 = iron_f32_to_bf16(v3826);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3833 = v11 + v3823;
-      const unsigned int v3834 = v3833 * v1;
-      const unsigned int v3835 = v3834 + v26;
-      const unsigned int v3836 = v3835 << 8u;
-      const unsigned int v3837 = v3836 + v3830;
-      out[v3837] = v3831;
-    }
-    const unsigned int v3839 = v43 + v7852;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3840 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3841 = v626.x[1];
-    const float v3842 = v3841 * v3840;
-    const bool v3843 = v3839 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3843) {
-      const unsigned int v3846 = 32u + v7851;
-      const iron_bf16 v3847 = iron_f32_to_bf16(v3842);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3849 = v11 + v3839;
-      const unsigned int v3850 = v3849 * v1;
-      const unsigned int v3851 = v3850 + v26;
-      const unsigned int v3852 = v3851 << 8u;
-      const unsigned int v3853 = v3852 + v3846;
-      out[v3853] = v3847;
-    }
-    const unsigned int v3855 = v43 + v7857;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3856 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3857 = v626.x[2];
-    const float v3858 = v3857 * v3856;
-    const bool v3859 = v3855 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3859) {
-      const unsigned int v3862 = 32u + v7856;
-      const iron_bf16 v3863 = iron_f32_to_bf16(v3858);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3865 = v11 + v3855;
-      const unsigned int v3866 = v3865 * v1;
-      const unsigned int v3867 = v3866 + v26;
-      const unsigned int v3868 = v3867 << 8u;
-      const unsigned int v3869 = v3868 + v3862;
-      out[v3869] = v3863;
-    }
-    const unsigned int v3871 = v43 + v7862;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3872 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3873 = v626.x[3];
-    const float v3874 = v3873 * v3872;
-    const bool v3875 = v3871 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3875) {
-      const unsigned int v3878 = 32u + v7861;
-      const iron_bf16 v3879 = iron_f32_to_bf16(v3874);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3881 = v11 + v3871;
-      const unsigned int v3882 = v3881 * v1;
-      const unsigned int v3883 = v3882 + v26;
-      const unsigned int v3884 = v3883 << 8u;
-      const unsigned int v3885 = v3884 + v3878;
-      out[v3885] = v3879;
-    }
-    const unsigned int v3887 = v43 + v7867;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3888 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3889 = v626.x[4];
-    const float v3890 = v3889 * v3888;
-    const bool v3891 = v3887 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3891) {
-      const unsigned int v3894 = 32u + v7866;
-      const iron_bf16 v3895 = iron_f32_to_bf16(v3890);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3897 = v11 + v3887;
-      const unsigned int v3898 = v3897 * v1;
-      const unsigned int v3899 = v3898 + v26;
-      const unsigned int v3900 = v3899 << 8u;
-      const unsigned int v3901 = v3900 + v3894;
-      out[v3901] = v3895;
-    }
-    const unsigned int v3903 = v43 + v7872;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3904 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3905 = v626.x[5];
-    const float v3906 = v3905 * v3904;
-    const bool v3907 = v3903 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3907) {
-      const unsigned int v3910 = 32u + v7871;
-      const iron_bf16 v3911 = iron_f32_to_bf16(v3906);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3913 = v11 + v3903;
-      const unsigned int v3914 = v3913 * v1;
-      const unsigned int v3915 = v3914 + v26;
-      const unsigned int v3916 = v3915 << 8u;
-      const unsigned int v3917 = v3916 + v3910;
-      out[v3917] = v3911;
-    }
-    const unsigned int v3919 = v43 + v7877;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3920 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3921 = v626.x[6];
-    const float v3922 = v3921 * v3920;
-    const bool v3923 = v3919 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3923) {
-      const unsigned int v3926 = 32u + v7876;
-      const iron_bf16 v3927 = iron_f32_to_bf16(v3922);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3929 = v11 + v3919;
-      const unsigned int v3930 = v3929 * v1;
-      const unsigned int v3931 = v3930 + v26;
-      const unsigned int v3932 = v3931 << 8u;
-      const unsigned int v3933 = v3932 + v3926;
-      out[v3933] = v3927;
-    }
-    const unsigned int v3935 = v43 + v7882;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3936 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3937 = v626.x[7];
-    const float v3938 = v3937 * v3936;
-    const bool v3939 = v3935 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3939) {
-      const unsigned int v3942 = 32u + v7881;
-      const iron_bf16 v3943 = iron_f32_to_bf16(v3938);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3945 = v11 + v3935;
-      const unsigned int v3946 = v3945 * v1;
-      const unsigned int v3947 = v3946 + v26;
-      const unsigned int v3948 = v3947 << 8u;
-      const unsigned int v3949 = v3948 + v3942;
-      out[v3949] = v3943;
-    }
-    const unsigned int v3951 = v43 + v7887;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3952 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3953 = v626.x[8];
-    const float v3954 = v3953 * v3952;
-    const bool v3955 = v3951 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3955) {
-      const unsigned int v3958 = 32u + v7886;
-      const iron_bf16 v3959 = iron_f32_to_bf16(v3954);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3961 = v11 + v3951;
-      const unsigned int v3962 = v3961 * v1;
-      const unsigned int v3963 = v3962 + v26;
-      const unsigned int v3964 = v3963 << 8u;
-      const unsigned int v3965 = v3964 + v3958;
-      out[v3965] = v3959;
-    }
-    const unsigned int v3967 = v43 + v7892;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3968 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3969 = v626.x[9];
-    const float v3970 = v3969 * v3968;
-    const bool v3971 = v3967 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3971) {
-      const unsigned int v3974 = 32u + v7891;
-      const iron_bf16 v3975 = iron_f32_to_bf16(v3970);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3977 = v11 + v3967;
-      const unsigned int v3978 = v3977 * v1;
-      const unsigned int v3979 = v3978 + v26;
-      const unsigned int v3980 = v3979 << 8u;
-      const unsigned int v3981 = v3980 + v3974;
-      out[v3981] = v3975;
-    }
-    const unsigned int v3983 = v43 + v7897;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3984 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3985 = v626.x[10];
-    const float v3986 = v3985 * v3984;
-    const bool v3987 = v3983 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3987) {
-      const unsigned int v3990 = 32u + v7896;
-      const iron_bf16 v3991 = iron_f32_to_bf16(v3986);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3993 = v11 + v3983;
-      const unsigned int v3994 = v3993 * v1;
-      const unsigned int v3995 = v3994 + v26;
-      const unsigned int v3996 = v3995 << 8u;
-      const unsigned int v3997 = v3996 + v3990;
-      out[v3997] = v3991;
-    }
-    const unsigned int v3999 = v43 + v7902;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4000 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4001 = v626.x[11];
-    const float v4002 = v4001 * v4000;
-    const bool v4003 = v3999 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4003) {
-      const unsigned int v4006 = 32u + v7901;
-      const iron_bf16 v4007 = iron_f32_to_bf16(v4002);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4009 = v11 + v3999;
-      const unsigned int v4010 = v4009 * v1;
-      const unsigned int v4011 = v4010 + v26;
-      const unsigned int v4012 = v4011 << 8u;
-      const unsigned int v4013 = v4012 + v4006;
-      out[v4013] = v4007;
-    }
-    const unsigned int v4015 = v43 + v7907;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4016 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4017 = v626.x[12];
-    const float v4018 = v4017 * v4016;
-    const bool v4019 = v4015 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4019) {
-      const unsigned int v4022 = 32u + v7906;
-      const iron_bf16 v4023 = iron_f32_to_bf16(v4018);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4025 = v11 + v4015;
-      const unsigned int v4026 = v4025 * v1;
-      const unsigned int v4027 = v4026 + v26;
-      const unsigned int v4028 = v4027 << 8u;
-      const unsigned int v4029 = v4028 + v4022;
-      out[v4029] = v4023;
-    }
-    const unsigned int v4031 = v43 + v7912;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4032 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4033 = v626.x[13];
-    const float v4034 = v4033 * v4032;
-    const bool v4035 = v4031 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4035) {
-      const unsigned int v4038 = 32u + v7911;
-      const iron_bf16 v4039 = iron_f32_to_bf16(v4034);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4041 = v11 + v4031;
-      const unsigned int v4042 = v4041 * v1;
-      const unsigned int v4043 = v4042 + v26;
-      const unsigned int v4044 = v4043 << 8u;
-      const unsigned int v4045 = v4044 + v4038;
-      out[v4045] = v4039;
-    }
-    const unsigned int v4047 = v43 + v7917;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4048 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4049 = v626.x[14];
-    const float v4050 = v4049 * v4048;
-    const bool v4051 = v4047 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4051) {
-      const unsigned int v4054 = 32u + v7916;
-      const iron_bf16 v4055 = iron_f32_to_bf16(v4050);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4057 = v11 + v4047;
-      const unsigned int v4058 = v4057 * v1;
-      const unsigned int v4059 = v4058 + v26;
-      const unsigned int v4060 = v4059 << 8u;
-      const unsigned int v4061 = v4060 + v4054;
-      out[v4061] = v4055;
-    }
-    const unsigned int v4063 = v43 + v7922;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4064 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4065 = v626.x[15];
-    const float v4066 = v4065 * v4064;
-    const bool v4067 = v4063 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4067) {
-      const unsigned int v4070 = 32u + v7921;
-      const iron_bf16 v4071 = iron_f32_to_bf16(v4066);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4073 = v11 + v4063;
-      const unsigned int v4074 = v4073 * v1;
-      const unsigned int v4075 = v4074 + v26;
-      const unsigned int v4076 = v4075 << 8u;
-      const unsigned int v4077 = v4076 + v4070;
-      out[v4077] = v4071;
-    }
-    const unsigned int v4079 = v43 + v7927;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4080 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4081 = v628.x[0];
-    const float v4082 = v4081 * v4080;
-    const bool v4083 = v4079 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4083) {
-      const unsigned int v4086 = 64u + v7926;
-      const iron_bf16 v4087 = iron_f32_to_bf16(v4082);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4089 = v11 + v4079;
-      const unsigned int v4090 = v4089 * v1;
-      const unsigned int v4091 = v4090 + v26;
-      const unsigned int v4092 = v4091 << 8u;
-      const unsigned int v4093 = v4092 + v4086;
-      out[v4093] = v4087;
-    }
-    const unsigned int v4095 = v43 + v7932;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4096 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4097 = v628.x[1];
-    const float v4098 = v4097 * v4096;
-    const bool v4099 = v4095 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4099) {
-      const unsigned int v4102 = 64u + v7931;
-      const iron_bf16 v4103 = iron_f32_to_bf16(v4098);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4105 = v11 + v4095;
-      const unsigned int v4106 = v4105 * v1;
-      const unsigned int v4107 = v4106 + v26;
-      const unsigned int v4108 = v4107 << 8u;
-      const unsigned int v4109 = v4108 + v4102;
-      out[v4109] = v4103;
-    }
-    const unsigned int v4111 = v43 + v7937;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4112 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4113 = v628.x[2];
-    const float v4114 = v4113 * v4112;
-    const bool v4115 = v4111 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4115) {
-      const unsigned int v4118 = 64u + v7936;
-      const iron_bf16 v4119 = iron_f32_to_bf16(v4114);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4121 = v11 + v4111;
-      const unsigned int v4122 = v4121 * v1;
-      const unsigned int v4123 = v4122 + v26;
-      const unsigned int v4124 = v4123 << 8u;
-      const unsigned int v4125 = v4124 + v4118;
-      out[v4125] = v4119;
-    }
-    const unsigned int v4127 = v43 + v7942;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4128 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4129 = v628.x[3];
-    const float v4130 = v4129 * v4128;
-    const bool v4131 = v4127 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4131) {
-      const unsigned int v4134 = 64u + v7941;
-      const iron_bf16 v4135 = iron_f32_to_bf16(v4130);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4137 = v11 + v4127;
-      const unsigned int v4138 = v4137 * v1;
-      const unsigned int v4139 = v4138 + v26;
-      const unsigned int v4140 = v4139 << 8u;
-      const unsigned int v4141 = v4140 + v4134;
-      out[v4141] = v4135;
-    }
-    const unsigned int v4143 = v43 + v7947;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4144 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4145 = v628.x[4];
-    const float v4146 = v4145 * v4144;
-    const bool v4147 = v4143 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4147) {
-      const unsigned int v4150 = 64u + v7946;
-      const iron_bf16 v4151 = iron_f32_to_bf16(v4146);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4153 = v11 + v4143;
-      const unsigned int v4154 = v4153 * v1;
-      const unsigned int v4155 = v4154 + v26;
-      const unsigned int v4156 = v4155 << 8u;
-      const unsigned int v4157 = v4156 + v4150;
-      out[v4157] = v4151;
-    }
-    const unsigned int v4159 = v43 + v7952;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4160 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4161 = v628.x[5];
-    const float v4162 = v4161 * v4160;
-    const bool v4163 = v4159 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4163) {
-      const unsigned int v4166 = 64u + v7951;
-      const iron_bf16 v4167 = iron_f32_to_bf16(v4162);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4169 = v11 + v4159;
-      const unsigned int v4170 = v4169 * v1;
-      const unsigned int v4171 = v4170 + v26;
-      const unsigned int v4172 = v4171 << 8u;
-      const unsigned int v4173 = v4172 + v4166;
-      out[v4173] = v4167;
-    }
-    const unsigned int v4175 = v43 + v7957;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4176 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4177 = v628.x[6];
-    const float v4178 = v4177 * v4176;
-    const bool v4179 = v4175 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4179) {
-      const unsigned int v4182 = 64u + v7956;
-      const iron_bf16 v4183 = iron_f32_to_bf16(v4178);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4185 = v11 + v4175;
-      const unsigned int v4186 = v4185 * v1;
-      const unsigned int v4187 = v4186 + v26;
-      const unsigned int v4188 = v4187 << 8u;
-      const unsigned int v4189 = v4188 + v4182;
-      out[v4189] = v4183;
-    }
-    const unsigned int v4191 = v43 + v7962;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4192 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4193 = v628.x[7];
-    const float v4194 = v4193 * v4192;
-    const bool v4195 = v4191 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4195) {
-      const unsigned int v4198 = 64u + v7961;
-      const iron_bf16 v4199 = iron_f32_to_bf16(v4194);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4201 = v11 + v4191;
-      const unsigned int v4202 = v4201 * v1;
-      const unsigned int v4203 = v4202 + v26;
-      const unsigned int v4204 = v4203 << 8u;
-      const unsigned int v4205 = v4204 + v4198;
-      out[v4205] = v4199;
-    }
-    const unsigned int v4207 = v43 + v7967;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4208 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4209 = v628.x[8];
-    const float v4210 = v4209 * v4208;
-    const bool v4211 = v4207 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4211) {
-      const unsigned int v4214 = 64u + v7966;
-      const iron_bf16 v4215 = iron_f32_to_bf16(v4210);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4217 = v11 + v4207;
-      const unsigned int v4218 = v4217 * v1;
-      const unsigned int v4219 = v4218 + v26;
-      const unsigned int v4220 = v4219 << 8u;
-      const unsigned int v4221 = v4220 + v4214;
-      out[v4221] = v4215;
-    }
-    const unsigned int v4223 = v43 + v7972;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4224 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4225 = v628.x[9];
-    const float v4226 = v4225 * v4224;
-    const bool v4227 = v4223 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4227) {
-      const unsigned int v4230 = 64u + v7971;
-      const iron_bf16 v4231 = iron_f32_to_bf16(v4226);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4233 = v11 + v4223;
-      const unsigned int v4234 = v4233 * v1;
-      const unsigned int v4235 = v4234 + v26;
-      const unsigned int v4236 = v4235 << 8u;
-      const unsigned int v4237 = v4236 + v4230;
-      out[v4237] = v4231;
-    }
-    const unsigned int v4239 = v43 + v7977;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4240 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4241 = v628.x[10];
-    const float v4242 = v4241 * v4240;
-    const bool v4243 = v4239 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4243) {
-      const unsigned int v4246 = 64u + v7976;
-      const iron_bf16 v4247 = iron_f32_to_bf16(v4242);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4249 = v11 + v4239;
-      const unsigned int v4250 = v4249 * v1;
-      const unsigned int v4251 = v4250 + v26;
-      const unsigned int v4252 = v4251 << 8u;
-      const unsigned int v4253 = v4252 + v4246;
-      out[v4253] = v4247;
-    }
-    const unsigned int v4255 = v43 + v7982;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4256 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4257 = v628.x[11];
-    const float v4258 = v4257 * v4256;
-    const bool v4259 = v4255 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4259) {
-      const unsigned int v4262 = 64u + v7981;
-      const iron_bf16 v4263 = iron_f32_to_bf16(v4258);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4265 = v11 + v4255;
-      const unsigned int v4266 = v4265 * v1;
-      const unsigned int v4267 = v4266 + v26;
-      const unsigned int v4268 = v4267 << 8u;
-      const unsigned int v4269 = v4268 + v4262;
-      out[v4269] = v4263;
-    }
-    const unsigned int v4271 = v43 + v7987;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4272 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4273 = v628.x[12];
-    const float v4274 = v4273 * v4272;
-    const bool v4275 = v4271 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4275) {
-      const unsigned int v4278 = 64u + v7986;
-      const iron_bf16 v4279 = iron_f32_to_bf16(v4274);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4281 = v11 + v4271;
-      const unsigned int v4282 = v4281 * v1;
-      const unsigned int v4283 = v4282 + v26;
-      const unsigned int v4284 = v4283 << 8u;
-      const unsigned int v4285 = v4284 + v4278;
-      out[v4285] = v4279;
-    }
-    const unsigned int v4287 = v43 + v7992;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4288 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4289 = v628.x[13];
-    const float v4290 = v4289 * v4288;
-    const bool v4291 = v4287 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4291) {
-      const unsigned int v4294 = 64u + v7991;
-      const iron_bf16 v4295 = iron_f32_to_bf16(v4290);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4297 = v11 + v4287;
-      const unsigned int v4298 = v4297 * v1;
-      const unsigned int v4299 = v4298 + v26;
-      const unsigned int v4300 = v4299 << 8u;
-      const unsigned int v4301 = v4300 + v4294;
-      out[v4301] = v4295;
-    }
-    const unsigned int v4303 = v43 + v7997;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4304 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4305 = v628.x[14];
-    const float v4306 = v4305 * v4304;
-    const bool v4307 = v4303 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4307) {
-      const unsigned int v4310 = 64u + v7996;
-      const iron_bf16 v4311 = iron_f32_to_bf16(v4306);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4313 = v11 + v4303;
-      const unsigned int v4314 = v4313 * v1;
-      const unsigned int v4315 = v4314 + v26;
-      const unsigned int v4316 = v4315 << 8u;
-      const unsigned int v4317 = v4316 + v4310;
-      out[v4317] = v4311;
-    }
-    const unsigned int v4319 = v43 + v8002;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4320 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4321 = v628.x[15];
-    const float v4322 = v4321 * v4320;
-    const bool v4323 = v4319 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4323) {
-      const unsigned int v4326 = 64u + v8001;
-      const iron_bf16 v4327 = iron_f32_to_bf16(v4322);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4329 = v11 + v4319;
-      const unsigned int v4330 = v4329 * v1;
-      const unsigned int v4331 = v4330 + v26;
-      const unsigned int v4332 = v4331 << 8u;
-      const unsigned int v4333 = v4332 + v4326;
-      out[v4333] = v4327;
-    }
-    const unsigned int v4335 = v43 + v8007;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4336 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4337 = v630.x[0];
-    const float v4338 = v4337 * v4336;
-    const bool v4339 = v4335 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4339) {
-      const unsigned int v4342 = 96u + v8006;
-      const iron_bf16 v4343 = iron_f32_to_bf16(v4338);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4345 = v11 + v4335;
-      const unsigned int v4346 = v4345 * v1;
-      const unsigned int v4347 = v4346 + v26;
-      const unsigned int v4348 = v4347 << 8u;
-      const unsigned int v4349 = v4348 + v4342;
-      out[v4349] = v4343;
-    }
-    const unsigned int v4351 = v43 + v8012;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4352 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4353 = v630.x[1];
-    const float v4354 = v4353 * v4352;
-    const bool v4355 = v4351 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4355) {
-      const unsigned int v4358 = 96u + v8011;
-      const iron_bf16 v4359 = iron_f32_to_bf16(v4354);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4361 = v11 + v4351;
-      const unsigned int v4362 = v4361 * v1;
-      const unsigned int v4363 = v4362 + v26;
-      const unsigned int v4364 = v4363 << 8u;
-      const unsigned int v4365 = v4364 + v4358;
-      out[v4365] = v4359;
-    }
-    const unsigned int v4367 = v43 + v8017;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4368 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4369 = v630.x[2];
-    const float v4370 = v4369 * v4368;
-    const bool v4371 = v4367 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4371) {
-      const unsigned int v4374 = 96u + v8016;
-      const iron_bf16 v4375 = iron_f32_to_bf16(v4370);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4377 = v11 + v4367;
-      const unsigned int v4378 = v4377 * v1;
-      const unsigned int v4379 = v4378 + v26;
-      const unsigned int v4380 = v4379 << 8u;
-      const unsigned int v4381 = v4380 + v4374;
-      out[v4381] = v4375;
-    }
-    const unsigned int v4383 = v43 + v8022;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4384 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4385 = v630.x[3];
-    const float v4386 = v4385 * v4384;
-    const bool v4387 = v4383 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4387) {
-      const unsigned int v4390 = 96u + v8021;
-      const iron_bf16 v4391 = iron_f32_to_bf16(v4386);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4393 = v11 + v4383;
-      const unsigned int v4394 = v4393 * v1;
-      const unsigned int v4395 = v4394 + v26;
-      const unsigned int v4396 = v4395 << 8u;
-      const unsigned int v4397 = v4396 + v4390;
-      out[v4397] = v4391;
-    }
-    const unsigned int v4399 = v43 + v8027;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4400 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4401 = v630.x[4];
-    const float v4402 = v4401 * v4400;
-    const bool v4403 = v4399 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4403) {
-      const unsigned int v4406 = 96u + v8026;
-      const iron_bf16 v4407 = iron_f32_to_bf16(v4402);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4409 = v11 + v4399;
-      const unsigned int v4410 = v4409 * v1;
-      const unsigned int v4411 = v4410 + v26;
-      const unsigned int v4412 = v4411 << 8u;
-      const unsigned int v4413 = v4412 + v4406;
-      out[v4413] = v4407;
-    }
-    const unsigned int v4415 = v43 + v8032;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4416 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4417 = v630.x[5];
-    const float v4418 = v4417 * v4416;
-    const bool v4419 = v4415 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4419) {
-      const unsigned int v4422 = 96u + v8031;
-      const iron_bf16 v4423 = iron_f32_to_bf16(v4418);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4425 = v11 + v4415;
-      const unsigned int v4426 = v4425 * v1;
-      const unsigned int v4427 = v4426 + v26;
-      const unsigned int v4428 = v4427 << 8u;
-      const unsigned int v4429 = v4428 + v4422;
-      out[v4429] = v4423;
-    }
-    const unsigned int v4431 = v43 + v8037;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4432 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4433 = v630.x[6];
-    const float v4434 = v4433 * v4432;
-    const bool v4435 = v4431 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4435) {
-      const unsigned int v4438 = 96u + v8036;
-      const iron_bf16 v4439 = iron_f32_to_bf16(v4434);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4441 = v11 + v4431;
-      const unsigned int v4442 = v4441 * v1;
-      const unsigned int v4443 = v4442 + v26;
-      const unsigned int v4444 = v4443 << 8u;
-      const unsigned int v4445 = v4444 + v4438;
-      out[v4445] = v4439;
-    }
-    const unsigned int v4447 = v43 + v8042;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4448 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4449 = v630.x[7];
-    const float v4450 = v4449 * v4448;
-    const bool v4451 = v4447 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4451) {
-      const unsigned int v4454 = 96u + v8041;
-      const iron_bf16 v4455 = iron_f32_to_bf16(v4450);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4457 = v11 + v4447;
-      const unsigned int v4458 = v4457 * v1;
-      const unsigned int v4459 = v4458 + v26;
-      const unsigned int v4460 = v4459 << 8u;
-      const unsigned int v4461 = v4460 + v4454;
-      out[v4461] = v4455;
-    }
-    const unsigned int v4463 = v43 + v8047;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4464 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4465 = v630.x[8];
-    const float v4466 = v4465 * v4464;
-    const bool v4467 = v4463 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4467) {
-      const unsigned int v4470 = 96u + v8046;
-      const iron_bf16 v4471 = iron_f32_to_bf16(v4466);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4473 = v11 + v4463;
-      const unsigned int v4474 = v4473 * v1;
-      const unsigned int v4475 = v4474 + v26;
-      const unsigned int v4476 = v4475 << 8u;
-      const unsigned int v4477 = v4476 + v4470;
-      out[v4477] = v4471;
-    }
-    const unsigned int v4479 = v43 + v8052;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4480 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4481 = v630.x[9];
-    const float v4482 = v4481 * v4480;
-    const bool v4483 = v4479 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4483) {
-      const unsigned int v4486 = 96u + v8051;
-      const iron_bf16 v4487 = iron_f32_to_bf16(v4482);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4489 = v11 + v4479;
-      const unsigned int v4490 = v4489 * v1;
-      const unsigned int v4491 = v4490 + v26;
-      const unsigned int v4492 = v4491 << 8u;
-      const unsigned int v4493 = v4492 + v4486;
-      out[v4493] = v4487;
-    }
-    const unsigned int v4495 = v43 + v8057;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4496 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4497 = v630.x[10];
-    const float v4498 = v4497 * v4496;
-    const bool v4499 = v4495 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4499) {
-      const unsigned int v4502 = 96u + v8056;
-      const iron_bf16 v4503 = iron_f32_to_bf16(v4498);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4505 = v11 + v4495;
-      const unsigned int v4506 = v4505 * v1;
-      const unsigned int v4507 = v4506 + v26;
-      const unsigned int v4508 = v4507 << 8u;
-      const unsigned int v4509 = v4508 + v4502;
-      out[v4509] = v4503;
-    }
-    const unsigned int v4511 = v43 + v8062;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4512 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4513 = v630.x[11];
-    const float v4514 = v4513 * v4512;
-    const bool v4515 = v4511 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4515) {
-      const unsigned int v4518 = 96u + v8061;
-      const iron_bf16 v4519 = iron_f32_to_bf16(v4514);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4521 = v11 + v4511;
-      const unsigned int v4522 = v4521 * v1;
-      const unsigned int v4523 = v4522 + v26;
-      const unsigned int v4524 = v4523 << 8u;
-      const unsigned int v4525 = v4524 + v4518;
-      out[v4525] = v4519;
-    }
-    const unsigned int v4527 = v43 + v8067;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4528 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4529 = v630.x[12];
-    const float v4530 = v4529 * v4528;
-    const bool v4531 = v4527 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4531) {
-      const unsigned int v4534 = 96u + v8066;
-      const iron_bf16 v4535 = iron_f32_to_bf16(v4530);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4537 = v11 + v4527;
-      const unsigned int v4538 = v4537 * v1;
-      const unsigned int v4539 = v4538 + v26;
-      const unsigned int v4540 = v4539 << 8u;
-      const unsigned int v4541 = v4540 + v4534;
-      out[v4541] = v4535;
-    }
-    const unsigned int v4543 = v43 + v8072;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4544 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4545 = v630.x[13];
-    const float v4546 = v4545 * v4544;
-    const bool v4547 = v4543 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4547) {
-      const unsigned int v4550 = 96u + v8071;
-      const iron_bf16 v4551 = iron_f32_to_bf16(v4546);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4553 = v11 + v4543;
-      const unsigned int v4554 = v4553 * v1;
-      const unsigned int v4555 = v4554 + v26;
-      const unsigned int v4556 = v4555 << 8u;
-      const unsigned int v4557 = v4556 + v4550;
-      out[v4557] = v4551;
-    }
-    const unsigned int v4559 = v43 + v8077;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4560 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4561 = v630.x[14];
-    const float v4562 = v4561 * v4560;
-    const bool v4563 = v4559 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4563) {
-      const unsigned int v4566 = 96u + v8076;
-      const iron_bf16 v4567 = iron_f32_to_bf16(v4562);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4569 = v11 + v4559;
-      const unsigned int v4570 = v4569 * v1;
-      const unsigned int v4571 = v4570 + v26;
-      const unsigned int v4572 = v4571 << 8u;
-      const unsigned int v4573 = v4572 + v4566;
-      out[v4573] = v4567;
-    }
-    const unsigned int v4575 = v43 + v8082;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4576 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4577 = v630.x[15];
-    const float v4578 = v4577 * v4576;
-    const bool v4579 = v4575 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4579) {
-      const unsigned int v4582 = 96u + v8081;
-      const iron_bf16 v4583 = iron_f32_to_bf16(v4578);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4585 = v11 + v4575;
-      const unsigned int v4586 = v4585 * v1;
-      const unsigned int v4587 = v4586 + v26;
-      const unsigned int v4588 = v4587 << 8u;
-      const unsigned int v4589 = v4588 + v4582;
-      out[v4589] = v4583;
-    }
-    const unsigned int v4591 = v43 + v8087;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4592 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4593 = v632.x[0];
-    const float v4594 = v4593 * v4592;
-    const bool v4595 = v4591 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4595) {
-      const unsigned int v4598 = 128u + v8086;
-      const iron_bf16 v4599 = iron_f32_to_bf16(v4594);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4601 = v11 + v4591;
-      const unsigned int v4602 = v4601 * v1;
-      const unsigned int v4603 = v4602 + v26;
-      const unsigned int v4604 = v4603 << 8u;
-      const unsigned int v4605 = v4604 + v4598;
-      out[v4605] = v4599;
-    }
-    const unsigned int v4607 = v43 + v8092;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4608 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4609 = v632.x[1];
-    const float v4610 = v4609 * v4608;
-    const bool v4611 = v4607 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4611) {
-      const unsigned int v4614 = 128u + v8091;
-      const iron_bf16 v4615 = iron_f32_to_bf16(v4610);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4617 = v11 + v4607;
-      const unsigned int v4618 = v4617 * v1;
-      const unsigned int v4619 = v4618 + v26;
-      const unsigned int v4620 = v4619 << 8u;
-      const unsigned int v4621 = v4620 + v4614;
-      out[v4621] = v4615;
-    }
-    const unsigned int v4623 = v43 + v8097;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4624 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4625 = v632.x[2];
-    const float v4626 = v4625 * v4624;
-    const bool v4627 = v4623 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4627) {
-      const unsigned int v4630 = 128u + v8096;
-      const iron_bf16 v4631 = iron_f32_to_bf16(v4626);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4633 = v11 + v4623;
-      const unsigned int v4634 = v4633 * v1;
-      const unsigned int v4635 = v4634 + v26;
-      const unsigned int v4636 = v4635 << 8u;
-      const unsigned int v4637 = v4636 + v4630;
-      out[v4637] = v4631;
-    }
-    const unsigned int v4639 = v43 + v8102;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4640 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4641 = v632.x[3];
-    const float v4642 = v4641 * v4640;
-    const bool v4643 = v4639 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4643) {
-      const unsigned int v4646 = 128u + v8101;
-      const iron_bf16 v4647 = iron_f32_to_bf16(v4642);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4649 = v11 + v4639;
-      const unsigned int v4650 = v4649 * v1;
-      const unsigned int v4651 = v4650 + v26;
-      const unsigned int v4652 = v4651 << 8u;
-      const unsigned int v4653 = v4652 + v4646;
-      out[v4653] = v4647;
-    }
-    const unsigned int v4655 = v43 + v8107;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4656 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4657 = v632.x[4];
-    const float v4658 = v4657 * v4656;
-    const bool v4659 = v4655 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4659) {
-      const unsigned int v4662 = 128u + v8106;
-      const iron_bf16 v4663 = iron_f32_to_bf16(v4658);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4665 = v11 + v4655;
-      const unsigned int v4666 = v4665 * v1;
-      const unsigned int v4667 = v4666 + v26;
-      const unsigned int v4668 = v4667 << 8u;
-      const unsigned int v4669 = v4668 + v4662;
-      out[v4669] = v4663;
-    }
-    const unsigned int v4671 = v43 + v8112;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4672 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4673 = v632.x[5];
-    const float v4674 = v4673 * v4672;
-    const bool v4675 = v4671 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4675) {
-      const unsigned int v4678 = 128u + v8111;
-      const iron_bf16 v4679 = iron_f32_to_bf16(v4674);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4681 = v11 + v4671;
-      const unsigned int v4682 = v4681 * v1;
-      const unsigned int v4683 = v4682 + v26;
-      const unsigned int v4684 = v4683 << 8u;
-      const unsigned int v4685 = v4684 + v4678;
-      out[v4685] = v4679;
-    }
-    const unsigned int v4687 = v43 + v8117;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4688 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4689 = v632.x[6];
-    const float v4690 = v4689 * v4688;
-    const bool v4691 = v4687 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4691) {
-      const unsigned int v4694 = 128u + v8116;
-      const iron_bf16 v4695 = iron_f32_to_bf16(v4690);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4697 = v11 + v4687;
-      const unsigned int v4698 = v4697 * v1;
-      const unsigned int v4699 = v4698 + v26;
-      const unsigned int v4700 = v4699 << 8u;
-      const unsigned int v4701 = v4700 + v4694;
-      out[v4701] = v4695;
-    }
-    const unsigned int v4703 = v43 + v8122;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4704 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4705 = v632.x[7];
-    const float v4706 = v4705 * v4704;
-    const bool v4707 = v4703 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4707) {
-      const unsigned int v4710 = 128u + v8121;
-      const iron_bf16 v4711 = iron_f32_to_bf16(v4706);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4713 = v11 + v4703;
-      const unsigned int v4714 = v4713 * v1;
-      const unsigned int v4715 = v4714 + v26;
-      const unsigned int v4716 = v4715 << 8u;
-      const unsigned int v4717 = v4716 + v4710;
-      out[v4717] = v4711;
-    }
-    const unsigned int v4719 = v43 + v8127;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4720 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4721 = v632.x[8];
-    const float v4722 = v4721 * v4720;
-    const bool v4723 = v4719 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4723) {
-      const unsigned int v4726 = 128u + v8126;
-      const iron_bf16 v4727 = iron_f32_to_bf16(v4722);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4729 = v11 + v4719;
-      const unsigned int v4730 = v4729 * v1;
-      const unsigned int v4731 = v4730 + v26;
-      const unsigned int v4732 = v4731 << 8u;
-      const unsigned int v4733 = v4732 + v4726;
-      out[v4733] = v4727;
-    }
-    const unsigned int v4735 = v43 + v8132;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4736 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4737 = v632.x[9];
-    const float v4738 = v4737 * v4736;
-    const bool v4739 = v4735 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4739) {
-      const unsigned int v4742 = 128u + v8131;
-      const iron_bf16 v4743 = iron_f32_to_bf16(v4738);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4745 = v11 + v4735;
-      const unsigned int v4746 = v4745 * v1;
-      const unsigned int v4747 = v4746 + v26;
-      const unsigned int v4748 = v4747 << 8u;
-      const unsigned int v4749 = v4748 + v4742;
-      out[v4749] = v4743;
-    }
-    const unsigned int v4751 = v43 + v8137;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4752 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4753 = v632.x[10];
-    const float v4754 = v4753 * v4752;
-    const bool v4755 = v4751 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4755) {
-      const unsigned int v4758 = 128u + v8136;
-      const iron_bf16 v4759 = iron_f32_to_bf16(v4754);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4761 = v11 + v4751;
-      const unsigned int v4762 = v4761 * v1;
-      const unsigned int v4763 = v4762 + v26;
-      const unsigned int v4764 = v4763 << 8u;
-      const unsigned int v4765 = v4764 + v4758;
-      out[v4765] = v4759;
-    }
-    const unsigned int v4767 = v43 + v8142;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4768 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4769 = v632.x[11];
-    const float v4770 = v4769 * v4768;
-    const bool v4771 = v4767 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4771) {
-      const unsigned int v4774 = 128u + v8141;
-      const iron_bf16 v4775 = iron_f32_to_bf16(v4770);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4777 = v11 + v4767;
-      const unsigned int v4778 = v4777 * v1;
-      const unsigned int v4779 = v4778 + v26;
-      const unsigned int v4780 = v4779 << 8u;
-      const unsigned int v4781 = v4780 + v4774;
-      out[v4781] = v4775;
-    }
-    const unsigned int v4783 = v43 + v8147;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4784 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4785 = v632.x[12];
-    const float v4786 = v4785 * v4784;
-    const bool v4787 = v4783 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4787) {
-      const unsigned int v4790 = 128u + v8146;
-      const iron_bf16 v4791 = iron_f32_to_bf16(v4786);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4793 = v11 + v4783;
-      const unsigned int v4794 = v4793 * v1;
-      const unsigned int v4795 = v4794 + v26;
-      const unsigned int v4796 = v4795 << 8u;
-      const unsigned int v4797 = v4796 + v4790;
-      out[v4797] = v4791;
-    }
-    const unsigned int v4799 = v43 + v8152;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4800 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4801 = v632.x[13];
-    const float v4802 = v4801 * v4800;
-    const bool v4803 = v4799 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4803) {
-      const unsigned int v4806 = 128u + v8151;
-      const iron_bf16 v4807 = iron_f32_to_bf16(v4802);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4809 = v11 + v4799;
-      const unsigned int v4810 = v4809 * v1;
-      const unsigned int v4811 = v4810 + v26;
-      const unsigned int v4812 = v4811 << 8u;
-      const unsigned int v4813 = v4812 + v4806;
-      out[v4813] = v4807;
-    }
-    const unsigned int v4815 = v43 + v8157;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4816 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4817 = v632.x[14];
-    const float v4818 = v4817 * v4816;
-    const bool v4819 = v4815 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4819) {
-      const unsigned int v4822 = 128u + v8156;
-      const iron_bf16 v4823 = iron_f32_to_bf16(v4818);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4825 = v11 + v4815;
-      const unsigned int v4826 = v4825 * v1;
-      const unsigned int v4827 = v4826 + v26;
-      const unsigned int v4828 = v4827 << 8u;
-      const unsigned int v4829 = v4828 + v4822;
-      out[v4829] = v4823;
-    }
-    const unsigned int v4831 = v43 + v8162;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4832 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4833 = v632.x[15];
-    const float v4834 = v4833 * v4832;
-    const bool v4835 = v4831 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4835) {
-      const unsigned int v4838 = 128u + v8161;
-      const iron_bf16 v4839 = iron_f32_to_bf16(v4834);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4841 = v11 + v4831;
-      const unsigned int v4842 = v4841 * v1;
-      const unsigned int v4843 = v4842 + v26;
-      const unsigned int v4844 = v4843 << 8u;
-      const unsigned int v4845 = v4844 + v4838;
-      out[v4845] = v4839;
-    }
-    const unsigned int v4847 = v43 + v8167;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4848 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4849 = v634.x[0];
-    const float v4850 = v4849 * v4848;
-    const bool v4851 = v4847 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4851) {
-      const unsigned int v4854 = 160u + v8166;
-      const iron_bf16 v4855 = iron_f32_to_bf16(v4850);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4857 = v11 + v4847;
-      const unsigned int v4858 = v4857 * v1;
-      const unsigned int v4859 = v4858 + v26;
-      const unsigned int v4860 = v4859 << 8u;
-      const unsigned int v4861 = v4860 + v4854;
-      out[v4861] = v4855;
-    }
-    const unsigned int v4863 = v43 + v8172;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4864 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4865 = v634.x[1];
-    const float v4866 = v4865 * v4864;
-    const bool v4867 = v4863 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4867) {
-      const unsigned int v4870 = 160u + v8171;
-      const iron_bf16 v4871 = iron_f32_to_bf16(v4866);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4873 = v11 + v4863;
-      const unsigned int v4874 = v4873 * v1;
-      const unsigned int v4875 = v4874 + v26;
-      const unsigned int v4876 = v4875 << 8u;
-      const unsigned int v4877 = v4876 + v4870;
-      out[v4877] = v4871;
-    }
-    const unsigned int v4879 = v43 + v8177;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4880 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4881 = v634.x[2];
-    const float v4882 = v4881 * v4880;
-    const bool v4883 = v4879 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4883) {
-      const unsigned int v4886 = 160u + v8176;
-      const iron_bf16 v4887 = iron_f32_to_bf16(v4882);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4889 = v11 + v4879;
-      const unsigned int v4890 = v4889 * v1;
-      const unsigned int v4891 = v4890 + v26;
-      const unsigned int v4892 = v4891 << 8u;
-      const unsigned int v4893 = v4892 + v4886;
-      out[v4893] = v4887;
-    }
-    const unsigned int v4895 = v43 + v8182;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4896 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4897 = v634.x[3];
-    const float v4898 = v4897 * v4896;
-    const bool v4899 = v4895 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4899) {
-      const unsigned int v4902 = 160u + v8181;
-      const iron_bf16 v4903 = iron_f32_to_bf16(v4898);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4905 = v11 + v4895;
-      const unsigned int v4906 = v4905 * v1;
-      const unsigned int v4907 = v4906 + v26;
-      const unsigned int v4908 = v4907 << 8u;
-      const unsigned int v4909 = v4908 + v4902;
-      out[v4909] = v4903;
-    }
-    const unsigned int v4911 = v43 + v8187;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4912 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4913 = v634.x[4];
-    const float v4914 = v4913 * v4912;
-    const bool v4915 = v4911 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4915) {
-      const unsigned int v4918 = 160u + v8186;
-      const iron_bf16 v4919 = iron_f32_to_bf16(v4914);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4921 = v11 + v4911;
-      const unsigned int v4922 = v4921 * v1;
-      const unsigned int v4923 = v4922 + v26;
-      const unsigned int v4924 = v4923 << 8u;
-      const unsigned int v4925 = v4924 + v4918;
-      out[v4925] = v4919;
-    }
-    const unsigned int v4927 = v43 + v8192;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4928 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4929 = v634.x[5];
-    const float v4930 = v4929 * v4928;
-    const bool v4931 = v4927 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4931) {
-      const unsigned int v4934 = 160u + v8191;
-      const iron_bf16 v4935 = iron_f32_to_bf16(v4930);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4937 = v11 + v4927;
-      const unsigned int v4938 = v4937 * v1;
-      const unsigned int v4939 = v4938 + v26;
-      const unsigned int v4940 = v4939 << 8u;
-      const unsigned int v4941 = v4940 + v4934;
-      out[v4941] = v4935;
-    }
-    const unsigned int v4943 = v43 + v8197;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4944 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4945 = v634.x[6];
-    const float v4946 = v4945 * v4944;
-    const bool v4947 = v4943 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4947) {
-      const unsigned int v4950 = 160u + v8196;
-      const iron_bf16 v4951 = iron_f32_to_bf16(v4946);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4953 = v11 + v4943;
-      const unsigned int v4954 = v4953 * v1;
-      const unsigned int v4955 = v4954 + v26;
-      const unsigned int v4956 = v4955 << 8u;
-      const unsigned int v4957 = v4956 + v4950;
-      out[v4957] = v4951;
-    }
-    const unsigned int v4959 = v43 + v8202;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4960 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4961 = v634.x[7];
-    const float v4962 = v4961 * v4960;
-    const bool v4963 = v4959 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4963) {
-      const unsigned int v4966 = 160u + v8201;
-      const iron_bf16 v4967 = iron_f32_to_bf16(v4962);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4969 = v11 + v4959;
-      const unsigned int v4970 = v4969 * v1;
-      const unsigned int v4971 = v4970 + v26;
-      const unsigned int v4972 = v4971 << 8u;
-      const unsigned int v4973 = v4972 + v4966;
-      out[v4973] = v4967;
-    }
-    const unsigned int v4975 = v43 + v8207;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4976 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4977 = v634.x[8];
-    const float v4978 = v4977 * v4976;
-    const bool v4979 = v4975 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4979) {
-      const unsigned int v4982 = 160u + v8206;
-      const iron_bf16 v4983 = iron_f32_to_bf16(v4978);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4985 = v11 + v4975;
-      const unsigned int v4986 = v4985 * v1;
-      const unsigned int v4987 = v4986 + v26;
-      const unsigned int v4988 = v4987 << 8u;
-      const unsigned int v4989 = v4988 + v4982;
-      out[v4989] = v4983;
-    }
-    const unsigned int v4991 = v43 + v8212;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4992 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4993 = v634.x[9];
-    const float v4994 = v4993 * v4992;
-    const bool v4995 = v4991 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4995) {
-      const unsigned int v4998 = 160u + v8211;
-      const iron_bf16 v4999 = iron_f32_to_bf16(v4994);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5001 = v11 + v4991;
-      const unsigned int v5002 = v5001 * v1;
-      const unsigned int v5003 = v5002 + v26;
-      const unsigned int v5004 = v5003 << 8u;
-      const unsigned int v5005 = v5004 + v4998;
-      out[v5005] = v4999;
-    }
-    const unsigned int v5007 = v43 + v8217;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5008 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5009 = v634.x[10];
-    const float v5010 = v5009 * v5008;
-    const bool v5011 = v5007 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5011) {
-      const unsigned int v5014 = 160u + v8216;
-      const iron_bf16 v5015 = iron_f32_to_bf16(v5010);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5017 = v11 + v5007;
-      const unsigned int v5018 = v5017 * v1;
-      const unsigned int v5019 = v5018 + v26;
-      const unsigned int v5020 = v5019 << 8u;
-      const unsigned int v5021 = v5020 + v5014;
-      out[v5021] = v5015;
-    }
-    const unsigned int v5023 = v43 + v8222;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5024 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5025 = v634.x[11];
-    const float v5026 = v5025 * v5024;
-    const bool v5027 = v5023 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5027) {
-      const unsigned int v5030 = 160u + v8221;
-      const iron_bf16 v5031 = iron_f32_to_bf16(v5026);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5033 = v11 + v5023;
-      const unsigned int v5034 = v5033 * v1;
-      const unsigned int v5035 = v5034 + v26;
-      const unsigned int v5036 = v5035 << 8u;
-      const unsigned int v5037 = v5036 + v5030;
-      out[v5037] = v5031;
-    }
-    const unsigned int v5039 = v43 + v8227;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5040 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5041 = v634.x[12];
-    const float v5042 = v5041 * v5040;
-    const bool v5043 = v5039 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5043) {
-      const unsigned int v5046 = 160u + v8226;
-      const iron_bf16 v5047 = iron_f32_to_bf16(v5042);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5049 = v11 + v5039;
-      const unsigned int v5050 = v5049 * v1;
-      const unsigned int v5051 = v5050 + v26;
-      const unsigned int v5052 = v5051 << 8u;
-      const unsigned int v5053 = v5052 + v5046;
-      out[v5053] = v5047;
-    }
-    const unsigned int v5055 = v43 + v8232;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5056 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5057 = v634.x[13];
-    const float v5058 = v5057 * v5056;
-    const bool v5059 = v5055 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5059) {
-      const unsigned int v5062 = 160u + v8231;
-      const iron_bf16 v5063 = iron_f32_to_bf16(v5058);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5065 = v11 + v5055;
-      const unsigned int v5066 = v5065 * v1;
-      const unsigned int v5067 = v5066 + v26;
-      const unsigned int v5068 = v5067 << 8u;
-      const unsigned int v5069 = v5068 + v5062;
-      out[v5069] = v5063;
-    }
-    const unsigned int v5071 = v43 + v8237;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5072 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5073 = v634.x[14];
-    const float v5074 = v5073 * v5072;
-    const bool v5075 = v5071 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5075) {
-      const unsigned int v5078 = 160u + v8236;
-      const iron_bf16 v5079 = iron_f32_to_bf16(v5074);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5081 = v11 + v5071;
-      const unsigned int v5082 = v5081 * v1;
-      const unsigned int v5083 = v5082 + v26;
-      const unsigned int v5084 = v5083 << 8u;
-      const unsigned int v5085 = v5084 + v5078;
-      out[v5085] = v5079;
-    }
-    const unsigned int v5087 = v43 + v8242;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5088 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5089 = v634.x[15];
-    const float v5090 = v5089 * v5088;
-    const bool v5091 = v5087 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5091) {
-      const unsigned int v5094 = 160u + v8241;
-      const iron_bf16 v5095 = iron_f32_to_bf16(v5090);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5097 = v11 + v5087;
-      const unsigned int v5098 = v5097 * v1;
-      const unsigned int v5099 = v5098 + v26;
-      const unsigned int v5100 = v5099 << 8u;
-      const unsigned int v5101 = v5100 + v5094;
-      out[v5101] = v5095;
-    }
-    const unsigned int v5103 = v43 + v8247;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5104 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5105 = v636.x[0];
-    const float v5106 = v5105 * v5104;
-    const bool v5107 = v5103 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5107) {
-      const unsigned int v5110 = 192u + v8246;
-      const iron_bf16 v5111 = iron_f32_to_bf16(v5106);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5113 = v11 + v5103;
-      const unsigned int v5114 = v5113 * v1;
-      const unsigned int v5115 = v5114 + v26;
-      const unsigned int v5116 = v5115 << 8u;
-      const unsigned int v5117 = v5116 + v5110;
-      out[v5117] = v5111;
-    }
-    const unsigned int v5119 = v43 + v8252;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5120 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5121 = v636.x[1];
-    const float v5122 = v5121 * v5120;
-    const bool v5123 = v5119 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5123) {
-      const unsigned int v5126 = 192u + v8251;
-      const iron_bf16 v5127 = iron_f32_to_bf16(v5122);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5129 = v11 + v5119;
-      const unsigned int v5130 = v5129 * v1;
-      const unsigned int v5131 = v5130 + v26;
-      const unsigned int v5132 = v5131 << 8u;
-      const unsigned int v5133 = v5132 + v5126;
-      out[v5133] = v5127;
-    }
-    const unsigned int v5135 = v43 + v8257;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5136 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5137 = v636.x[2];
-    const float v5138 = v5137 * v5136;
-    const bool v5139 = v5135 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5139) {
-      const unsigned int v5142 = 192u + v8256;
-      const iron_bf16 v5143 = iron_f32_to_bf16(v5138);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5145 = v11 + v5135;
-      const unsigned int v5146 = v5145 * v1;
-      const unsigned int v5147 = v5146 + v26;
-      const unsigned int v5148 = v5147 << 8u;
-      const unsigned int v5149 = v5148 + v5142;
-      out[v5149] = v5143;
-    }
-    const unsigned int v5151 = v43 + v8262;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5152 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5153 = v636.x[3];
-    const float v5154 = v5153 * v5152;
-    const bool v5155 = v5151 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5155) {
-      const unsigned int v5158 = 192u + v8261;
-      const iron_bf16 v5159 = iron_f32_to_bf16(v5154);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5161 = v11 + v5151;
-      const unsigned int v5162 = v5161 * v1;
-      const unsigned int v5163 = v5162 + v26;
-      const unsigned int v5164 = v5163 << 8u;
-      const unsigned int v5165 = v5164 + v5158;
-      out[v5165] = v5159;
-    }
-    const unsigned int v5167 = v43 + v8267;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5168 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5169 = v636.x[4];
-    const float v5170 = v5169 * v5168;
-    const bool v5171 = v5167 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5171) {
-      const unsigned int v5174 = 192u + v8266;
-      const iron_bf16 v5175 = iron_f32_to_bf16(v5170);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5177 = v11 + v5167;
-      const unsigned int v5178 = v5177 * v1;
-      const unsigned int v5179 = v5178 + v26;
-      const unsigned int v5180 = v5179 << 8u;
-      const unsigned int v5181 = v5180 + v5174;
-      out[v5181] = v5175;
-    }
-    const unsigned int v5183 = v43 + v8272;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5184 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5185 = v636.x[5];
-    const float v5186 = v5185 * v5184;
-    const bool v5187 = v5183 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5187) {
-      const unsigned int v5190 = 192u + v8271;
-      const iron_bf16 v5191 = iron_f32_to_bf16(v5186);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5193 = v11 + v5183;
-      const unsigned int v5194 = v5193 * v1;
-      const unsigned int v5195 = v5194 + v26;
-      const unsigned int v5196 = v5195 << 8u;
-      const unsigned int v5197 = v5196 + v5190;
-      out[v5197] = v5191;
-    }
-    const unsigned int v5199 = v43 + v8277;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5200 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5201 = v636.x[6];
-    const float v5202 = v5201 * v5200;
-    const bool v5203 = v5199 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5203) {
-      const unsigned int v5206 = 192u + v8276;
-      const iron_bf16 v5207 = iron_f32_to_bf16(v5202);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5209 = v11 + v5199;
-      const unsigned int v5210 = v5209 * v1;
-      const unsigned int v5211 = v5210 + v26;
-      const unsigned int v5212 = v5211 << 8u;
-      const unsigned int v5213 = v5212 + v5206;
-      out[v5213] = v5207;
-    }
-    const unsigned int v5215 = v43 + v8282;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5216 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5217 = v636.x[7];
-    const float v5218 = v5217 * v5216;
-    const bool v5219 = v5215 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5219) {
-      const unsigned int v5222 = 192u + v8281;
-      const iron_bf16 v5223 = iron_f32_to_bf16(v5218);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5225 = v11 + v5215;
-      const unsigned int v5226 = v5225 * v1;
-      const unsigned int v5227 = v5226 + v26;
-      const unsigned int v5228 = v5227 << 8u;
-      const unsigned int v5229 = v5228 + v5222;
-      out[v5229] = v5223;
-    }
-    const unsigned int v5231 = v43 + v8287;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5232 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5233 = v636.x[8];
-    const float v5234 = v5233 * v5232;
-    const bool v5235 = v5231 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5235) {
-      const unsigned int v5238 = 192u + v8286;
-      const iron_bf16 v5239 = iron_f32_to_bf16(v5234);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5241 = v11 + v5231;
-      const unsigned int v5242 = v5241 * v1;
-      const unsigned int v5243 = v5242 + v26;
-      const unsigned int v5244 = v5243 << 8u;
-      const unsigned int v5245 = v5244 + v5238;
-      out[v5245] = v5239;
-    }
-    const unsigned int v5247 = v43 + v8292;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5248 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5249 = v636.x[9];
-    const float v5250 = v5249 * v5248;
-    const bool v5251 = v5247 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5251) {
-      const unsigned int v5254 = 192u + v8291;
-      const iron_bf16 v5255 = iron_f32_to_bf16(v5250);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5257 = v11 + v5247;
-      const unsigned int v5258 = v5257 * v1;
-      const unsigned int v5259 = v5258 + v26;
-      const unsigned int v5260 = v5259 << 8u;
-      const unsigned int v5261 = v5260 + v5254;
-      out[v5261] = v5255;
-    }
-    const unsigned int v5263 = v43 + v8297;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5264 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5265 = v636.x[10];
-    const float v5266 = v5265 * v5264;
-    const bool v5267 = v5263 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5267) {
-      const unsigned int v5270 = 192u + v8296;
-      const iron_bf16 v5271 = iron_f32_to_bf16(v5266);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5273 = v11 + v5263;
-      const unsigned int v5274 = v5273 * v1;
-      const unsigned int v5275 = v5274 + v26;
-      const unsigned int v5276 = v5275 << 8u;
-      const unsigned int v5277 = v5276 + v5270;
-      out[v5277] = v5271;
-    }
-    const unsigned int v5279 = v43 + v8302;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5280 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5281 = v636.x[11];
-    const float v5282 = v5281 * v5280;
-    const bool v5283 = v5279 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5283) {
-      const unsigned int v5286 = 192u + v8301;
-      const iron_bf16 v5287 = iron_f32_to_bf16(v5282);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5289 = v11 + v5279;
-      const unsigned int v5290 = v5289 * v1;
-      const unsigned int v5291 = v5290 + v26;
-      const unsigned int v5292 = v5291 << 8u;
-      const unsigned int v5293 = v5292 + v5286;
-      out[v5293] = v5287;
-    }
-    const unsigned int v5295 = v43 + v8307;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5296 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5297 = v636.x[12];
-    const float v5298 = v5297 * v5296;
-    const bool v5299 = v5295 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5299) {
-      const unsigned int v5302 = 192u + v8306;
-      const iron_bf16 v5303 = iron_f32_to_bf16(v5298);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5305 = v11 + v5295;
-      const unsigned int v5306 = v5305 * v1;
-      const unsigned int v5307 = v5306 + v26;
-      const unsigned int v5308 = v5307 << 8u;
-      const unsigned int v5309 = v5308 + v5302;
-      out[v5309] = v5303;
-    }
-    const unsigned int v5311 = v43 + v8312;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5312 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5313 = v636.x[13];
-    const float v5314 = v5313 * v5312;
-    const bool v5315 = v5311 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5315) {
-      const unsigned int v5318 = 192u + v8311;
-      const iron_bf16 v5319 = iron_f32_to_bf16(v5314);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5321 = v11 + v5311;
-      const unsigned int v5322 = v5321 * v1;
-      const unsigned int v5323 = v5322 + v26;
-      const unsigned int v5324 = v5323 << 8u;
-      const unsigned int v5325 = v5324 + v5318;
-      out[v5325] = v5319;
-    }
-    const unsigned int v5327 = v43 + v8317;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5328 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5329 = v636.x[14];
-    const float v5330 = v5329 * v5328;
-    const bool v5331 = v5327 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5331) {
-      const unsigned int v5334 = 192u + v8316;
-      const iron_bf16 v5335 = iron_f32_to_bf16(v5330);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5337 = v11 + v5327;
-      const unsigned int v5338 = v5337 * v1;
-      const unsigned int v5339 = v5338 + v26;
-      const unsigned int v5340 = v5339 << 8u;
-      const unsigned int v5341 = v5340 + v5334;
-      out[v5341] = v5335;
-    }
-    const unsigned int v5343 = v43 + v8322;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5344 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5345 = v636.x[15];
-    const float v5346 = v5345 * v5344;
-    const bool v5347 = v5343 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5347) {
-      const unsigned int v5350 = 192u + v8321;
-      const iron_bf16 v5351 = iron_f32_to_bf16(v5346);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5353 = v11 + v5343;
-      const unsigned int v5354 = v5353 * v1;
-      const unsigned int v5355 = v5354 + v26;
-      const unsigned int v5356 = v5355 << 8u;
-      const unsigned int v5357 = v5356 + v5350;
-      out[v5357] = v5351;
-    }
-    const unsigned int v5359 = v43 + v8327;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5360 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5361 = v638.x[0];
-    const float v5362 = v5361 * v5360;
-    const bool v5363 = v5359 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5363) {
-      const unsigned int v5366 = 224u + v8326;
-      const iron_bf16 v5367 = iron_f32_to_bf16(v5362);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5369 = v11 + v5359;
-      const unsigned int v5370 = v5369 * v1;
-      const unsigned int v5371 = v5370 + v26;
-      const unsigned int v5372 = v5371 << 8u;
-      const unsigned int v5373 = v5372 + v5366;
-      out[v5373] = v5367;
-    }
-    const unsigned int v5375 = v43 + v8332;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5376 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5377 = v638.x[1];
-    const float v5378 = v5377 * v5376;
-    const bool v5379 = v5375 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5379) {
-      const unsigned int v5382 = 224u + v8331;
-      const iron_bf16 v5383 = iron_f32_to_bf16(v5378);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5385 = v11 + v5375;
-      const unsigned int v5386 = v5385 * v1;
-      const unsigned int v5387 = v5386 + v26;
-      const unsigned int v5388 = v5387 << 8u;
-      const unsigned int v5389 = v5388 + v5382;
-      out[v5389] = v5383;
-    }
-    const unsigned int v5391 = v43 + v8337;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5392 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5393 = v638.x[2];
-    const float v5394 = v5393 * v5392;
-    const bool v5395 = v5391 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5395) {
-      const unsigned int v5398 = 224u + v8336;
-      const iron_bf16 v5399 = iron_f32_to_bf16(v5394);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5401 = v11 + v5391;
-      const unsigned int v5402 = v5401 * v1;
-      const unsigned int v5403 = v5402 + v26;
-      const unsigned int v5404 = v5403 << 8u;
-      const unsigned int v5405 = v5404 + v5398;
-      out[v5405] = v5399;
-    }
-    const unsigned int v5407 = v43 + v8342;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5408 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5409 = v638.x[3];
-    const float v5410 = v5409 * v5408;
-    const bool v5411 = v5407 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5411) {
-      const unsigned int v5414 = 224u + v8341;
-      const iron_bf16 v5415 = iron_f32_to_bf16(v5410);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5417 = v11 + v5407;
-      const unsigned int v5418 = v5417 * v1;
-      const unsigned int v5419 = v5418 + v26;
-      const unsigned int v5420 = v5419 << 8u;
-      const unsigned int v5421 = v5420 + v5414;
-      out[v5421] = v5415;
-    }
-    const unsigned int v5423 = v43 + v8347;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5424 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5425 = v638.x[4];
-    const float v5426 = v5425 * v5424;
-    const bool v5427 = v5423 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5427) {
-      const unsigned int v5430 = 224u + v8346;
-      const iron_bf16 v5431 = iron_f32_to_bf16(v5426);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5433 = v11 + v5423;
-      const unsigned int v5434 = v5433 * v1;
-      const unsigned int v5435 = v5434 + v26;
-      const unsigned int v5436 = v5435 << 8u;
-      const unsigned int v5437 = v5436 + v5430;
-      out[v5437] = v5431;
-    }
-    const unsigned int v5439 = v43 + v8352;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5440 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5441 = v638.x[5];
-    const float v5442 = v5441 * v5440;
-    const bool v5443 = v5439 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5443) {
-      const unsigned int v5446 = 224u + v8351;
-      const iron_bf16 v5447 = iron_f32_to_bf16(v5442);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5449 = v11 + v5439;
-      const unsigned int v5450 = v5449 * v1;
-      const unsigned int v5451 = v5450 + v26;
-      const unsigned int v5452 = v5451 << 8u;
-      const unsigned int v5453 = v5452 + v5446;
-      out[v5453] = v5447;
-    }
-    const unsigned int v5455 = v43 + v8357;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5456 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5457 = v638.x[6];
-    const float v5458 = v5457 * v5456;
-    const bool v5459 = v5455 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5459) {
-      const unsigned int v5462 = 224u + v8356;
-      const iron_bf16 v5463 = iron_f32_to_bf16(v5458);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5465 = v11 + v5455;
-      const unsigned int v5466 = v5465 * v1;
-      const unsigned int v5467 = v5466 + v26;
-      const unsigned int v5468 = v5467 << 8u;
-      const unsigned int v5469 = v5468 + v5462;
-      out[v5469] = v5463;
-    }
-    const unsigned int v5471 = v43 + v8362;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5472 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5473 = v638.x[7];
-    const float v5474 = v5473 * v5472;
-    const bool v5475 = v5471 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5475) {
-      const unsigned int v5478 = 224u + v8361;
-      const iron_bf16 v5479 = iron_f32_to_bf16(v5474);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5481 = v11 + v5471;
-      const unsigned int v5482 = v5481 * v1;
-      const unsigned int v5483 = v5482 + v26;
-      const unsigned int v5484 = v5483 << 8u;
-      const unsigned int v5485 = v5484 + v5478;
-      out[v5485] = v5479;
-    }
-    const unsigned int v5487 = v43 + v8367;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5488 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5489 = v638.x[8];
-    const float v5490 = v5489 * v5488;
-    const bool v5491 = v5487 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5491) {
-      const unsigned int v5494 = 224u + v8366;
-      const iron_bf16 v5495 = iron_f32_to_bf16(v5490);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5497 = v11 + v5487;
-      const unsigned int v5498 = v5497 * v1;
-      const unsigned int v5499 = v5498 + v26;
-      const unsigned int v5500 = v5499 << 8u;
-      const unsigned int v5501 = v5500 + v5494;
-      out[v5501] = v5495;
-    }
-    const unsigned int v5503 = v43 + v8372;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5504 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5505 = v638.x[9];
-    const float v5506 = v5505 * v5504;
-    const bool v5507 = v5503 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5507) {
-      const unsigned int v5510 = 224u + v8371;
-      const iron_bf16 v5511 = iron_f32_to_bf16(v5506);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5513 = v11 + v5503;
-      const unsigned int v5514 = v5513 * v1;
-      const unsigned int v5515 = v5514 + v26;
-      const unsigned int v5516 = v5515 << 8u;
-      const unsigned int v5517 = v5516 + v5510;
-      out[v5517] = v5511;
-    }
-    const unsigned int v5519 = v43 + v8377;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5520 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5521 = v638.x[10];
-    const float v5522 = v5521 * v5520;
-    const bool v5523 = v5519 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5523) {
-      const unsigned int v5526 = 224u + v8376;
-      const iron_bf16 v5527 = iron_f32_to_bf16(v5522);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5529 = v11 + v5519;
-      const unsigned int v5530 = v5529 * v1;
-      const unsigned int v5531 = v5530 + v26;
-      const unsigned int v5532 = v5531 << 8u;
-      const unsigned int v5533 = v5532 + v5526;
-      out[v5533] = v5527;
-    }
-    const unsigned int v5535 = v43 + v8382;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5536 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5537 = v638.x[11];
-    const float v5538 = v5537 * v5536;
-    const bool v5539 = v5535 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5539) {
-      const unsigned int v5542 = 224u + v8381;
-      const iron_bf16 v5543 = iron_f32_to_bf16(v5538);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5545 = v11 + v5535;
-      const unsigned int v5546 = v5545 * v1;
-      const unsigned int v5547 = v5546 + v26;
-      const unsigned int v5548 = v5547 << 8u;
-      const unsigned int v5549 = v5548 + v5542;
-      out[v5549] = v5543;
-    }
-    const unsigned int v5551 = v43 + v8387;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5552 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5553 = v638.x[12];
-    const float v5554 = v5553 * v5552;
-    const bool v5555 = v5551 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5555) {
-      const unsigned int v5558 = 224u + v8386;
-      const iron_bf16 v5559 = iron_f32_to_bf16(v5554);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5561 = v11 + v5551;
-      const unsigned int v5562 = v5561 * v1;
-      const unsigned int v5563 = v5562 + v26;
-      const unsigned int v5564 = v5563 << 8u;
-      const unsigned int v5565 = v5564 + v5558;
-      out[v5565] = v5559;
-    }
-    const unsigned int v5567 = v43 + v8392;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5568 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5569 = v638.x[13];
-    const float v5570 = v5569 * v5568;
-    const bool v5571 = v5567 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5571) {
-      const unsigned int v5574 = 224u + v8391;
-      const iron_bf16 v5575 = iron_f32_to_bf16(v5570);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5577 = v11 + v5567;
-      const unsigned int v5578 = v5577 * v1;
-      const unsigned int v5579 = v5578 + v26;
-      const unsigned int v5580 = v5579 << 8u;
-      const unsigned int v5581 = v5580 + v5574;
-      out[v5581] = v5575;
-    }
-    const unsigned int v5583 = v43 + v8397;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5584 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5585 = v638.x[14];
-    const float v5586 = v5585 * v5584;
-    const bool v5587 = v5583 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5587) {
-      const unsigned int v5590 = 224u + v8396;
-      const iron_bf16 v5591 = iron_f32_to_bf16(v5586);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5593 = v11 + v5583;
-      const unsigned int v5594 = v5593 * v1;
-      const unsigned int v5595 = v5594 + v26;
-      const unsigned int v5596 = v5595 << 8u;
-      const unsigned int v5597 = v5596 + v5590;
-      out[v5597] = v5591;
-    }
-    const unsigned int v5599 = v43 + v8402;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5600 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5601 = v638.x[15];
-    const float v5602 = v5601 * v5600;
-    const bool v5603 = v5599 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5603) {
-      const unsigned int v5606 = 224u + v8401;
-      const iron_bf16 v5607 = iron_f32_to_bf16(v5602);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5609 = v11 + v5599;
-      const unsigned int v5610 = v5609 * v1;
-      const unsigned int v5611 = v5610 + v26;
-      const unsigned int v5612 = v5611 << 8u;
-      const unsigned int v5613 = v5612 + v5606;
-      out[v5613] = v5607;
-    }
-    const unsigned int v5615 = v43 + v3461;  // kernels/sdpa/flash_tile.hpp:204
-    const float v5617 = v3421.x[0];  // kernels/sdpa/flash_tile.hpp:205
-    const float v5618 = v3459.x[0];
-    const float v5619 = log2f(v5618);
-    const float v5620 = v5619 + v5617;
-    const float v5621 = v5620 * 0.6931472f;
-    const bool v5624 = v3460 == v44;  // kernels/sdpa/flash_tile.hpp:206
-    const bool v5625 = v5615 < v18;
-    const bool v5626 = v5624 && v5625;
-    if (v5626) {
-      const unsigned int v5627 = v26 * v3;  // kernels/sdpa/prefill.cpp:143
-      const unsigned int v5628 = v5627 + v11;
-      const unsigned int v5629 = v5628 + v5615;
-      lse[v5629] = v5621;
-    }
-    const unsigned int v5631 = v43 + v3474;  // kernels/sdpa/flash_tile.hpp:204
-    const float v5633 = v3421.x[1];  // kernels/sdpa/flash_tile.hpp:205
-    const float v5634 = v3459.x[1];
-    const float v5635 = log2f(v5634);
-    const float v5636 = v5635 + v5633;
-    const float v5637 = v5636 * 0.6931472f;
-    const bool v5640 = v3473 == v44;  // kernels/sdpa/flash_tile.hpp:206
-    const bool v5641 = v5631 < v18;
-    const bool v5642 = v5640 && v5641;
-    if (v5642) {
-      const unsigned int v5643 = v26 * v3;  // kernels/sdpa/prefill.cpp:143
-      const unsigned int v5644 = v5643 + v11;
-      const unsigned int v5645 = v5644 + v5631;
-      lse[v5645] = v5637;
-    }
-    const unsigned int v5647 = v43 + v3487;  // kernels/sdpa/flash_tile.hpp:204
-    const float v5649 = v3421.x[2];  // kernels/sdpa/flash_tile.hpp:205
-    const float v5650 = v3459.x[2];
-    const float v5651 = log2f(v5650);
-    const float v5652 = v5651 + v5649;
-    const float v5653 = v5652 * 0.6931472f;
-    const bool v5656 = v3486 == v44;  // kernels/sdpa/flash_tile.hpp:206
-    const bool v5657 = v5647 < v18;
-    const bool v5658 = v5656 && v5657;
-    if (v5658) {
-      const unsigned int v5659 = v26 * v3;  // kernels/sdpa/prefill.cpp:143
-      const unsigned int v5660 = v5659 + v11;
-      const unsigned int v5661 = v5660 + v5647;
-      lse[v5661] = v5653;
-    }
-    const unsigned int v5663 = v43 + v3500;  // kernels/sdpa/flash_tile.hpp:204
-    const float v5665 = v3421.x[3];  // kernels/sdpa/flash_tile.hpp:205
-    const float v5666 = v3459.x[3];
-    const float v5667 = log2f(v5666);
-    const float v5668 = v5667 + v5665;
-    const float v5669 = v5668 * 0.6931472f;
-    const bool v5672 = v3499 == v44;  // kernels/sdpa/flash_tile.hpp:206
-    const bool v5673 = v5663 < v18;
-    const bool v5674 = v5672 && v5673;
-    if (v5674) {
-      const unsigned int v5675 = v26 * v3;  // kernels/sdpa/prefill.cpp:143
-      const unsigned int v5676 = v5675 + v11;
-      const unsigned int v5677 = v5676 + v5663;
-      lse[v5677] = v5669;
+    const float v3494 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
+    iron_frag<float, 2, 16, 8> v3496;  // kernels/sdpa/flash_tile.hpp:212
+    iron_frag_fill(v3496, 0.0f);
+    const float v3500 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:214
+    const float v3501 = fmaxf(v3500, v3494);
+    const bool v3504 = v3501 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v3505 = v3504 ? 0.0f : v3501;
+    v3496.x[0] = v3505;  // kernels/sdpa/flash_tile.hpp:213
+    const float v3509 = v465.x[1];  // kernels/sdpa/flash_tile.hpp:214
+    const float v3510 = fmaxf(v3509, v3494);
+    const bool v3513 = v3510 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v3514 = v3513 ? 0.0f : v3510;
+    v3496.x[1] = v3514;  // kernels/sdpa/flash_tile.hpp:213
+    const float v3518 = v465.x[2];  // kernels/sdpa/flash_tile.hpp:214
+    const float v3519 = fmaxf(v3518, v3494);
+    const bool v3522 = v3519 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v3523 = v3522 ? 0.0f : v3519;
+    v3496.x[2] = v3523;  // kernels/sdpa/flash_tile.hpp:213
+    const float v3527 = v465.x[3];  // kernels/sdpa/flash_tile.hpp:214
+    const float v3528 = fmaxf(v3527, v3494);
+    const bool v3531 = v3528 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v3532 = v3531 ? 0.0f : v3528;
+    v3496.x[3] = v3532;  // kernels/sdpa/flash_tile.hpp:213
+    iron_frag<float, 2, 16, 8> v3534;  // kernels/sdpa/flash_tile.hpp:216
+    iron_frag_fill(v3534, 0.0f);
+    const unsigned int v3535 = static_cast<unsigned int>(v3534.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:217
+    const unsigned int v3536 = static_cast<unsigned int>(v3534.row(0, iron_linear_thread() & 31u));
+    const float v3538 = v3496.x[0];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3539 = v3494 - v3538;
+    const float v3540 = exp2f(v3539);
+    const float v3542 = v465.x[0];
+    const float v3543 = v3542 - v3538;
+    const float v3544 = exp2f(v3543);
+    const float v3545 = v467.x[0];
+    const float v3546 = v3545 * v3544;
+    const float v3547 = v3546 + v3540;
+    v3534.x[0] = v3547;  // kernels/sdpa/flash_tile.hpp:217
+    const unsigned int v3548 = static_cast<unsigned int>(v3534.col(1, iron_linear_thread() & 31u));
+    const unsigned int v3549 = static_cast<unsigned int>(v3534.row(1, iron_linear_thread() & 31u));
+    const float v3551 = v3496.x[1];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3552 = v3494 - v3551;
+    const float v3553 = exp2f(v3552);
+    const float v3555 = v465.x[1];
+    const float v3556 = v3555 - v3551;
+    const float v3557 = exp2f(v3556);
+    const float v3558 = v467.x[1];
+    const float v3559 = v3558 * v3557;
+    const float v3560 = v3559 + v3553;
+    v3534.x[1] = v3560;  // kernels/sdpa/flash_tile.hpp:217
+    const unsigned int v3561 = static_cast<unsigned int>(v3534.col(2, iron_linear_thread() & 31u));
+    const unsigned int v3562 = static_cast<unsigned int>(v3534.row(2, iron_linear_thread() & 31u));
+    const float v3564 = v3496.x[2];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3565 = v3494 - v3564;
+    const float v3566 = exp2f(v3565);
+    const float v3568 = v465.x[2];
+    const float v3569 = v3568 - v3564;
+    const float v3570 = exp2f(v3569);
+    const float v3571 = v467.x[2];
+    const float v3572 = v3571 * v3570;
+    const float v3573 = v3572 + v3566;
+    v3534.x[2] = v3573;  // kernels/sdpa/flash_tile.hpp:217
+    const unsigned int v3574 = static_cast<unsigned int>(v3534.col(3, iron_linear_thread() & 31u));
+    const unsigned int v3575 = static_cast<unsigned int>(v3534.row(3, iron_linear_thread() & 31u));
+    const float v3577 = v3496.x[3];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3578 = v3494 - v3577;
+    const float v3579 = exp2f(v3578);
+    const float v3581 = v465.x[3];
+    const float v3582 = v3581 - v3577;
+    const float v3583 = exp2f(v3582);
+    const float v3584 = v467.x[3];
+    const float v3585 = v3584 * v3583;
+    const float v3586 = v3585 + v3579;
+    v3534.x[3] = v3586;  // kernels/sdpa/flash_tile.hpp:217
+    iron_frag<float, 2, 16, 8> v3588;  // kernels/sdpa/flash_tile.hpp:220
+    iron_frag_fill(v3588, 0.0f);
+    const float v3592 = v3534.x[0];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3594 = v3496.x[0];  // kernels/sdpa/flash_tile.hpp:223
+    const float v3595 = v465.x[0];
+    const float v3596 = v3595 - v3594;
+    const float v3597 = exp2f(v3596);
+    const float v3598 = v3597 / v3592;
+    const bool v3600 = v3592 > 0.0f;
+    const float v3601 = v3600 ? v3598 : 0.0f;
+    v3588.x[0] = v3601;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3605 = v3534.x[1];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3607 = v3496.x[1];  // kernels/sdpa/flash_tile.hpp:223
+    const float v3608 = v465.x[1];
+    const float v3609 = v3608 - v3607;
+    const float v3610 = exp2f(v3609);
+    const float v3611 = v3610 / v3605;
+    const bool v3613 = v3605 > 0.0f;
+    const float v3614 = v3613 ? v3611 : 0.0f;
+    v3588.x[1] = v3614;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3618 = v3534.x[2];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3620 = v3496.x[2];  // kernels/sdpa/flash_tile.hpp:223
+    const float v3621 = v465.x[2];
+    const float v3622 = v3621 - v3620;
+    const float v3623 = exp2f(v3622);
+    const float v3624 = v3623 / v3618;
+    const bool v3626 = v3618 > 0.0f;
+    const float v3627 = v3626 ? v3624 : 0.0f;
+    v3588.x[2] = v3627;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3631 = v3534.x[3];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3633 = v3496.x[3];  // kernels/sdpa/flash_tile.hpp:223
+    const float v3634 = v465.x[3];
+    const float v3635 = v3634 - v3633;
+    const float v3636 = exp2f(v3635);
+    const float v3637 = v3636 / v3631;
+    const bool v3639 = v3631 > 0.0f;
+    const float v3640 = v3639 ? v3637 : 0.0f;
+    v3588.x[3] = v3640;  // kernels/sdpa/flash_tile.hpp:221
+    const unsigned int v3642 = v43 + v8072;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3643 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3644 = v469.x[0];
+    const float v3645 = v3644 * v3643;
+    const bool v3646 = v3642 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3646) {
+      const iron_bf16 v3650 = iron_f32_to_bf16(v3645);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3652 = v11 + v3642;
+      const unsigned int v3653 = v3652 * v1;
+      const unsigned int v3654 = v3653 + v26;
+      const unsigned int v3655 = v3654 << 8u;
+      const unsigned int v3656 = v3655 + v8071;
+      out[v3656] = v3650;
+    }
+    const unsigned int v3658 = v43 + v8077;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3659 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3660 = v469.x[1];
+    const float v3661 = v3660 * v3659;
+    const bool v3662 = v3658 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3662) {
+      const iron_bf16 v3666 = iron_f32_to_bf16(v3661);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3668 = v11 + v3658;
+      const unsigned int v3669 = v3668 * v1;
+      const unsigned int v3670 = v3669 + v26;
+      const unsigned int v3671 = v3670 << 8u;
+      const unsigned int v3672 = v3671 + v8076;
+      out[v3672] = v3666;
+    }
+    const unsigned int v3674 = v43 + v8082;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3675 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3676 = v469.x[2];
+    const float v3677 = v3676 * v3675;
+    const bool v3678 = v3674 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3678) {
+      const iron_bf16 v3682 = iron_f32_to_bf16(v3677);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3684 = v11 + v3674;
+      const unsigned int v3685 = v3684 * v1;
+      const unsigned int v3686 = v3685 + v26;
+      const unsigned int v3687 = v3686 << 8u;
+      const unsigned int v3688 = v3687 + v8081;
+      out[v3688] = v3682;
+    }
+    const unsigned int v3690 = v43 + v8087;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3691 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3692 = v469.x[3];
+    const float v3693 = v3692 * v3691;
+    const bool v3694 = v3690 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3694) {
+      const iron_bf16 v3698 = iron_f32_to_bf16(v3693);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3700 = v11 + v3690;
+      const unsigned int v3701 = v3700 * v1;
+      const unsigned int v3702 = v3701 + v26;
+      const unsigned int v3703 = v3702 << 8u;
+      const unsigned int v3704 = v3703 + v8086;
+      out[v3704] = v3698;
+    }
+    const unsigned int v3706 = v43 + v8092;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3707 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3708 = v469.x[4];
+    const float v3709 = v3708 * v3707;
+    const bool v3710 = v3706 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3710) {
+      const iron_bf16 v3714 = iron_f32_to_bf16(v3709);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3716 = v11 + v3706;
+      const unsigned int v3717 = v3716 * v1;
+      const unsigned int v3718 = v3717 + v26;
+      const unsigned int v3719 = v3718 << 8u;
+      const unsigned int v3720 = v3719 + v8091;
+      out[v3720] = v3714;
+    }
+    const unsigned int v3722 = v43 + v8097;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3723 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3724 = v469.x[5];
+    const float v3725 = v3724 * v3723;
+    const bool v3726 = v3722 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3726) {
+      const iron_bf16 v3730 = iron_f32_to_bf16(v3725);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3732 = v11 + v3722;
+      const unsigned int v3733 = v3732 * v1;
+      const unsigned int v3734 = v3733 + v26;
+      const unsigned int v3735 = v3734 << 8u;
+      const unsigned int v3736 = v3735 + v8096;
+      out[v3736] = v3730;
+    }
+    const unsigned int v3738 = v43 + v8102;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3739 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3740 = v469.x[6];
+    const float v3741 = v3740 * v3739;
+    const bool v3742 = v3738 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3742) {
+      const iron_bf16 v3746 = iron_f32_to_bf16(v3741);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3748 = v11 + v3738;
+      const unsigned int v3749 = v3748 * v1;
+      const unsigned int v3750 = v3749 + v26;
+      const unsigned int v3751 = v3750 << 8u;
+      const unsigned int v3752 = v3751 + v8101;
+      out[v3752] = v3746;
+    }
+    const unsigned int v3754 = v43 + v8107;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3755 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3756 = v469.x[7];
+    const float v3757 = v3756 * v3755;
+    const bool v3758 = v3754 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3758) {
+      const iron_bf16 v3762 = iron_f32_to_bf16(v3757);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3764 = v11 + v3754;
+      const unsigned int v3765 = v3764 * v1;
+      const unsigned int v3766 = v3765 + v26;
+      const unsigned int v3767 = v3766 << 8u;
+      const unsigned int v3768 = v3767 + v8106;
+      out[v3768] = v3762;
+    }
+    const unsigned int v3770 = v43 + v8112;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3771 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3772 = v469.x[8];
+    const float v3773 = v3772 * v3771;
+    const bool v3774 = v3770 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3774) {
+      const iron_bf16 v3778 = iron_f32_to_bf16(v3773);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3780 = v11 + v3770;
+      const unsigned int v3781 = v3780 * v1;
+      const unsigned int v3782 = v3781 + v26;
+      const unsigned int v3783 = v3782 << 8u;
+      const unsigned int v3784 = v3783 + v8111;
+      out[v3784] = v3778;
+    }
+    const unsigned int v3786 = v43 + v8117;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3787 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3788 = v469.x[9];
+    const float v3789 = v3788 * v3787;
+    const bool v3790 = v3786 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3790) {
+      const iron_bf16 v3794 = iron_f32_to_bf16(v3789);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3796 = v11 + v3786;
+      const unsigned int v3797 = v3796 * v1;
+      const unsigned int v3798 = v3797 + v26;
+      const unsigned int v3799 = v3798 << 8u;
+      const unsigned int v3800 = v3799 + v8116;
+      out[v3800] = v3794;
+    }
+    const unsigned int v3802 = v43 + v8122;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3803 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3804 = v469.x[10];
+    const float v3805 = v3804 * v3803;
+    const bool v3806 = v3802 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3806) {
+      const iron_bf16 v3810 = iron_f32_to_bf16(v3805);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3812 = v11 + v3802;
+      const unsigned int v3813 = v3812 * v1;
+      const unsigned int v3814 = v3813 + v26;
+      const unsigned int v3815 = v3814 << 8u;
+      const unsigned int v3816 = v3815 + v8121;
+      out[v3816] = v3810;
+    }
+    const unsigned int v3818 = v43 + v8127;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3819 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3820 = v469.x[11];
+    const float v3821 = v3820 * v3819;
+    const bool v3822 = v3818 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3822) {
+      const iron_bf16 v3826 = iron_f32_to_bf16(v3821);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3828 = v11 + v3818;
+      const unsigned int v3829 = v3828 * v1;
+      const unsigned int v3830 = v3829 + v26;
+      const unsigned int v3831 = v3830 << 8u;
+      const unsigned int v3832 = v3831 + v8126;
+      out[v3832] = v3826;
+    }
+    const unsigned int v3834 = v43 + v8132;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3835 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3836 = v469.x[12];
+    const float v3837 = v3836 * v3835;
+    const bool v3838 = v3834 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3838) {
+      const iron_bf16 v3842 = iron_f32_to_bf16(v3837);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3844 = v11 + v3834;
+      const unsigned int v3845 = v3844 * v1;
+      const unsigned int v3846 = v3845 + v26;
+      const unsigned int v3847 = v3846 << 8u;
+      const unsigned int v3848 = v3847 + v8131;
+      out[v3848] = v3842;
+    }
+    const unsigned int v3850 = v43 + v8137;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3851 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3852 = v469.x[13];
+    const float v3853 = v3852 * v3851;
+    const bool v3854 = v3850 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3854) {
+      const iron_bf16 v3858 = iron_f32_to_bf16(v3853);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3860 = v11 + v3850;
+      const unsigned int v3861 = v3860 * v1;
+      const unsigned int v3862 = v3861 + v26;
+      const unsigned int v3863 = v3862 << 8u;
+      const unsigned int v3864 = v3863 + v8136;
+      out[v3864] = v3858;
+    }
+    const unsigned int v3866 = v43 + v8142;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3867 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3868 = v469.x[14];
+    const float v3869 = v3868 * v3867;
+    const bool v3870 = v3866 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3870) {
+      const iron_bf16 v3874 = iron_f32_to_bf16(v3869);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3876 = v11 + v3866;
+      const unsigned int v3877 = v3876 * v1;
+      const unsigned int v3878 = v3877 + v26;
+      const unsigned int v3879 = v3878 << 8u;
+      const unsigned int v3880 = v3879 + v8141;
+      out[v3880] = v3874;
+    }
+    const unsigned int v3882 = v43 + v8147;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3883 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3884 = v469.x[15];
+    const float v3885 = v3884 * v3883;
+    const bool v3886 = v3882 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3886) {
+      const iron_bf16 v3890 = iron_f32_to_bf16(v3885);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3892 = v11 + v3882;
+      const unsigned int v3893 = v3892 * v1;
+      const unsigned int v3894 = v3893 + v26;
+      const unsigned int v3895 = v3894 << 8u;
+      const unsigned int v3896 = v3895 + v8146;
+      out[v3896] = v3890;
+    }
+    const unsigned int v3898 = v43 + v8152;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3899 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3900 = v471.x[0];
+    const float v3901 = v3900 * v3899;
+    const bool v3902 = v3898 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3902) {
+      const unsigned int v3905 = 32u + v8151;
+      const iron_bf16 v3906 = iron_f32_to_bf16(v3901);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3908 = v11 + v3898;
+      const unsigned int v3909 = v3908 * v1;
+      const unsigned int v3910 = v3909 + v26;
+      const unsigned int v3911 = v3910 << 8u;
+      const unsigned int v3912 = v3911 + v3905;
+      out[v3912] = v3906;
+    }
+    const unsigned int v3914 = v43 + v8157;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3915 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3916 = v471.x[1];
+    const float v3917 = v3916 * v3915;
+    const bool v3918 = v3914 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3918) {
+      const unsigned int v3921 = 32u + v8156;
+      const iron_bf16 v3922 = iron_f32_to_bf16(v3917);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3924 = v11 + v3914;
+      const unsigned int v3925 = v3924 * v1;
+      const unsigned int v3926 = v3925 + v26;
+      const unsigned int v3927 = v3926 << 8u;
+      const unsigned int v3928 = v3927 + v3921;
+      out[v3928] = v3922;
+    }
+    const unsigned int v3930 = v43 + v8162;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3931 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3932 = v471.x[2];
+    const float v3933 = v3932 * v3931;
+    const bool v3934 = v3930 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3934) {
+      const unsigned int v3937 = 32u + v8161;
+      const iron_bf16 v3938 = iron_f32_to_bf16(v3933);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3940 = v11 + v3930;
+      const unsigned int v3941 = v3940 * v1;
+      const unsigned int v3942 = v3941 + v26;
+      const unsigned int v3943 = v3942 << 8u;
+      const unsigned int v3944 = v3943 + v3937;
+      out[v3944] = v3938;
+    }
+    const unsigned int v3946 = v43 + v8167;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3947 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3948 = v471.x[3];
+    const float v3949 = v3948 * v3947;
+    const bool v3950 = v3946 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3950) {
+      const unsigned int v3953 = 32u + v8166;
+      const iron_bf16 v3954 = iron_f32_to_bf16(v3949);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3956 = v11 + v3946;
+      const unsigned int v3957 = v3956 * v1;
+      const unsigned int v3958 = v3957 + v26;
+      const unsigned int v3959 = v3958 << 8u;
+      const unsigned int v3960 = v3959 + v3953;
+      out[v3960] = v3954;
+    }
+    const unsigned int v3962 = v43 + v8172;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3963 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3964 = v471.x[4];
+    const float v3965 = v3964 * v3963;
+    const bool v3966 = v3962 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3966) {
+      const unsigned int v3969 = 32u + v8171;
+      const iron_bf16 v3970 = iron_f32_to_bf16(v3965);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3972 = v11 + v3962;
+      const unsigned int v3973 = v3972 * v1;
+      const unsigned int v3974 = v3973 + v26;
+      const unsigned int v3975 = v3974 << 8u;
+      const unsigned int v3976 = v3975 + v3969;
+      out[v3976] = v3970;
+    }
+    const unsigned int v3978 = v43 + v8177;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3979 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3980 = v471.x[5];
+    const float v3981 = v3980 * v3979;
+    const bool v3982 = v3978 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3982) {
+      const unsigned int v3985 = 32u + v8176;
+      const iron_bf16 v3986 = iron_f32_to_bf16(v3981);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3988 = v11 + v3978;
+      const unsigned int v3989 = v3988 * v1;
+      const unsigned int v3990 = v3989 + v26;
+      const unsigned int v3991 = v3990 << 8u;
+      const unsigned int v3992 = v3991 + v3985;
+      out[v3992] = v3986;
+    }
+    const unsigned int v3994 = v43 + v8182;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3995 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3996 = v471.x[6];
+    const float v3997 = v3996 * v3995;
+    const bool v3998 = v3994 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3998) {
+      const unsigned int v4001 = 32u + v8181;
+      const iron_bf16 v4002 = iron_f32_to_bf16(v3997);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4004 = v11 + v3994;
+      const unsigned int v4005 = v4004 * v1;
+      const unsigned int v4006 = v4005 + v26;
+      const unsigned int v4007 = v4006 << 8u;
+      const unsigned int v4008 = v4007 + v4001;
+      out[v4008] = v4002;
+    }
+    const unsigned int v4010 = v43 + v8187;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4011 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4012 = v471.x[7];
+    const float v4013 = v4012 * v4011;
+    const bool v4014 = v4010 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4014) {
+      const unsigned int v4017 = 32u + v8186;
+      const iron_bf16 v4018 = iron_f32_to_bf16(v4013);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4020 = v11 + v4010;
+      const unsigned int v4021 = v4020 * v1;
+      const unsigned int v4022 = v4021 + v26;
+      const unsigned int v4023 = v4022 << 8u;
+      const unsigned int v4024 = v4023 + v4017;
+      out[v4024] = v4018;
+    }
+    const unsigned int v4026 = v43 + v8192;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4027 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4028 = v471.x[8];
+    const float v4029 = v4028 * v4027;
+    const bool v4030 = v4026 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4030) {
+      const unsigned int v4033 = 32u + v8191;
+      const iron_bf16 v4034 = iron_f32_to_bf16(v4029);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4036 = v11 + v4026;
+      const unsigned int v4037 = v4036 * v1;
+      const unsigned int v4038 = v4037 + v26;
+      const unsigned int v4039 = v4038 << 8u;
+      const unsigned int v4040 = v4039 + v4033;
+      out[v4040] = v4034;
+    }
+    const unsigned int v4042 = v43 + v8197;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4043 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4044 = v471.x[9];
+    const float v4045 = v4044 * v4043;
+    const bool v4046 = v4042 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4046) {
+      const unsigned int v4049 = 32u + v8196;
+      const iron_bf16 v4050 = iron_f32_to_bf16(v4045);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4052 = v11 + v4042;
+      const unsigned int v4053 = v4052 * v1;
+      const unsigned int v4054 = v4053 + v26;
+      const unsigned int v4055 = v4054 << 8u;
+      const unsigned int v4056 = v4055 + v4049;
+      out[v4056] = v4050;
+    }
+    const unsigned int v4058 = v43 + v8202;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4059 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4060 = v471.x[10];
+    const float v4061 = v4060 * v4059;
+    const bool v4062 = v4058 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4062) {
+      const unsigned int v4065 = 32u + v8201;
+      const iron_bf16 v4066 = iron_f32_to_bf16(v4061);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4068 = v11 + v4058;
+      const unsigned int v4069 = v4068 * v1;
+      const unsigned int v4070 = v4069 + v26;
+      const unsigned int v4071 = v4070 << 8u;
+      const unsigned int v4072 = v4071 + v4065;
+      out[v4072] = v4066;
+    }
+    const unsigned int v4074 = v43 + v8207;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4075 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4076 = v471.x[11];
+    const float v4077 = v4076 * v4075;
+    const bool v4078 = v4074 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4078) {
+      const unsigned int v4081 = 32u + v8206;
+      const iron_bf16 v4082 = iron_f32_to_bf16(v4077);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4084 = v11 + v4074;
+      const unsigned int v4085 = v4084 * v1;
+      const unsigned int v4086 = v4085 + v26;
+      const unsigned int v4087 = v4086 << 8u;
+      const unsigned int v4088 = v4087 + v4081;
+      out[v4088] = v4082;
+    }
+    const unsigned int v4090 = v43 + v8212;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4091 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4092 = v471.x[12];
+    const float v4093 = v4092 * v4091;
+    const bool v4094 = v4090 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4094) {
+      const unsigned int v4097 = 32u + v8211;
+      const iron_bf16 v4098 = iron_f32_to_bf16(v4093);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4100 = v11 + v4090;
+      const unsigned int v4101 = v4100 * v1;
+      const unsigned int v4102 = v4101 + v26;
+      const unsigned int v4103 = v4102 << 8u;
+      const unsigned int v4104 = v4103 + v4097;
+      out[v4104] = v4098;
+    }
+    const unsigned int v4106 = v43 + v8217;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4107 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4108 = v471.x[13];
+    const float v4109 = v4108 * v4107;
+    const bool v4110 = v4106 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4110) {
+      const unsigned int v4113 = 32u + v8216;
+      const iron_bf16 v4114 = iron_f32_to_bf16(v4109);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4116 = v11 + v4106;
+      const unsigned int v4117 = v4116 * v1;
+      const unsigned int v4118 = v4117 + v26;
+      const unsigned int v4119 = v4118 << 8u;
+      const unsigned int v4120 = v4119 + v4113;
+      out[v4120] = v4114;
+    }
+    const unsigned int v4122 = v43 + v8222;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4123 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4124 = v471.x[14];
+    const float v4125 = v4124 * v4123;
+    const bool v4126 = v4122 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4126) {
+      const unsigned int v4129 = 32u + v8221;
+      const iron_bf16 v4130 = iron_f32_to_bf16(v4125);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4132 = v11 + v4122;
+      const unsigned int v4133 = v4132 * v1;
+      const unsigned int v4134 = v4133 + v26;
+      const unsigned int v4135 = v4134 << 8u;
+      const unsigned int v4136 = v4135 + v4129;
+      out[v4136] = v4130;
+    }
+    const unsigned int v4138 = v43 + v8227;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4139 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4140 = v471.x[15];
+    const float v4141 = v4140 * v4139;
+    const bool v4142 = v4138 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4142) {
+      const unsigned int v4145 = 32u + v8226;
+      const iron_bf16 v4146 = iron_f32_to_bf16(v4141);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4148 = v11 + v4138;
+      const unsigned int v4149 = v4148 * v1;
+      const unsigned int v4150 = v4149 + v26;
+      const unsigned int v4151 = v4150 << 8u;
+      const unsigned int v4152 = v4151 + v4145;
+      out[v4152] = v4146;
+    }
+    const unsigned int v4154 = v43 + v8232;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4155 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4156 = v473.x[0];
+    const float v4157 = v4156 * v4155;
+    const bool v4158 = v4154 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4158) {
+      const unsigned int v4161 = 64u + v8231;
+      const iron_bf16 v4162 = iron_f32_to_bf16(v4157);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4164 = v11 + v4154;
+      const unsigned int v4165 = v4164 * v1;
+      const unsigned int v4166 = v4165 + v26;
+      const unsigned int v4167 = v4166 << 8u;
+      const unsigned int v4168 = v4167 + v4161;
+      out[v4168] = v4162;
+    }
+    const unsigned int v4170 = v43 + v8237;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4171 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4172 = v473.x[1];
+    const float v4173 = v4172 * v4171;
+    const bool v4174 = v4170 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4174) {
+      const unsigned int v4177 = 64u + v8236;
+      const iron_bf16 v4178 = iron_f32_to_bf16(v4173);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4180 = v11 + v4170;
+      const unsigned int v4181 = v4180 * v1;
+      const unsigned int v4182 = v4181 + v26;
+      const unsigned int v4183 = v4182 << 8u;
+      const unsigned int v4184 = v4183 + v4177;
+      out[v4184] = v4178;
+    }
+    const unsigned int v4186 = v43 + v8242;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4187 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4188 = v473.x[2];
+    const float v4189 = v4188 * v4187;
+    const bool v4190 = v4186 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4190) {
+      const unsigned int v4193 = 64u + v8241;
+      const iron_bf16 v4194 = iron_f32_to_bf16(v4189);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4196 = v11 + v4186;
+      const unsigned int v4197 = v4196 * v1;
+      const unsigned int v4198 = v4197 + v26;
+      const unsigned int v4199 = v4198 << 8u;
+      const unsigned int v4200 = v4199 + v4193;
+      out[v4200] = v4194;
+    }
+    const unsigned int v4202 = v43 + v8247;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4203 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4204 = v473.x[3];
+    const float v4205 = v4204 * v4203;
+    const bool v4206 = v4202 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4206) {
+      const unsigned int v4209 = 64u + v8246;
+      const iron_bf16 v4210 = iron_f32_to_bf16(v4205);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4212 = v11 + v4202;
+      const unsigned int v4213 = v4212 * v1;
+      const unsigned int v4214 = v4213 + v26;
+      const unsigned int v4215 = v4214 << 8u;
+      const unsigned int v4216 = v4215 + v4209;
+      out[v4216] = v4210;
+    }
+    const unsigned int v4218 = v43 + v8252;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4219 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4220 = v473.x[4];
+    const float v4221 = v4220 * v4219;
+    const bool v4222 = v4218 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4222) {
+      const unsigned int v4225 = 64u + v8251;
+      const iron_bf16 v4226 = iron_f32_to_bf16(v4221);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4228 = v11 + v4218;
+      const unsigned int v4229 = v4228 * v1;
+      const unsigned int v4230 = v4229 + v26;
+      const unsigned int v4231 = v4230 << 8u;
+      const unsigned int v4232 = v4231 + v4225;
+      out[v4232] = v4226;
+    }
+    const unsigned int v4234 = v43 + v8257;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4235 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4236 = v473.x[5];
+    const float v4237 = v4236 * v4235;
+    const bool v4238 = v4234 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4238) {
+      const unsigned int v4241 = 64u + v8256;
+      const iron_bf16 v4242 = iron_f32_to_bf16(v4237);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4244 = v11 + v4234;
+      const unsigned int v4245 = v4244 * v1;
+      const unsigned int v4246 = v4245 + v26;
+      const unsigned int v4247 = v4246 << 8u;
+      const unsigned int v4248 = v4247 + v4241;
+      out[v4248] = v4242;
+    }
+    const unsigned int v4250 = v43 + v8262;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4251 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4252 = v473.x[6];
+    const float v4253 = v4252 * v4251;
+    const bool v4254 = v4250 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4254) {
+      const unsigned int v4257 = 64u + v8261;
+      const iron_bf16 v4258 = iron_f32_to_bf16(v4253);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4260 = v11 + v4250;
+      const unsigned int v4261 = v4260 * v1;
+      const unsigned int v4262 = v4261 + v26;
+      const unsigned int v4263 = v4262 << 8u;
+      const unsigned int v4264 = v4263 + v4257;
+      out[v4264] = v4258;
+    }
+    const unsigned int v4266 = v43 + v8267;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4267 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4268 = v473.x[7];
+    const float v4269 = v4268 * v4267;
+    const bool v4270 = v4266 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4270) {
+      const unsigned int v4273 = 64u + v8266;
+      const iron_bf16 v4274 = iron_f32_to_bf16(v4269);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4276 = v11 + v4266;
+      const unsigned int v4277 = v4276 * v1;
+      const unsigned int v4278 = v4277 + v26;
+      const unsigned int v4279 = v4278 << 8u;
+      const unsigned int v4280 = v4279 + v4273;
+      out[v4280] = v4274;
+    }
+    const unsigned int v4282 = v43 + v8272;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4283 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4284 = v473.x[8];
+    const float v4285 = v4284 * v4283;
+    const bool v4286 = v4282 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4286) {
+      const unsigned int v4289 = 64u + v8271;
+      const iron_bf16 v4290 = iron_f32_to_bf16(v4285);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4292 = v11 + v4282;
+      const unsigned int v4293 = v4292 * v1;
+      const unsigned int v4294 = v4293 + v26;
+      const unsigned int v4295 = v4294 << 8u;
+      const unsigned int v4296 = v4295 + v4289;
+      out[v4296] = v4290;
+    }
+    const unsigned int v4298 = v43 + v8277;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4299 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4300 = v473.x[9];
+    const float v4301 = v4300 * v4299;
+    const bool v4302 = v4298 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4302) {
+      const unsigned int v4305 = 64u + v8276;
+      const iron_bf16 v4306 = iron_f32_to_bf16(v4301);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4308 = v11 + v4298;
+      const unsigned int v4309 = v4308 * v1;
+      const unsigned int v4310 = v4309 + v26;
+      const unsigned int v4311 = v4310 << 8u;
+      const unsigned int v4312 = v4311 + v4305;
+      out[v4312] = v4306;
+    }
+    const unsigned int v4314 = v43 + v8282;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4315 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4316 = v473.x[10];
+    const float v4317 = v4316 * v4315;
+    const bool v4318 = v4314 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4318) {
+      const unsigned int v4321 = 64u + v8281;
+      const iron_bf16 v4322 = iron_f32_to_bf16(v4317);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4324 = v11 + v4314;
+      const unsigned int v4325 = v4324 * v1;
+      const unsigned int v4326 = v4325 + v26;
+      const unsigned int v4327 = v4326 << 8u;
+      const unsigned int v4328 = v4327 + v4321;
+      out[v4328] = v4322;
+    }
+    const unsigned int v4330 = v43 + v8287;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4331 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4332 = v473.x[11];
+    const float v4333 = v4332 * v4331;
+    const bool v4334 = v4330 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4334) {
+      const unsigned int v4337 = 64u + v8286;
+      const iron_bf16 v4338 = iron_f32_to_bf16(v4333);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4340 = v11 + v4330;
+      const unsigned int v4341 = v4340 * v1;
+      const unsigned int v4342 = v4341 + v26;
+      const unsigned int v4343 = v4342 << 8u;
+      const unsigned int v4344 = v4343 + v4337;
+      out[v4344] = v4338;
+    }
+    const unsigned int v4346 = v43 + v8292;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4347 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4348 = v473.x[12];
+    const float v4349 = v4348 * v4347;
+    const bool v4350 = v4346 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4350) {
+      const unsigned int v4353 = 64u + v8291;
+      const iron_bf16 v4354 = iron_f32_to_bf16(v4349);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4356 = v11 + v4346;
+      const unsigned int v4357 = v4356 * v1;
+      const unsigned int v4358 = v4357 + v26;
+      const unsigned int v4359 = v4358 << 8u;
+      const unsigned int v4360 = v4359 + v4353;
+      out[v4360] = v4354;
+    }
+    const unsigned int v4362 = v43 + v8297;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4363 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4364 = v473.x[13];
+    const float v4365 = v4364 * v4363;
+    const bool v4366 = v4362 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4366) {
+      const unsigned int v4369 = 64u + v8296;
+      const iron_bf16 v4370 = iron_f32_to_bf16(v4365);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4372 = v11 + v4362;
+      const unsigned int v4373 = v4372 * v1;
+      const unsigned int v4374 = v4373 + v26;
+      const unsigned int v4375 = v4374 << 8u;
+      const unsigned int v4376 = v4375 + v4369;
+      out[v4376] = v4370;
+    }
+    const unsigned int v4378 = v43 + v8302;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4379 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4380 = v473.x[14];
+    const float v4381 = v4380 * v4379;
+    const bool v4382 = v4378 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4382) {
+      const unsigned int v4385 = 64u + v8301;
+      const iron_bf16 v4386 = iron_f32_to_bf16(v4381);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4388 = v11 + v4378;
+      const unsigned int v4389 = v4388 * v1;
+      const unsigned int v4390 = v4389 + v26;
+      const unsigned int v4391 = v4390 << 8u;
+      const unsigned int v4392 = v4391 + v4385;
+      out[v4392] = v4386;
+    }
+    const unsigned int v4394 = v43 + v8307;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4395 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4396 = v473.x[15];
+    const float v4397 = v4396 * v4395;
+    const bool v4398 = v4394 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4398) {
+      const unsigned int v4401 = 64u + v8306;
+      const iron_bf16 v4402 = iron_f32_to_bf16(v4397);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4404 = v11 + v4394;
+      const unsigned int v4405 = v4404 * v1;
+      const unsigned int v4406 = v4405 + v26;
+      const unsigned int v4407 = v4406 << 8u;
+      const unsigned int v4408 = v4407 + v4401;
+      out[v4408] = v4402;
+    }
+    const unsigned int v4410 = v43 + v8312;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4411 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4412 = v475.x[0];
+    const float v4413 = v4412 * v4411;
+    const bool v4414 = v4410 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4414) {
+      const unsigned int v4417 = 96u + v8311;
+      const iron_bf16 v4418 = iron_f32_to_bf16(v4413);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4420 = v11 + v4410;
+      const unsigned int v4421 = v4420 * v1;
+      const unsigned int v4422 = v4421 + v26;
+      const unsigned int v4423 = v4422 << 8u;
+      const unsigned int v4424 = v4423 + v4417;
+      out[v4424] = v4418;
+    }
+    const unsigned int v4426 = v43 + v8317;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4427 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4428 = v475.x[1];
+    const float v4429 = v4428 * v4427;
+    const bool v4430 = v4426 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4430) {
+      const unsigned int v4433 = 96u + v8316;
+      const iron_bf16 v4434 = iron_f32_to_bf16(v4429);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4436 = v11 + v4426;
+      const unsigned int v4437 = v4436 * v1;
+      const unsigned int v4438 = v4437 + v26;
+      const unsigned int v4439 = v4438 << 8u;
+      const unsigned int v4440 = v4439 + v4433;
+      out[v4440] = v4434;
+    }
+    const unsigned int v4442 = v43 + v8322;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4443 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4444 = v475.x[2];
+    const float v4445 = v4444 * v4443;
+    const bool v4446 = v4442 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4446) {
+      const unsigned int v4449 = 96u + v8321;
+      const iron_bf16 v4450 = iron_f32_to_bf16(v4445);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4452 = v11 + v4442;
+      const unsigned int v4453 = v4452 * v1;
+      const unsigned int v4454 = v4453 + v26;
+      const unsigned int v4455 = v4454 << 8u;
+      const unsigned int v4456 = v4455 + v4449;
+      out[v4456] = v4450;
+    }
+    const unsigned int v4458 = v43 + v8327;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4459 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4460 = v475.x[3];
+    const float v4461 = v4460 * v4459;
+    const bool v4462 = v4458 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4462) {
+      const unsigned int v4465 = 96u + v8326;
+      const iron_bf16 v4466 = iron_f32_to_bf16(v4461);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4468 = v11 + v4458;
+      const unsigned int v4469 = v4468 * v1;
+      const unsigned int v4470 = v4469 + v26;
+      const unsigned int v4471 = v4470 << 8u;
+      const unsigned int v4472 = v4471 + v4465;
+      out[v4472] = v4466;
+    }
+    const unsigned int v4474 = v43 + v8332;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4475 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4476 = v475.x[4];
+    const float v4477 = v4476 * v4475;
+    const bool v4478 = v4474 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4478) {
+      const unsigned int v4481 = 96u + v8331;
+      const iron_bf16 v4482 = iron_f32_to_bf16(v4477);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4484 = v11 + v4474;
+      const unsigned int v4485 = v4484 * v1;
+      const unsigned int v4486 = v4485 + v26;
+      const unsigned int v4487 = v4486 << 8u;
+      const unsigned int v4488 = v4487 + v4481;
+      out[v4488] = v4482;
+    }
+    const unsigned int v4490 = v43 + v8337;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4491 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4492 = v475.x[5];
+    const float v4493 = v4492 * v4491;
+    const bool v4494 = v4490 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4494) {
+      const unsigned int v4497 = 96u + v8336;
+      const iron_bf16 v4498 = iron_f32_to_bf16(v4493);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4500 = v11 + v4490;
+      const unsigned int v4501 = v4500 * v1;
+      const unsigned int v4502 = v4501 + v26;
+      const unsigned int v4503 = v4502 << 8u;
+      const unsigned int v4504 = v4503 + v4497;
+      out[v4504] = v4498;
+    }
+    const unsigned int v4506 = v43 + v8342;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4507 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4508 = v475.x[6];
+    const float v4509 = v4508 * v4507;
+    const bool v4510 = v4506 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4510) {
+      const unsigned int v4513 = 96u + v8341;
+      const iron_bf16 v4514 = iron_f32_to_bf16(v4509);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4516 = v11 + v4506;
+      const unsigned int v4517 = v4516 * v1;
+      const unsigned int v4518 = v4517 + v26;
+      const unsigned int v4519 = v4518 << 8u;
+      const unsigned int v4520 = v4519 + v4513;
+      out[v4520] = v4514;
+    }
+    const unsigned int v4522 = v43 + v8347;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4523 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4524 = v475.x[7];
+    const float v4525 = v4524 * v4523;
+    const bool v4526 = v4522 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4526) {
+      const unsigned int v4529 = 96u + v8346;
+      const iron_bf16 v4530 = iron_f32_to_bf16(v4525);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4532 = v11 + v4522;
+      const unsigned int v4533 = v4532 * v1;
+      const unsigned int v4534 = v4533 + v26;
+      const unsigned int v4535 = v4534 << 8u;
+      const unsigned int v4536 = v4535 + v4529;
+      out[v4536] = v4530;
+    }
+    const unsigned int v4538 = v43 + v8352;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4539 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4540 = v475.x[8];
+    const float v4541 = v4540 * v4539;
+    const bool v4542 = v4538 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4542) {
+      const unsigned int v4545 = 96u + v8351;
+      const iron_bf16 v4546 = iron_f32_to_bf16(v4541);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4548 = v11 + v4538;
+      const unsigned int v4549 = v4548 * v1;
+      const unsigned int v4550 = v4549 + v26;
+      const unsigned int v4551 = v4550 << 8u;
+      const unsigned int v4552 = v4551 + v4545;
+      out[v4552] = v4546;
+    }
+    const unsigned int v4554 = v43 + v8357;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4555 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4556 = v475.x[9];
+    const float v4557 = v4556 * v4555;
+    const bool v4558 = v4554 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4558) {
+      const unsigned int v4561 = 96u + v8356;
+      const iron_bf16 v4562 = iron_f32_to_bf16(v4557);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4564 = v11 + v4554;
+      const unsigned int v4565 = v4564 * v1;
+      const unsigned int v4566 = v4565 + v26;
+      const unsigned int v4567 = v4566 << 8u;
+      const unsigned int v4568 = v4567 + v4561;
+      out[v4568] = v4562;
+    }
+    const unsigned int v4570 = v43 + v8362;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4571 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4572 = v475.x[10];
+    const float v4573 = v4572 * v4571;
+    const bool v4574 = v4570 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4574) {
+      const unsigned int v4577 = 96u + v8361;
+      const iron_bf16 v4578 = iron_f32_to_bf16(v4573);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4580 = v11 + v4570;
+      const unsigned int v4581 = v4580 * v1;
+      const unsigned int v4582 = v4581 + v26;
+      const unsigned int v4583 = v4582 << 8u;
+      const unsigned int v4584 = v4583 + v4577;
+      out[v4584] = v4578;
+    }
+    const unsigned int v4586 = v43 + v8367;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4587 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4588 = v475.x[11];
+    const float v4589 = v4588 * v4587;
+    const bool v4590 = v4586 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4590) {
+      const unsigned int v4593 = 96u + v8366;
+      const iron_bf16 v4594 = iron_f32_to_bf16(v4589);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4596 = v11 + v4586;
+      const unsigned int v4597 = v4596 * v1;
+      const unsigned int v4598 = v4597 + v26;
+      const unsigned int v4599 = v4598 << 8u;
+      const unsigned int v4600 = v4599 + v4593;
+      out[v4600] = v4594;
+    }
+    const unsigned int v4602 = v43 + v8372;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4603 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4604 = v475.x[12];
+    const float v4605 = v4604 * v4603;
+    const bool v4606 = v4602 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4606) {
+      const unsigned int v4609 = 96u + v8371;
+      const iron_bf16 v4610 = iron_f32_to_bf16(v4605);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4612 = v11 + v4602;
+      const unsigned int v4613 = v4612 * v1;
+      const unsigned int v4614 = v4613 + v26;
+      const unsigned int v4615 = v4614 << 8u;
+      const unsigned int v4616 = v4615 + v4609;
+      out[v4616] = v4610;
+    }
+    const unsigned int v4618 = v43 + v8377;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4619 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4620 = v475.x[13];
+    const float v4621 = v4620 * v4619;
+    const bool v4622 = v4618 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4622) {
+      const unsigned int v4625 = 96u + v8376;
+      const iron_bf16 v4626 = iron_f32_to_bf16(v4621);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4628 = v11 + v4618;
+      const unsigned int v4629 = v4628 * v1;
+      const unsigned int v4630 = v4629 + v26;
+      const unsigned int v4631 = v4630 << 8u;
+      const unsigned int v4632 = v4631 + v4625;
+      out[v4632] = v4626;
+    }
+    const unsigned int v4634 = v43 + v8382;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4635 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4636 = v475.x[14];
+    const float v4637 = v4636 * v4635;
+    const bool v4638 = v4634 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4638) {
+      const unsigned int v4641 = 96u + v8381;
+      const iron_bf16 v4642 = iron_f32_to_bf16(v4637);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4644 = v11 + v4634;
+      const unsigned int v4645 = v4644 * v1;
+      const unsigned int v4646 = v4645 + v26;
+      const unsigned int v4647 = v4646 << 8u;
+      const unsigned int v4648 = v4647 + v4641;
+      out[v4648] = v4642;
+    }
+    const unsigned int v4650 = v43 + v8387;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4651 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4652 = v475.x[15];
+    const float v4653 = v4652 * v4651;
+    const bool v4654 = v4650 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4654) {
+      const unsigned int v4657 = 96u + v8386;
+      const iron_bf16 v4658 = iron_f32_to_bf16(v4653);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4660 = v11 + v4650;
+      const unsigned int v4661 = v4660 * v1;
+      const unsigned int v4662 = v4661 + v26;
+      const unsigned int v4663 = v4662 << 8u;
+      const unsigned int v4664 = v4663 + v4657;
+      out[v4664] = v4658;
+    }
+    const unsigned int v4666 = v43 + v8392;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4667 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4668 = v477.x[0];
+    const float v4669 = v4668 * v4667;
+    const bool v4670 = v4666 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4670) {
+      const unsigned int v4673 = 128u + v8391;
+      const iron_bf16 v4674 = iron_f32_to_bf16(v4669);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4676 = v11 + v4666;
+      const unsigned int v4677 = v4676 * v1;
+      const unsigned int v4678 = v4677 + v26;
+      const unsigned int v4679 = v4678 << 8u;
+      const unsigned int v4680 = v4679 + v4673;
+      out[v4680] = v4674;
+    }
+    const unsigned int v4682 = v43 + v8397;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4683 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4684 = v477.x[1];
+    const float v4685 = v4684 * v4683;
+    const bool v4686 = v4682 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4686) {
+      const unsigned int v4689 = 128u + v8396;
+      const iron_bf16 v4690 = iron_f32_to_bf16(v4685);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4692 = v11 + v4682;
+      const unsigned int v4693 = v4692 * v1;
+      const unsigned int v4694 = v4693 + v26;
+      const unsigned int v4695 = v4694 << 8u;
+      const unsigned int v4696 = v4695 + v4689;
+      out[v4696] = v4690;
+    }
+    const unsigned int v4698 = v43 + v8402;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4699 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4700 = v477.x[2];
+    const float v4701 = v4700 * v4699;
+    const bool v4702 = v4698 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4702) {
+      const unsigned int v4705 = 128u + v8401;
+      const iron_bf16 v4706 = iron_f32_to_bf16(v4701);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4708 = v11 + v4698;
+      const unsigned int v4709 = v4708 * v1;
+      const unsigned int v4710 = v4709 + v26;
+      const unsigned int v4711 = v4710 << 8u;
+      const unsigned int v4712 = v4711 + v4705;
+      out[v4712] = v4706;
+    }
+    const unsigned int v4714 = v43 + v8407;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4715 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4716 = v477.x[3];
+    const float v4717 = v4716 * v4715;
+    const bool v4718 = v4714 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4718) {
+      const unsigned int v4721 = 128u + v8406;
+      const iron_bf16 v4722 = iron_f32_to_bf16(v4717);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4724 = v11 + v4714;
+      const unsigned int v4725 = v4724 * v1;
+      const unsigned int v4726 = v4725 + v26;
+      const unsigned int v4727 = v4726 << 8u;
+      const unsigned int v4728 = v4727 + v4721;
+      out[v4728] = v4722;
+    }
+    const unsigned int v4730 = v43 + v8412;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4731 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4732 = v477.x[4];
+    const float v4733 = v4732 * v4731;
+    const bool v4734 = v4730 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4734) {
+      const unsigned int v4737 = 128u + v8411;
+      const iron_bf16 v4738 = iron_f32_to_bf16(v4733);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4740 = v11 + v4730;
+      const unsigned int v4741 = v4740 * v1;
+      const unsigned int v4742 = v4741 + v26;
+      const unsigned int v4743 = v4742 << 8u;
+      const unsigned int v4744 = v4743 + v4737;
+      out[v4744] = v4738;
+    }
+    const unsigned int v4746 = v43 + v8417;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4747 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4748 = v477.x[5];
+    const float v4749 = v4748 * v4747;
+    const bool v4750 = v4746 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4750) {
+      const unsigned int v4753 = 128u + v8416;
+      const iron_bf16 v4754 = iron_f32_to_bf16(v4749);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4756 = v11 + v4746;
+      const unsigned int v4757 = v4756 * v1;
+      const unsigned int v4758 = v4757 + v26;
+      const unsigned int v4759 = v4758 << 8u;
+      const unsigned int v4760 = v4759 + v4753;
+      out[v4760] = v4754;
+    }
+    const unsigned int v4762 = v43 + v8422;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4763 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4764 = v477.x[6];
+    const float v4765 = v4764 * v4763;
+    const bool v4766 = v4762 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4766) {
+      const unsigned int v4769 = 128u + v8421;
+      const iron_bf16 v4770 = iron_f32_to_bf16(v4765);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4772 = v11 + v4762;
+      const unsigned int v4773 = v4772 * v1;
+      const unsigned int v4774 = v4773 + v26;
+      const unsigned int v4775 = v4774 << 8u;
+      const unsigned int v4776 = v4775 + v4769;
+      out[v4776] = v4770;
+    }
+    const unsigned int v4778 = v43 + v8427;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4779 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4780 = v477.x[7];
+    const float v4781 = v4780 * v4779;
+    const bool v4782 = v4778 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4782) {
+      const unsigned int v4785 = 128u + v8426;
+      const iron_bf16 v4786 = iron_f32_to_bf16(v4781);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4788 = v11 + v4778;
+      const unsigned int v4789 = v4788 * v1;
+      const unsigned int v4790 = v4789 + v26;
+      const unsigned int v4791 = v4790 << 8u;
+      const unsigned int v4792 = v4791 + v4785;
+      out[v4792] = v4786;
+    }
+    const unsigned int v4794 = v43 + v8432;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4795 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4796 = v477.x[8];
+    const float v4797 = v4796 * v4795;
+    const bool v4798 = v4794 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4798) {
+      const unsigned int v4801 = 128u + v8431;
+      const iron_bf16 v4802 = iron_f32_to_bf16(v4797);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4804 = v11 + v4794;
+      const unsigned int v4805 = v4804 * v1;
+      const unsigned int v4806 = v4805 + v26;
+      const unsigned int v4807 = v4806 << 8u;
+      const unsigned int v4808 = v4807 + v4801;
+      out[v4808] = v4802;
+    }
+    const unsigned int v4810 = v43 + v8437;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4811 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4812 = v477.x[9];
+    const float v4813 = v4812 * v4811;
+    const bool v4814 = v4810 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4814) {
+      const unsigned int v4817 = 128u + v8436;
+      const iron_bf16 v4818 = iron_f32_to_bf16(v4813);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4820 = v11 + v4810;
+      const unsigned int v4821 = v4820 * v1;
+      const unsigned int v4822 = v4821 + v26;
+      const unsigned int v4823 = v4822 << 8u;
+      const unsigned int v4824 = v4823 + v4817;
+      out[v4824] = v4818;
+    }
+    const unsigned int v4826 = v43 + v8442;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4827 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4828 = v477.x[10];
+    const float v4829 = v4828 * v4827;
+    const bool v4830 = v4826 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4830) {
+      const unsigned int v4833 = 128u + v8441;
+      const iron_bf16 v4834 = iron_f32_to_bf16(v4829);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4836 = v11 + v4826;
+      const unsigned int v4837 = v4836 * v1;
+      const unsigned int v4838 = v4837 + v26;
+      const unsigned int v4839 = v4838 << 8u;
+      const unsigned int v4840 = v4839 + v4833;
+      out[v4840] = v4834;
+    }
+    const unsigned int v4842 = v43 + v8447;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4843 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4844 = v477.x[11];
+    const float v4845 = v4844 * v4843;
+    const bool v4846 = v4842 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4846) {
+      const unsigned int v4849 = 128u + v8446;
+      const iron_bf16 v4850 = iron_f32_to_bf16(v4845);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4852 = v11 + v4842;
+      const unsigned int v4853 = v4852 * v1;
+      const unsigned int v4854 = v4853 + v26;
+      const unsigned int v4855 = v4854 << 8u;
+      const unsigned int v4856 = v4855 + v4849;
+      out[v4856] = v4850;
+    }
+    const unsigned int v4858 = v43 + v8452;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4859 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4860 = v477.x[12];
+    const float v4861 = v4860 * v4859;
+    const bool v4862 = v4858 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4862) {
+      const unsigned int v4865 = 128u + v8451;
+      const iron_bf16 v4866 = iron_f32_to_bf16(v4861);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4868 = v11 + v4858;
+      const unsigned int v4869 = v4868 * v1;
+      const unsigned int v4870 = v4869 + v26;
+      const unsigned int v4871 = v4870 << 8u;
+      const unsigned int v4872 = v4871 + v4865;
+      out[v4872] = v4866;
+    }
+    const unsigned int v4874 = v43 + v8457;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4875 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4876 = v477.x[13];
+    const float v4877 = v4876 * v4875;
+    const bool v4878 = v4874 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4878) {
+      const unsigned int v4881 = 128u + v8456;
+      const iron_bf16 v4882 = iron_f32_to_bf16(v4877);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4884 = v11 + v4874;
+      const unsigned int v4885 = v4884 * v1;
+      const unsigned int v4886 = v4885 + v26;
+      const unsigned int v4887 = v4886 << 8u;
+      const unsigned int v4888 = v4887 + v4881;
+      out[v4888] = v4882;
+    }
+    const unsigned int v4890 = v43 + v8462;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4891 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4892 = v477.x[14];
+    const float v4893 = v4892 * v4891;
+    const bool v4894 = v4890 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4894) {
+      const unsigned int v4897 = 128u + v8461;
+      const iron_bf16 v4898 = iron_f32_to_bf16(v4893);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4900 = v11 + v4890;
+      const unsigned int v4901 = v4900 * v1;
+      const unsigned int v4902 = v4901 + v26;
+      const unsigned int v4903 = v4902 << 8u;
+      const unsigned int v4904 = v4903 + v4897;
+      out[v4904] = v4898;
+    }
+    const unsigned int v4906 = v43 + v8467;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4907 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4908 = v477.x[15];
+    const float v4909 = v4908 * v4907;
+    const bool v4910 = v4906 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4910) {
+      const unsigned int v4913 = 128u + v8466;
+      const iron_bf16 v4914 = iron_f32_to_bf16(v4909);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4916 = v11 + v4906;
+      const unsigned int v4917 = v4916 * v1;
+      const unsigned int v4918 = v4917 + v26;
+      const unsigned int v4919 = v4918 << 8u;
+      const unsigned int v4920 = v4919 + v4913;
+      out[v4920] = v4914;
+    }
+    const unsigned int v4922 = v43 + v8472;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4923 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4924 = v479.x[0];
+    const float v4925 = v4924 * v4923;
+    const bool v4926 = v4922 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4926) {
+      const unsigned int v4929 = 160u + v8471;
+      const iron_bf16 v4930 = iron_f32_to_bf16(v4925);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4932 = v11 + v4922;
+      const unsigned int v4933 = v4932 * v1;
+      const unsigned int v4934 = v4933 + v26;
+      const unsigned int v4935 = v4934 << 8u;
+      const unsigned int v4936 = v4935 + v4929;
+      out[v4936] = v4930;
+    }
+    const unsigned int v4938 = v43 + v8477;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4939 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4940 = v479.x[1];
+    const float v4941 = v4940 * v4939;
+    const bool v4942 = v4938 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4942) {
+      const unsigned int v4945 = 160u + v8476;
+      const iron_bf16 v4946 = iron_f32_to_bf16(v4941);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4948 = v11 + v4938;
+      const unsigned int v4949 = v4948 * v1;
+      const unsigned int v4950 = v4949 + v26;
+      const unsigned int v4951 = v4950 << 8u;
+      const unsigned int v4952 = v4951 + v4945;
+      out[v4952] = v4946;
+    }
+    const unsigned int v4954 = v43 + v8482;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4955 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4956 = v479.x[2];
+    const float v4957 = v4956 * v4955;
+    const bool v4958 = v4954 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4958) {
+      const unsigned int v4961 = 160u + v8481;
+      const iron_bf16 v4962 = iron_f32_to_bf16(v4957);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4964 = v11 + v4954;
+      const unsigned int v4965 = v4964 * v1;
+      const unsigned int v4966 = v4965 + v26;
+      const unsigned int v4967 = v4966 << 8u;
+      const unsigned int v4968 = v4967 + v4961;
+      out[v4968] = v4962;
+    }
+    const unsigned int v4970 = v43 + v8487;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4971 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4972 = v479.x[3];
+    const float v4973 = v4972 * v4971;
+    const bool v4974 = v4970 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4974) {
+      const unsigned int v4977 = 160u + v8486;
+      const iron_bf16 v4978 = iron_f32_to_bf16(v4973);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4980 = v11 + v4970;
+      const unsigned int v4981 = v4980 * v1;
+      const unsigned int v4982 = v4981 + v26;
+      const unsigned int v4983 = v4982 << 8u;
+      const unsigned int v4984 = v4983 + v4977;
+      out[v4984] = v4978;
+    }
+    const unsigned int v4986 = v43 + v8492;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4987 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4988 = v479.x[4];
+    const float v4989 = v4988 * v4987;
+    const bool v4990 = v4986 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4990) {
+      const unsigned int v4993 = 160u + v8491;
+      const iron_bf16 v4994 = iron_f32_to_bf16(v4989);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4996 = v11 + v4986;
+      const unsigned int v4997 = v4996 * v1;
+      const unsigned int v4998 = v4997 + v26;
+      const unsigned int v4999 = v4998 << 8u;
+      const unsigned int v5000 = v4999 + v4993;
+      out[v5000] = v4994;
+    }
+    const unsigned int v5002 = v43 + v8497;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5003 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5004 = v479.x[5];
+    const float v5005 = v5004 * v5003;
+    const bool v5006 = v5002 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5006) {
+      const unsigned int v5009 = 160u + v8496;
+      const iron_bf16 v5010 = iron_f32_to_bf16(v5005);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5012 = v11 + v5002;
+      const unsigned int v5013 = v5012 * v1;
+      const unsigned int v5014 = v5013 + v26;
+      const unsigned int v5015 = v5014 << 8u;
+      const unsigned int v5016 = v5015 + v5009;
+      out[v5016] = v5010;
+    }
+    const unsigned int v5018 = v43 + v8502;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5019 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5020 = v479.x[6];
+    const float v5021 = v5020 * v5019;
+    const bool v5022 = v5018 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5022) {
+      const unsigned int v5025 = 160u + v8501;
+      const iron_bf16 v5026 = iron_f32_to_bf16(v5021);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5028 = v11 + v5018;
+      const unsigned int v5029 = v5028 * v1;
+      const unsigned int v5030 = v5029 + v26;
+      const unsigned int v5031 = v5030 << 8u;
+      const unsigned int v5032 = v5031 + v5025;
+      out[v5032] = v5026;
+    }
+    const unsigned int v5034 = v43 + v8507;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5035 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5036 = v479.x[7];
+    const float v5037 = v5036 * v5035;
+    const bool v5038 = v5034 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5038) {
+      const unsigned int v5041 = 160u + v8506;
+      const iron_bf16 v5042 = iron_f32_to_bf16(v5037);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5044 = v11 + v5034;
+      const unsigned int v5045 = v5044 * v1;
+      const unsigned int v5046 = v5045 + v26;
+      const unsigned int v5047 = v5046 << 8u;
+      const unsigned int v5048 = v5047 + v5041;
+      out[v5048] = v5042;
+    }
+    const unsigned int v5050 = v43 + v8512;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5051 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5052 = v479.x[8];
+    const float v5053 = v5052 * v5051;
+    const bool v5054 = v5050 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5054) {
+      const unsigned int v5057 = 160u + v8511;
+      const iron_bf16 v5058 = iron_f32_to_bf16(v5053);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5060 = v11 + v5050;
+      const unsigned int v5061 = v5060 * v1;
+      const unsigned int v5062 = v5061 + v26;
+      const unsigned int v5063 = v5062 << 8u;
+      const unsigned int v5064 = v5063 + v5057;
+      out[v5064] = v5058;
+    }
+    const unsigned int v5066 = v43 + v8517;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5067 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5068 = v479.x[9];
+    const float v5069 = v5068 * v5067;
+    const bool v5070 = v5066 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5070) {
+      const unsigned int v5073 = 160u + v8516;
+      const iron_bf16 v5074 = iron_f32_to_bf16(v5069);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5076 = v11 + v5066;
+      const unsigned int v5077 = v5076 * v1;
+      const unsigned int v5078 = v5077 + v26;
+      const unsigned int v5079 = v5078 << 8u;
+      const unsigned int v5080 = v5079 + v5073;
+      out[v5080] = v5074;
+    }
+    const unsigned int v5082 = v43 + v8522;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5083 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5084 = v479.x[10];
+    const float v5085 = v5084 * v5083;
+    const bool v5086 = v5082 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5086) {
+      const unsigned int v5089 = 160u + v8521;
+      const iron_bf16 v5090 = iron_f32_to_bf16(v5085);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5092 = v11 + v5082;
+      const unsigned int v5093 = v5092 * v1;
+      const unsigned int v5094 = v5093 + v26;
+      const unsigned int v5095 = v5094 << 8u;
+      const unsigned int v5096 = v5095 + v5089;
+      out[v5096] = v5090;
+    }
+    const unsigned int v5098 = v43 + v8527;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5099 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5100 = v479.x[11];
+    const float v5101 = v5100 * v5099;
+    const bool v5102 = v5098 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5102) {
+      const unsigned int v5105 = 160u + v8526;
+      const iron_bf16 v5106 = iron_f32_to_bf16(v5101);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5108 = v11 + v5098;
+      const unsigned int v5109 = v5108 * v1;
+      const unsigned int v5110 = v5109 + v26;
+      const unsigned int v5111 = v5110 << 8u;
+      const unsigned int v5112 = v5111 + v5105;
+      out[v5112] = v5106;
+    }
+    const unsigned int v5114 = v43 + v8532;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5115 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5116 = v479.x[12];
+    const float v5117 = v5116 * v5115;
+    const bool v5118 = v5114 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5118) {
+      const unsigned int v5121 = 160u + v8531;
+      const iron_bf16 v5122 = iron_f32_to_bf16(v5117);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5124 = v11 + v5114;
+      const unsigned int v5125 = v5124 * v1;
+      const unsigned int v5126 = v5125 + v26;
+      const unsigned int v5127 = v5126 << 8u;
+      const unsigned int v5128 = v5127 + v5121;
+      out[v5128] = v5122;
+    }
+    const unsigned int v5130 = v43 + v8537;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5131 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5132 = v479.x[13];
+    const float v5133 = v5132 * v5131;
+    const bool v5134 = v5130 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5134) {
+      const unsigned int v5137 = 160u + v8536;
+      const iron_bf16 v5138 = iron_f32_to_bf16(v5133);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5140 = v11 + v5130;
+      const unsigned int v5141 = v5140 * v1;
+      const unsigned int v5142 = v5141 + v26;
+      const unsigned int v5143 = v5142 << 8u;
+      const unsigned int v5144 = v5143 + v5137;
+      out[v5144] = v5138;
+    }
+    const unsigned int v5146 = v43 + v8542;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5147 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5148 = v479.x[14];
+    const float v5149 = v5148 * v5147;
+    const bool v5150 = v5146 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5150) {
+      const unsigned int v5153 = 160u + v8541;
+      const iron_bf16 v5154 = iron_f32_to_bf16(v5149);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5156 = v11 + v5146;
+      const unsigned int v5157 = v5156 * v1;
+      const unsigned int v5158 = v5157 + v26;
+      const unsigned int v5159 = v5158 << 8u;
+      const unsigned int v5160 = v5159 + v5153;
+      out[v5160] = v5154;
+    }
+    const unsigned int v5162 = v43 + v8547;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5163 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5164 = v479.x[15];
+    const float v5165 = v5164 * v5163;
+    const bool v5166 = v5162 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5166) {
+      const unsigned int v5169 = 160u + v8546;
+      const iron_bf16 v5170 = iron_f32_to_bf16(v5165);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5172 = v11 + v5162;
+      const unsigned int v5173 = v5172 * v1;
+      const unsigned int v5174 = v5173 + v26;
+      const unsigned int v5175 = v5174 << 8u;
+      const unsigned int v5176 = v5175 + v5169;
+      out[v5176] = v5170;
+    }
+    const unsigned int v5178 = v43 + v8552;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5179 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5180 = v481.x[0];
+    const float v5181 = v5180 * v5179;
+    const bool v5182 = v5178 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5182) {
+      const unsigned int v5185 = 192u + v8551;
+      const iron_bf16 v5186 = iron_f32_to_bf16(v5181);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5188 = v11 + v5178;
+      const unsigned int v5189 = v5188 * v1;
+      const unsigned int v5190 = v5189 + v26;
+      const unsigned int v5191 = v5190 << 8u;
+      const unsigned int v5192 = v5191 + v5185;
+      out[v5192] = v5186;
+    }
+    const unsigned int v5194 = v43 + v8557;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5195 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5196 = v481.x[1];
+    const float v5197 = v5196 * v5195;
+    const bool v5198 = v5194 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5198) {
+      const unsigned int v5201 = 192u + v8556;
+      const iron_bf16 v5202 = iron_f32_to_bf16(v5197);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5204 = v11 + v5194;
+      const unsigned int v5205 = v5204 * v1;
+      const unsigned int v5206 = v5205 + v26;
+      const unsigned int v5207 = v5206 << 8u;
+      const unsigned int v5208 = v5207 + v5201;
+      out[v5208] = v5202;
+    }
+    const unsigned int v5210 = v43 + v8562;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5211 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5212 = v481.x[2];
+    const float v5213 = v5212 * v5211;
+    const bool v5214 = v5210 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5214) {
+      const unsigned int v5217 = 192u + v8561;
+      const iron_bf16 v5218 = iron_f32_to_bf16(v5213);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5220 = v11 + v5210;
+      const unsigned int v5221 = v5220 * v1;
+      const unsigned int v5222 = v5221 + v26;
+      const unsigned int v5223 = v5222 << 8u;
+      const unsigned int v5224 = v5223 + v5217;
+      out[v5224] = v5218;
+    }
+    const unsigned int v5226 = v43 + v8567;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5227 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5228 = v481.x[3];
+    const float v5229 = v5228 * v5227;
+    const bool v5230 = v5226 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5230) {
+      const unsigned int v5233 = 192u + v8566;
+      const iron_bf16 v5234 = iron_f32_to_bf16(v5229);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5236 = v11 + v5226;
+      const unsigned int v5237 = v5236 * v1;
+      const unsigned int v5238 = v5237 + v26;
+      const unsigned int v5239 = v5238 << 8u;
+      const unsigned int v5240 = v5239 + v5233;
+      out[v5240] = v5234;
+    }
+    const unsigned int v5242 = v43 + v8572;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5243 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5244 = v481.x[4];
+    const float v5245 = v5244 * v5243;
+    const bool v5246 = v5242 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5246) {
+      const unsigned int v5249 = 192u + v8571;
+      const iron_bf16 v5250 = iron_f32_to_bf16(v5245);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5252 = v11 + v5242;
+      const unsigned int v5253 = v5252 * v1;
+      const unsigned int v5254 = v5253 + v26;
+      const unsigned int v5255 = v5254 << 8u;
+      const unsigned int v5256 = v5255 + v5249;
+      out[v5256] = v5250;
+    }
+    const unsigned int v5258 = v43 + v8577;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5259 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5260 = v481.x[5];
+    const float v5261 = v5260 * v5259;
+    const bool v5262 = v5258 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5262) {
+      const unsigned int v5265 = 192u + v8576;
+      const iron_bf16 v5266 = iron_f32_to_bf16(v5261);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5268 = v11 + v5258;
+      const unsigned int v5269 = v5268 * v1;
+      const unsigned int v5270 = v5269 + v26;
+      const unsigned int v5271 = v5270 << 8u;
+      const unsigned int v5272 = v5271 + v5265;
+      out[v5272] = v5266;
+    }
+    const unsigned int v5274 = v43 + v8582;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5275 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5276 = v481.x[6];
+    const float v5277 = v5276 * v5275;
+    const bool v5278 = v5274 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5278) {
+      const unsigned int v5281 = 192u + v8581;
+      const iron_bf16 v5282 = iron_f32_to_bf16(v5277);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5284 = v11 + v5274;
+      const unsigned int v5285 = v5284 * v1;
+      const unsigned int v5286 = v5285 + v26;
+      const unsigned int v5287 = v5286 << 8u;
+      const unsigned int v5288 = v5287 + v5281;
+      out[v5288] = v5282;
+    }
+    const unsigned int v5290 = v43 + v8587;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5291 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5292 = v481.x[7];
+    const float v5293 = v5292 * v5291;
+    const bool v5294 = v5290 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5294) {
+      const unsigned int v5297 = 192u + v8586;
+      const iron_bf16 v5298 = iron_f32_to_bf16(v5293);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5300 = v11 + v5290;
+      const unsigned int v5301 = v5300 * v1;
+      const unsigned int v5302 = v5301 + v26;
+      const unsigned int v5303 = v5302 << 8u;
+      const unsigned int v5304 = v5303 + v5297;
+      out[v5304] = v5298;
+    }
+    const unsigned int v5306 = v43 + v8592;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5307 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5308 = v481.x[8];
+    const float v5309 = v5308 * v5307;
+    const bool v5310 = v5306 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5310) {
+      const unsigned int v5313 = 192u + v8591;
+      const iron_bf16 v5314 = iron_f32_to_bf16(v5309);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5316 = v11 + v5306;
+      const unsigned int v5317 = v5316 * v1;
+      const unsigned int v5318 = v5317 + v26;
+      const unsigned int v5319 = v5318 << 8u;
+      const unsigned int v5320 = v5319 + v5313;
+      out[v5320] = v5314;
+    }
+    const unsigned int v5322 = v43 + v8597;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5323 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5324 = v481.x[9];
+    const float v5325 = v5324 * v5323;
+    const bool v5326 = v5322 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5326) {
+      const unsigned int v5329 = 192u + v8596;
+      const iron_bf16 v5330 = iron_f32_to_bf16(v5325);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5332 = v11 + v5322;
+      const unsigned int v5333 = v5332 * v1;
+      const unsigned int v5334 = v5333 + v26;
+      const unsigned int v5335 = v5334 << 8u;
+      const unsigned int v5336 = v5335 + v5329;
+      out[v5336] = v5330;
+    }
+    const unsigned int v5338 = v43 + v8602;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5339 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5340 = v481.x[10];
+    const float v5341 = v5340 * v5339;
+    const bool v5342 = v5338 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5342) {
+      const unsigned int v5345 = 192u + v8601;
+      const iron_bf16 v5346 = iron_f32_to_bf16(v5341);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5348 = v11 + v5338;
+      const unsigned int v5349 = v5348 * v1;
+      const unsigned int v5350 = v5349 + v26;
+      const unsigned int v5351 = v5350 << 8u;
+      const unsigned int v5352 = v5351 + v5345;
+      out[v5352] = v5346;
+    }
+    const unsigned int v5354 = v43 + v8607;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5355 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5356 = v481.x[11];
+    const float v5357 = v5356 * v5355;
+    const bool v5358 = v5354 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5358) {
+      const unsigned int v5361 = 192u + v8606;
+      const iron_bf16 v5362 = iron_f32_to_bf16(v5357);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5364 = v11 + v5354;
+      const unsigned int v5365 = v5364 * v1;
+      const unsigned int v5366 = v5365 + v26;
+      const unsigned int v5367 = v5366 << 8u;
+      const unsigned int v5368 = v5367 + v5361;
+      out[v5368] = v5362;
+    }
+    const unsigned int v5370 = v43 + v8612;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5371 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5372 = v481.x[12];
+    const float v5373 = v5372 * v5371;
+    const bool v5374 = v5370 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5374) {
+      const unsigned int v5377 = 192u + v8611;
+      const iron_bf16 v5378 = iron_f32_to_bf16(v5373);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5380 = v11 + v5370;
+      const unsigned int v5381 = v5380 * v1;
+      const unsigned int v5382 = v5381 + v26;
+      const unsigned int v5383 = v5382 << 8u;
+      const unsigned int v5384 = v5383 + v5377;
+      out[v5384] = v5378;
+    }
+    const unsigned int v5386 = v43 + v8617;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5387 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5388 = v481.x[13];
+    const float v5389 = v5388 * v5387;
+    const bool v5390 = v5386 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5390) {
+      const unsigned int v5393 = 192u + v8616;
+      const iron_bf16 v5394 = iron_f32_to_bf16(v5389);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5396 = v11 + v5386;
+      const unsigned int v5397 = v5396 * v1;
+      const unsigned int v5398 = v5397 + v26;
+      const unsigned int v5399 = v5398 << 8u;
+      const unsigned int v5400 = v5399 + v5393;
+      out[v5400] = v5394;
+    }
+    const unsigned int v5402 = v43 + v8622;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5403 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5404 = v481.x[14];
+    const float v5405 = v5404 * v5403;
+    const bool v5406 = v5402 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5406) {
+      const unsigned int v5409 = 192u + v8621;
+      const iron_bf16 v5410 = iron_f32_to_bf16(v5405);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5412 = v11 + v5402;
+      const unsigned int v5413 = v5412 * v1;
+      const unsigned int v5414 = v5413 + v26;
+      const unsigned int v5415 = v5414 << 8u;
+      const unsigned int v5416 = v5415 + v5409;
+      out[v5416] = v5410;
+    }
+    const unsigned int v5418 = v43 + v8627;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5419 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5420 = v481.x[15];
+    const float v5421 = v5420 * v5419;
+    const bool v5422 = v5418 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5422) {
+      const unsigned int v5425 = 192u + v8626;
+      const iron_bf16 v5426 = iron_f32_to_bf16(v5421);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5428 = v11 + v5418;
+      const unsigned int v5429 = v5428 * v1;
+      const unsigned int v5430 = v5429 + v26;
+      const unsigned int v5431 = v5430 << 8u;
+      const unsigned int v5432 = v5431 + v5425;
+      out[v5432] = v5426;
+    }
+    const unsigned int v5434 = v43 + v8632;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5435 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5436 = v483.x[0];
+    const float v5437 = v5436 * v5435;
+    const bool v5438 = v5434 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5438) {
+      const unsigned int v5441 = 224u + v8631;
+      const iron_bf16 v5442 = iron_f32_to_bf16(v5437);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5444 = v11 + v5434;
+      const unsigned int v5445 = v5444 * v1;
+      const unsigned int v5446 = v5445 + v26;
+      const unsigned int v5447 = v5446 << 8u;
+      const unsigned int v5448 = v5447 + v5441;
+      out[v5448] = v5442;
+    }
+    const unsigned int v5450 = v43 + v8637;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5451 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5452 = v483.x[1];
+    const float v5453 = v5452 * v5451;
+    const bool v5454 = v5450 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5454) {
+      const unsigned int v5457 = 224u + v8636;
+      const iron_bf16 v5458 = iron_f32_to_bf16(v5453);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5460 = v11 + v5450;
+      const unsigned int v5461 = v5460 * v1;
+      const unsigned int v5462 = v5461 + v26;
+      const unsigned int v5463 = v5462 << 8u;
+      const unsigned int v5464 = v5463 + v5457;
+      out[v5464] = v5458;
+    }
+    const unsigned int v5466 = v43 + v8642;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5467 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5468 = v483.x[2];
+    const float v5469 = v5468 * v5467;
+    const bool v5470 = v5466 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5470) {
+      const unsigned int v5473 = 224u + v8641;
+      const iron_bf16 v5474 = iron_f32_to_bf16(v5469);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5476 = v11 + v5466;
+      const unsigned int v5477 = v5476 * v1;
+      const unsigned int v5478 = v5477 + v26;
+      const unsigned int v5479 = v5478 << 8u;
+      const unsigned int v5480 = v5479 + v5473;
+      out[v5480] = v5474;
+    }
+    const unsigned int v5482 = v43 + v8647;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5483 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5484 = v483.x[3];
+    const float v5485 = v5484 * v5483;
+    const bool v5486 = v5482 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5486) {
+      const unsigned int v5489 = 224u + v8646;
+      const iron_bf16 v5490 = iron_f32_to_bf16(v5485);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5492 = v11 + v5482;
+      const unsigned int v5493 = v5492 * v1;
+      const unsigned int v5494 = v5493 + v26;
+      const unsigned int v5495 = v5494 << 8u;
+      const unsigned int v5496 = v5495 + v5489;
+      out[v5496] = v5490;
+    }
+    const unsigned int v5498 = v43 + v8652;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5499 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5500 = v483.x[4];
+    const float v5501 = v5500 * v5499;
+    const bool v5502 = v5498 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5502) {
+      const unsigned int v5505 = 224u + v8651;
+      const iron_bf16 v5506 = iron_f32_to_bf16(v5501);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5508 = v11 + v5498;
+      const unsigned int v5509 = v5508 * v1;
+      const unsigned int v5510 = v5509 + v26;
+      const unsigned int v5511 = v5510 << 8u;
+      const unsigned int v5512 = v5511 + v5505;
+      out[v5512] = v5506;
+    }
+    const unsigned int v5514 = v43 + v8657;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5515 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5516 = v483.x[5];
+    const float v5517 = v5516 * v5515;
+    const bool v5518 = v5514 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5518) {
+      const unsigned int v5521 = 224u + v8656;
+      const iron_bf16 v5522 = iron_f32_to_bf16(v5517);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5524 = v11 + v5514;
+      const unsigned int v5525 = v5524 * v1;
+      const unsigned int v5526 = v5525 + v26;
+      const unsigned int v5527 = v5526 << 8u;
+      const unsigned int v5528 = v5527 + v5521;
+      out[v5528] = v5522;
+    }
+    const unsigned int v5530 = v43 + v8662;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5531 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5532 = v483.x[6];
+    const float v5533 = v5532 * v5531;
+    const bool v5534 = v5530 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5534) {
+      const unsigned int v5537 = 224u + v8661;
+      const iron_bf16 v5538 = iron_f32_to_bf16(v5533);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5540 = v11 + v5530;
+      const unsigned int v5541 = v5540 * v1;
+      const unsigned int v5542 = v5541 + v26;
+      const unsigned int v5543 = v5542 << 8u;
+      const unsigned int v5544 = v5543 + v5537;
+      out[v5544] = v5538;
+    }
+    const unsigned int v5546 = v43 + v8667;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5547 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5548 = v483.x[7];
+    const float v5549 = v5548 * v5547;
+    const bool v5550 = v5546 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5550) {
+      const unsigned int v5553 = 224u + v8666;
+      const iron_bf16 v5554 = iron_f32_to_bf16(v5549);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5556 = v11 + v5546;
+      const unsigned int v5557 = v5556 * v1;
+      const unsigned int v5558 = v5557 + v26;
+      const unsigned int v5559 = v5558 << 8u;
+      const unsigned int v5560 = v5559 + v5553;
+      out[v5560] = v5554;
+    }
+    const unsigned int v5562 = v43 + v8672;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5563 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5564 = v483.x[8];
+    const float v5565 = v5564 * v5563;
+    const bool v5566 = v5562 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5566) {
+      const unsigned int v5569 = 224u + v8671;
+      const iron_bf16 v5570 = iron_f32_to_bf16(v5565);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5572 = v11 + v5562;
+      const unsigned int v5573 = v5572 * v1;
+      const unsigned int v5574 = v5573 + v26;
+      const unsigned int v5575 = v5574 << 8u;
+      const unsigned int v5576 = v5575 + v5569;
+      out[v5576] = v5570;
+    }
+    const unsigned int v5578 = v43 + v8677;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5579 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5580 = v483.x[9];
+    const float v5581 = v5580 * v5579;
+    const bool v5582 = v5578 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5582) {
+      const unsigned int v5585 = 224u + v8676;
+      const iron_bf16 v5586 = iron_f32_to_bf16(v5581);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5588 = v11 + v5578;
+      const unsigned int v5589 = v5588 * v1;
+      const unsigned int v5590 = v5589 + v26;
+      const unsigned int v5591 = v5590 << 8u;
+      const unsigned int v5592 = v5591 + v5585;
+      out[v5592] = v5586;
+    }
+    const unsigned int v5594 = v43 + v8682;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5595 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5596 = v483.x[10];
+    const float v5597 = v5596 * v5595;
+    const bool v5598 = v5594 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5598) {
+      const unsigned int v5601 = 224u + v8681;
+      const iron_bf16 v5602 = iron_f32_to_bf16(v5597);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5604 = v11 + v5594;
+      const unsigned int v5605 = v5604 * v1;
+      const unsigned int v5606 = v5605 + v26;
+      const unsigned int v5607 = v5606 << 8u;
+      const unsigned int v5608 = v5607 + v5601;
+      out[v5608] = v5602;
+    }
+    const unsigned int v5610 = v43 + v8687;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5611 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5612 = v483.x[11];
+    const float v5613 = v5612 * v5611;
+    const bool v5614 = v5610 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5614) {
+      const unsigned int v5617 = 224u + v8686;
+      const iron_bf16 v5618 = iron_f32_to_bf16(v5613);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5620 = v11 + v5610;
+      const unsigned int v5621 = v5620 * v1;
+      const unsigned int v5622 = v5621 + v26;
+      const unsigned int v5623 = v5622 << 8u;
+      const unsigned int v5624 = v5623 + v5617;
+      out[v5624] = v5618;
+    }
+    const unsigned int v5626 = v43 + v8692;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5627 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5628 = v483.x[12];
+    const float v5629 = v5628 * v5627;
+    const bool v5630 = v5626 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5630) {
+      const unsigned int v5633 = 224u + v8691;
+      const iron_bf16 v5634 = iron_f32_to_bf16(v5629);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5636 = v11 + v5626;
+      const unsigned int v5637 = v5636 * v1;
+      const unsigned int v5638 = v5637 + v26;
+      const unsigned int v5639 = v5638 << 8u;
+      const unsigned int v5640 = v5639 + v5633;
+      out[v5640] = v5634;
+    }
+    const unsigned int v5642 = v43 + v8697;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5643 = v3588.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5644 = v483.x[13];
+    const float v5645 = v5644 * v5643;
+    const bool v5646 = v5642 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5646) {
+      const unsigned int v5649 = 224u + v8696;
+      const iron_bf16 v5650 = iron_f32_to_bf16(v5645);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5652 = v11 + v5642;
+      const unsigned int v5653 = v5652 * v1;
+      const unsigned int v5654 = v5653 + v26;
+      const unsigned int v5655 = v5654 << 8u;
+      const unsigned int v5656 = v5655 + v5649;
+      out[v5656] = v5650;
+    }
+    const unsigned int v5658 = v43 + v8702;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5659 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5660 = v483.x[14];
+    const float v5661 = v5660 * v5659;
+    const bool v5662 = v5658 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5662) {
+      const unsigned int v5665 = 224u + v8701;
+      const iron_bf16 v5666 = iron_f32_to_bf16(v5661);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5668 = v11 + v5658;
+      const unsigned int v5669 = v5668 * v1;
+      const unsigned int v5670 = v5669 + v26;
+      const unsigned int v5671 = v5670 << 8u;
+      const unsigned int v5672 = v5671 + v5665;
+      out[v5672] = v5666;
+    }
+    const unsigned int v5674 = v43 + v8707;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5675 = v3588.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5676 = v483.x[15];
+    const float v5677 = v5676 * v5675;
+    const bool v5678 = v5674 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5678) {
+      const unsigned int v5681 = 224u + v8706;
+      const iron_bf16 v5682 = iron_f32_to_bf16(v5677);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5684 = v11 + v5674;
+      const unsigned int v5685 = v5684 * v1;
+      const unsigned int v5686 = v5685 + v26;
+      const unsigned int v5687 = v5686 << 8u;
+      const unsigned int v5688 = v5687 + v5681;
+      out[v5688] = v5682;
+    }
+    const unsigned int v5690 = v43 + v3536;  // kernels/sdpa/flash_tile.hpp:234
+    const float v5692 = v3496.x[0];  // kernels/sdpa/flash_tile.hpp:235
+    const float v5693 = v3534.x[0];
+    const float v5694 = log2f(v5693);
+    const float v5695 = v5694 + v5692;
+    const float v5696 = v5695 * 0.6931472f;
+    const bool v5699 = v3535 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v5700 = v5690 < v18;
+    const bool v5701 = v5699 && v5700;
+    if (v5701) {
+      const unsigned int v5702 = v26 * v3;  // kernels/sdpa/prefill.cpp:143
+      const unsigned int v5703 = v5702 + v11;
+      const unsigned int v5704 = v5703 + v5690;
+      lse[v5704] = v5696;
+    }
+    const unsigned int v5706 = v43 + v3549;  // kernels/sdpa/flash_tile.hpp:234
+    const float v5708 = v3496.x[1];  // kernels/sdpa/flash_tile.hpp:235
+    const float v5709 = v3534.x[1];
+    const float v5710 = log2f(v5709);
+    const float v5711 = v5710 + v5708;
+    const float v5712 = v5711 * 0.6931472f;
+    const bool v5715 = v3548 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v5716 = v5706 < v18;
+    const bool v5717 = v5715 && v5716;
+    if (v5717) {
+      const unsigned int v5718 = v26 * v3;  // kernels/sdpa/prefill.cpp:143
+      const unsigned int v5719 = v5718 + v11;
+      const unsigned int v5720 = v5719 + v5706;
+      lse[v5720] = v5712;
+    }
+    const unsigned int v5722 = v43 + v3562;  // kernels/sdpa/flash_tile.hpp:234
+    const float v5724 = v3496.x[2];  // kernels/sdpa/flash_tile.hpp:235
+    const float v5725 = v3534.x[2];
+    const float v5726 = log2f(v5725);
+    const float v5727 = v5726 + v5724;
+    const float v5728 = v5727 * 0.6931472f;
+    const bool v5731 = v3561 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v5732 = v5722 < v18;
+    const bool v5733 = v5731 && v5732;
+    if (v5733) {
+      const unsigned int v5734 = v26 * v3;  // kernels/sdpa/prefill.cpp:143
+      const unsigned int v5735 = v5734 + v11;
+      const unsigned int v5736 = v5735 + v5722;
+      lse[v5736] = v5728;
+    }
+    const unsigned int v5738 = v43 + v3575;  // kernels/sdpa/flash_tile.hpp:234
+    const float v5740 = v3496.x[3];  // kernels/sdpa/flash_tile.hpp:235
+    const float v5741 = v3534.x[3];
+    const float v5742 = log2f(v5741);
+    const float v5743 = v5742 + v5740;
+    const float v5744 = v5743 * 0.6931472f;
+    const bool v5747 = v3574 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v5748 = v5738 < v18;
+    const bool v5749 = v5747 && v5748;
+    if (v5749) {
+      const unsigned int v5750 = v26 * v3;  // kernels/sdpa/prefill.cpp:143
+      const unsigned int v5751 = v5750 + v11;
+      const unsigned int v5752 = v5751 + v5738;
+      lse[v5752] = v5744;
     }
   }
 }

@@ -26,6 +26,14 @@ __device__ __forceinline__ unsigned int iron_linear_thread() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
 
+// 2^x by ex2.approx.ftz.f32 (PTX ISA, ex2): within 2 ulp of the correctly rounded result,
+// subnormal operands and results flushed to zero. One MUFU.EX2, whatever the compile flags.
+__device__ __forceinline__ float iron_exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // A fragment of ROLE 0 (A, M×K), 1 (B, K×N) or 2 (accumulator, M×N), R×C elements: each
 // lane of the warp owns R·C/32 of them in the layout of mma.m16n8k16, tile by tile (row-major
 // tiles of 16×16 for A, 16×8 for B and accumulators). row()/col() give slot i's position.
@@ -301,4737 +309,4847 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_lse_d256_f32
   const bool v38 = v25 < v18;  // kernels/sdpa/prefill.cpp:93
   if (v38) {
     const float v39 = sinks[v26];  // kernels/sdpa/prefill.cpp:96
-    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_tile.hpp:98
+    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_tile.hpp:114
     const unsigned int v42 = v41 << 4u;
     const unsigned int v43 = v25 + v42;
-    unsigned int v44 = 0u;  // kernels/sdpa/flash_tile.hpp:102
-    const unsigned int v46 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v49 = v46 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v52 = v46 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    unsigned int v44 = 0u;  // kernels/sdpa/flash_tile.hpp:118
+    const unsigned int v46 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v49 = v46 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v52 = v46 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v53 = v52 << 2u;
-    const unsigned int v54 = v25 + v49;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v54 = v25 + v49;  // kernels/sdpa/flash_tile.hpp:75
     const bool v55 = v54 < v18;
-    const unsigned int v58 = v55 ? v54 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v58 = v55 ? v54 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v60 = v11 + v58;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v61 = v60 * v1;
     const unsigned int v62 = v61 + v26;
     const unsigned int v63 = v62 << 8u;
-    const unsigned int v64 = v63 + v53;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v66 = v49 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v64 = v63 + v53;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v66 = v49 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v68 = v66 + v53;
     iron_copy_async<16>(shm0 + v68, q + v64, v55);
-    const unsigned int v71 = v46 + 128u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v73 = v71 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v76 = v71 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v71 = v46 + 128u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v73 = v71 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v76 = v71 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v77 = v76 << 2u;
-    const unsigned int v78 = v25 + v73;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v78 = v25 + v73;  // kernels/sdpa/flash_tile.hpp:75
     const bool v79 = v78 < v18;
-    const unsigned int v82 = v79 ? v78 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v82 = v79 ? v78 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v84 = v11 + v82;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v85 = v84 * v1;
     const unsigned int v86 = v85 + v26;
     const unsigned int v87 = v86 << 8u;
-    const unsigned int v88 = v87 + v77;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v90 = v73 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v88 = v87 + v77;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v90 = v73 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v92 = v90 + v77;
     iron_copy_async<16>(shm0 + v92, q + v88, v79);
-    const unsigned int v95 = v46 + 256u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v97 = v95 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v100 = v95 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v95 = v46 + 256u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v97 = v95 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v100 = v95 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v101 = v100 << 2u;
-    const unsigned int v102 = v25 + v97;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v102 = v25 + v97;  // kernels/sdpa/flash_tile.hpp:75
     const bool v103 = v102 < v18;
-    const unsigned int v106 = v103 ? v102 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v106 = v103 ? v102 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v108 = v11 + v106;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v109 = v108 * v1;
     const unsigned int v110 = v109 + v26;
     const unsigned int v111 = v110 << 8u;
-    const unsigned int v112 = v111 + v101;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v114 = v97 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v112 = v111 + v101;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v114 = v97 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v116 = v114 + v101;
     iron_copy_async<16>(shm0 + v116, q + v112, v103);
-    const unsigned int v119 = v46 + 384u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v121 = v119 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v124 = v119 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v119 = v46 + 384u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v121 = v119 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v124 = v119 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v125 = v124 << 2u;
-    const unsigned int v126 = v25 + v121;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v126 = v25 + v121;  // kernels/sdpa/flash_tile.hpp:75
     const bool v127 = v126 < v18;
-    const unsigned int v130 = v127 ? v126 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v130 = v127 ? v126 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v132 = v11 + v130;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v133 = v132 * v1;
     const unsigned int v134 = v133 + v26;
     const unsigned int v135 = v134 << 8u;
-    const unsigned int v136 = v135 + v125;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v138 = v121 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v136 = v135 + v125;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v138 = v121 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v140 = v138 + v125;
     iron_copy_async<16>(shm0 + v140, q + v136, v127);
-    const unsigned int v143 = v46 + 512u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v145 = v143 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v148 = v143 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v143 = v46 + 512u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v145 = v143 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v148 = v143 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v149 = v148 << 2u;
-    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:75
     const bool v151 = v150 < v18;
-    const unsigned int v154 = v151 ? v150 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v154 = v151 ? v150 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v156 = v11 + v154;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v157 = v156 * v1;
     const unsigned int v158 = v157 + v26;
     const unsigned int v159 = v158 << 8u;
-    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v162 = v145 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v162 = v145 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v164 = v162 + v149;
     iron_copy_async<16>(shm0 + v164, q + v160, v151);
-    const unsigned int v167 = v46 + 640u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v169 = v167 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v172 = v167 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v167 = v46 + 640u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v169 = v167 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v172 = v167 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v173 = v172 << 2u;
-    const unsigned int v174 = v25 + v169;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v174 = v25 + v169;  // kernels/sdpa/flash_tile.hpp:75
     const bool v175 = v174 < v18;
-    const unsigned int v178 = v175 ? v174 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v178 = v175 ? v174 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v180 = v11 + v178;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v181 = v180 * v1;
     const unsigned int v182 = v181 + v26;
     const unsigned int v183 = v182 << 8u;
-    const unsigned int v184 = v183 + v173;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v186 = v169 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v184 = v183 + v173;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v186 = v169 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v188 = v186 + v173;
     iron_copy_async<16>(shm0 + v188, q + v184, v175);
-    const unsigned int v191 = v46 + 768u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v193 = v191 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v196 = v191 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v191 = v46 + 768u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v193 = v191 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v196 = v191 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v197 = v196 << 2u;
-    const unsigned int v198 = v25 + v193;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v198 = v25 + v193;  // kernels/sdpa/flash_tile.hpp:75
     const bool v199 = v198 < v18;
-    const unsigned int v202 = v199 ? v198 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v202 = v199 ? v198 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v204 = v11 + v202;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v205 = v204 * v1;
     const unsigned int v206 = v205 + v26;
     const unsigned int v207 = v206 << 8u;
-    const unsigned int v208 = v207 + v197;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v210 = v193 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v208 = v207 + v197;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v210 = v193 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v212 = v210 + v197;
     iron_copy_async<16>(shm0 + v212, q + v208, v199);
-    const unsigned int v215 = v46 + 896u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v217 = v215 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v220 = v215 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v215 = v46 + 896u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v217 = v215 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v220 = v215 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v221 = v220 << 2u;
-    const unsigned int v222 = v25 + v217;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v222 = v25 + v217;  // kernels/sdpa/flash_tile.hpp:75
     const bool v223 = v222 < v18;
-    const unsigned int v226 = v223 ? v222 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v226 = v223 ? v222 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v228 = v11 + v226;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v229 = v228 * v1;
     const unsigned int v230 = v229 + v26;
     const unsigned int v231 = v230 << 8u;
-    const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v234 = v217 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v234 = v217 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v236 = v234 + v221;
     iron_copy_async<16>(shm0 + v236, q + v232, v223);
-    const unsigned int v239 = v46 + 1024u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v241 = v239 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v244 = v239 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v239 = v46 + 1024u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v241 = v239 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v244 = v239 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v245 = v244 << 2u;
-    const unsigned int v246 = v25 + v241;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v246 = v25 + v241;  // kernels/sdpa/flash_tile.hpp:75
     const bool v247 = v246 < v18;
-    const unsigned int v250 = v247 ? v246 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v250 = v247 ? v246 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v252 = v11 + v250;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v253 = v252 * v1;
     const unsigned int v254 = v253 + v26;
     const unsigned int v255 = v254 << 8u;
-    const unsigned int v256 = v255 + v245;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v258 = v241 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v256 = v255 + v245;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v258 = v241 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v260 = v258 + v245;
     iron_copy_async<16>(shm0 + v260, q + v256, v247);
-    const unsigned int v263 = v46 + 1152u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v265 = v263 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v268 = v263 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v263 = v46 + 1152u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v265 = v263 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v268 = v263 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v269 = v268 << 2u;
-    const unsigned int v270 = v25 + v265;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v270 = v25 + v265;  // kernels/sdpa/flash_tile.hpp:75
     const bool v271 = v270 < v18;
-    const unsigned int v274 = v271 ? v270 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v274 = v271 ? v270 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v276 = v11 + v274;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v277 = v276 * v1;
     const unsigned int v278 = v277 + v26;
     const unsigned int v279 = v278 << 8u;
-    const unsigned int v280 = v279 + v269;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v282 = v265 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v280 = v279 + v269;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v282 = v265 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v284 = v282 + v269;
     iron_copy_async<16>(shm0 + v284, q + v280, v271);
-    const unsigned int v287 = v46 + 1280u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v289 = v287 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v292 = v287 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v287 = v46 + 1280u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v289 = v287 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v292 = v287 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v293 = v292 << 2u;
-    const unsigned int v294 = v25 + v289;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v294 = v25 + v289;  // kernels/sdpa/flash_tile.hpp:75
     const bool v295 = v294 < v18;
-    const unsigned int v298 = v295 ? v294 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v298 = v295 ? v294 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v300 = v11 + v298;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v301 = v300 * v1;
     const unsigned int v302 = v301 + v26;
     const unsigned int v303 = v302 << 8u;
-    const unsigned int v304 = v303 + v293;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v306 = v289 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v304 = v303 + v293;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v306 = v289 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v308 = v306 + v293;
     iron_copy_async<16>(shm0 + v308, q + v304, v295);
-    const unsigned int v311 = v46 + 1408u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v313 = v311 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v316 = v311 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v311 = v46 + 1408u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v313 = v311 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v316 = v311 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v317 = v316 << 2u;
-    const unsigned int v318 = v25 + v313;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v318 = v25 + v313;  // kernels/sdpa/flash_tile.hpp:75
     const bool v319 = v318 < v18;
-    const unsigned int v322 = v319 ? v318 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v322 = v319 ? v318 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v324 = v11 + v322;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v325 = v324 * v1;
     const unsigned int v326 = v325 + v26;
     const unsigned int v327 = v326 << 8u;
-    const unsigned int v328 = v327 + v317;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v330 = v313 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v328 = v327 + v317;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v330 = v313 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v332 = v330 + v317;
     iron_copy_async<16>(shm0 + v332, q + v328, v319);
-    const unsigned int v335 = v46 + 1536u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v337 = v335 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v340 = v335 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v335 = v46 + 1536u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v337 = v335 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v340 = v335 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v341 = v340 << 2u;
-    const unsigned int v342 = v25 + v337;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v342 = v25 + v337;  // kernels/sdpa/flash_tile.hpp:75
     const bool v343 = v342 < v18;
-    const unsigned int v346 = v343 ? v342 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v346 = v343 ? v342 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v348 = v11 + v346;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v349 = v348 * v1;
     const unsigned int v350 = v349 + v26;
     const unsigned int v351 = v350 << 8u;
-    const unsigned int v352 = v351 + v341;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v354 = v337 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v352 = v351 + v341;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v354 = v337 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v356 = v354 + v341;
     iron_copy_async<16>(shm0 + v356, q + v352, v343);
-    const unsigned int v359 = v46 + 1664u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v361 = v359 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v364 = v359 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v359 = v46 + 1664u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v361 = v359 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v364 = v359 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v365 = v364 << 2u;
-    const unsigned int v366 = v25 + v361;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v366 = v25 + v361;  // kernels/sdpa/flash_tile.hpp:75
     const bool v367 = v366 < v18;
-    const unsigned int v370 = v367 ? v366 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v370 = v367 ? v366 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v372 = v11 + v370;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v373 = v372 * v1;
     const unsigned int v374 = v373 + v26;
     const unsigned int v375 = v374 << 8u;
-    const unsigned int v376 = v375 + v365;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v378 = v361 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v376 = v375 + v365;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v378 = v361 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v380 = v378 + v365;
     iron_copy_async<16>(shm0 + v380, q + v376, v367);
-    const unsigned int v383 = v46 + 1792u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v385 = v383 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v388 = v383 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v383 = v46 + 1792u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v385 = v383 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v388 = v383 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v389 = v388 << 2u;
-    const unsigned int v390 = v25 + v385;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v390 = v25 + v385;  // kernels/sdpa/flash_tile.hpp:75
     const bool v391 = v390 < v18;
-    const unsigned int v394 = v391 ? v390 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v394 = v391 ? v390 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v396 = v11 + v394;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v397 = v396 * v1;
     const unsigned int v398 = v397 + v26;
     const unsigned int v399 = v398 << 8u;
-    const unsigned int v400 = v399 + v389;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v402 = v385 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v400 = v399 + v389;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v402 = v385 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v404 = v402 + v389;
     iron_copy_async<16>(shm0 + v404, q + v400, v391);
-    const unsigned int v407 = v46 + 1920u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v409 = v407 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v412 = v407 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v407 = v46 + 1920u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v409 = v407 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v412 = v407 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v413 = v412 << 2u;
-    const unsigned int v414 = v25 + v409;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v414 = v25 + v409;  // kernels/sdpa/flash_tile.hpp:75
     const bool v415 = v414 < v18;
-    const unsigned int v418 = v415 ? v414 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v418 = v415 ? v414 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v420 = v11 + v418;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v421 = v420 * v1;
     const unsigned int v422 = v421 + v26;
     const unsigned int v423 = v422 << 8u;
-    const unsigned int v424 = v423 + v413;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v426 = v409 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v424 = v423 + v413;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v426 = v409 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v428 = v426 + v413;
     iron_copy_async<16>(shm0 + v428, q + v424, v415);
-    const unsigned int v431 = v46 + 2048u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v433 = v431 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v436 = v431 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v431 = v46 + 2048u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v433 = v431 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v436 = v431 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v437 = v436 << 2u;
-    const unsigned int v438 = v25 + v433;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v438 = v25 + v433;  // kernels/sdpa/flash_tile.hpp:75
     const bool v439 = v438 < v18;
-    const unsigned int v442 = v439 ? v438 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v442 = v439 ? v438 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v444 = v11 + v442;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v445 = v444 * v1;
     const unsigned int v446 = v445 + v26;
     const unsigned int v447 = v446 << 8u;
-    const unsigned int v448 = v447 + v437;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v450 = v433 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v448 = v447 + v437;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v450 = v433 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v452 = v450 + v437;
     iron_copy_async<16>(shm0 + v452, q + v448, v439);
-    const unsigned int v455 = v46 + 2176u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v457 = v455 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v460 = v455 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v455 = v46 + 2176u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v457 = v455 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v460 = v455 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v461 = v460 << 2u;
-    const unsigned int v462 = v25 + v457;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v462 = v25 + v457;  // kernels/sdpa/flash_tile.hpp:75
     const bool v463 = v462 < v18;
-    const unsigned int v466 = v463 ? v462 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v466 = v463 ? v462 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v468 = v11 + v466;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v469 = v468 * v1;
     const unsigned int v470 = v469 + v26;
     const unsigned int v471 = v470 << 8u;
-    const unsigned int v472 = v471 + v461;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v474 = v457 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v472 = v471 + v461;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v474 = v457 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v476 = v474 + v461;
     iron_copy_async<16>(shm0 + v476, q + v472, v463);
-    const unsigned int v479 = v46 + 2304u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v481 = v479 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v484 = v479 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v479 = v46 + 2304u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v481 = v479 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v484 = v479 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v485 = v484 << 2u;
-    const unsigned int v486 = v25 + v481;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v486 = v25 + v481;  // kernels/sdpa/flash_tile.hpp:75
     const bool v487 = v486 < v18;
-    const unsigned int v490 = v487 ? v486 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v490 = v487 ? v486 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v492 = v11 + v490;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v493 = v492 * v1;
     const unsigned int v494 = v493 + v26;
     const unsigned int v495 = v494 << 8u;
-    const unsigned int v496 = v495 + v485;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v498 = v481 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v496 = v495 + v485;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v498 = v481 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v500 = v498 + v485;
     iron_copy_async<16>(shm0 + v500, q + v496, v487);
-    const unsigned int v503 = v46 + 2432u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v505 = v503 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v508 = v503 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v503 = v46 + 2432u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v505 = v503 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v508 = v503 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v509 = v508 << 2u;
-    const unsigned int v510 = v25 + v505;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v510 = v25 + v505;  // kernels/sdpa/flash_tile.hpp:75
     const bool v511 = v510 < v18;
-    const unsigned int v514 = v511 ? v510 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v514 = v511 ? v510 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v516 = v11 + v514;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v517 = v516 * v1;
     const unsigned int v518 = v517 + v26;
     const unsigned int v519 = v518 << 8u;
-    const unsigned int v520 = v519 + v509;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v522 = v505 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v520 = v519 + v509;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v522 = v505 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v524 = v522 + v509;
     iron_copy_async<16>(shm0 + v524, q + v520, v511);
-    const unsigned int v527 = v46 + 2560u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v529 = v527 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v532 = v527 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v527 = v46 + 2560u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v529 = v527 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v532 = v527 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v533 = v532 << 2u;
-    const unsigned int v534 = v25 + v529;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v534 = v25 + v529;  // kernels/sdpa/flash_tile.hpp:75
     const bool v535 = v534 < v18;
-    const unsigned int v538 = v535 ? v534 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v538 = v535 ? v534 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v540 = v11 + v538;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v541 = v540 * v1;
     const unsigned int v542 = v541 + v26;
     const unsigned int v543 = v542 << 8u;
-    const unsigned int v544 = v543 + v533;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v546 = v529 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v544 = v543 + v533;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v546 = v529 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v548 = v546 + v533;
     iron_copy_async<16>(shm0 + v548, q + v544, v535);
-    const unsigned int v551 = v46 + 2688u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v553 = v551 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v556 = v551 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v551 = v46 + 2688u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v553 = v551 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v556 = v551 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v557 = v556 << 2u;
-    const unsigned int v558 = v25 + v553;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v558 = v25 + v553;  // kernels/sdpa/flash_tile.hpp:75
     const bool v559 = v558 < v18;
-    const unsigned int v562 = v559 ? v558 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v562 = v559 ? v558 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v564 = v11 + v562;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v565 = v564 * v1;
     const unsigned int v566 = v565 + v26;
     const unsigned int v567 = v566 << 8u;
-    const unsigned int v568 = v567 + v557;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v570 = v553 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v568 = v567 + v557;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v570 = v553 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v572 = v570 + v557;
     iron_copy_async<16>(shm0 + v572, q + v568, v559);
-    const unsigned int v575 = v46 + 2816u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v577 = v575 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v580 = v575 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v575 = v46 + 2816u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v577 = v575 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v580 = v575 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v581 = v580 << 2u;
-    const unsigned int v582 = v25 + v577;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v582 = v25 + v577;  // kernels/sdpa/flash_tile.hpp:75
     const bool v583 = v582 < v18;
-    const unsigned int v586 = v583 ? v582 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v586 = v583 ? v582 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v588 = v11 + v586;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v589 = v588 * v1;
     const unsigned int v590 = v589 + v26;
     const unsigned int v591 = v590 << 8u;
-    const unsigned int v592 = v591 + v581;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v594 = v577 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v592 = v591 + v581;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v594 = v577 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v596 = v594 + v581;
     iron_copy_async<16>(shm0 + v596, q + v592, v583);
-    const unsigned int v599 = v46 + 2944u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v601 = v599 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v604 = v599 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v599 = v46 + 2944u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v601 = v599 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v604 = v599 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v605 = v604 << 2u;
-    const unsigned int v606 = v25 + v601;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v606 = v25 + v601;  // kernels/sdpa/flash_tile.hpp:75
     const bool v607 = v606 < v18;
-    const unsigned int v610 = v607 ? v606 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v610 = v607 ? v606 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v612 = v11 + v610;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v613 = v612 * v1;
     const unsigned int v614 = v613 + v26;
     const unsigned int v615 = v614 << 8u;
-    const unsigned int v616 = v615 + v605;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v618 = v601 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v616 = v615 + v605;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v618 = v601 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v620 = v618 + v605;
     iron_copy_async<16>(shm0 + v620, q + v616, v607);
-    const unsigned int v623 = v46 + 3072u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v625 = v623 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v628 = v623 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v623 = v46 + 3072u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v625 = v623 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v628 = v623 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v629 = v628 << 2u;
-    const unsigned int v630 = v25 + v625;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v630 = v25 + v625;  // kernels/sdpa/flash_tile.hpp:75
     const bool v631 = v630 < v18;
-    const unsigned int v634 = v631 ? v630 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v634 = v631 ? v630 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v636 = v11 + v634;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v637 = v636 * v1;
     const unsigned int v638 = v637 + v26;
     const unsigned int v639 = v638 << 8u;
-    const unsigned int v640 = v639 + v629;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v642 = v625 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v640 = v639 + v629;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v642 = v625 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v644 = v642 + v629;
     iron_copy_async<16>(shm0 + v644, q + v640, v631);
-    const unsigned int v647 = v46 + 3200u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v649 = v647 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v652 = v647 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v647 = v46 + 3200u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v649 = v647 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v652 = v647 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v653 = v652 << 2u;
-    const unsigned int v654 = v25 + v649;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v654 = v25 + v649;  // kernels/sdpa/flash_tile.hpp:75
     const bool v655 = v654 < v18;
-    const unsigned int v658 = v655 ? v654 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v658 = v655 ? v654 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v660 = v11 + v658;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v661 = v660 * v1;
     const unsigned int v662 = v661 + v26;
     const unsigned int v663 = v662 << 8u;
-    const unsigned int v664 = v663 + v653;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v666 = v649 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v664 = v663 + v653;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v666 = v649 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v668 = v666 + v653;
     iron_copy_async<16>(shm0 + v668, q + v664, v655);
-    const unsigned int v671 = v46 + 3328u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v673 = v671 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v676 = v671 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v671 = v46 + 3328u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v673 = v671 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v676 = v671 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v677 = v676 << 2u;
-    const unsigned int v678 = v25 + v673;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v678 = v25 + v673;  // kernels/sdpa/flash_tile.hpp:75
     const bool v679 = v678 < v18;
-    const unsigned int v682 = v679 ? v678 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v682 = v679 ? v678 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v684 = v11 + v682;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v685 = v684 * v1;
     const unsigned int v686 = v685 + v26;
     const unsigned int v687 = v686 << 8u;
-    const unsigned int v688 = v687 + v677;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v690 = v673 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v688 = v687 + v677;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v690 = v673 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v692 = v690 + v677;
     iron_copy_async<16>(shm0 + v692, q + v688, v679);
-    const unsigned int v695 = v46 + 3456u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v697 = v695 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v700 = v695 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v695 = v46 + 3456u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v697 = v695 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v700 = v695 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v701 = v700 << 2u;
-    const unsigned int v702 = v25 + v697;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v702 = v25 + v697;  // kernels/sdpa/flash_tile.hpp:75
     const bool v703 = v702 < v18;
-    const unsigned int v706 = v703 ? v702 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v706 = v703 ? v702 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v708 = v11 + v706;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v709 = v708 * v1;
     const unsigned int v710 = v709 + v26;
     const unsigned int v711 = v710 << 8u;
-    const unsigned int v712 = v711 + v701;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v714 = v697 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v712 = v711 + v701;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v714 = v697 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v716 = v714 + v701;
     iron_copy_async<16>(shm0 + v716, q + v712, v703);
-    const unsigned int v719 = v46 + 3584u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v721 = v719 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v724 = v719 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v719 = v46 + 3584u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v721 = v719 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v724 = v719 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v725 = v724 << 2u;
-    const unsigned int v726 = v25 + v721;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v726 = v25 + v721;  // kernels/sdpa/flash_tile.hpp:75
     const bool v727 = v726 < v18;
-    const unsigned int v730 = v727 ? v726 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v730 = v727 ? v726 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v732 = v11 + v730;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v733 = v732 * v1;
     const unsigned int v734 = v733 + v26;
     const unsigned int v735 = v734 << 8u;
-    const unsigned int v736 = v735 + v725;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v738 = v721 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v736 = v735 + v725;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v738 = v721 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v740 = v738 + v725;
     iron_copy_async<16>(shm0 + v740, q + v736, v727);
-    const unsigned int v743 = v46 + 3712u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v745 = v743 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v748 = v743 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v743 = v46 + 3712u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v745 = v743 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v748 = v743 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v749 = v748 << 2u;
-    const unsigned int v750 = v25 + v745;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v750 = v25 + v745;  // kernels/sdpa/flash_tile.hpp:75
     const bool v751 = v750 < v18;
-    const unsigned int v754 = v751 ? v750 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v754 = v751 ? v750 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v756 = v11 + v754;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v757 = v756 * v1;
     const unsigned int v758 = v757 + v26;
     const unsigned int v759 = v758 << 8u;
-    const unsigned int v760 = v759 + v749;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v762 = v745 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v760 = v759 + v749;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v762 = v745 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v764 = v762 + v749;
     iron_copy_async<16>(shm0 + v764, q + v760, v751);
-    const unsigned int v767 = v46 + 3840u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v769 = v767 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v772 = v767 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v767 = v46 + 3840u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v769 = v767 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v772 = v767 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v773 = v772 << 2u;
-    const unsigned int v774 = v25 + v769;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v774 = v25 + v769;  // kernels/sdpa/flash_tile.hpp:75
     const bool v775 = v774 < v18;
-    const unsigned int v778 = v775 ? v774 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v778 = v775 ? v774 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v780 = v11 + v778;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v781 = v780 * v1;
     const unsigned int v782 = v781 + v26;
     const unsigned int v783 = v782 << 8u;
-    const unsigned int v784 = v783 + v773;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v786 = v769 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v784 = v783 + v773;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v786 = v769 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v788 = v786 + v773;
     iron_copy_async<16>(shm0 + v788, q + v784, v775);
-    const unsigned int v791 = v46 + 3968u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v793 = v791 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v796 = v791 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v791 = v46 + 3968u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v793 = v791 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v796 = v791 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v797 = v796 << 2u;
-    const unsigned int v798 = v25 + v793;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v798 = v25 + v793;  // kernels/sdpa/flash_tile.hpp:75
     const bool v799 = v798 < v18;
-    const unsigned int v802 = v799 ? v798 : v44;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v802 = v799 ? v798 : v44;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v804 = v11 + v802;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v805 = v804 * v1;
     const unsigned int v806 = v805 + v26;
     const unsigned int v807 = v806 << 8u;
-    const unsigned int v808 = v807 + v797;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v810 = v793 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v808 = v807 + v797;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v810 = v793 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v812 = v810 + v797;
     iron_copy_async<16>(shm0 + v812, q + v808, v799);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:103
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:104
-    __syncthreads();  // kernels/sdpa/flash_tile.hpp:105
-    iron_frag<float, 0, 16, 16> v814;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v814, 0.0f);
-    iron_frag<float, 0, 16, 16> v816;
-    iron_frag_fill(v816, 0.0f);
-    iron_frag<float, 0, 16, 16> v818;
-    iron_frag_fill(v818, 0.0f);
-    iron_frag<float, 0, 16, 16> v820;
-    iron_frag_fill(v820, 0.0f);
-    iron_frag<float, 0, 16, 16> v822;
-    iron_frag_fill(v822, 0.0f);
-    iron_frag<float, 0, 16, 16> v824;
-    iron_frag_fill(v824, 0.0f);
-    iron_frag<float, 0, 16, 16> v826;
-    iron_frag_fill(v826, 0.0f);
-    iron_frag<float, 0, 16, 16> v828;
-    iron_frag_fill(v828, 0.0f);
-    iron_frag<float, 0, 16, 16> v830;
-    iron_frag_fill(v830, 0.0f);
-    iron_frag<float, 0, 16, 16> v832;
-    iron_frag_fill(v832, 0.0f);
-    iron_frag<float, 0, 16, 16> v834;
-    iron_frag_fill(v834, 0.0f);
-    iron_frag<float, 0, 16, 16> v836;
-    iron_frag_fill(v836, 0.0f);
-    iron_frag<float, 0, 16, 16> v838;
-    iron_frag_fill(v838, 0.0f);
-    iron_frag<float, 0, 16, 16> v840;
-    iron_frag_fill(v840, 0.0f);
-    iron_frag<float, 0, 16, 16> v842;
-    iron_frag_fill(v842, 0.0f);
-    iron_frag<float, 0, 16, 16> v844;
-    iron_frag_fill(v844, 0.0f);
-    const unsigned int v851 = v42 * 260u;  // kernels/sdpa/flash_tile.hpp:108
-    iron_frag_load_shared<false>(v814, shm0, v851, 260u);
-    const unsigned int v860 = v851 + 16u;
-    iron_frag_load_shared<false>(v816, shm0, v860, 260u);
-    const unsigned int v868 = v851 + 32u;
-    iron_frag_load_shared<false>(v818, shm0, v868, 260u);
-    const unsigned int v876 = v851 + 48u;
-    iron_frag_load_shared<false>(v820, shm0, v876, 260u);
-    const unsigned int v884 = v851 + 64u;
-    iron_frag_load_shared<false>(v822, shm0, v884, 260u);
-    const unsigned int v892 = v851 + 80u;
-    iron_frag_load_shared<false>(v824, shm0, v892, 260u);
-    const unsigned int v900 = v851 + 96u;
-    iron_frag_load_shared<false>(v826, shm0, v900, 260u);
-    const unsigned int v908 = v851 + 112u;
-    iron_frag_load_shared<false>(v828, shm0, v908, 260u);
-    const unsigned int v916 = v851 + 128u;
-    iron_frag_load_shared<false>(v830, shm0, v916, 260u);
-    const unsigned int v924 = v851 + 144u;
-    iron_frag_load_shared<false>(v832, shm0, v924, 260u);
-    const unsigned int v932 = v851 + 160u;
-    iron_frag_load_shared<false>(v834, shm0, v932, 260u);
-    const unsigned int v940 = v851 + 176u;
-    iron_frag_load_shared<false>(v836, shm0, v940, 260u);
-    const unsigned int v948 = v851 + 192u;
-    iron_frag_load_shared<false>(v838, shm0, v948, 260u);
-    const unsigned int v956 = v851 + 208u;
-    iron_frag_load_shared<false>(v840, shm0, v956, 260u);
-    const unsigned int v964 = v851 + 224u;
-    iron_frag_load_shared<false>(v842, shm0, v964, 260u);
-    const unsigned int v972 = v851 + 240u;
-    iron_frag_load_shared<false>(v844, shm0, v972, 260u);
-    const unsigned int v974 = v25 + 64u;  // kernels/sdpa/flash_tile.hpp:113
-    const unsigned int v975 = min(v974, v18);
-    const unsigned int v976 = v975 + v37;  // kernels/sdpa/flash_tile.hpp:114
-    const unsigned int v978 = v976 - v18;  // kernels/sdpa/flash_tile.hpp:116
-    const unsigned int v979 = min(v37, v978);
-    const bool v980 = v976 > v18;
-    const unsigned int v981 = v980 ? v979 : v44;
-    const bool v983 = v6 == v44;  // kernels/sdpa/flash_tile.hpp:115
-    const unsigned int v984 = v983 ? v37 : v981;
-    const unsigned int v986 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:117
-    const unsigned int v987 = v986 + 1u;
-    const unsigned int v991 = v987 - v18;  // kernels/sdpa/flash_tile.hpp:119
-    const unsigned int v992 = v991 - v7;
-    const unsigned int v993 = v992 >> 6u;
-    const unsigned int v994 = v993 << 6u;
-    const bool v996 = v7 > v44;  // kernels/sdpa/flash_tile.hpp:118
-    const unsigned int v997 = v18 + v7;
-    const bool v998 = v987 > v997;
-    const bool v999 = v996 && v998;
-    const unsigned int v1000 = v999 ? v994 : v44;
-    const float v1002 = v8 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:120
-    iron_frag<float, 2, 16, 8> v1004;  // kernels/sdpa/flash_tile.hpp:122
-    iron_frag_fill(v1004, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 16, 8> v1006;  // kernels/sdpa/flash_tile.hpp:123
-    iron_frag_fill(v1006, 0.0f);
-    iron_frag<float, 2, 16, 32> v1008;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v1008, 0.0f);
-    iron_frag<float, 2, 16, 32> v1010;
-    iron_frag_fill(v1010, 0.0f);
-    iron_frag<float, 2, 16, 32> v1012;
-    iron_frag_fill(v1012, 0.0f);
-    iron_frag<float, 2, 16, 32> v1014;
-    iron_frag_fill(v1014, 0.0f);
-    iron_frag<float, 2, 16, 32> v1016;
-    iron_frag_fill(v1016, 0.0f);
-    iron_frag<float, 2, 16, 32> v1018;
-    iron_frag_fill(v1018, 0.0f);
-    iron_frag<float, 2, 16, 32> v1020;
-    iron_frag_fill(v1020, 0.0f);
-    iron_frag<float, 2, 16, 32> v1022;
-    iron_frag_fill(v1022, 0.0f);
-    const bool v8503 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:146
-    const unsigned int v9679 = static_cast<unsigned int>(v1008.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:167
-    const unsigned int v9680 = static_cast<unsigned int>(v1008.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9684 = static_cast<unsigned int>(v1008.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9685 = static_cast<unsigned int>(v1008.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9689 = static_cast<unsigned int>(v1008.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9690 = static_cast<unsigned int>(v1008.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9694 = static_cast<unsigned int>(v1008.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9695 = static_cast<unsigned int>(v1008.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9699 = static_cast<unsigned int>(v1008.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9700 = static_cast<unsigned int>(v1008.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9704 = static_cast<unsigned int>(v1008.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9705 = static_cast<unsigned int>(v1008.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9709 = static_cast<unsigned int>(v1008.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9710 = static_cast<unsigned int>(v1008.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9714 = static_cast<unsigned int>(v1008.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9715 = static_cast<unsigned int>(v1008.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9719 = static_cast<unsigned int>(v1008.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9720 = static_cast<unsigned int>(v1008.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9724 = static_cast<unsigned int>(v1008.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9725 = static_cast<unsigned int>(v1008.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9729 = static_cast<unsigned int>(v1008.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9730 = static_cast<unsigned int>(v1008.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9734 = static_cast<unsigned int>(v1008.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9735 = static_cast<unsigned int>(v1008.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9739 = static_cast<unsigned int>(v1008.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9740 = static_cast<unsigned int>(v1008.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9744 = static_cast<unsigned int>(v1008.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9745 = static_cast<unsigned int>(v1008.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9749 = static_cast<unsigned int>(v1008.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9750 = static_cast<unsigned int>(v1008.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9754 = static_cast<unsigned int>(v1008.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9755 = static_cast<unsigned int>(v1008.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9759 = static_cast<unsigned int>(v1010.col(0, iron_linear_thread() & 31u));
-    const unsigned int v9760 = static_cast<unsigned int>(v1010.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9764 = static_cast<unsigned int>(v1010.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9765 = static_cast<unsigned int>(v1010.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9769 = static_cast<unsigned int>(v1010.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9770 = static_cast<unsigned int>(v1010.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9774 = static_cast<unsigned int>(v1010.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9775 = static_cast<unsigned int>(v1010.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9779 = static_cast<unsigned int>(v1010.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9780 = static_cast<unsigned int>(v1010.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9784 = static_cast<unsigned int>(v1010.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9785 = static_cast<unsigned int>(v1010.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9789 = static_cast<unsigned int>(v1010.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9790 = static_cast<unsigned int>(v1010.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9794 = static_cast<unsigned int>(v1010.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9795 = static_cast<unsigned int>(v1010.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9799 = static_cast<unsigned int>(v1010.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9800 = static_cast<unsigned int>(v1010.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9804 = static_cast<unsigned int>(v1010.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9805 = static_cast<unsigned int>(v1010.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9809 = static_cast<unsigned int>(v1010.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9810 = static_cast<unsigned int>(v1010.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9814 = static_cast<unsigned int>(v1010.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9815 = static_cast<unsigned int>(v1010.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9819 = static_cast<unsigned int>(v1010.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9820 = static_cast<unsigned int>(v1010.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9824 = static_cast<unsigned int>(v1010.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9825 = static_cast<unsigned int>(v1010.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9829 = static_cast<unsigned int>(v1010.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9830 = static_cast<unsigned int>(v1010.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9834 = static_cast<unsigned int>(v1010.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9835 = static_cast<unsigned int>(v1010.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9839 = static_cast<unsigned int>(v1012.col(0, iron_linear_thread() & 31u));
-    const unsigned int v9840 = static_cast<unsigned int>(v1012.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9844 = static_cast<unsigned int>(v1012.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9845 = static_cast<unsigned int>(v1012.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9849 = static_cast<unsigned int>(v1012.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9850 = static_cast<unsigned int>(v1012.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9854 = static_cast<unsigned int>(v1012.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9855 = static_cast<unsigned int>(v1012.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9859 = static_cast<unsigned int>(v1012.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9860 = static_cast<unsigned int>(v1012.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9864 = static_cast<unsigned int>(v1012.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9865 = static_cast<unsigned int>(v1012.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9869 = static_cast<unsigned int>(v1012.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9870 = static_cast<unsigned int>(v1012.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9874 = static_cast<unsigned int>(v1012.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9875 = static_cast<unsigned int>(v1012.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9879 = static_cast<unsigned int>(v1012.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9880 = static_cast<unsigned int>(v1012.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9884 = static_cast<unsigned int>(v1012.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9885 = static_cast<unsigned int>(v1012.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9889 = static_cast<unsigned int>(v1012.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9890 = static_cast<unsigned int>(v1012.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9894 = static_cast<unsigned int>(v1012.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9895 = static_cast<unsigned int>(v1012.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9899 = static_cast<unsigned int>(v1012.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9900 = static_cast<unsigned int>(v1012.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9904 = static_cast<unsigned int>(v1012.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9905 = static_cast<unsigned int>(v1012.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9909 = static_cast<unsigned int>(v1012.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9910 = static_cast<unsigned int>(v1012.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9914 = static_cast<unsigned int>(v1012.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9915 = static_cast<unsigned int>(v1012.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9919 = static_cast<unsigned int>(v1014.col(0, iron_linear_thread() & 31u));
-    const unsigned int v9920 = static_cast<unsigned int>(v1014.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9924 = static_cast<unsigned int>(v1014.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9925 = static_cast<unsigned int>(v1014.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9929 = static_cast<unsigned int>(v1014.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9930 = static_cast<unsigned int>(v1014.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9934 = static_cast<unsigned int>(v1014.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9935 = static_cast<unsigned int>(v1014.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9939 = static_cast<unsigned int>(v1014.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9940 = static_cast<unsigned int>(v1014.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9944 = static_cast<unsigned int>(v1014.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9945 = static_cast<unsigned int>(v1014.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9949 = static_cast<unsigned int>(v1014.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9950 = static_cast<unsigned int>(v1014.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9954 = static_cast<unsigned int>(v1014.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9955 = static_cast<unsigned int>(v1014.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9959 = static_cast<unsigned int>(v1014.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9960 = static_cast<unsigned int>(v1014.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9964 = static_cast<unsigned int>(v1014.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9965 = static_cast<unsigned int>(v1014.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9969 = static_cast<unsigned int>(v1014.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9970 = static_cast<unsigned int>(v1014.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9974 = static_cast<unsigned int>(v1014.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9975 = static_cast<unsigned int>(v1014.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9979 = static_cast<unsigned int>(v1014.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9980 = static_cast<unsigned int>(v1014.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9984 = static_cast<unsigned int>(v1014.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9985 = static_cast<unsigned int>(v1014.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9989 = static_cast<unsigned int>(v1014.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9990 = static_cast<unsigned int>(v1014.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9994 = static_cast<unsigned int>(v1014.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9995 = static_cast<unsigned int>(v1014.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9999 = static_cast<unsigned int>(v1016.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10000 = static_cast<unsigned int>(v1016.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10004 = static_cast<unsigned int>(v1016.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10005 = static_cast<unsigned int>(v1016.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10009 = static_cast<unsigned int>(v1016.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10010 = static_cast<unsigned int>(v1016.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10014 = static_cast<unsigned int>(v1016.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10015 = static_cast<unsigned int>(v1016.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10019 = static_cast<unsigned int>(v1016.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10020 = static_cast<unsigned int>(v1016.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10024 = static_cast<unsigned int>(v1016.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10025 = static_cast<unsigned int>(v1016.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10029 = static_cast<unsigned int>(v1016.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10030 = static_cast<unsigned int>(v1016.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10034 = static_cast<unsigned int>(v1016.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10035 = static_cast<unsigned int>(v1016.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10039 = static_cast<unsigned int>(v1016.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10040 = static_cast<unsigned int>(v1016.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10044 = static_cast<unsigned int>(v1016.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10045 = static_cast<unsigned int>(v1016.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10049 = static_cast<unsigned int>(v1016.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10050 = static_cast<unsigned int>(v1016.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10054 = static_cast<unsigned int>(v1016.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10055 = static_cast<unsigned int>(v1016.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10059 = static_cast<unsigned int>(v1016.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10060 = static_cast<unsigned int>(v1016.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10064 = static_cast<unsigned int>(v1016.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10065 = static_cast<unsigned int>(v1016.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10069 = static_cast<unsigned int>(v1016.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10070 = static_cast<unsigned int>(v1016.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10074 = static_cast<unsigned int>(v1016.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10075 = static_cast<unsigned int>(v1016.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10079 = static_cast<unsigned int>(v1018.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10080 = static_cast<unsigned int>(v1018.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10084 = static_cast<unsigned int>(v1018.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10085 = static_cast<unsigned int>(v1018.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10089 = static_cast<unsigned int>(v1018.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10090 = static_cast<unsigned int>(v1018.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10094 = static_cast<unsigned int>(v1018.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10095 = static_cast<unsigned int>(v1018.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10099 = static_cast<unsigned int>(v1018.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10100 = static_cast<unsigned int>(v1018.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10104 = static_cast<unsigned int>(v1018.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10105 = static_cast<unsigned int>(v1018.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10109 = static_cast<unsigned int>(v1018.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10110 = static_cast<unsigned int>(v1018.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10114 = static_cast<unsigned int>(v1018.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10115 = static_cast<unsigned int>(v1018.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10119 = static_cast<unsigned int>(v1018.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10120 = static_cast<unsigned int>(v1018.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10124 = static_cast<unsigned int>(v1018.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10125 = static_cast<unsigned int>(v1018.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10129 = static_cast<unsigned int>(v1018.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10130 = static_cast<unsigned int>(v1018.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10134 = static_cast<unsigned int>(v1018.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10135 = static_cast<unsigned int>(v1018.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10139 = static_cast<unsigned int>(v1018.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10140 = static_cast<unsigned int>(v1018.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10144 = static_cast<unsigned int>(v1018.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10145 = static_cast<unsigned int>(v1018.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10149 = static_cast<unsigned int>(v1018.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10150 = static_cast<unsigned int>(v1018.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10154 = static_cast<unsigned int>(v1018.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10155 = static_cast<unsigned int>(v1018.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10159 = static_cast<unsigned int>(v1020.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10160 = static_cast<unsigned int>(v1020.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10164 = static_cast<unsigned int>(v1020.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10165 = static_cast<unsigned int>(v1020.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10169 = static_cast<unsigned int>(v1020.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10170 = static_cast<unsigned int>(v1020.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10174 = static_cast<unsigned int>(v1020.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10175 = static_cast<unsigned int>(v1020.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10179 = static_cast<unsigned int>(v1020.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10180 = static_cast<unsigned int>(v1020.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10184 = static_cast<unsigned int>(v1020.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10185 = static_cast<unsigned int>(v1020.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10189 = static_cast<unsigned int>(v1020.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10190 = static_cast<unsigned int>(v1020.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10194 = static_cast<unsigned int>(v1020.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10195 = static_cast<unsigned int>(v1020.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10199 = static_cast<unsigned int>(v1020.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10200 = static_cast<unsigned int>(v1020.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10204 = static_cast<unsigned int>(v1020.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10205 = static_cast<unsigned int>(v1020.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10209 = static_cast<unsigned int>(v1020.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10210 = static_cast<unsigned int>(v1020.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10214 = static_cast<unsigned int>(v1020.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10215 = static_cast<unsigned int>(v1020.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10219 = static_cast<unsigned int>(v1020.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10220 = static_cast<unsigned int>(v1020.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10224 = static_cast<unsigned int>(v1020.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10225 = static_cast<unsigned int>(v1020.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10229 = static_cast<unsigned int>(v1020.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10230 = static_cast<unsigned int>(v1020.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10234 = static_cast<unsigned int>(v1020.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10235 = static_cast<unsigned int>(v1020.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10239 = static_cast<unsigned int>(v1022.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10240 = static_cast<unsigned int>(v1022.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10244 = static_cast<unsigned int>(v1022.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10245 = static_cast<unsigned int>(v1022.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10249 = static_cast<unsigned int>(v1022.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10250 = static_cast<unsigned int>(v1022.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10254 = static_cast<unsigned int>(v1022.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10255 = static_cast<unsigned int>(v1022.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10259 = static_cast<unsigned int>(v1022.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10260 = static_cast<unsigned int>(v1022.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10264 = static_cast<unsigned int>(v1022.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10265 = static_cast<unsigned int>(v1022.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10269 = static_cast<unsigned int>(v1022.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10270 = static_cast<unsigned int>(v1022.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10274 = static_cast<unsigned int>(v1022.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10275 = static_cast<unsigned int>(v1022.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10279 = static_cast<unsigned int>(v1022.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10280 = static_cast<unsigned int>(v1022.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10284 = static_cast<unsigned int>(v1022.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10285 = static_cast<unsigned int>(v1022.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10289 = static_cast<unsigned int>(v1022.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10290 = static_cast<unsigned int>(v1022.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10294 = static_cast<unsigned int>(v1022.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10295 = static_cast<unsigned int>(v1022.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10299 = static_cast<unsigned int>(v1022.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10300 = static_cast<unsigned int>(v1022.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10304 = static_cast<unsigned int>(v1022.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10305 = static_cast<unsigned int>(v1022.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10309 = static_cast<unsigned int>(v1022.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10310 = static_cast<unsigned int>(v1022.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10314 = static_cast<unsigned int>(v1022.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10315 = static_cast<unsigned int>(v1022.row(15, iron_linear_thread() & 31u));
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:119
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:120
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:121
+    const unsigned int v817 = v42 * 260u;  // kernels/sdpa/flash_tile.hpp:122
+    const unsigned int v819 = v25 + 64u;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v820 = min(v819, v18);
+    const unsigned int v821 = v820 + v37;  // kernels/sdpa/flash_tile.hpp:129
+    const unsigned int v823 = v821 - v18;  // kernels/sdpa/flash_tile.hpp:131
+    const unsigned int v824 = min(v37, v823);
+    const bool v825 = v821 > v18;
+    const unsigned int v826 = v825 ? v824 : v44;
+    const bool v828 = v6 == v44;  // kernels/sdpa/flash_tile.hpp:130
+    const unsigned int v829 = v828 ? v37 : v826;
+    const unsigned int v831 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:132
+    const unsigned int v832 = v831 + 1u;
+    const unsigned int v836 = v832 - v18;  // kernels/sdpa/flash_tile.hpp:134
+    const unsigned int v837 = v836 - v7;
+    const unsigned int v838 = v837 >> 6u;
+    const unsigned int v839 = v838 << 6u;
+    const bool v841 = v7 > v44;  // kernels/sdpa/flash_tile.hpp:133
+    const unsigned int v842 = v18 + v7;
+    const bool v843 = v832 > v842;
+    const bool v844 = v841 && v843;
+    const unsigned int v845 = v844 ? v839 : v44;
+    const float v847 = v8 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:135
+    iron_frag<float, 2, 16, 8> v849;  // kernels/sdpa/flash_tile.hpp:137
+    iron_frag_fill(v849, __uint_as_float(0xff800000u));
+    iron_frag<float, 2, 16, 8> v851;  // kernels/sdpa/flash_tile.hpp:138
+    iron_frag_fill(v851, 0.0f);
+    iron_frag<float, 2, 16, 32> v853;  // /usr/include/c++/12/array:99
+    iron_frag_fill(v853, 0.0f);
+    iron_frag<float, 2, 16, 32> v855;
+    iron_frag_fill(v855, 0.0f);
+    iron_frag<float, 2, 16, 32> v857;
+    iron_frag_fill(v857, 0.0f);
+    iron_frag<float, 2, 16, 32> v859;
+    iron_frag_fill(v859, 0.0f);
+    iron_frag<float, 2, 16, 32> v861;
+    iron_frag_fill(v861, 0.0f);
+    iron_frag<float, 2, 16, 32> v863;
+    iron_frag_fill(v863, 0.0f);
+    iron_frag<float, 2, 16, 32> v865;
+    iron_frag_fill(v865, 0.0f);
+    iron_frag<float, 2, 16, 32> v867;
+    iron_frag_fill(v867, 0.0f);
+    const unsigned int v8475 = v817 + 16u;  // kernels/sdpa/flash_tile.hpp:159
+    const unsigned int v8487 = v817 + 32u;
+    const unsigned int v8499 = v817 + 48u;
+    const unsigned int v8511 = v817 + 64u;
+    const unsigned int v8523 = v817 + 80u;
+    const unsigned int v8535 = v817 + 96u;
+    const unsigned int v8547 = v817 + 112u;
+    const unsigned int v8559 = v817 + 128u;
+    const unsigned int v8571 = v817 + 144u;
+    const unsigned int v8583 = v817 + 160u;
+    const unsigned int v8595 = v817 + 176u;
+    const unsigned int v8607 = v817 + 192u;
+    const unsigned int v8619 = v817 + 208u;
+    const unsigned int v8631 = v817 + 224u;
+    const unsigned int v8643 = v817 + 240u;
+    const bool v8659 = v7 == v44;  // kernels/sdpa/flash_tile.hpp:166
+    const unsigned int v9984 = static_cast<unsigned int>(v853.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
+    const unsigned int v9985 = static_cast<unsigned int>(v853.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9989 = static_cast<unsigned int>(v853.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9990 = static_cast<unsigned int>(v853.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9994 = static_cast<unsigned int>(v853.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9995 = static_cast<unsigned int>(v853.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9999 = static_cast<unsigned int>(v853.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10000 = static_cast<unsigned int>(v853.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10004 = static_cast<unsigned int>(v853.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10005 = static_cast<unsigned int>(v853.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10009 = static_cast<unsigned int>(v853.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10010 = static_cast<unsigned int>(v853.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10014 = static_cast<unsigned int>(v853.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10015 = static_cast<unsigned int>(v853.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10019 = static_cast<unsigned int>(v853.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10020 = static_cast<unsigned int>(v853.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10024 = static_cast<unsigned int>(v853.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10025 = static_cast<unsigned int>(v853.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10029 = static_cast<unsigned int>(v853.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10030 = static_cast<unsigned int>(v853.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10034 = static_cast<unsigned int>(v853.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10035 = static_cast<unsigned int>(v853.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10039 = static_cast<unsigned int>(v853.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10040 = static_cast<unsigned int>(v853.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10044 = static_cast<unsigned int>(v853.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10045 = static_cast<unsigned int>(v853.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10049 = static_cast<unsigned int>(v853.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10050 = static_cast<unsigned int>(v853.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10054 = static_cast<unsigned int>(v853.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10055 = static_cast<unsigned int>(v853.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10059 = static_cast<unsigned int>(v853.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10060 = static_cast<unsigned int>(v853.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10064 = static_cast<unsigned int>(v855.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10065 = static_cast<unsigned int>(v855.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10069 = static_cast<unsigned int>(v855.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10070 = static_cast<unsigned int>(v855.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10074 = static_cast<unsigned int>(v855.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10075 = static_cast<unsigned int>(v855.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10079 = static_cast<unsigned int>(v855.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10080 = static_cast<unsigned int>(v855.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10084 = static_cast<unsigned int>(v855.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10085 = static_cast<unsigned int>(v855.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10089 = static_cast<unsigned int>(v855.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10090 = static_cast<unsigned int>(v855.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10094 = static_cast<unsigned int>(v855.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10095 = static_cast<unsigned int>(v855.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10099 = static_cast<unsigned int>(v855.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10100 = static_cast<unsigned int>(v855.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10104 = static_cast<unsigned int>(v855.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10105 = static_cast<unsigned int>(v855.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10109 = static_cast<unsigned int>(v855.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10110 = static_cast<unsigned int>(v855.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10114 = static_cast<unsigned int>(v855.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10115 = static_cast<unsigned int>(v855.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10119 = static_cast<unsigned int>(v855.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10120 = static_cast<unsigned int>(v855.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10124 = static_cast<unsigned int>(v855.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10125 = static_cast<unsigned int>(v855.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10129 = static_cast<unsigned int>(v855.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10130 = static_cast<unsigned int>(v855.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10134 = static_cast<unsigned int>(v855.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10135 = static_cast<unsigned int>(v855.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10139 = static_cast<unsigned int>(v855.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10140 = static_cast<unsigned int>(v855.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10144 = static_cast<unsigned int>(v857.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10145 = static_cast<unsigned int>(v857.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10149 = static_cast<unsigned int>(v857.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10150 = static_cast<unsigned int>(v857.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10154 = static_cast<unsigned int>(v857.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10155 = static_cast<unsigned int>(v857.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10159 = static_cast<unsigned int>(v857.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10160 = static_cast<unsigned int>(v857.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10164 = static_cast<unsigned int>(v857.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10165 = static_cast<unsigned int>(v857.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10169 = static_cast<unsigned int>(v857.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10170 = static_cast<unsigned int>(v857.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10174 = static_cast<unsigned int>(v857.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10175 = static_cast<unsigned int>(v857.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10179 = static_cast<unsigned int>(v857.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10180 = static_cast<unsigned int>(v857.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10184 = static_cast<unsigned int>(v857.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10185 = static_cast<unsigned int>(v857.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10189 = static_cast<unsigned int>(v857.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10190 = static_cast<unsigned int>(v857.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10194 = static_cast<unsigned int>(v857.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10195 = static_cast<unsigned int>(v857.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10199 = static_cast<unsigned int>(v857.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10200 = static_cast<unsigned int>(v857.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10204 = static_cast<unsigned int>(v857.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10205 = static_cast<unsigned int>(v857.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10209 = static_cast<unsigned int>(v857.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10210 = static_cast<unsigned int>(v857.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10214 = static_cast<unsigned int>(v857.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10215 = static_cast<unsigned int>(v857.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10219 = static_cast<unsigned int>(v857.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10220 = static_cast<unsigned int>(v857.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10224 = static_cast<unsigned int>(v859.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10225 = static_cast<unsigned int>(v859.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10229 = static_cast<unsigned int>(v859.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10230 = static_cast<unsigned int>(v859.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10234 = static_cast<unsigned int>(v859.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10235 = static_cast<unsigned int>(v859.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10239 = static_cast<unsigned int>(v859.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10240 = static_cast<unsigned int>(v859.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10244 = static_cast<unsigned int>(v859.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10245 = static_cast<unsigned int>(v859.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10249 = static_cast<unsigned int>(v859.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10250 = static_cast<unsigned int>(v859.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10254 = static_cast<unsigned int>(v859.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10255 = static_cast<unsigned int>(v859.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10259 = static_cast<unsigned int>(v859.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10260 = static_cast<unsigned int>(v859.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10264 = static_cast<unsigned int>(v859.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10265 = static_cast<unsigned int>(v859.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10269 = static_cast<unsigned int>(v859.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10270 = static_cast<unsigned int>(v859.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10274 = static_cast<unsigned int>(v859.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10275 = static_cast<unsigned int>(v859.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10279 = static_cast<unsigned int>(v859.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10280 = static_cast<unsigned int>(v859.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10284 = static_cast<unsigned int>(v859.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10285 = static_cast<unsigned int>(v859.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10289 = static_cast<unsigned int>(v859.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10290 = static_cast<unsigned int>(v859.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10294 = static_cast<unsigned int>(v859.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10295 = static_cast<unsigned int>(v859.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10299 = static_cast<unsigned int>(v859.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10300 = static_cast<unsigned int>(v859.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10304 = static_cast<unsigned int>(v861.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10305 = static_cast<unsigned int>(v861.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10309 = static_cast<unsigned int>(v861.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10310 = static_cast<unsigned int>(v861.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10314 = static_cast<unsigned int>(v861.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10315 = static_cast<unsigned int>(v861.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10319 = static_cast<unsigned int>(v861.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10320 = static_cast<unsigned int>(v861.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10324 = static_cast<unsigned int>(v861.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10325 = static_cast<unsigned int>(v861.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10329 = static_cast<unsigned int>(v861.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10330 = static_cast<unsigned int>(v861.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10334 = static_cast<unsigned int>(v861.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10335 = static_cast<unsigned int>(v861.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10339 = static_cast<unsigned int>(v861.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10340 = static_cast<unsigned int>(v861.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10344 = static_cast<unsigned int>(v861.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10345 = static_cast<unsigned int>(v861.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10349 = static_cast<unsigned int>(v861.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10350 = static_cast<unsigned int>(v861.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10354 = static_cast<unsigned int>(v861.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10355 = static_cast<unsigned int>(v861.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10359 = static_cast<unsigned int>(v861.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10360 = static_cast<unsigned int>(v861.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10364 = static_cast<unsigned int>(v861.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10365 = static_cast<unsigned int>(v861.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10369 = static_cast<unsigned int>(v861.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10370 = static_cast<unsigned int>(v861.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10374 = static_cast<unsigned int>(v861.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10375 = static_cast<unsigned int>(v861.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10379 = static_cast<unsigned int>(v861.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10380 = static_cast<unsigned int>(v861.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10384 = static_cast<unsigned int>(v863.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10385 = static_cast<unsigned int>(v863.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10389 = static_cast<unsigned int>(v863.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10390 = static_cast<unsigned int>(v863.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10394 = static_cast<unsigned int>(v863.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10395 = static_cast<unsigned int>(v863.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10399 = static_cast<unsigned int>(v863.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10400 = static_cast<unsigned int>(v863.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10404 = static_cast<unsigned int>(v863.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10405 = static_cast<unsigned int>(v863.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10409 = static_cast<unsigned int>(v863.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10410 = static_cast<unsigned int>(v863.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10414 = static_cast<unsigned int>(v863.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10415 = static_cast<unsigned int>(v863.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10419 = static_cast<unsigned int>(v863.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10420 = static_cast<unsigned int>(v863.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10424 = static_cast<unsigned int>(v863.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10425 = static_cast<unsigned int>(v863.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10429 = static_cast<unsigned int>(v863.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10430 = static_cast<unsigned int>(v863.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10434 = static_cast<unsigned int>(v863.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10435 = static_cast<unsigned int>(v863.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10439 = static_cast<unsigned int>(v863.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10440 = static_cast<unsigned int>(v863.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10444 = static_cast<unsigned int>(v863.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10445 = static_cast<unsigned int>(v863.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10449 = static_cast<unsigned int>(v863.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10450 = static_cast<unsigned int>(v863.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10454 = static_cast<unsigned int>(v863.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10455 = static_cast<unsigned int>(v863.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10459 = static_cast<unsigned int>(v863.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10460 = static_cast<unsigned int>(v863.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10464 = static_cast<unsigned int>(v865.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10465 = static_cast<unsigned int>(v865.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10469 = static_cast<unsigned int>(v865.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10470 = static_cast<unsigned int>(v865.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10474 = static_cast<unsigned int>(v865.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10475 = static_cast<unsigned int>(v865.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10479 = static_cast<unsigned int>(v865.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10480 = static_cast<unsigned int>(v865.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10484 = static_cast<unsigned int>(v865.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10485 = static_cast<unsigned int>(v865.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10489 = static_cast<unsigned int>(v865.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10490 = static_cast<unsigned int>(v865.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10494 = static_cast<unsigned int>(v865.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10495 = static_cast<unsigned int>(v865.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10499 = static_cast<unsigned int>(v865.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10500 = static_cast<unsigned int>(v865.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10504 = static_cast<unsigned int>(v865.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10505 = static_cast<unsigned int>(v865.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10509 = static_cast<unsigned int>(v865.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10510 = static_cast<unsigned int>(v865.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10514 = static_cast<unsigned int>(v865.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10515 = static_cast<unsigned int>(v865.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10519 = static_cast<unsigned int>(v865.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10520 = static_cast<unsigned int>(v865.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10524 = static_cast<unsigned int>(v865.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10525 = static_cast<unsigned int>(v865.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10529 = static_cast<unsigned int>(v865.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10530 = static_cast<unsigned int>(v865.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10534 = static_cast<unsigned int>(v865.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10535 = static_cast<unsigned int>(v865.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10539 = static_cast<unsigned int>(v865.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10540 = static_cast<unsigned int>(v865.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10544 = static_cast<unsigned int>(v867.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10545 = static_cast<unsigned int>(v867.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10549 = static_cast<unsigned int>(v867.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10550 = static_cast<unsigned int>(v867.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10554 = static_cast<unsigned int>(v867.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10555 = static_cast<unsigned int>(v867.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10559 = static_cast<unsigned int>(v867.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10560 = static_cast<unsigned int>(v867.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10564 = static_cast<unsigned int>(v867.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10565 = static_cast<unsigned int>(v867.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10569 = static_cast<unsigned int>(v867.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10570 = static_cast<unsigned int>(v867.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10574 = static_cast<unsigned int>(v867.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10575 = static_cast<unsigned int>(v867.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10579 = static_cast<unsigned int>(v867.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10580 = static_cast<unsigned int>(v867.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10584 = static_cast<unsigned int>(v867.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10585 = static_cast<unsigned int>(v867.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10589 = static_cast<unsigned int>(v867.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10590 = static_cast<unsigned int>(v867.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10594 = static_cast<unsigned int>(v867.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10595 = static_cast<unsigned int>(v867.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10599 = static_cast<unsigned int>(v867.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10600 = static_cast<unsigned int>(v867.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10604 = static_cast<unsigned int>(v867.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10605 = static_cast<unsigned int>(v867.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10609 = static_cast<unsigned int>(v867.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10610 = static_cast<unsigned int>(v867.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10614 = static_cast<unsigned int>(v867.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10615 = static_cast<unsigned int>(v867.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10619 = static_cast<unsigned int>(v867.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10620 = static_cast<unsigned int>(v867.row(15, iron_linear_thread() & 31u));
 
-    for (unsigned int v6830 = v1000; v6830 < v984; v6830 += 64u) {  // kernels/sdpa/flash_tile.hpp:127
-      const unsigned int v6831 = v6830 - v1000;
-      const unsigned int v6832 = v6831 >> 6u;
-      const unsigned int v6834 = v6832 % 1u;
+    for (unsigned int v6905 = v845; v6905 < v829; v6905 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
+      const unsigned int v6906 = v6905 - v845;
+      const unsigned int v6907 = v6906 >> 6u;
+      const unsigned int v6909 = v6907 % 1u;
       __syncthreads();
-      const unsigned int v6836 = v6834 * 16640u;  // kernels/sdpa/flash_tile.hpp:131
-      const unsigned int v6846 = v6830 + v49;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v6847 = v6846 < v37;
-      const unsigned int v6850 = v6847 ? v6846 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6852 = v31 + v6850;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v6853 = v6852 * v2;
-      const unsigned int v6854 = v6853 + v28;
-      const unsigned int v6855 = v6854 << 8u;
-      const unsigned int v6856 = v6855 + v53;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6859 = v6836 + v66;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v6860 = v6859 + v53;
-      iron_copy_async<16>(shm1 + v6860, k + v6856, v6847);
-      const unsigned int v6870 = v6830 + v73;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v6871 = v6870 < v37;
-      const unsigned int v6874 = v6871 ? v6870 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6876 = v31 + v6874;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v6877 = v6876 * v2;
-      const unsigned int v6878 = v6877 + v28;
-      const unsigned int v6879 = v6878 << 8u;
-      const unsigned int v6880 = v6879 + v77;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6883 = v6836 + v90;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v6884 = v6883 + v77;
-      iron_copy_async<16>(shm1 + v6884, k + v6880, v6871);
-      const unsigned int v6894 = v6830 + v97;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v6895 = v6894 < v37;
-      const unsigned int v6898 = v6895 ? v6894 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6900 = v31 + v6898;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v6901 = v6900 * v2;
-      const unsigned int v6902 = v6901 + v28;
-      const unsigned int v6903 = v6902 << 8u;
-      const unsigned int v6904 = v6903 + v101;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6907 = v6836 + v114;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v6908 = v6907 + v101;
-      iron_copy_async<16>(shm1 + v6908, k + v6904, v6895);
-      const unsigned int v6918 = v6830 + v121;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v6919 = v6918 < v37;
-      const unsigned int v6922 = v6919 ? v6918 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6924 = v31 + v6922;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v6925 = v6924 * v2;
-      const unsigned int v6926 = v6925 + v28;
-      const unsigned int v6927 = v6926 << 8u;
-      const unsigned int v6928 = v6927 + v125;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6931 = v6836 + v138;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v6932 = v6931 + v125;
-      iron_copy_async<16>(shm1 + v6932, k + v6928, v6919);
-      const unsigned int v6942 = v6830 + v145;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v6943 = v6942 < v37;
-      const unsigned int v6946 = v6943 ? v6942 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6948 = v31 + v6946;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v6949 = v6948 * v2;
-      const unsigned int v6950 = v6949 + v28;
-      const unsigned int v6951 = v6950 << 8u;
-      const unsigned int v6952 = v6951 + v149;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6955 = v6836 + v162;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v6956 = v6955 + v149;
-      iron_copy_async<16>(shm1 + v6956, k + v6952, v6943);
-      const unsigned int v6966 = v6830 + v169;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v6967 = v6966 < v37;
-      const unsigned int v6970 = v6967 ? v6966 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6972 = v31 + v6970;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v6973 = v6972 * v2;
-      const unsigned int v6974 = v6973 + v28;
-      const unsigned int v6975 = v6974 << 8u;
-      const unsigned int v6976 = v6975 + v173;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6979 = v6836 + v186;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v6980 = v6979 + v173;
-      iron_copy_async<16>(shm1 + v6980, k + v6976, v6967);
-      const unsigned int v6990 = v6830 + v193;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v6991 = v6990 < v37;
-      const unsigned int v6994 = v6991 ? v6990 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v6996 = v31 + v6994;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v6997 = v6996 * v2;
-      const unsigned int v6998 = v6997 + v28;
-      const unsigned int v6999 = v6998 << 8u;
-      const unsigned int v7000 = v6999 + v197;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7003 = v6836 + v210;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7004 = v7003 + v197;
-      iron_copy_async<16>(shm1 + v7004, k + v7000, v6991);
-      const unsigned int v7014 = v6830 + v217;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7015 = v7014 < v37;
-      const unsigned int v7018 = v7015 ? v7014 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7020 = v31 + v7018;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7021 = v7020 * v2;
-      const unsigned int v7022 = v7021 + v28;
-      const unsigned int v7023 = v7022 << 8u;
-      const unsigned int v7024 = v7023 + v221;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7027 = v6836 + v234;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7028 = v7027 + v221;
-      iron_copy_async<16>(shm1 + v7028, k + v7024, v7015);
-      const unsigned int v7038 = v6830 + v241;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7039 = v7038 < v37;
-      const unsigned int v7042 = v7039 ? v7038 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7044 = v31 + v7042;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7045 = v7044 * v2;
-      const unsigned int v7046 = v7045 + v28;
-      const unsigned int v7047 = v7046 << 8u;
-      const unsigned int v7048 = v7047 + v245;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7051 = v6836 + v258;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7052 = v7051 + v245;
-      iron_copy_async<16>(shm1 + v7052, k + v7048, v7039);
-      const unsigned int v7062 = v6830 + v265;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7063 = v7062 < v37;
-      const unsigned int v7066 = v7063 ? v7062 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7068 = v31 + v7066;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7069 = v7068 * v2;
-      const unsigned int v7070 = v7069 + v28;
-      const unsigned int v7071 = v7070 << 8u;
-      const unsigned int v7072 = v7071 + v269;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7075 = v6836 + v282;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7076 = v7075 + v269;
-      iron_copy_async<16>(shm1 + v7076, k + v7072, v7063);
-      const unsigned int v7086 = v6830 + v289;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7087 = v7086 < v37;
-      const unsigned int v7090 = v7087 ? v7086 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7092 = v31 + v7090;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7093 = v7092 * v2;
-      const unsigned int v7094 = v7093 + v28;
-      const unsigned int v7095 = v7094 << 8u;
-      const unsigned int v7096 = v7095 + v293;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7099 = v6836 + v306;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7100 = v7099 + v293;
-      iron_copy_async<16>(shm1 + v7100, k + v7096, v7087);
-      const unsigned int v7110 = v6830 + v313;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7111 = v7110 < v37;
-      const unsigned int v7114 = v7111 ? v7110 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7116 = v31 + v7114;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7117 = v7116 * v2;
-      const unsigned int v7118 = v7117 + v28;
-      const unsigned int v7119 = v7118 << 8u;
-      const unsigned int v7120 = v7119 + v317;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7123 = v6836 + v330;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7124 = v7123 + v317;
-      iron_copy_async<16>(shm1 + v7124, k + v7120, v7111);
-      const unsigned int v7134 = v6830 + v337;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7135 = v7134 < v37;
-      const unsigned int v7138 = v7135 ? v7134 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7140 = v31 + v7138;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7141 = v7140 * v2;
-      const unsigned int v7142 = v7141 + v28;
-      const unsigned int v7143 = v7142 << 8u;
-      const unsigned int v7144 = v7143 + v341;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7147 = v6836 + v354;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7148 = v7147 + v341;
-      iron_copy_async<16>(shm1 + v7148, k + v7144, v7135);
-      const unsigned int v7158 = v6830 + v361;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7159 = v7158 < v37;
-      const unsigned int v7162 = v7159 ? v7158 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7164 = v31 + v7162;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7165 = v7164 * v2;
-      const unsigned int v7166 = v7165 + v28;
-      const unsigned int v7167 = v7166 << 8u;
-      const unsigned int v7168 = v7167 + v365;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7171 = v6836 + v378;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7172 = v7171 + v365;
-      iron_copy_async<16>(shm1 + v7172, k + v7168, v7159);
-      const unsigned int v7182 = v6830 + v385;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7183 = v7182 < v37;
-      const unsigned int v7186 = v7183 ? v7182 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7188 = v31 + v7186;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7189 = v7188 * v2;
-      const unsigned int v7190 = v7189 + v28;
-      const unsigned int v7191 = v7190 << 8u;
-      const unsigned int v7192 = v7191 + v389;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7195 = v6836 + v402;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7196 = v7195 + v389;
-      iron_copy_async<16>(shm1 + v7196, k + v7192, v7183);
-      const unsigned int v7206 = v6830 + v409;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7207 = v7206 < v37;
-      const unsigned int v7210 = v7207 ? v7206 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7212 = v31 + v7210;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7213 = v7212 * v2;
-      const unsigned int v7214 = v7213 + v28;
-      const unsigned int v7215 = v7214 << 8u;
-      const unsigned int v7216 = v7215 + v413;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7219 = v6836 + v426;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7220 = v7219 + v413;
-      iron_copy_async<16>(shm1 + v7220, k + v7216, v7207);
-      const unsigned int v7230 = v6830 + v433;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7231 = v7230 < v37;
-      const unsigned int v7234 = v7231 ? v7230 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7236 = v31 + v7234;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7237 = v7236 * v2;
-      const unsigned int v7238 = v7237 + v28;
-      const unsigned int v7239 = v7238 << 8u;
-      const unsigned int v7240 = v7239 + v437;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7243 = v6836 + v450;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7244 = v7243 + v437;
-      iron_copy_async<16>(shm1 + v7244, k + v7240, v7231);
-      const unsigned int v7254 = v6830 + v457;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7255 = v7254 < v37;
-      const unsigned int v7258 = v7255 ? v7254 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7260 = v31 + v7258;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7261 = v7260 * v2;
-      const unsigned int v7262 = v7261 + v28;
-      const unsigned int v7263 = v7262 << 8u;
-      const unsigned int v7264 = v7263 + v461;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7267 = v6836 + v474;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7268 = v7267 + v461;
-      iron_copy_async<16>(shm1 + v7268, k + v7264, v7255);
-      const unsigned int v7278 = v6830 + v481;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7279 = v7278 < v37;
-      const unsigned int v7282 = v7279 ? v7278 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7284 = v31 + v7282;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7285 = v7284 * v2;
-      const unsigned int v7286 = v7285 + v28;
-      const unsigned int v7287 = v7286 << 8u;
-      const unsigned int v7288 = v7287 + v485;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7291 = v6836 + v498;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7292 = v7291 + v485;
-      iron_copy_async<16>(shm1 + v7292, k + v7288, v7279);
-      const unsigned int v7302 = v6830 + v505;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7303 = v7302 < v37;
-      const unsigned int v7306 = v7303 ? v7302 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7308 = v31 + v7306;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7309 = v7308 * v2;
-      const unsigned int v7310 = v7309 + v28;
-      const unsigned int v7311 = v7310 << 8u;
-      const unsigned int v7312 = v7311 + v509;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7315 = v6836 + v522;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7316 = v7315 + v509;
-      iron_copy_async<16>(shm1 + v7316, k + v7312, v7303);
-      const unsigned int v7326 = v6830 + v529;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7327 = v7326 < v37;
-      const unsigned int v7330 = v7327 ? v7326 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7332 = v31 + v7330;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7333 = v7332 * v2;
-      const unsigned int v7334 = v7333 + v28;
-      const unsigned int v7335 = v7334 << 8u;
-      const unsigned int v7336 = v7335 + v533;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7339 = v6836 + v546;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7340 = v7339 + v533;
-      iron_copy_async<16>(shm1 + v7340, k + v7336, v7327);
-      const unsigned int v7350 = v6830 + v553;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7351 = v7350 < v37;
-      const unsigned int v7354 = v7351 ? v7350 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7356 = v31 + v7354;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7357 = v7356 * v2;
-      const unsigned int v7358 = v7357 + v28;
-      const unsigned int v7359 = v7358 << 8u;
-      const unsigned int v7360 = v7359 + v557;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7363 = v6836 + v570;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7364 = v7363 + v557;
-      iron_copy_async<16>(shm1 + v7364, k + v7360, v7351);
-      const unsigned int v7374 = v6830 + v577;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7375 = v7374 < v37;
-      const unsigned int v7378 = v7375 ? v7374 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7380 = v31 + v7378;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7381 = v7380 * v2;
-      const unsigned int v7382 = v7381 + v28;
-      const unsigned int v7383 = v7382 << 8u;
-      const unsigned int v7384 = v7383 + v581;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7387 = v6836 + v594;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7388 = v7387 + v581;
-      iron_copy_async<16>(shm1 + v7388, k + v7384, v7375);
-      const unsigned int v7398 = v6830 + v601;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7399 = v7398 < v37;
-      const unsigned int v7402 = v7399 ? v7398 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7404 = v31 + v7402;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7405 = v7404 * v2;
-      const unsigned int v7406 = v7405 + v28;
-      const unsigned int v7407 = v7406 << 8u;
-      const unsigned int v7408 = v7407 + v605;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7411 = v6836 + v618;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7412 = v7411 + v605;
-      iron_copy_async<16>(shm1 + v7412, k + v7408, v7399);
-      const unsigned int v7422 = v6830 + v625;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7423 = v7422 < v37;
-      const unsigned int v7426 = v7423 ? v7422 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7428 = v31 + v7426;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7429 = v7428 * v2;
-      const unsigned int v7430 = v7429 + v28;
-      const unsigned int v7431 = v7430 << 8u;
-      const unsigned int v7432 = v7431 + v629;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7435 = v6836 + v642;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7436 = v7435 + v629;
-      iron_copy_async<16>(shm1 + v7436, k + v7432, v7423);
-      const unsigned int v7446 = v6830 + v649;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7447 = v7446 < v37;
-      const unsigned int v7450 = v7447 ? v7446 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7452 = v31 + v7450;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7453 = v7452 * v2;
-      const unsigned int v7454 = v7453 + v28;
-      const unsigned int v7455 = v7454 << 8u;
-      const unsigned int v7456 = v7455 + v653;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7459 = v6836 + v666;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7460 = v7459 + v653;
-      iron_copy_async<16>(shm1 + v7460, k + v7456, v7447);
-      const unsigned int v7470 = v6830 + v673;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7471 = v7470 < v37;
-      const unsigned int v7474 = v7471 ? v7470 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7476 = v31 + v7474;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7477 = v7476 * v2;
-      const unsigned int v7478 = v7477 + v28;
-      const unsigned int v7479 = v7478 << 8u;
-      const unsigned int v7480 = v7479 + v677;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7483 = v6836 + v690;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7484 = v7483 + v677;
-      iron_copy_async<16>(shm1 + v7484, k + v7480, v7471);
-      const unsigned int v7494 = v6830 + v697;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7495 = v7494 < v37;
-      const unsigned int v7498 = v7495 ? v7494 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7500 = v31 + v7498;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7501 = v7500 * v2;
-      const unsigned int v7502 = v7501 + v28;
-      const unsigned int v7503 = v7502 << 8u;
-      const unsigned int v7504 = v7503 + v701;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7507 = v6836 + v714;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7508 = v7507 + v701;
-      iron_copy_async<16>(shm1 + v7508, k + v7504, v7495);
-      const unsigned int v7518 = v6830 + v721;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7519 = v7518 < v37;
-      const unsigned int v7522 = v7519 ? v7518 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7524 = v31 + v7522;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7525 = v7524 * v2;
-      const unsigned int v7526 = v7525 + v28;
-      const unsigned int v7527 = v7526 << 8u;
-      const unsigned int v7528 = v7527 + v725;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7531 = v6836 + v738;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7532 = v7531 + v725;
-      iron_copy_async<16>(shm1 + v7532, k + v7528, v7519);
-      const unsigned int v7542 = v6830 + v745;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7543 = v7542 < v37;
-      const unsigned int v7546 = v7543 ? v7542 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7548 = v31 + v7546;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7549 = v7548 * v2;
-      const unsigned int v7550 = v7549 + v28;
-      const unsigned int v7551 = v7550 << 8u;
-      const unsigned int v7552 = v7551 + v749;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7555 = v6836 + v762;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7556 = v7555 + v749;
-      iron_copy_async<16>(shm1 + v7556, k + v7552, v7543);
-      const unsigned int v7566 = v6830 + v769;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7567 = v7566 < v37;
-      const unsigned int v7570 = v7567 ? v7566 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7572 = v31 + v7570;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7573 = v7572 * v2;
-      const unsigned int v7574 = v7573 + v28;
-      const unsigned int v7575 = v7574 << 8u;
-      const unsigned int v7576 = v7575 + v773;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7579 = v6836 + v786;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7580 = v7579 + v773;
-      iron_copy_async<16>(shm1 + v7580, k + v7576, v7567);
-      const unsigned int v7590 = v6830 + v793;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7591 = v7590 < v37;
-      const unsigned int v7594 = v7591 ? v7590 : v44;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7596 = v31 + v7594;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v7597 = v7596 * v2;
-      const unsigned int v7598 = v7597 + v28;
-      const unsigned int v7599 = v7598 << 8u;
-      const unsigned int v7600 = v7599 + v797;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7603 = v6836 + v810;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7604 = v7603 + v797;
-      iron_copy_async<16>(shm1 + v7604, k + v7600, v7591);
-      iron_copy_async<16>(shm2 + v6860, v + v6856, v6847);
-      iron_copy_async<16>(shm2 + v6884, v + v6880, v6871);
-      iron_copy_async<16>(shm2 + v6908, v + v6904, v6895);
-      iron_copy_async<16>(shm2 + v6932, v + v6928, v6919);
-      iron_copy_async<16>(shm2 + v6956, v + v6952, v6943);
-      iron_copy_async<16>(shm2 + v6980, v + v6976, v6967);
-      iron_copy_async<16>(shm2 + v7004, v + v7000, v6991);
-      iron_copy_async<16>(shm2 + v7028, v + v7024, v7015);
-      iron_copy_async<16>(shm2 + v7052, v + v7048, v7039);
-      iron_copy_async<16>(shm2 + v7076, v + v7072, v7063);
-      iron_copy_async<16>(shm2 + v7100, v + v7096, v7087);
-      iron_copy_async<16>(shm2 + v7124, v + v7120, v7111);
-      iron_copy_async<16>(shm2 + v7148, v + v7144, v7135);
-      iron_copy_async<16>(shm2 + v7172, v + v7168, v7159);
-      iron_copy_async<16>(shm2 + v7196, v + v7192, v7183);
-      iron_copy_async<16>(shm2 + v7220, v + v7216, v7207);
-      iron_copy_async<16>(shm2 + v7244, v + v7240, v7231);
-      iron_copy_async<16>(shm2 + v7268, v + v7264, v7255);
-      iron_copy_async<16>(shm2 + v7292, v + v7288, v7279);
-      iron_copy_async<16>(shm2 + v7316, v + v7312, v7303);
-      iron_copy_async<16>(shm2 + v7340, v + v7336, v7327);
-      iron_copy_async<16>(shm2 + v7364, v + v7360, v7351);
-      iron_copy_async<16>(shm2 + v7388, v + v7384, v7375);
-      iron_copy_async<16>(shm2 + v7412, v + v7408, v7399);
-      iron_copy_async<16>(shm2 + v7436, v + v7432, v7423);
-      iron_copy_async<16>(shm2 + v7460, v + v7456, v7447);
-      iron_copy_async<16>(shm2 + v7484, v + v7480, v7471);
-      iron_copy_async<16>(shm2 + v7508, v + v7504, v7495);
-      iron_copy_async<16>(shm2 + v7532, v + v7528, v7519);
-      iron_copy_async<16>(shm2 + v7556, v + v7552, v7543);
-      iron_copy_async<16>(shm2 + v7580, v + v7576, v7567);
-      iron_copy_async<16>(shm2 + v7604, v + v7600, v7591);
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:127
+      const unsigned int v6911 = v6909 * 16640u;  // kernels/sdpa/flash_tile.hpp:146
+      const unsigned int v6921 = v6905 + v49;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v6922 = v6921 < v37;
+      const unsigned int v6925 = v6922 ? v6921 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6927 = v31 + v6925;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v6928 = v6927 * v2;
+      const unsigned int v6929 = v6928 + v28;
+      const unsigned int v6930 = v6929 << 8u;
+      const unsigned int v6931 = v6930 + v53;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6934 = v6911 + v66;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v6935 = v6934 + v53;
+      iron_copy_async<16>(shm1 + v6935, k + v6931, v6922);
+      const unsigned int v6945 = v6905 + v73;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v6946 = v6945 < v37;
+      const unsigned int v6949 = v6946 ? v6945 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6951 = v31 + v6949;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v6952 = v6951 * v2;
+      const unsigned int v6953 = v6952 + v28;
+      const unsigned int v6954 = v6953 << 8u;
+      const unsigned int v6955 = v6954 + v77;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6958 = v6911 + v90;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v6959 = v6958 + v77;
+      iron_copy_async<16>(shm1 + v6959, k + v6955, v6946);
+      const unsigned int v6969 = v6905 + v97;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v6970 = v6969 < v37;
+      const unsigned int v6973 = v6970 ? v6969 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6975 = v31 + v6973;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v6976 = v6975 * v2;
+      const unsigned int v6977 = v6976 + v28;
+      const unsigned int v6978 = v6977 << 8u;
+      const unsigned int v6979 = v6978 + v101;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6982 = v6911 + v114;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v6983 = v6982 + v101;
+      iron_copy_async<16>(shm1 + v6983, k + v6979, v6970);
+      const unsigned int v6993 = v6905 + v121;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v6994 = v6993 < v37;
+      const unsigned int v6997 = v6994 ? v6993 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v6999 = v31 + v6997;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7000 = v6999 * v2;
+      const unsigned int v7001 = v7000 + v28;
+      const unsigned int v7002 = v7001 << 8u;
+      const unsigned int v7003 = v7002 + v125;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7006 = v6911 + v138;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7007 = v7006 + v125;
+      iron_copy_async<16>(shm1 + v7007, k + v7003, v6994);
+      const unsigned int v7017 = v6905 + v145;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7018 = v7017 < v37;
+      const unsigned int v7021 = v7018 ? v7017 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7023 = v31 + v7021;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7024 = v7023 * v2;
+      const unsigned int v7025 = v7024 + v28;
+      const unsigned int v7026 = v7025 << 8u;
+      const unsigned int v7027 = v7026 + v149;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7030 = v6911 + v162;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7031 = v7030 + v149;
+      iron_copy_async<16>(shm1 + v7031, k + v7027, v7018);
+      const unsigned int v7041 = v6905 + v169;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7042 = v7041 < v37;
+      const unsigned int v7045 = v7042 ? v7041 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7047 = v31 + v7045;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7048 = v7047 * v2;
+      const unsigned int v7049 = v7048 + v28;
+      const unsigned int v7050 = v7049 << 8u;
+      const unsigned int v7051 = v7050 + v173;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7054 = v6911 + v186;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7055 = v7054 + v173;
+      iron_copy_async<16>(shm1 + v7055, k + v7051, v7042);
+      const unsigned int v7065 = v6905 + v193;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7066 = v7065 < v37;
+      const unsigned int v7069 = v7066 ? v7065 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7071 = v31 + v7069;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7072 = v7071 * v2;
+      const unsigned int v7073 = v7072 + v28;
+      const unsigned int v7074 = v7073 << 8u;
+      const unsigned int v7075 = v7074 + v197;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7078 = v6911 + v210;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7079 = v7078 + v197;
+      iron_copy_async<16>(shm1 + v7079, k + v7075, v7066);
+      const unsigned int v7089 = v6905 + v217;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7090 = v7089 < v37;
+      const unsigned int v7093 = v7090 ? v7089 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7095 = v31 + v7093;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7096 = v7095 * v2;
+      const unsigned int v7097 = v7096 + v28;
+      const unsigned int v7098 = v7097 << 8u;
+      const unsigned int v7099 = v7098 + v221;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7102 = v6911 + v234;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7103 = v7102 + v221;
+      iron_copy_async<16>(shm1 + v7103, k + v7099, v7090);
+      const unsigned int v7113 = v6905 + v241;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7114 = v7113 < v37;
+      const unsigned int v7117 = v7114 ? v7113 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7119 = v31 + v7117;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7120 = v7119 * v2;
+      const unsigned int v7121 = v7120 + v28;
+      const unsigned int v7122 = v7121 << 8u;
+      const unsigned int v7123 = v7122 + v245;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7126 = v6911 + v258;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7127 = v7126 + v245;
+      iron_copy_async<16>(shm1 + v7127, k + v7123, v7114);
+      const unsigned int v7137 = v6905 + v265;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7138 = v7137 < v37;
+      const unsigned int v7141 = v7138 ? v7137 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7143 = v31 + v7141;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7144 = v7143 * v2;
+      const unsigned int v7145 = v7144 + v28;
+      const unsigned int v7146 = v7145 << 8u;
+      const unsigned int v7147 = v7146 + v269;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7150 = v6911 + v282;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7151 = v7150 + v269;
+      iron_copy_async<16>(shm1 + v7151, k + v7147, v7138);
+      const unsigned int v7161 = v6905 + v289;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7162 = v7161 < v37;
+      const unsigned int v7165 = v7162 ? v7161 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7167 = v31 + v7165;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7168 = v7167 * v2;
+      const unsigned int v7169 = v7168 + v28;
+      const unsigned int v7170 = v7169 << 8u;
+      const unsigned int v7171 = v7170 + v293;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7174 = v6911 + v306;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7175 = v7174 + v293;
+      iron_copy_async<16>(shm1 + v7175, k + v7171, v7162);
+      const unsigned int v7185 = v6905 + v313;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7186 = v7185 < v37;
+      const unsigned int v7189 = v7186 ? v7185 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7191 = v31 + v7189;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7192 = v7191 * v2;
+      const unsigned int v7193 = v7192 + v28;
+      const unsigned int v7194 = v7193 << 8u;
+      const unsigned int v7195 = v7194 + v317;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7198 = v6911 + v330;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7199 = v7198 + v317;
+      iron_copy_async<16>(shm1 + v7199, k + v7195, v7186);
+      const unsigned int v7209 = v6905 + v337;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7210 = v7209 < v37;
+      const unsigned int v7213 = v7210 ? v7209 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7215 = v31 + v7213;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7216 = v7215 * v2;
+      const unsigned int v7217 = v7216 + v28;
+      const unsigned int v7218 = v7217 << 8u;
+      const unsigned int v7219 = v7218 + v341;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7222 = v6911 + v354;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7223 = v7222 + v341;
+      iron_copy_async<16>(shm1 + v7223, k + v7219, v7210);
+      const unsigned int v7233 = v6905 + v361;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7234 = v7233 < v37;
+      const unsigned int v7237 = v7234 ? v7233 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7239 = v31 + v7237;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7240 = v7239 * v2;
+      const unsigned int v7241 = v7240 + v28;
+      const unsigned int v7242 = v7241 << 8u;
+      const unsigned int v7243 = v7242 + v365;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7246 = v6911 + v378;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7247 = v7246 + v365;
+      iron_copy_async<16>(shm1 + v7247, k + v7243, v7234);
+      const unsigned int v7257 = v6905 + v385;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7258 = v7257 < v37;
+      const unsigned int v7261 = v7258 ? v7257 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7263 = v31 + v7261;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7264 = v7263 * v2;
+      const unsigned int v7265 = v7264 + v28;
+      const unsigned int v7266 = v7265 << 8u;
+      const unsigned int v7267 = v7266 + v389;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7270 = v6911 + v402;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7271 = v7270 + v389;
+      iron_copy_async<16>(shm1 + v7271, k + v7267, v7258);
+      const unsigned int v7281 = v6905 + v409;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7282 = v7281 < v37;
+      const unsigned int v7285 = v7282 ? v7281 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7287 = v31 + v7285;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7288 = v7287 * v2;
+      const unsigned int v7289 = v7288 + v28;
+      const unsigned int v7290 = v7289 << 8u;
+      const unsigned int v7291 = v7290 + v413;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7294 = v6911 + v426;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7295 = v7294 + v413;
+      iron_copy_async<16>(shm1 + v7295, k + v7291, v7282);
+      const unsigned int v7305 = v6905 + v433;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7306 = v7305 < v37;
+      const unsigned int v7309 = v7306 ? v7305 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7311 = v31 + v7309;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7312 = v7311 * v2;
+      const unsigned int v7313 = v7312 + v28;
+      const unsigned int v7314 = v7313 << 8u;
+      const unsigned int v7315 = v7314 + v437;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7318 = v6911 + v450;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7319 = v7318 + v437;
+      iron_copy_async<16>(shm1 + v7319, k + v7315, v7306);
+      const unsigned int v7329 = v6905 + v457;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7330 = v7329 < v37;
+      const unsigned int v7333 = v7330 ? v7329 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7335 = v31 + v7333;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7336 = v7335 * v2;
+      const unsigned int v7337 = v7336 + v28;
+      const unsigned int v7338 = v7337 << 8u;
+      const unsigned int v7339 = v7338 + v461;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7342 = v6911 + v474;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7343 = v7342 + v461;
+      iron_copy_async<16>(shm1 + v7343, k + v7339, v7330);
+      const unsigned int v7353 = v6905 + v481;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7354 = v7353 < v37;
+      const unsigned int v7357 = v7354 ? v7353 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7359 = v31 + v7357;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7360 = v7359 * v2;
+      const unsigned int v7361 = v7360 + v28;
+      const unsigned int v7362 = v7361 << 8u;
+      const unsigned int v7363 = v7362 + v485;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7366 = v6911 + v498;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7367 = v7366 + v485;
+      iron_copy_async<16>(shm1 + v7367, k + v7363, v7354);
+      const unsigned int v7377 = v6905 + v505;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7378 = v7377 < v37;
+      const unsigned int v7381 = v7378 ? v7377 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7383 = v31 + v7381;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7384 = v7383 * v2;
+      const unsigned int v7385 = v7384 + v28;
+      const unsigned int v7386 = v7385 << 8u;
+      const unsigned int v7387 = v7386 + v509;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7390 = v6911 + v522;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7391 = v7390 + v509;
+      iron_copy_async<16>(shm1 + v7391, k + v7387, v7378);
+      const unsigned int v7401 = v6905 + v529;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7402 = v7401 < v37;
+      const unsigned int v7405 = v7402 ? v7401 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7407 = v31 + v7405;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7408 = v7407 * v2;
+      const unsigned int v7409 = v7408 + v28;
+      const unsigned int v7410 = v7409 << 8u;
+      const unsigned int v7411 = v7410 + v533;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7414 = v6911 + v546;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7415 = v7414 + v533;
+      iron_copy_async<16>(shm1 + v7415, k + v7411, v7402);
+      const unsigned int v7425 = v6905 + v553;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7426 = v7425 < v37;
+      const unsigned int v7429 = v7426 ? v7425 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7431 = v31 + v7429;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7432 = v7431 * v2;
+      const unsigned int v7433 = v7432 + v28;
+      const unsigned int v7434 = v7433 << 8u;
+      const unsigned int v7435 = v7434 + v557;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7438 = v6911 + v570;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7439 = v7438 + v557;
+      iron_copy_async<16>(shm1 + v7439, k + v7435, v7426);
+      const unsigned int v7449 = v6905 + v577;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7450 = v7449 < v37;
+      const unsigned int v7453 = v7450 ? v7449 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7455 = v31 + v7453;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7456 = v7455 * v2;
+      const unsigned int v7457 = v7456 + v28;
+      const unsigned int v7458 = v7457 << 8u;
+      const unsigned int v7459 = v7458 + v581;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7462 = v6911 + v594;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7463 = v7462 + v581;
+      iron_copy_async<16>(shm1 + v7463, k + v7459, v7450);
+      const unsigned int v7473 = v6905 + v601;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7474 = v7473 < v37;
+      const unsigned int v7477 = v7474 ? v7473 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7479 = v31 + v7477;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7480 = v7479 * v2;
+      const unsigned int v7481 = v7480 + v28;
+      const unsigned int v7482 = v7481 << 8u;
+      const unsigned int v7483 = v7482 + v605;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7486 = v6911 + v618;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7487 = v7486 + v605;
+      iron_copy_async<16>(shm1 + v7487, k + v7483, v7474);
+      const unsigned int v7497 = v6905 + v625;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7498 = v7497 < v37;
+      const unsigned int v7501 = v7498 ? v7497 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7503 = v31 + v7501;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7504 = v7503 * v2;
+      const unsigned int v7505 = v7504 + v28;
+      const unsigned int v7506 = v7505 << 8u;
+      const unsigned int v7507 = v7506 + v629;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7510 = v6911 + v642;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7511 = v7510 + v629;
+      iron_copy_async<16>(shm1 + v7511, k + v7507, v7498);
+      const unsigned int v7521 = v6905 + v649;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7522 = v7521 < v37;
+      const unsigned int v7525 = v7522 ? v7521 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7527 = v31 + v7525;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7528 = v7527 * v2;
+      const unsigned int v7529 = v7528 + v28;
+      const unsigned int v7530 = v7529 << 8u;
+      const unsigned int v7531 = v7530 + v653;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7534 = v6911 + v666;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7535 = v7534 + v653;
+      iron_copy_async<16>(shm1 + v7535, k + v7531, v7522);
+      const unsigned int v7545 = v6905 + v673;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7546 = v7545 < v37;
+      const unsigned int v7549 = v7546 ? v7545 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7551 = v31 + v7549;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7552 = v7551 * v2;
+      const unsigned int v7553 = v7552 + v28;
+      const unsigned int v7554 = v7553 << 8u;
+      const unsigned int v7555 = v7554 + v677;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7558 = v6911 + v690;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7559 = v7558 + v677;
+      iron_copy_async<16>(shm1 + v7559, k + v7555, v7546);
+      const unsigned int v7569 = v6905 + v697;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7570 = v7569 < v37;
+      const unsigned int v7573 = v7570 ? v7569 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7575 = v31 + v7573;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7576 = v7575 * v2;
+      const unsigned int v7577 = v7576 + v28;
+      const unsigned int v7578 = v7577 << 8u;
+      const unsigned int v7579 = v7578 + v701;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7582 = v6911 + v714;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7583 = v7582 + v701;
+      iron_copy_async<16>(shm1 + v7583, k + v7579, v7570);
+      const unsigned int v7593 = v6905 + v721;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7594 = v7593 < v37;
+      const unsigned int v7597 = v7594 ? v7593 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7599 = v31 + v7597;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7600 = v7599 * v2;
+      const unsigned int v7601 = v7600 + v28;
+      const unsigned int v7602 = v7601 << 8u;
+      const unsigned int v7603 = v7602 + v725;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7606 = v6911 + v738;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7607 = v7606 + v725;
+      iron_copy_async<16>(shm1 + v7607, k + v7603, v7594);
+      const unsigned int v7617 = v6905 + v745;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7618 = v7617 < v37;
+      const unsigned int v7621 = v7618 ? v7617 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7623 = v31 + v7621;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7624 = v7623 * v2;
+      const unsigned int v7625 = v7624 + v28;
+      const unsigned int v7626 = v7625 << 8u;
+      const unsigned int v7627 = v7626 + v749;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7630 = v6911 + v762;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7631 = v7630 + v749;
+      iron_copy_async<16>(shm1 + v7631, k + v7627, v7618);
+      const unsigned int v7641 = v6905 + v769;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7642 = v7641 < v37;
+      const unsigned int v7645 = v7642 ? v7641 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7647 = v31 + v7645;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7648 = v7647 * v2;
+      const unsigned int v7649 = v7648 + v28;
+      const unsigned int v7650 = v7649 << 8u;
+      const unsigned int v7651 = v7650 + v773;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7654 = v6911 + v786;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7655 = v7654 + v773;
+      iron_copy_async<16>(shm1 + v7655, k + v7651, v7642);
+      const unsigned int v7665 = v6905 + v793;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7666 = v7665 < v37;
+      const unsigned int v7669 = v7666 ? v7665 : v44;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7671 = v31 + v7669;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v7672 = v7671 * v2;
+      const unsigned int v7673 = v7672 + v28;
+      const unsigned int v7674 = v7673 << 8u;
+      const unsigned int v7675 = v7674 + v797;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7678 = v6911 + v810;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7679 = v7678 + v797;
+      iron_copy_async<16>(shm1 + v7679, k + v7675, v7666);
+      iron_copy_async<16>(shm2 + v6935, v + v6931, v6922);
+      iron_copy_async<16>(shm2 + v6959, v + v6955, v6946);
+      iron_copy_async<16>(shm2 + v6983, v + v6979, v6970);
+      iron_copy_async<16>(shm2 + v7007, v + v7003, v6994);
+      iron_copy_async<16>(shm2 + v7031, v + v7027, v7018);
+      iron_copy_async<16>(shm2 + v7055, v + v7051, v7042);
+      iron_copy_async<16>(shm2 + v7079, v + v7075, v7066);
+      iron_copy_async<16>(shm2 + v7103, v + v7099, v7090);
+      iron_copy_async<16>(shm2 + v7127, v + v7123, v7114);
+      iron_copy_async<16>(shm2 + v7151, v + v7147, v7138);
+      iron_copy_async<16>(shm2 + v7175, v + v7171, v7162);
+      iron_copy_async<16>(shm2 + v7199, v + v7195, v7186);
+      iron_copy_async<16>(shm2 + v7223, v + v7219, v7210);
+      iron_copy_async<16>(shm2 + v7247, v + v7243, v7234);
+      iron_copy_async<16>(shm2 + v7271, v + v7267, v7258);
+      iron_copy_async<16>(shm2 + v7295, v + v7291, v7282);
+      iron_copy_async<16>(shm2 + v7319, v + v7315, v7306);
+      iron_copy_async<16>(shm2 + v7343, v + v7339, v7330);
+      iron_copy_async<16>(shm2 + v7367, v + v7363, v7354);
+      iron_copy_async<16>(shm2 + v7391, v + v7387, v7378);
+      iron_copy_async<16>(shm2 + v7415, v + v7411, v7402);
+      iron_copy_async<16>(shm2 + v7439, v + v7435, v7426);
+      iron_copy_async<16>(shm2 + v7463, v + v7459, v7450);
+      iron_copy_async<16>(shm2 + v7487, v + v7483, v7474);
+      iron_copy_async<16>(shm2 + v7511, v + v7507, v7498);
+      iron_copy_async<16>(shm2 + v7535, v + v7531, v7522);
+      iron_copy_async<16>(shm2 + v7559, v + v7555, v7546);
+      iron_copy_async<16>(shm2 + v7583, v + v7579, v7570);
+      iron_copy_async<16>(shm2 + v7607, v + v7603, v7594);
+      iron_copy_async<16>(shm2 + v7631, v + v7627, v7618);
+      iron_copy_async<16>(shm2 + v7655, v + v7651, v7642);
+      iron_copy_async<16>(shm2 + v7679, v + v7675, v7666);
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      iron_frag<float, 2, 16, 64> v8376;  // kernels/sdpa/flash_tile.hpp:136
-      iron_frag_fill(v8376, 0.0f);
-      iron_frag<float, 1, 16, 64> v8378;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8378, 0.0f);
-      iron_frag_load_shared<true>(v8378, shm1, v6836, 260u);  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_mma_software(v8376, v814, v8378);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8385;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8385, 0.0f);
-      const unsigned int v8390 = v6836 + 16u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8385, shm1, v8390, 260u);
-      iron_frag_mma_software(v8376, v816, v8385);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8392;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8392, 0.0f);
-      const unsigned int v8397 = v6836 + 32u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8392, shm1, v8397, 260u);
-      iron_frag_mma_software(v8376, v818, v8392);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8399;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8399, 0.0f);
-      const unsigned int v8404 = v6836 + 48u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8399, shm1, v8404, 260u);
-      iron_frag_mma_software(v8376, v820, v8399);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8406;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8406, 0.0f);
-      const unsigned int v8411 = v6836 + 64u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8406, shm1, v8411, 260u);
-      iron_frag_mma_software(v8376, v822, v8406);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8413;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8413, 0.0f);
-      const unsigned int v8418 = v6836 + 80u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8413, shm1, v8418, 260u);
-      iron_frag_mma_software(v8376, v824, v8413);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8420;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8420, 0.0f);
-      const unsigned int v8425 = v6836 + 96u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8420, shm1, v8425, 260u);
-      iron_frag_mma_software(v8376, v826, v8420);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8427;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8427, 0.0f);
-      const unsigned int v8432 = v6836 + 112u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8427, shm1, v8432, 260u);
-      iron_frag_mma_software(v8376, v828, v8427);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8434;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8434, 0.0f);
-      const unsigned int v8439 = v6836 + 128u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8434, shm1, v8439, 260u);
-      iron_frag_mma_software(v8376, v830, v8434);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8441;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8441, 0.0f);
-      const unsigned int v8446 = v6836 + 144u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8441, shm1, v8446, 260u);
-      iron_frag_mma_software(v8376, v832, v8441);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8448;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8448, 0.0f);
-      const unsigned int v8453 = v6836 + 160u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8448, shm1, v8453, 260u);
-      iron_frag_mma_software(v8376, v834, v8448);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8455;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8455, 0.0f);
-      const unsigned int v8460 = v6836 + 176u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8455, shm1, v8460, 260u);
-      iron_frag_mma_software(v8376, v836, v8455);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8462;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8462, 0.0f);
-      const unsigned int v8467 = v6836 + 192u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8462, shm1, v8467, 260u);
-      iron_frag_mma_software(v8376, v838, v8462);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8469;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8469, 0.0f);
-      const unsigned int v8474 = v6836 + 208u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8469, shm1, v8474, 260u);
-      iron_frag_mma_software(v8376, v840, v8469);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8476;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8476, 0.0f);
-      const unsigned int v8481 = v6836 + 224u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8476, shm1, v8481, 260u);
-      iron_frag_mma_software(v8376, v842, v8476);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8483;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8483, 0.0f);
-      const unsigned int v8488 = v6836 + 240u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8483, shm1, v8488, 260u);
-      iron_frag_mma_software(v8376, v844, v8483);  // kernels/sdpa/flash_tile.hpp:140
-      const unsigned int v8489 = static_cast<unsigned int>(v8376.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8490 = static_cast<unsigned int>(v8376.row(0, iron_linear_thread() & 31u));
-      const float v8491 = v8376.x[0];
-      const unsigned int v8492 = v43 + v8490;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8493 = v6830 + v8489;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8494 = v8493 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8497 = v8492 + v37;
-      const unsigned int v8498 = v8493 + v18;
-      const bool v8499 = v8498 <= v8497;
-      const bool v8500 = v983 || v8499;
-      const bool v8501 = v8494 && v8500;
-      const unsigned int v8504 = v8493 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8505 = v8504 + v18;
-      const bool v8507 = v8497 < v8505;
-      const bool v8508 = v8503 || v8507;
-      const bool v8509 = v8501 && v8508;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8511 = v8491 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8512 = v8509 ? v8511 : __uint_as_float(0xff800000u);
-      v8376.x[0] = v8512;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8513 = static_cast<unsigned int>(v8376.col(1, iron_linear_thread() & 31u));
-      const unsigned int v8514 = static_cast<unsigned int>(v8376.row(1, iron_linear_thread() & 31u));
-      const float v8515 = v8376.x[1];
-      const unsigned int v8516 = v43 + v8514;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8517 = v6830 + v8513;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8518 = v8517 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8521 = v8516 + v37;
-      const unsigned int v8522 = v8517 + v18;
-      const bool v8523 = v8522 <= v8521;
-      const bool v8524 = v983 || v8523;
-      const bool v8525 = v8518 && v8524;
-      const unsigned int v8528 = v8517 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8529 = v8528 + v18;
-      const bool v8531 = v8521 < v8529;
-      const bool v8532 = v8503 || v8531;
-      const bool v8533 = v8525 && v8532;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8535 = v8515 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8536 = v8533 ? v8535 : __uint_as_float(0xff800000u);
-      v8376.x[1] = v8536;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8537 = static_cast<unsigned int>(v8376.col(2, iron_linear_thread() & 31u));
-      const unsigned int v8538 = static_cast<unsigned int>(v8376.row(2, iron_linear_thread() & 31u));
-      const float v8539 = v8376.x[2];
-      const unsigned int v8540 = v43 + v8538;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8541 = v6830 + v8537;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8542 = v8541 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8545 = v8540 + v37;
-      const unsigned int v8546 = v8541 + v18;
-      const bool v8547 = v8546 <= v8545;
-      const bool v8548 = v983 || v8547;
-      const bool v8549 = v8542 && v8548;
-      const unsigned int v8552 = v8541 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8553 = v8552 + v18;
-      const bool v8555 = v8545 < v8553;
-      const bool v8556 = v8503 || v8555;
-      const bool v8557 = v8549 && v8556;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8559 = v8539 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8560 = v8557 ? v8559 : __uint_as_float(0xff800000u);
-      v8376.x[2] = v8560;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8561 = static_cast<unsigned int>(v8376.col(3, iron_linear_thread() & 31u));
-      const unsigned int v8562 = static_cast<unsigned int>(v8376.row(3, iron_linear_thread() & 31u));
-      const float v8563 = v8376.x[3];
-      const unsigned int v8564 = v43 + v8562;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8565 = v6830 + v8561;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8566 = v8565 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8569 = v8564 + v37;
-      const unsigned int v8570 = v8565 + v18;
-      const bool v8571 = v8570 <= v8569;
-      const bool v8572 = v983 || v8571;
-      const bool v8573 = v8566 && v8572;
-      const unsigned int v8576 = v8565 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8577 = v8576 + v18;
-      const bool v8579 = v8569 < v8577;
-      const bool v8580 = v8503 || v8579;
-      const bool v8581 = v8573 && v8580;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8583 = v8563 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8584 = v8581 ? v8583 : __uint_as_float(0xff800000u);
-      v8376.x[3] = v8584;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8585 = static_cast<unsigned int>(v8376.col(4, iron_linear_thread() & 31u));
-      const unsigned int v8586 = static_cast<unsigned int>(v8376.row(4, iron_linear_thread() & 31u));
-      const float v8587 = v8376.x[4];
-      const unsigned int v8588 = v43 + v8586;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8589 = v6830 + v8585;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8590 = v8589 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8593 = v8588 + v37;
-      const unsigned int v8594 = v8589 + v18;
-      const bool v8595 = v8594 <= v8593;
-      const bool v8596 = v983 || v8595;
-      const bool v8597 = v8590 && v8596;
-      const unsigned int v8600 = v8589 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8601 = v8600 + v18;
-      const bool v8603 = v8593 < v8601;
-      const bool v8604 = v8503 || v8603;
-      const bool v8605 = v8597 && v8604;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8607 = v8587 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8608 = v8605 ? v8607 : __uint_as_float(0xff800000u);
-      v8376.x[4] = v8608;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8609 = static_cast<unsigned int>(v8376.col(5, iron_linear_thread() & 31u));
-      const unsigned int v8610 = static_cast<unsigned int>(v8376.row(5, iron_linear_thread() & 31u));
-      const float v8611 = v8376.x[5];
-      const unsigned int v8612 = v43 + v8610;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8613 = v6830 + v8609;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8614 = v8613 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8617 = v8612 + v37;
-      const unsigned int v8618 = v8613 + v18;
-      const bool v8619 = v8618 <= v8617;
-      const bool v8620 = v983 || v8619;
-      const bool v8621 = v8614 && v8620;
-      const unsigned int v8624 = v8613 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8625 = v8624 + v18;
-      const bool v8627 = v8617 < v8625;
-      const bool v8628 = v8503 || v8627;
-      const bool v8629 = v8621 && v8628;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8631 = v8611 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8632 = v8629 ? v8631 : __uint_as_float(0xff800000u);
-      v8376.x[5] = v8632;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8633 = static_cast<unsigned int>(v8376.col(6, iron_linear_thread() & 31u));
-      const unsigned int v8634 = static_cast<unsigned int>(v8376.row(6, iron_linear_thread() & 31u));
-      const float v8635 = v8376.x[6];
-      const unsigned int v8636 = v43 + v8634;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8637 = v6830 + v8633;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8638 = v8637 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8641 = v8636 + v37;
-      const unsigned int v8642 = v8637 + v18;
-      const bool v8643 = v8642 <= v8641;
-      const bool v8644 = v983 || v8643;
-      const bool v8645 = v8638 && v8644;
-      const unsigned int v8648 = v8637 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8649 = v8648 + v18;
-      const bool v8651 = v8641 < v8649;
-      const bool v8652 = v8503 || v8651;
-      const bool v8653 = v8645 && v8652;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8655 = v8635 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8656 = v8653 ? v8655 : __uint_as_float(0xff800000u);
-      v8376.x[6] = v8656;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8657 = static_cast<unsigned int>(v8376.col(7, iron_linear_thread() & 31u));
-      const unsigned int v8658 = static_cast<unsigned int>(v8376.row(7, iron_linear_thread() & 31u));
-      const float v8659 = v8376.x[7];
-      const unsigned int v8660 = v43 + v8658;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8661 = v6830 + v8657;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8662 = v8661 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8665 = v8660 + v37;
-      const unsigned int v8666 = v8661 + v18;
-      const bool v8667 = v8666 <= v8665;
-      const bool v8668 = v983 || v8667;
-      const bool v8669 = v8662 && v8668;
-      const unsigned int v8672 = v8661 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8673 = v8672 + v18;
-      const bool v8675 = v8665 < v8673;
-      const bool v8676 = v8503 || v8675;
-      const bool v8677 = v8669 && v8676;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8679 = v8659 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8680 = v8677 ? v8679 : __uint_as_float(0xff800000u);
-      v8376.x[7] = v8680;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8681 = static_cast<unsigned int>(v8376.col(8, iron_linear_thread() & 31u));
-      const unsigned int v8682 = static_cast<unsigned int>(v8376.row(8, iron_linear_thread() & 31u));
-      const float v8683 = v8376.x[8];
-      const unsigned int v8684 = v43 + v8682;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8685 = v6830 + v8681;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8686 = v8685 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8689 = v8684 + v37;
-      const unsigned int v8690 = v8685 + v18;
-      const bool v8691 = v8690 <= v8689;
-      const bool v8692 = v983 || v8691;
-      const bool v8693 = v8686 && v8692;
-      const unsigned int v8696 = v8685 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8697 = v8696 + v18;
-      const bool v8699 = v8689 < v8697;
-      const bool v8700 = v8503 || v8699;
-      const bool v8701 = v8693 && v8700;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8703 = v8683 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8704 = v8701 ? v8703 : __uint_as_float(0xff800000u);
-      v8376.x[8] = v8704;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8705 = static_cast<unsigned int>(v8376.col(9, iron_linear_thread() & 31u));
-      const unsigned int v8706 = static_cast<unsigned int>(v8376.row(9, iron_linear_thread() & 31u));
-      const float v8707 = v8376.x[9];
-      const unsigned int v8708 = v43 + v8706;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8709 = v6830 + v8705;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8710 = v8709 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8713 = v8708 + v37;
-      const unsigned int v8714 = v8709 + v18;
-      const bool v8715 = v8714 <= v8713;
-      const bool v8716 = v983 || v8715;
-      const bool v8717 = v8710 && v8716;
-      const unsigned int v8720 = v8709 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8721 = v8720 + v18;
-      const bool v8723 = v8713 < v8721;
-      const bool v8724 = v8503 || v8723;
-      const bool v8725 = v8717 && v8724;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8727 = v8707 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8728 = v8725 ? v8727 : __uint_as_float(0xff800000u);
-      v8376.x[9] = v8728;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8729 = static_cast<unsigned int>(v8376.col(10, iron_linear_thread() & 31u));
-      const unsigned int v8730 = static_cast<unsigned int>(v8376.row(10, iron_linear_thread() & 31u));
-      const float v8731 = v8376.x[10];
-      const unsigned int v8732 = v43 + v8730;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8733 = v6830 + v8729;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8734 = v8733 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8737 = v8732 + v37;
-      const unsigned int v8738 = v8733 + v18;
-      const bool v8739 = v8738 <= v8737;
-      const bool v8740 = v983 || v8739;
-      const bool v8741 = v8734 && v8740;
-      const unsigned int v8744 = v8733 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8745 = v8744 + v18;
-      const bool v8747 = v8737 < v8745;
-      const bool v8748 = v8503 || v8747;
-      const bool v8749 = v8741 && v8748;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8751 = v8731 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8752 = v8749 ? v8751 : __uint_as_float(0xff800000u);
-      v8376.x[10] = v8752;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8753 = static_cast<unsigned int>(v8376.col(11, iron_linear_thread() & 31u));
-      const unsigned int v8754 = static_cast<unsigned int>(v8376.row(11, iron_linear_thread() & 31u));
-      const float v8755 = v8376.x[11];
-      const unsigned int v8756 = v43 + v8754;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8757 = v6830 + v8753;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8758 = v8757 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8761 = v8756 + v37;
-      const unsigned int v8762 = v8757 + v18;
-      const bool v8763 = v8762 <= v8761;
-      const bool v8764 = v983 || v8763;
-      const bool v8765 = v8758 && v8764;
-      const unsigned int v8768 = v8757 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8769 = v8768 + v18;
-      const bool v8771 = v8761 < v8769;
-      const bool v8772 = v8503 || v8771;
-      const bool v8773 = v8765 && v8772;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8775 = v8755 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8776 = v8773 ? v8775 : __uint_as_float(0xff800000u);
-      v8376.x[11] = v8776;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8777 = static_cast<unsigned int>(v8376.col(12, iron_linear_thread() & 31u));
-      const unsigned int v8778 = static_cast<unsigned int>(v8376.row(12, iron_linear_thread() & 31u));
-      const float v8779 = v8376.x[12];
-      const unsigned int v8780 = v43 + v8778;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8781 = v6830 + v8777;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8782 = v8781 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8785 = v8780 + v37;
-      const unsigned int v8786 = v8781 + v18;
-      const bool v8787 = v8786 <= v8785;
-      const bool v8788 = v983 || v8787;
-      const bool v8789 = v8782 && v8788;
-      const unsigned int v8792 = v8781 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8793 = v8792 + v18;
-      const bool v8795 = v8785 < v8793;
-      const bool v8796 = v8503 || v8795;
-      const bool v8797 = v8789 && v8796;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8799 = v8779 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8800 = v8797 ? v8799 : __uint_as_float(0xff800000u);
-      v8376.x[12] = v8800;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8801 = static_cast<unsigned int>(v8376.col(13, iron_linear_thread() & 31u));
-      const unsigned int v8802 = static_cast<unsigned int>(v8376.row(13, iron_linear_thread() & 31u));
-      const float v8803 = v8376.x[13];
-      const unsigned int v8804 = v43 + v8802;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8805 = v6830 + v8801;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8806 = v8805 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8809 = v8804 + v37;
-      const unsigned int v8810 = v8805 + v18;
-      const bool v8811 = v8810 <= v8809;
-      const bool v8812 = v983 || v8811;
-      const bool v8813 = v8806 && v8812;
-      const unsigned int v8816 = v8805 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8817 = v8816 + v18;
-      const bool v8819 = v8809 < v8817;
-      const bool v8820 = v8503 || v8819;
-      const bool v8821 = v8813 && v8820;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8823 = v8803 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8824 = v8821 ? v8823 : __uint_as_float(0xff800000u);
-      v8376.x[13] = v8824;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8825 = static_cast<unsigned int>(v8376.col(14, iron_linear_thread() & 31u));
-      const unsigned int v8826 = static_cast<unsigned int>(v8376.row(14, iron_linear_thread() & 31u));
-      const float v8827 = v8376.x[14];
-      const unsigned int v8828 = v43 + v8826;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8829 = v6830 + v8825;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8830 = v8829 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8833 = v8828 + v37;
-      const unsigned int v8834 = v8829 + v18;
-      const bool v8835 = v8834 <= v8833;
-      const bool v8836 = v983 || v8835;
-      const bool v8837 = v8830 && v8836;
-      const unsigned int v8840 = v8829 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8841 = v8840 + v18;
-      const bool v8843 = v8833 < v8841;
-      const bool v8844 = v8503 || v8843;
-      const bool v8845 = v8837 && v8844;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8847 = v8827 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8848 = v8845 ? v8847 : __uint_as_float(0xff800000u);
-      v8376.x[14] = v8848;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8849 = static_cast<unsigned int>(v8376.col(15, iron_linear_thread() & 31u));
-      const unsigned int v8850 = static_cast<unsigned int>(v8376.row(15, iron_linear_thread() & 31u));
-      const float v8851 = v8376.x[15];
-      const unsigned int v8852 = v43 + v8850;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8853 = v6830 + v8849;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8854 = v8853 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8857 = v8852 + v37;
-      const unsigned int v8858 = v8853 + v18;
-      const bool v8859 = v8858 <= v8857;
-      const bool v8860 = v983 || v8859;
-      const bool v8861 = v8854 && v8860;
-      const unsigned int v8864 = v8853 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8865 = v8864 + v18;
-      const bool v8867 = v8857 < v8865;
-      const bool v8868 = v8503 || v8867;
-      const bool v8869 = v8861 && v8868;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8871 = v8851 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8872 = v8869 ? v8871 : __uint_as_float(0xff800000u);
-      v8376.x[15] = v8872;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8873 = static_cast<unsigned int>(v8376.col(16, iron_linear_thread() & 31u));
-      const unsigned int v8874 = static_cast<unsigned int>(v8376.row(16, iron_linear_thread() & 31u));
-      const float v8875 = v8376.x[16];
-      const unsigned int v8876 = v43 + v8874;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8877 = v6830 + v8873;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8878 = v8877 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8881 = v8876 + v37;
-      const unsigned int v8882 = v8877 + v18;
-      const bool v8883 = v8882 <= v8881;
-      const bool v8884 = v983 || v8883;
-      const bool v8885 = v8878 && v8884;
-      const unsigned int v8888 = v8877 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8889 = v8888 + v18;
-      const bool v8891 = v8881 < v8889;
-      const bool v8892 = v8503 || v8891;
-      const bool v8893 = v8885 && v8892;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8895 = v8875 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8896 = v8893 ? v8895 : __uint_as_float(0xff800000u);
-      v8376.x[16] = v8896;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8897 = static_cast<unsigned int>(v8376.col(17, iron_linear_thread() & 31u));
-      const unsigned int v8898 = static_cast<unsigned int>(v8376.row(17, iron_linear_thread() & 31u));
-      const float v8899 = v8376.x[17];
-      const unsigned int v8900 = v43 + v8898;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8901 = v6830 + v8897;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8902 = v8901 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8905 = v8900 + v37;
-      const unsigned int v8906 = v8901 + v18;
-      const bool v8907 = v8906 <= v8905;
-      const bool v8908 = v983 || v8907;
-      const bool v8909 = v8902 && v8908;
-      const unsigned int v8912 = v8901 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8913 = v8912 + v18;
-      const bool v8915 = v8905 < v8913;
-      const bool v8916 = v8503 || v8915;
-      const bool v8917 = v8909 && v8916;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8919 = v8899 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8920 = v8917 ? v8919 : __uint_as_float(0xff800000u);
-      v8376.x[17] = v8920;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8921 = static_cast<unsigned int>(v8376.col(18, iron_linear_thread() & 31u));
-      const unsigned int v8922 = static_cast<unsigned int>(v8376.row(18, iron_linear_thread() & 31u));
-      const float v8923 = v8376.x[18];
-      const unsigned int v8924 = v43 + v8922;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8925 = v6830 + v8921;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8926 = v8925 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8929 = v8924 + v37;
-      const unsigned int v8930 = v8925 + v18;
-      const bool v8931 = v8930 <= v8929;
-      const bool v8932 = v983 || v8931;
-      const bool v8933 = v8926 && v8932;
-      const unsigned int v8936 = v8925 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8937 = v8936 + v18;
-      const bool v8939 = v8929 < v8937;
-      const bool v8940 = v8503 || v8939;
-      const bool v8941 = v8933 && v8940;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8943 = v8923 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8944 = v8941 ? v8943 : __uint_as_float(0xff800000u);
-      v8376.x[18] = v8944;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8945 = static_cast<unsigned int>(v8376.col(19, iron_linear_thread() & 31u));
-      const unsigned int v8946 = static_cast<unsigned int>(v8376.row(19, iron_linear_thread() & 31u));
-      const float v8947 = v8376.x[19];
-      const unsigned int v8948 = v43 + v8946;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8949 = v6830 + v8945;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8950 = v8949 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8953 = v8948 + v37;
-      const unsigned int v8954 = v8949 + v18;
-      const bool v8955 = v8954 <= v8953;
-      const bool v8956 = v983 || v8955;
-      const bool v8957 = v8950 && v8956;
-      const unsigned int v8960 = v8949 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8961 = v8960 + v18;
-      const bool v8963 = v8953 < v8961;
-      const bool v8964 = v8503 || v8963;
-      const bool v8965 = v8957 && v8964;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8967 = v8947 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8968 = v8965 ? v8967 : __uint_as_float(0xff800000u);
-      v8376.x[19] = v8968;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8969 = static_cast<unsigned int>(v8376.col(20, iron_linear_thread() & 31u));
-      const unsigned int v8970 = static_cast<unsigned int>(v8376.row(20, iron_linear_thread() & 31u));
-      const float v8971 = v8376.x[20];
-      const unsigned int v8972 = v43 + v8970;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8973 = v6830 + v8969;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8974 = v8973 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v8977 = v8972 + v37;
-      const unsigned int v8978 = v8973 + v18;
-      const bool v8979 = v8978 <= v8977;
-      const bool v8980 = v983 || v8979;
-      const bool v8981 = v8974 && v8980;
-      const unsigned int v8984 = v8973 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8985 = v8984 + v18;
-      const bool v8987 = v8977 < v8985;
-      const bool v8988 = v8503 || v8987;
-      const bool v8989 = v8981 && v8988;  // kernels/sdpa/flash_tile.hpp:145
-      const float v8991 = v8971 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v8992 = v8989 ? v8991 : __uint_as_float(0xff800000u);
-      v8376.x[20] = v8992;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v8993 = static_cast<unsigned int>(v8376.col(21, iron_linear_thread() & 31u));
-      const unsigned int v8994 = static_cast<unsigned int>(v8376.row(21, iron_linear_thread() & 31u));
-      const float v8995 = v8376.x[21];
-      const unsigned int v8996 = v43 + v8994;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v8997 = v6830 + v8993;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v8998 = v8997 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9001 = v8996 + v37;
-      const unsigned int v9002 = v8997 + v18;
-      const bool v9003 = v9002 <= v9001;
-      const bool v9004 = v983 || v9003;
-      const bool v9005 = v8998 && v9004;
-      const unsigned int v9008 = v8997 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9009 = v9008 + v18;
-      const bool v9011 = v9001 < v9009;
-      const bool v9012 = v8503 || v9011;
-      const bool v9013 = v9005 && v9012;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9015 = v8995 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9016 = v9013 ? v9015 : __uint_as_float(0xff800000u);
-      v8376.x[21] = v9016;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9017 = static_cast<unsigned int>(v8376.col(22, iron_linear_thread() & 31u));
-      const unsigned int v9018 = static_cast<unsigned int>(v8376.row(22, iron_linear_thread() & 31u));
-      const float v9019 = v8376.x[22];
-      const unsigned int v9020 = v43 + v9018;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9021 = v6830 + v9017;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9022 = v9021 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9025 = v9020 + v37;
-      const unsigned int v9026 = v9021 + v18;
-      const bool v9027 = v9026 <= v9025;
-      const bool v9028 = v983 || v9027;
-      const bool v9029 = v9022 && v9028;
-      const unsigned int v9032 = v9021 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9033 = v9032 + v18;
-      const bool v9035 = v9025 < v9033;
-      const bool v9036 = v8503 || v9035;
-      const bool v9037 = v9029 && v9036;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9039 = v9019 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9040 = v9037 ? v9039 : __uint_as_float(0xff800000u);
-      v8376.x[22] = v9040;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9041 = static_cast<unsigned int>(v8376.col(23, iron_linear_thread() & 31u));
-      const unsigned int v9042 = static_cast<unsigned int>(v8376.row(23, iron_linear_thread() & 31u));
-      const float v9043 = v8376.x[23];
-      const unsigned int v9044 = v43 + v9042;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9045 = v6830 + v9041;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9046 = v9045 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9049 = v9044 + v37;
-      const unsigned int v9050 = v9045 + v18;
-      const bool v9051 = v9050 <= v9049;
-      const bool v9052 = v983 || v9051;
-      const bool v9053 = v9046 && v9052;
-      const unsigned int v9056 = v9045 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9057 = v9056 + v18;
-      const bool v9059 = v9049 < v9057;
-      const bool v9060 = v8503 || v9059;
-      const bool v9061 = v9053 && v9060;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9063 = v9043 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9064 = v9061 ? v9063 : __uint_as_float(0xff800000u);
-      v8376.x[23] = v9064;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9065 = static_cast<unsigned int>(v8376.col(24, iron_linear_thread() & 31u));
-      const unsigned int v9066 = static_cast<unsigned int>(v8376.row(24, iron_linear_thread() & 31u));
-      const float v9067 = v8376.x[24];
-      const unsigned int v9068 = v43 + v9066;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9069 = v6830 + v9065;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9070 = v9069 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9073 = v9068 + v37;
-      const unsigned int v9074 = v9069 + v18;
-      const bool v9075 = v9074 <= v9073;
-      const bool v9076 = v983 || v9075;
-      const bool v9077 = v9070 && v9076;
-      const unsigned int v9080 = v9069 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9081 = v9080 + v18;
-      const bool v9083 = v9073 < v9081;
-      const bool v9084 = v8503 || v9083;
-      const bool v9085 = v9077 && v9084;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9087 = v9067 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9088 = v9085 ? v9087 : __uint_as_float(0xff800000u);
-      v8376.x[24] = v9088;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9089 = static_cast<unsigned int>(v8376.col(25, iron_linear_thread() & 31u));
-      const unsigned int v9090 = static_cast<unsigned int>(v8376.row(25, iron_linear_thread() & 31u));
-      const float v9091 = v8376.x[25];
-      const unsigned int v9092 = v43 + v9090;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9093 = v6830 + v9089;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9094 = v9093 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9097 = v9092 + v37;
-      const unsigned int v9098 = v9093 + v18;
-      const bool v9099 = v9098 <= v9097;
-      const bool v9100 = v983 || v9099;
-      const bool v9101 = v9094 && v9100;
-      const unsigned int v9104 = v9093 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9105 = v9104 + v18;
-      const bool v9107 = v9097 < v9105;
-      const bool v9108 = v8503 || v9107;
-      const bool v9109 = v9101 && v9108;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9111 = v9091 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9112 = v9109 ? v9111 : __uint_as_float(0xff800000u);
-      v8376.x[25] = v9112;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9113 = static_cast<unsigned int>(v8376.col(26, iron_linear_thread() & 31u));
-      const unsigned int v9114 = static_cast<unsigned int>(v8376.row(26, iron_linear_thread() & 31u));
-      const float v9115 = v8376.x[26];
-      const unsigned int v9116 = v43 + v9114;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9117 = v6830 + v9113;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9118 = v9117 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9121 = v9116 + v37;
-      const unsigned int v9122 = v9117 + v18;
-      const bool v9123 = v9122 <= v9121;
-      const bool v9124 = v983 || v9123;
-      const bool v9125 = v9118 && v9124;
-      const unsigned int v9128 = v9117 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9129 = v9128 + v18;
-      const bool v9131 = v9121 < v9129;
-      const bool v9132 = v8503 || v9131;
-      const bool v9133 = v9125 && v9132;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9135 = v9115 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9136 = v9133 ? v9135 : __uint_as_float(0xff800000u);
-      v8376.x[26] = v9136;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9137 = static_cast<unsigned int>(v8376.col(27, iron_linear_thread() & 31u));
-      const unsigned int v9138 = static_cast<unsigned int>(v8376.row(27, iron_linear_thread() & 31u));
-      const float v9139 = v8376.x[27];
-      const unsigned int v9140 = v43 + v9138;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9141 = v6830 + v9137;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9142 = v9141 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9145 = v9140 + v37;
-      const unsigned int v9146 = v9141 + v18;
-      const bool v9147 = v9146 <= v9145;
-      const bool v9148 = v983 || v9147;
-      const bool v9149 = v9142 && v9148;
-      const unsigned int v9152 = v9141 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9153 = v9152 + v18;
-      const bool v9155 = v9145 < v9153;
-      const bool v9156 = v8503 || v9155;
-      const bool v9157 = v9149 && v9156;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9159 = v9139 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9160 = v9157 ? v9159 : __uint_as_float(0xff800000u);
-      v8376.x[27] = v9160;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9161 = static_cast<unsigned int>(v8376.col(28, iron_linear_thread() & 31u));
-      const unsigned int v9162 = static_cast<unsigned int>(v8376.row(28, iron_linear_thread() & 31u));
-      const float v9163 = v8376.x[28];
-      const unsigned int v9164 = v43 + v9162;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9165 = v6830 + v9161;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9166 = v9165 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9169 = v9164 + v37;
-      const unsigned int v9170 = v9165 + v18;
-      const bool v9171 = v9170 <= v9169;
-      const bool v9172 = v983 || v9171;
-      const bool v9173 = v9166 && v9172;
-      const unsigned int v9176 = v9165 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9177 = v9176 + v18;
-      const bool v9179 = v9169 < v9177;
-      const bool v9180 = v8503 || v9179;
-      const bool v9181 = v9173 && v9180;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9183 = v9163 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9184 = v9181 ? v9183 : __uint_as_float(0xff800000u);
-      v8376.x[28] = v9184;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9185 = static_cast<unsigned int>(v8376.col(29, iron_linear_thread() & 31u));
-      const unsigned int v9186 = static_cast<unsigned int>(v8376.row(29, iron_linear_thread() & 31u));
-      const float v9187 = v8376.x[29];
-      const unsigned int v9188 = v43 + v9186;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9189 = v6830 + v9185;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9190 = v9189 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9193 = v9188 + v37;
-      const unsigned int v9194 = v9189 + v18;
-      const bool v9195 = v9194 <= v9193;
-      const bool v9196 = v983 || v9195;
-      const bool v9197 = v9190 && v9196;
-      const unsigned int v9200 = v9189 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9201 = v9200 + v18;
-      const bool v9203 = v9193 < v9201;
-      const bool v9204 = v8503 || v9203;
-      const bool v9205 = v9197 && v9204;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9207 = v9187 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9208 = v9205 ? v9207 : __uint_as_float(0xff800000u);
-      v8376.x[29] = v9208;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9209 = static_cast<unsigned int>(v8376.col(30, iron_linear_thread() & 31u));
-      const unsigned int v9210 = static_cast<unsigned int>(v8376.row(30, iron_linear_thread() & 31u));
-      const float v9211 = v8376.x[30];
-      const unsigned int v9212 = v43 + v9210;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9213 = v6830 + v9209;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9214 = v9213 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9217 = v9212 + v37;
-      const unsigned int v9218 = v9213 + v18;
-      const bool v9219 = v9218 <= v9217;
-      const bool v9220 = v983 || v9219;
-      const bool v9221 = v9214 && v9220;
-      const unsigned int v9224 = v9213 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9225 = v9224 + v18;
-      const bool v9227 = v9217 < v9225;
-      const bool v9228 = v8503 || v9227;
-      const bool v9229 = v9221 && v9228;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9231 = v9211 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9232 = v9229 ? v9231 : __uint_as_float(0xff800000u);
-      v8376.x[30] = v9232;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9233 = static_cast<unsigned int>(v8376.col(31, iron_linear_thread() & 31u));
-      const unsigned int v9234 = static_cast<unsigned int>(v8376.row(31, iron_linear_thread() & 31u));
-      const float v9235 = v8376.x[31];
-      const unsigned int v9236 = v43 + v9234;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9237 = v6830 + v9233;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9238 = v9237 < v37;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9241 = v9236 + v37;
-      const unsigned int v9242 = v9237 + v18;
-      const bool v9243 = v9242 <= v9241;
-      const bool v9244 = v983 || v9243;
-      const bool v9245 = v9238 && v9244;
-      const unsigned int v9248 = v9237 + v7;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9249 = v9248 + v18;
-      const bool v9251 = v9241 < v9249;
-      const bool v9252 = v8503 || v9251;
-      const bool v9253 = v9245 && v9252;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9255 = v9235 * v1002;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9256 = v9253 ? v9255 : __uint_as_float(0xff800000u);
-      v8376.x[31] = v9256;  // kernels/sdpa/flash_tile.hpp:142
-      iron_frag<float, 2, 16, 8> v9258;  // kernels/sdpa/flash_tile.hpp:150
-      iron_frag_fill(v9258, 0.0f);
-      iron_frag_row_reduce<false>(v9258, v8376);
-      iron_frag<float, 2, 16, 8> v9260;  // kernels/sdpa/flash_tile.hpp:151
-      iron_frag_fill(v9260, 0.0f);
-      const float v9264 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:153
-      const float v9265 = v9258.x[0];  // kernels/sdpa/flash_tile.hpp:154
-      const float v9266 = fmaxf(v9264, v9265);
-      const bool v9269 = v9266 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9270 = v9269 ? 0.0f : v9266;
-      const float v9271 = v9264 - v9270;  // kernels/sdpa/flash_tile.hpp:154
-      const float v9272 = exp2f(v9271);
-      v9260.x[0] = v9272;  // kernels/sdpa/flash_tile.hpp:152
-      const float v9276 = v1004.x[1];  // kernels/sdpa/flash_tile.hpp:153
-      const float v9277 = v9258.x[1];  // kernels/sdpa/flash_tile.hpp:154
-      const float v9278 = fmaxf(v9276, v9277);
-      const bool v9281 = v9278 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9282 = v9281 ? 0.0f : v9278;
-      const float v9283 = v9276 - v9282;  // kernels/sdpa/flash_tile.hpp:154
-      const float v9284 = exp2f(v9283);
-      v9260.x[1] = v9284;  // kernels/sdpa/flash_tile.hpp:152
-      const float v9288 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:153
-      const float v9289 = v9258.x[2];  // kernels/sdpa/flash_tile.hpp:154
-      const float v9290 = fmaxf(v9288, v9289);
-      const bool v9293 = v9290 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9294 = v9293 ? 0.0f : v9290;
-      const float v9295 = v9288 - v9294;  // kernels/sdpa/flash_tile.hpp:154
-      const float v9296 = exp2f(v9295);
-      v9260.x[2] = v9296;  // kernels/sdpa/flash_tile.hpp:152
-      const float v9300 = v1004.x[3];  // kernels/sdpa/flash_tile.hpp:153
-      const float v9301 = v9258.x[3];  // kernels/sdpa/flash_tile.hpp:154
-      const float v9302 = fmaxf(v9300, v9301);
-      const bool v9305 = v9302 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9306 = v9305 ? 0.0f : v9302;
-      const float v9307 = v9300 - v9306;  // kernels/sdpa/flash_tile.hpp:154
-      const float v9308 = exp2f(v9307);
-      v9260.x[3] = v9308;  // kernels/sdpa/flash_tile.hpp:152
-      const float v9311 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:156
-      const float v9312 = v9258.x[0];  // kernels/sdpa/flash_tile.hpp:157
-      const float v9313 = fmaxf(v9311, v9312);
-      v1004.x[0] = v9313;  // kernels/sdpa/flash_tile.hpp:156
-      const float v9316 = v1004.x[1];
-      const float v9317 = v9258.x[1];  // kernels/sdpa/flash_tile.hpp:157
-      const float v9318 = fmaxf(v9316, v9317);
-      v1004.x[1] = v9318;  // kernels/sdpa/flash_tile.hpp:156
-      const float v9321 = v1004.x[2];
-      const float v9322 = v9258.x[2];  // kernels/sdpa/flash_tile.hpp:157
-      const float v9323 = fmaxf(v9321, v9322);
-      v1004.x[2] = v9323;  // kernels/sdpa/flash_tile.hpp:156
-      const float v9326 = v1004.x[3];
-      const float v9327 = v9258.x[3];  // kernels/sdpa/flash_tile.hpp:157
-      const float v9328 = fmaxf(v9326, v9327);
-      v1004.x[3] = v9328;  // kernels/sdpa/flash_tile.hpp:156
-      const float v9331 = v8376.x[0];  // kernels/sdpa/flash_tile.hpp:159
-      const float v9332 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9335 = v9332 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9336 = v9335 ? 0.0f : v9332;
-      const float v9337 = v9331 - v9336;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9338 = exp2f(v9337);
-      v8376.x[0] = v9338;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9341 = v8376.x[1];
-      const float v9342 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9345 = v9342 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9346 = v9345 ? 0.0f : v9342;
-      const float v9347 = v9341 - v9346;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9348 = exp2f(v9347);
-      v8376.x[1] = v9348;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9351 = v8376.x[2];
-      const float v9352 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9355 = v9352 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9356 = v9355 ? 0.0f : v9352;
-      const float v9357 = v9351 - v9356;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9358 = exp2f(v9357);
-      v8376.x[2] = v9358;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9361 = v8376.x[3];
-      const float v9362 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9365 = v9362 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9366 = v9365 ? 0.0f : v9362;
-      const float v9367 = v9361 - v9366;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9368 = exp2f(v9367);
-      v8376.x[3] = v9368;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9371 = v8376.x[4];
-      const float v9372 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9375 = v9372 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9376 = v9375 ? 0.0f : v9372;
-      const float v9377 = v9371 - v9376;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9378 = exp2f(v9377);
-      v8376.x[4] = v9378;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9381 = v8376.x[5];
-      const float v9382 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9385 = v9382 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9386 = v9385 ? 0.0f : v9382;
-      const float v9387 = v9381 - v9386;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9388 = exp2f(v9387);
-      v8376.x[5] = v9388;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9391 = v8376.x[6];
-      const float v9392 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9395 = v9392 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9396 = v9395 ? 0.0f : v9392;
-      const float v9397 = v9391 - v9396;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9398 = exp2f(v9397);
-      v8376.x[6] = v9398;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9401 = v8376.x[7];
-      const float v9402 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9405 = v9402 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9406 = v9405 ? 0.0f : v9402;
-      const float v9407 = v9401 - v9406;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9408 = exp2f(v9407);
-      v8376.x[7] = v9408;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9411 = v8376.x[8];
-      const float v9412 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9415 = v9412 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9416 = v9415 ? 0.0f : v9412;
-      const float v9417 = v9411 - v9416;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9418 = exp2f(v9417);
-      v8376.x[8] = v9418;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9421 = v8376.x[9];
-      const float v9422 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9425 = v9422 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9426 = v9425 ? 0.0f : v9422;
-      const float v9427 = v9421 - v9426;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9428 = exp2f(v9427);
-      v8376.x[9] = v9428;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9431 = v8376.x[10];
-      const float v9432 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9435 = v9432 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9436 = v9435 ? 0.0f : v9432;
-      const float v9437 = v9431 - v9436;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9438 = exp2f(v9437);
-      v8376.x[10] = v9438;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9441 = v8376.x[11];
-      const float v9442 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9445 = v9442 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9446 = v9445 ? 0.0f : v9442;
-      const float v9447 = v9441 - v9446;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9448 = exp2f(v9447);
-      v8376.x[11] = v9448;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9451 = v8376.x[12];
-      const float v9452 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9455 = v9452 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9456 = v9455 ? 0.0f : v9452;
-      const float v9457 = v9451 - v9456;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9458 = exp2f(v9457);
-      v8376.x[12] = v9458;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9461 = v8376.x[13];
-      const float v9462 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9465 = v9462 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9466 = v9465 ? 0.0f : v9462;
-      const float v9467 = v9461 - v9466;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9468 = exp2f(v9467);
-      v8376.x[13] = v9468;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9471 = v8376.x[14];
-      const float v9472 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9475 = v9472 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9476 = v9475 ? 0.0f : v9472;
-      const float v9477 = v9471 - v9476;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9478 = exp2f(v9477);
-      v8376.x[14] = v9478;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9481 = v8376.x[15];
-      const float v9482 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9485 = v9482 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9486 = v9485 ? 0.0f : v9482;
-      const float v9487 = v9481 - v9486;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9488 = exp2f(v9487);
-      v8376.x[15] = v9488;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9491 = v8376.x[16];
-      const float v9492 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9495 = v9492 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9496 = v9495 ? 0.0f : v9492;
-      const float v9497 = v9491 - v9496;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9498 = exp2f(v9497);
-      v8376.x[16] = v9498;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9501 = v8376.x[17];
-      const float v9502 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9505 = v9502 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9506 = v9505 ? 0.0f : v9502;
-      const float v9507 = v9501 - v9506;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9508 = exp2f(v9507);
-      v8376.x[17] = v9508;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9511 = v8376.x[18];
-      const float v9512 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9515 = v9512 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9516 = v9515 ? 0.0f : v9512;
-      const float v9517 = v9511 - v9516;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9518 = exp2f(v9517);
-      v8376.x[18] = v9518;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9521 = v8376.x[19];
-      const float v9522 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9525 = v9522 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9526 = v9525 ? 0.0f : v9522;
-      const float v9527 = v9521 - v9526;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9528 = exp2f(v9527);
-      v8376.x[19] = v9528;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9531 = v8376.x[20];
-      const float v9532 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9535 = v9532 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9536 = v9535 ? 0.0f : v9532;
-      const float v9537 = v9531 - v9536;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9538 = exp2f(v9537);
-      v8376.x[20] = v9538;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9541 = v8376.x[21];
-      const float v9542 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9545 = v9542 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9546 = v9545 ? 0.0f : v9542;
-      const float v9547 = v9541 - v9546;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9548 = exp2f(v9547);
-      v8376.x[21] = v9548;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9551 = v8376.x[22];
-      const float v9552 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9555 = v9552 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9556 = v9555 ? 0.0f : v9552;
-      const float v9557 = v9551 - v9556;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9558 = exp2f(v9557);
-      v8376.x[22] = v9558;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9561 = v8376.x[23];
-      const float v9562 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9565 = v9562 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9566 = v9565 ? 0.0f : v9562;
-      const float v9567 = v9561 - v9566;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9568 = exp2f(v9567);
-      v8376.x[23] = v9568;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9571 = v8376.x[24];
-      const float v9572 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9575 = v9572 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9576 = v9575 ? 0.0f : v9572;
-      const float v9577 = v9571 - v9576;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9578 = exp2f(v9577);
-      v8376.x[24] = v9578;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9581 = v8376.x[25];
-      const float v9582 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9585 = v9582 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9586 = v9585 ? 0.0f : v9582;
-      const float v9587 = v9581 - v9586;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9588 = exp2f(v9587);
-      v8376.x[25] = v9588;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9591 = v8376.x[26];
-      const float v9592 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9595 = v9592 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9596 = v9595 ? 0.0f : v9592;
-      const float v9597 = v9591 - v9596;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9598 = exp2f(v9597);
-      v8376.x[26] = v9598;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9601 = v8376.x[27];
-      const float v9602 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9605 = v9602 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9606 = v9605 ? 0.0f : v9602;
-      const float v9607 = v9601 - v9606;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9608 = exp2f(v9607);
-      v8376.x[27] = v9608;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9611 = v8376.x[28];
-      const float v9612 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9615 = v9612 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9616 = v9615 ? 0.0f : v9612;
-      const float v9617 = v9611 - v9616;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9618 = exp2f(v9617);
-      v8376.x[28] = v9618;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9621 = v8376.x[29];
-      const float v9622 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9625 = v9622 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9626 = v9625 ? 0.0f : v9622;
-      const float v9627 = v9621 - v9626;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9628 = exp2f(v9627);
-      v8376.x[29] = v9628;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9631 = v8376.x[30];
-      const float v9632 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9635 = v9632 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9636 = v9635 ? 0.0f : v9632;
-      const float v9637 = v9631 - v9636;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9638 = exp2f(v9637);
-      v8376.x[30] = v9638;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9641 = v8376.x[31];
-      const float v9642 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9645 = v9642 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9646 = v9645 ? 0.0f : v9642;
-      const float v9647 = v9641 - v9646;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9648 = exp2f(v9647);
-      v8376.x[31] = v9648;  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag<float, 2, 16, 8> v9650;  // kernels/sdpa/flash_tile.hpp:162
-      iron_frag_fill(v9650, 0.0f);
-      iron_frag_row_reduce<true>(v9650, v8376);
-      const float v9653 = v1006.x[0];  // kernels/sdpa/flash_tile.hpp:163
-      const float v9654 = v9650.x[0];  // kernels/sdpa/flash_tile.hpp:164
-      const float v9655 = v9260.x[0];
-      const float v9656 = v9653 * v9655;
-      const float v9657 = v9656 + v9654;
-      v1006.x[0] = v9657;  // kernels/sdpa/flash_tile.hpp:163
-      const float v9660 = v1006.x[1];
-      const float v9661 = v9650.x[1];  // kernels/sdpa/flash_tile.hpp:164
-      const float v9662 = v9260.x[1];
-      const float v9663 = v9660 * v9662;
-      const float v9664 = v9663 + v9661;
-      v1006.x[1] = v9664;  // kernels/sdpa/flash_tile.hpp:163
-      const float v9667 = v1006.x[2];
-      const float v9668 = v9650.x[2];  // kernels/sdpa/flash_tile.hpp:164
-      const float v9669 = v9260.x[2];
-      const float v9670 = v9667 * v9669;
-      const float v9671 = v9670 + v9668;
-      v1006.x[2] = v9671;  // kernels/sdpa/flash_tile.hpp:163
-      const float v9674 = v1006.x[3];
-      const float v9675 = v9650.x[3];  // kernels/sdpa/flash_tile.hpp:164
-      const float v9676 = v9260.x[3];
-      const float v9677 = v9674 * v9676;
-      const float v9678 = v9677 + v9675;
-      v1006.x[3] = v9678;  // kernels/sdpa/flash_tile.hpp:163
-      const float v9681 = v1008.x[0];  // kernels/sdpa/flash_tile.hpp:167
-      const float v9682 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9683 = v9681 * v9682;
-      v1008.x[0] = v9683;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9686 = v1008.x[1];
-      const float v9687 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9688 = v9686 * v9687;
-      v1008.x[1] = v9688;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9691 = v1008.x[2];
-      const float v9692 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9693 = v9691 * v9692;
-      v1008.x[2] = v9693;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9696 = v1008.x[3];
-      const float v9697 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9698 = v9696 * v9697;
-      v1008.x[3] = v9698;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9701 = v1008.x[4];
-      const float v9702 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9703 = v9701 * v9702;
-      v1008.x[4] = v9703;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9706 = v1008.x[5];
-      const float v9707 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9708 = v9706 * v9707;
-      v1008.x[5] = v9708;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9711 = v1008.x[6];
-      const float v9712 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9713 = v9711 * v9712;
-      v1008.x[6] = v9713;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9716 = v1008.x[7];
-      const float v9717 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9718 = v9716 * v9717;
-      v1008.x[7] = v9718;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9721 = v1008.x[8];
-      const float v9722 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9723 = v9721 * v9722;
-      v1008.x[8] = v9723;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9726 = v1008.x[9];
-      const float v9727 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9728 = v9726 * v9727;
-      v1008.x[9] = v9728;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9731 = v1008.x[10];
-      const float v9732 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9733 = v9731 * v9732;
-      v1008.x[10] = v9733;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9736 = v1008.x[11];
-      const float v9737 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9738 = v9736 * v9737;
-      v1008.x[11] = v9738;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9741 = v1008.x[12];
-      const float v9742 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9743 = v9741 * v9742;
-      v1008.x[12] = v9743;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9746 = v1008.x[13];
-      const float v9747 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9748 = v9746 * v9747;
-      v1008.x[13] = v9748;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9751 = v1008.x[14];
-      const float v9752 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9753 = v9751 * v9752;
-      v1008.x[14] = v9753;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9756 = v1008.x[15];
-      const float v9757 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9758 = v9756 * v9757;
-      v1008.x[15] = v9758;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9761 = v1010.x[0];
-      const float v9762 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9763 = v9761 * v9762;
-      v1010.x[0] = v9763;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9766 = v1010.x[1];
-      const float v9767 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9768 = v9766 * v9767;
-      v1010.x[1] = v9768;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9771 = v1010.x[2];
-      const float v9772 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9773 = v9771 * v9772;
-      v1010.x[2] = v9773;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9776 = v1010.x[3];
-      const float v9777 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9778 = v9776 * v9777;
-      v1010.x[3] = v9778;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9781 = v1010.x[4];
-      const float v9782 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9783 = v9781 * v9782;
-      v1010.x[4] = v9783;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9786 = v1010.x[5];
-      const float v9787 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9788 = v9786 * v9787;
-      v1010.x[5] = v9788;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9791 = v1010.x[6];
-      const float v9792 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9793 = v9791 * v9792;
-      v1010.x[6] = v9793;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9796 = v1010.x[7];
-      const float v9797 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9798 = v9796 * v9797;
-      v1010.x[7] = v9798;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9801 = v1010.x[8];
-      const float v9802 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9803 = v9801 * v9802;
-      v1010.x[8] = v9803;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9806 = v1010.x[9];
-      const float v9807 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9808 = v9806 * v9807;
-      v1010.x[9] = v9808;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9811 = v1010.x[10];
-      const float v9812 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9813 = v9811 * v9812;
-      v1010.x[10] = v9813;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9816 = v1010.x[11];
-      const float v9817 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9818 = v9816 * v9817;
-      v1010.x[11] = v9818;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9821 = v1010.x[12];
-      const float v9822 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9823 = v9821 * v9822;
-      v1010.x[12] = v9823;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9826 = v1010.x[13];
-      const float v9827 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9828 = v9826 * v9827;
-      v1010.x[13] = v9828;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9831 = v1010.x[14];
-      const float v9832 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9833 = v9831 * v9832;
-      v1010.x[14] = v9833;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9836 = v1010.x[15];
-      const float v9837 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9838 = v9836 * v9837;
-      v1010.x[15] = v9838;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9841 = v1012.x[0];
-      const float v9842 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9843 = v9841 * v9842;
-      v1012.x[0] = v9843;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9846 = v1012.x[1];
-      const float v9847 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9848 = v9846 * v9847;
-      v1012.x[1] = v9848;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9851 = v1012.x[2];
-      const float v9852 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9853 = v9851 * v9852;
-      v1012.x[2] = v9853;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9856 = v1012.x[3];
-      const float v9857 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9858 = v9856 * v9857;
-      v1012.x[3] = v9858;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9861 = v1012.x[4];
-      const float v9862 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9863 = v9861 * v9862;
-      v1012.x[4] = v9863;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9866 = v1012.x[5];
-      const float v9867 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9868 = v9866 * v9867;
-      v1012.x[5] = v9868;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9871 = v1012.x[6];
-      const float v9872 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9873 = v9871 * v9872;
-      v1012.x[6] = v9873;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9876 = v1012.x[7];
-      const float v9877 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9878 = v9876 * v9877;
-      v1012.x[7] = v9878;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9881 = v1012.x[8];
-      const float v9882 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9883 = v9881 * v9882;
-      v1012.x[8] = v9883;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9886 = v1012.x[9];
-      const float v9887 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9888 = v9886 * v9887;
-      v1012.x[9] = v9888;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9891 = v1012.x[10];
-      const float v9892 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9893 = v9891 * v9892;
-      v1012.x[10] = v9893;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9896 = v1012.x[11];
-      const float v9897 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9898 = v9896 * v9897;
-      v1012.x[11] = v9898;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9901 = v1012.x[12];
-      const float v9902 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9903 = v9901 * v9902;
-      v1012.x[12] = v9903;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9906 = v1012.x[13];
-      const float v9907 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9908 = v9906 * v9907;
-      v1012.x[13] = v9908;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9911 = v1012.x[14];
-      const float v9912 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9913 = v9911 * v9912;
-      v1012.x[14] = v9913;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9916 = v1012.x[15];
-      const float v9917 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9918 = v9916 * v9917;
-      v1012.x[15] = v9918;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9921 = v1014.x[0];
-      const float v9922 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9923 = v9921 * v9922;
-      v1014.x[0] = v9923;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9926 = v1014.x[1];
-      const float v9927 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9928 = v9926 * v9927;
-      v1014.x[1] = v9928;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9931 = v1014.x[2];
-      const float v9932 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9933 = v9931 * v9932;
-      v1014.x[2] = v9933;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9936 = v1014.x[3];
-      const float v9937 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9938 = v9936 * v9937;
-      v1014.x[3] = v9938;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9941 = v1014.x[4];
-      const float v9942 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9943 = v9941 * v9942;
-      v1014.x[4] = v9943;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9946 = v1014.x[5];
-      const float v9947 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9948 = v9946 * v9947;
-      v1014.x[5] = v9948;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9951 = v1014.x[6];
-      const float v9952 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9953 = v9951 * v9952;
-      v1014.x[6] = v9953;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9956 = v1014.x[7];
-      const float v9957 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9958 = v9956 * v9957;
-      v1014.x[7] = v9958;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9961 = v1014.x[8];
-      const float v9962 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9963 = v9961 * v9962;
-      v1014.x[8] = v9963;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9966 = v1014.x[9];
-      const float v9967 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9968 = v9966 * v9967;
-      v1014.x[9] = v9968;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9971 = v1014.x[10];
-      const float v9972 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9973 = v9971 * v9972;
-      v1014.x[10] = v9973;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9976 = v1014.x[11];
-      const float v9977 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9978 = v9976 * v9977;
-      v1014.x[11] = v9978;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9981 = v1014.x[12];
-      const float v9982 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v9983 = v9981 * v9982;
-      v1014.x[12] = v9983;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9986 = v1014.x[13];
-      const float v9987 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      iron_frag<float, 2, 16, 64> v8451;  // kernels/sdpa/flash_tile.hpp:151
+      iron_frag_fill(v8451, 0.0f);
+      iron_frag<float, 1, 16, 64> v8453;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8453, 0.0f);
+      iron_frag_load_shared<true>(v8453, shm1, v6911, 260u);  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag<float, 0, 16, 16> v8460;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8460, 0.0f);
+      iron_frag_load_shared<false>(v8460, shm0, v817, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8451, v8460, v8453);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8465;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8465, 0.0f);
+      const unsigned int v8470 = v6911 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8465, shm1, v8470, 260u);
+      iron_frag<float, 0, 16, 16> v8472;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8472, 0.0f);
+      iron_frag_load_shared<false>(v8472, shm0, v8475, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8451, v8472, v8465);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8477;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8477, 0.0f);
+      const unsigned int v8482 = v6911 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8477, shm1, v8482, 260u);
+      iron_frag<float, 0, 16, 16> v8484;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8484, 0.0f);
+      iron_frag_load_shared<false>(v8484, shm0, v8487, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8451, v8484, v8477);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8489;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8489, 0.0f);
+      const unsigned int v8494 = v6911 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8489, shm1, v8494, 260u);
+      iron_frag<float, 0, 16, 16> v8496;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8496, 0.0f);
+      iron_frag_load_shared<false>(v8496, shm0, v8499, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8451, v8496, v8489);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8501;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8501, 0.0f);
+      const unsigned int v8506 = v6911 + 64u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8501, shm1, v8506, 260u);
+      iron_frag<float, 0, 16, 16> v8508;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8508, 0.0f);
+      iron_frag_load_shared<false>(v8508, shm0, v8511, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8451, v8508, v8501);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8513;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8513, 0.0f);
+      const unsigned int v8518 = v6911 + 80u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8513, shm1, v8518, 260u);
+      iron_frag<float, 0, 16, 16> v8520;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8520, 0.0f);
+      iron_frag_load_shared<false>(v8520, shm0, v8523, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8451, v8520, v8513);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8525;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8525, 0.0f);
+      const unsigned int v8530 = v6911 + 96u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8525, shm1, v8530, 260u);
+      iron_frag<float, 0, 16, 16> v8532;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8532, 0.0f);
+      iron_frag_load_shared<false>(v8532, shm0, v8535, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8451, v8532, v8525);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8537;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8537, 0.0f);
+      const unsigned int v8542 = v6911 + 112u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8537, shm1, v8542, 260u);
+      iron_frag<float, 0, 16, 16> v8544;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8544, 0.0f);
+      iron_frag_load_shared<false>(v8544, shm0, v8547, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8451, v8544, v8537);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8549;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8549, 0.0f);
+      const unsigned int v8554 = v6911 + 128u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8549, shm1, v8554, 260u);
+      iron_frag<float, 0, 16, 16> v8556;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8556, 0.0f);
+      iron_frag_load_shared<false>(v8556, shm0, v8559, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8451, v8556, v8549);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8561;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8561, 0.0f);
+      const unsigned int v8566 = v6911 + 144u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8561, shm1, v8566, 260u);
+      iron_frag<float, 0, 16, 16> v8568;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8568, 0.0f);
+      iron_frag_load_shared<false>(v8568, shm0, v8571, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8451, v8568, v8561);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8573;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8573, 0.0f);
+      const unsigned int v8578 = v6911 + 160u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8573, shm1, v8578, 260u);
+      iron_frag<float, 0, 16, 16> v8580;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8580, 0.0f);
+      iron_frag_load_shared<false>(v8580, shm0, v8583, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8451, v8580, v8573);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8585;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8585, 0.0f);
+      const unsigned int v8590 = v6911 + 176u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8585, shm1, v8590, 260u);
+      iron_frag<float, 0, 16, 16> v8592;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8592, 0.0f);
+      iron_frag_load_shared<false>(v8592, shm0, v8595, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8451, v8592, v8585);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8597;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8597, 0.0f);
+      const unsigned int v8602 = v6911 + 192u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8597, shm1, v8602, 260u);
+      iron_frag<float, 0, 16, 16> v8604;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8604, 0.0f);
+      iron_frag_load_shared<false>(v8604, shm0, v8607, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8451, v8604, v8597);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8609;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8609, 0.0f);
+      const unsigned int v8614 = v6911 + 208u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8609, shm1, v8614, 260u);
+      iron_frag<float, 0, 16, 16> v8616;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8616, 0.0f);
+      iron_frag_load_shared<false>(v8616, shm0, v8619, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8451, v8616, v8609);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8621;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8621, 0.0f);
+      const unsigned int v8626 = v6911 + 224u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8621, shm1, v8626, 260u);
+      iron_frag<float, 0, 16, 16> v8628;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8628, 0.0f);
+      iron_frag_load_shared<false>(v8628, shm0, v8631, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8451, v8628, v8621);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v8633;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v8633, 0.0f);
+      const unsigned int v8638 = v6911 + 240u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v8633, shm1, v8638, 260u);
+      iron_frag<float, 0, 16, 16> v8640;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v8640, 0.0f);
+      iron_frag_load_shared<false>(v8640, shm0, v8643, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v8451, v8640, v8633);  // kernels/sdpa/flash_tile.hpp:160
+      const unsigned int v8645 = v6905 + 64u;  // kernels/sdpa/flash_tile.hpp:164
+      const bool v8646 = v8645 <= v37;
+      const unsigned int v8654 = v8645 + v18;  // kernels/sdpa/flash_tile.hpp:165
+      const bool v8655 = v8654 <= v832;
+      const bool v8656 = v828 || v8655;
+      const bool v8657 = v8646 && v8656;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v8660 = v6905 + v7;  // kernels/sdpa/flash_tile.hpp:166
+      const unsigned int v8661 = v8660 + v18;
+      const bool v8663 = v821 <= v8661;
+      const bool v8664 = v8659 || v8663;
+      const bool v8665 = v8657 && v8664;  // kernels/sdpa/flash_tile.hpp:165
+      if (v8665) {  // kernels/sdpa/flash_tile.hpp:167
+        const float v8668 = v8451.x[0];  // kernels/sdpa/flash_tile.hpp:168
+        const float v8669 = v8668 * v847;
+        v8451.x[0] = v8669;
+        const float v8672 = v8451.x[1];
+        const float v8673 = v8672 * v847;
+        v8451.x[1] = v8673;
+        const float v8676 = v8451.x[2];
+        const float v8677 = v8676 * v847;
+        v8451.x[2] = v8677;
+        const float v8680 = v8451.x[3];
+        const float v8681 = v8680 * v847;
+        v8451.x[3] = v8681;
+        const float v8684 = v8451.x[4];
+        const float v8685 = v8684 * v847;
+        v8451.x[4] = v8685;
+        const float v8688 = v8451.x[5];
+        const float v8689 = v8688 * v847;
+        v8451.x[5] = v8689;
+        const float v8692 = v8451.x[6];
+        const float v8693 = v8692 * v847;
+        v8451.x[6] = v8693;
+        const float v8696 = v8451.x[7];
+        const float v8697 = v8696 * v847;
+        v8451.x[7] = v8697;
+        const float v8700 = v8451.x[8];
+        const float v8701 = v8700 * v847;
+        v8451.x[8] = v8701;
+        const float v8704 = v8451.x[9];
+        const float v8705 = v8704 * v847;
+        v8451.x[9] = v8705;
+        const float v8708 = v8451.x[10];
+        const float v8709 = v8708 * v847;
+        v8451.x[10] = v8709;
+        const float v8712 = v8451.x[11];
+        const float v8713 = v8712 * v847;
+        v8451.x[11] = v8713;
+        const float v8716 = v8451.x[12];
+        const float v8717 = v8716 * v847;
+        v8451.x[12] = v8717;
+        const float v8720 = v8451.x[13];
+        const float v8721 = v8720 * v847;
+        v8451.x[13] = v8721;
+        const float v8724 = v8451.x[14];
+        const float v8725 = v8724 * v847;
+        v8451.x[14] = v8725;
+        const float v8728 = v8451.x[15];
+        const float v8729 = v8728 * v847;
+        v8451.x[15] = v8729;
+        const float v8732 = v8451.x[16];
+        const float v8733 = v8732 * v847;
+        v8451.x[16] = v8733;
+        const float v8736 = v8451.x[17];
+        const float v8737 = v8736 * v847;
+        v8451.x[17] = v8737;
+        const float v8740 = v8451.x[18];
+        const float v8741 = v8740 * v847;
+        v8451.x[18] = v8741;
+        const float v8744 = v8451.x[19];
+        const float v8745 = v8744 * v847;
+        v8451.x[19] = v8745;
+        const float v8748 = v8451.x[20];
+        const float v8749 = v8748 * v847;
+        v8451.x[20] = v8749;
+        const float v8752 = v8451.x[21];
+        const float v8753 = v8752 * v847;
+        v8451.x[21] = v8753;
+        const float v8756 = v8451.x[22];
+        const float v8757 = v8756 * v847;
+        v8451.x[22] = v8757;
+        const float v8760 = v8451.x[23];
+        const float v8761 = v8760 * v847;
+        v8451.x[23] = v8761;
+        const float v8764 = v8451.x[24];
+        const float v8765 = v8764 * v847;
+        v8451.x[24] = v8765;
+        const float v8768 = v8451.x[25];
+        const float v8769 = v8768 * v847;
+        v8451.x[25] = v8769;
+        const float v8772 = v8451.x[26];
+        const float v8773 = v8772 * v847;
+        v8451.x[26] = v8773;
+        const float v8776 = v8451.x[27];
+        const float v8777 = v8776 * v847;
+        v8451.x[27] = v8777;
+        const float v8780 = v8451.x[28];
+        const float v8781 = v8780 * v847;
+        v8451.x[28] = v8781;
+        const float v8784 = v8451.x[29];
+        const float v8785 = v8784 * v847;
+        v8451.x[29] = v8785;
+        const float v8788 = v8451.x[30];
+        const float v8789 = v8788 * v847;
+        v8451.x[30] = v8789;
+        const float v8792 = v8451.x[31];
+        const float v8793 = v8792 * v847;
+        v8451.x[31] = v8793;
+      } else {
+        const unsigned int v8794 = static_cast<unsigned int>(v8451.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8795 = static_cast<unsigned int>(v8451.row(0, iron_linear_thread() & 31u));
+        const float v8796 = v8451.x[0];
+        const unsigned int v8797 = v43 + v8795;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8798 = v6905 + v8794;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8799 = v8798 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8802 = v8797 + v37;
+        const unsigned int v8803 = v8798 + v18;
+        const bool v8804 = v8803 <= v8802;
+        const bool v8805 = v828 || v8804;
+        const bool v8806 = v8799 && v8805;
+        const unsigned int v8809 = v8798 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8810 = v8809 + v18;
+        const bool v8812 = v8802 < v8810;
+        const bool v8813 = v8659 || v8812;
+        const bool v8814 = v8806 && v8813;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8816 = v8796 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8817 = v8814 ? v8816 : __uint_as_float(0xff800000u);
+        v8451.x[0] = v8817;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8818 = static_cast<unsigned int>(v8451.col(1, iron_linear_thread() & 31u));
+        const unsigned int v8819 = static_cast<unsigned int>(v8451.row(1, iron_linear_thread() & 31u));
+        const float v8820 = v8451.x[1];
+        const unsigned int v8821 = v43 + v8819;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8822 = v6905 + v8818;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8823 = v8822 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8826 = v8821 + v37;
+        const unsigned int v8827 = v8822 + v18;
+        const bool v8828 = v8827 <= v8826;
+        const bool v8829 = v828 || v8828;
+        const bool v8830 = v8823 && v8829;
+        const unsigned int v8833 = v8822 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8834 = v8833 + v18;
+        const bool v8836 = v8826 < v8834;
+        const bool v8837 = v8659 || v8836;
+        const bool v8838 = v8830 && v8837;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8840 = v8820 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8841 = v8838 ? v8840 : __uint_as_float(0xff800000u);
+        v8451.x[1] = v8841;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8842 = static_cast<unsigned int>(v8451.col(2, iron_linear_thread() & 31u));
+        const unsigned int v8843 = static_cast<unsigned int>(v8451.row(2, iron_linear_thread() & 31u));
+        const float v8844 = v8451.x[2];
+        const unsigned int v8845 = v43 + v8843;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8846 = v6905 + v8842;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8847 = v8846 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8850 = v8845 + v37;
+        const unsigned int v8851 = v8846 + v18;
+        const bool v8852 = v8851 <= v8850;
+        const bool v8853 = v828 || v8852;
+        const bool v8854 = v8847 && v8853;
+        const unsigned int v8857 = v8846 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8858 = v8857 + v18;
+        const bool v8860 = v8850 < v8858;
+        const bool v8861 = v8659 || v8860;
+        const bool v8862 = v8854 && v8861;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8864 = v8844 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8865 = v8862 ? v8864 : __uint_as_float(0xff800000u);
+        v8451.x[2] = v8865;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8866 = static_cast<unsigned int>(v8451.col(3, iron_linear_thread() & 31u));
+        const unsigned int v8867 = static_cast<unsigned int>(v8451.row(3, iron_linear_thread() & 31u));
+        const float v8868 = v8451.x[3];
+        const unsigned int v8869 = v43 + v8867;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8870 = v6905 + v8866;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8871 = v8870 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8874 = v8869 + v37;
+        const unsigned int v8875 = v8870 + v18;
+        const bool v8876 = v8875 <= v8874;
+        const bool v8877 = v828 || v8876;
+        const bool v8878 = v8871 && v8877;
+        const unsigned int v8881 = v8870 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8882 = v8881 + v18;
+        const bool v8884 = v8874 < v8882;
+        const bool v8885 = v8659 || v8884;
+        const bool v8886 = v8878 && v8885;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8888 = v8868 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8889 = v8886 ? v8888 : __uint_as_float(0xff800000u);
+        v8451.x[3] = v8889;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8890 = static_cast<unsigned int>(v8451.col(4, iron_linear_thread() & 31u));
+        const unsigned int v8891 = static_cast<unsigned int>(v8451.row(4, iron_linear_thread() & 31u));
+        const float v8892 = v8451.x[4];
+        const unsigned int v8893 = v43 + v8891;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8894 = v6905 + v8890;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8895 = v8894 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8898 = v8893 + v37;
+        const unsigned int v8899 = v8894 + v18;
+        const bool v8900 = v8899 <= v8898;
+        const bool v8901 = v828 || v8900;
+        const bool v8902 = v8895 && v8901;
+        const unsigned int v8905 = v8894 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8906 = v8905 + v18;
+        const bool v8908 = v8898 < v8906;
+        const bool v8909 = v8659 || v8908;
+        const bool v8910 = v8902 && v8909;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8912 = v8892 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8913 = v8910 ? v8912 : __uint_as_float(0xff800000u);
+        v8451.x[4] = v8913;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8914 = static_cast<unsigned int>(v8451.col(5, iron_linear_thread() & 31u));
+        const unsigned int v8915 = static_cast<unsigned int>(v8451.row(5, iron_linear_thread() & 31u));
+        const float v8916 = v8451.x[5];
+        const unsigned int v8917 = v43 + v8915;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8918 = v6905 + v8914;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8919 = v8918 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8922 = v8917 + v37;
+        const unsigned int v8923 = v8918 + v18;
+        const bool v8924 = v8923 <= v8922;
+        const bool v8925 = v828 || v8924;
+        const bool v8926 = v8919 && v8925;
+        const unsigned int v8929 = v8918 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8930 = v8929 + v18;
+        const bool v8932 = v8922 < v8930;
+        const bool v8933 = v8659 || v8932;
+        const bool v8934 = v8926 && v8933;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8936 = v8916 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8937 = v8934 ? v8936 : __uint_as_float(0xff800000u);
+        v8451.x[5] = v8937;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8938 = static_cast<unsigned int>(v8451.col(6, iron_linear_thread() & 31u));
+        const unsigned int v8939 = static_cast<unsigned int>(v8451.row(6, iron_linear_thread() & 31u));
+        const float v8940 = v8451.x[6];
+        const unsigned int v8941 = v43 + v8939;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8942 = v6905 + v8938;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8943 = v8942 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8946 = v8941 + v37;
+        const unsigned int v8947 = v8942 + v18;
+        const bool v8948 = v8947 <= v8946;
+        const bool v8949 = v828 || v8948;
+        const bool v8950 = v8943 && v8949;
+        const unsigned int v8953 = v8942 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8954 = v8953 + v18;
+        const bool v8956 = v8946 < v8954;
+        const bool v8957 = v8659 || v8956;
+        const bool v8958 = v8950 && v8957;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8960 = v8940 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8961 = v8958 ? v8960 : __uint_as_float(0xff800000u);
+        v8451.x[6] = v8961;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8962 = static_cast<unsigned int>(v8451.col(7, iron_linear_thread() & 31u));
+        const unsigned int v8963 = static_cast<unsigned int>(v8451.row(7, iron_linear_thread() & 31u));
+        const float v8964 = v8451.x[7];
+        const unsigned int v8965 = v43 + v8963;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8966 = v6905 + v8962;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8967 = v8966 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8970 = v8965 + v37;
+        const unsigned int v8971 = v8966 + v18;
+        const bool v8972 = v8971 <= v8970;
+        const bool v8973 = v828 || v8972;
+        const bool v8974 = v8967 && v8973;
+        const unsigned int v8977 = v8966 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v8978 = v8977 + v18;
+        const bool v8980 = v8970 < v8978;
+        const bool v8981 = v8659 || v8980;
+        const bool v8982 = v8974 && v8981;  // kernels/sdpa/flash_tile.hpp:174
+        const float v8984 = v8964 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v8985 = v8982 ? v8984 : __uint_as_float(0xff800000u);
+        v8451.x[7] = v8985;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8986 = static_cast<unsigned int>(v8451.col(8, iron_linear_thread() & 31u));
+        const unsigned int v8987 = static_cast<unsigned int>(v8451.row(8, iron_linear_thread() & 31u));
+        const float v8988 = v8451.x[8];
+        const unsigned int v8989 = v43 + v8987;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v8990 = v6905 + v8986;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v8991 = v8990 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8994 = v8989 + v37;
+        const unsigned int v8995 = v8990 + v18;
+        const bool v8996 = v8995 <= v8994;
+        const bool v8997 = v828 || v8996;
+        const bool v8998 = v8991 && v8997;
+        const unsigned int v9001 = v8990 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9002 = v9001 + v18;
+        const bool v9004 = v8994 < v9002;
+        const bool v9005 = v8659 || v9004;
+        const bool v9006 = v8998 && v9005;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9008 = v8988 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9009 = v9006 ? v9008 : __uint_as_float(0xff800000u);
+        v8451.x[8] = v9009;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9010 = static_cast<unsigned int>(v8451.col(9, iron_linear_thread() & 31u));
+        const unsigned int v9011 = static_cast<unsigned int>(v8451.row(9, iron_linear_thread() & 31u));
+        const float v9012 = v8451.x[9];
+        const unsigned int v9013 = v43 + v9011;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9014 = v6905 + v9010;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9015 = v9014 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9018 = v9013 + v37;
+        const unsigned int v9019 = v9014 + v18;
+        const bool v9020 = v9019 <= v9018;
+        const bool v9021 = v828 || v9020;
+        const bool v9022 = v9015 && v9021;
+        const unsigned int v9025 = v9014 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9026 = v9025 + v18;
+        const bool v9028 = v9018 < v9026;
+        const bool v9029 = v8659 || v9028;
+        const bool v9030 = v9022 && v9029;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9032 = v9012 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9033 = v9030 ? v9032 : __uint_as_float(0xff800000u);
+        v8451.x[9] = v9033;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9034 = static_cast<unsigned int>(v8451.col(10, iron_linear_thread() & 31u));
+        const unsigned int v9035 = static_cast<unsigned int>(v8451.row(10, iron_linear_thread() & 31u));
+        const float v9036 = v8451.x[10];
+        const unsigned int v9037 = v43 + v9035;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9038 = v6905 + v9034;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9039 = v9038 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9042 = v9037 + v37;
+        const unsigned int v9043 = v9038 + v18;
+        const bool v9044 = v9043 <= v9042;
+        const bool v9045 = v828 || v9044;
+        const bool v9046 = v9039 && v9045;
+        const unsigned int v9049 = v9038 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9050 = v9049 + v18;
+        const bool v9052 = v9042 < v9050;
+        const bool v9053 = v8659 || v9052;
+        const bool v9054 = v9046 && v9053;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9056 = v9036 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9057 = v9054 ? v9056 : __uint_as_float(0xff800000u);
+        v8451.x[10] = v9057;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9058 = static_cast<unsigned int>(v8451.col(11, iron_linear_thread() & 31u));
+        const unsigned int v9059 = static_cast<unsigned int>(v8451.row(11, iron_linear_thread() & 31u));
+        const float v9060 = v8451.x[11];
+        const unsigned int v9061 = v43 + v9059;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9062 = v6905 + v9058;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9063 = v9062 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9066 = v9061 + v37;
+        const unsigned int v9067 = v9062 + v18;
+        const bool v9068 = v9067 <= v9066;
+        const bool v9069 = v828 || v9068;
+        const bool v9070 = v9063 && v9069;
+        const unsigned int v9073 = v9062 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9074 = v9073 + v18;
+        const bool v9076 = v9066 < v9074;
+        const bool v9077 = v8659 || v9076;
+        const bool v9078 = v9070 && v9077;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9080 = v9060 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9081 = v9078 ? v9080 : __uint_as_float(0xff800000u);
+        v8451.x[11] = v9081;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9082 = static_cast<unsigned int>(v8451.col(12, iron_linear_thread() & 31u));
+        const unsigned int v9083 = static_cast<unsigned int>(v8451.row(12, iron_linear_thread() & 31u));
+        const float v9084 = v8451.x[12];
+        const unsigned int v9085 = v43 + v9083;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9086 = v6905 + v9082;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9087 = v9086 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9090 = v9085 + v37;
+        const unsigned int v9091 = v9086 + v18;
+        const bool v9092 = v9091 <= v9090;
+        const bool v9093 = v828 || v9092;
+        const bool v9094 = v9087 && v9093;
+        const unsigned int v9097 = v9086 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9098 = v9097 + v18;
+        const bool v9100 = v9090 < v9098;
+        const bool v9101 = v8659 || v9100;
+        const bool v9102 = v9094 && v9101;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9104 = v9084 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9105 = v9102 ? v9104 : __uint_as_float(0xff800000u);
+        v8451.x[12] = v9105;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9106 = static_cast<unsigned int>(v8451.col(13, iron_linear_thread() & 31u));
+        const unsigned int v9107 = static_cast<unsigned int>(v8451.row(13, iron_linear_thread() & 31u));
+        const float v9108 = v8451.x[13];
+        const unsigned int v9109 = v43 + v9107;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9110 = v6905 + v9106;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9111 = v9110 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9114 = v9109 + v37;
+        const unsigned int v9115 = v9110 + v18;
+        const bool v9116 = v9115 <= v9114;
+        const bool v9117 = v828 || v9116;
+        const bool v9118 = v9111 && v9117;
+        const unsigned int v9121 = v9110 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9122 = v9121 + v18;
+        const bool v9124 = v9114 < v9122;
+        const bool v9125 = v8659 || v9124;
+        const bool v9126 = v9118 && v9125;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9128 = v9108 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9129 = v9126 ? v9128 : __uint_as_float(0xff800000u);
+        v8451.x[13] = v9129;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9130 = static_cast<unsigned int>(v8451.col(14, iron_linear_thread() & 31u));
+        const unsigned int v9131 = static_cast<unsigned int>(v8451.row(14, iron_linear_thread() & 31u));
+        const float v9132 = v8451.x[14];
+        const unsigned int v9133 = v43 + v9131;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9134 = v6905 + v9130;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9135 = v9134 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9138 = v9133 + v37;
+        const unsigned int v9139 = v9134 + v18;
+        const bool v9140 = v9139 <= v9138;
+        const bool v9141 = v828 || v9140;
+        const bool v9142 = v9135 && v9141;
+        const unsigned int v9145 = v9134 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9146 = v9145 + v18;
+        const bool v9148 = v9138 < v9146;
+        const bool v9149 = v8659 || v9148;
+        const bool v9150 = v9142 && v9149;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9152 = v9132 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9153 = v9150 ? v9152 : __uint_as_float(0xff800000u);
+        v8451.x[14] = v9153;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9154 = static_cast<unsigned int>(v8451.col(15, iron_linear_thread() & 31u));
+        const unsigned int v9155 = static_cast<unsigned int>(v8451.row(15, iron_linear_thread() & 31u));
+        const float v9156 = v8451.x[15];
+        const unsigned int v9157 = v43 + v9155;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9158 = v6905 + v9154;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9159 = v9158 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9162 = v9157 + v37;
+        const unsigned int v9163 = v9158 + v18;
+        const bool v9164 = v9163 <= v9162;
+        const bool v9165 = v828 || v9164;
+        const bool v9166 = v9159 && v9165;
+        const unsigned int v9169 = v9158 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9170 = v9169 + v18;
+        const bool v9172 = v9162 < v9170;
+        const bool v9173 = v8659 || v9172;
+        const bool v9174 = v9166 && v9173;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9176 = v9156 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9177 = v9174 ? v9176 : __uint_as_float(0xff800000u);
+        v8451.x[15] = v9177;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9178 = static_cast<unsigned int>(v8451.col(16, iron_linear_thread() & 31u));
+        const unsigned int v9179 = static_cast<unsigned int>(v8451.row(16, iron_linear_thread() & 31u));
+        const float v9180 = v8451.x[16];
+        const unsigned int v9181 = v43 + v9179;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9182 = v6905 + v9178;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9183 = v9182 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9186 = v9181 + v37;
+        const unsigned int v9187 = v9182 + v18;
+        const bool v9188 = v9187 <= v9186;
+        const bool v9189 = v828 || v9188;
+        const bool v9190 = v9183 && v9189;
+        const unsigned int v9193 = v9182 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9194 = v9193 + v18;
+        const bool v9196 = v9186 < v9194;
+        const bool v9197 = v8659 || v9196;
+        const bool v9198 = v9190 && v9197;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9200 = v9180 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9201 = v9198 ? v9200 : __uint_as_float(0xff800000u);
+        v8451.x[16] = v9201;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9202 = static_cast<unsigned int>(v8451.col(17, iron_linear_thread() & 31u));
+        const unsigned int v9203 = static_cast<unsigned int>(v8451.row(17, iron_linear_thread() & 31u));
+        const float v9204 = v8451.x[17];
+        const unsigned int v9205 = v43 + v9203;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9206 = v6905 + v9202;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9207 = v9206 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9210 = v9205 + v37;
+        const unsigned int v9211 = v9206 + v18;
+        const bool v9212 = v9211 <= v9210;
+        const bool v9213 = v828 || v9212;
+        const bool v9214 = v9207 && v9213;
+        const unsigned int v9217 = v9206 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9218 = v9217 + v18;
+        const bool v9220 = v9210 < v9218;
+        const bool v9221 = v8659 || v9220;
+        const bool v9222 = v9214 && v9221;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9224 = v9204 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9225 = v9222 ? v9224 : __uint_as_float(0xff800000u);
+        v8451.x[17] = v9225;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9226 = static_cast<unsigned int>(v8451.col(18, iron_linear_thread() & 31u));
+        const unsigned int v9227 = static_cast<unsigned int>(v8451.row(18, iron_linear_thread() & 31u));
+        const float v9228 = v8451.x[18];
+        const unsigned int v9229 = v43 + v9227;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9230 = v6905 + v9226;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9231 = v9230 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9234 = v9229 + v37;
+        const unsigned int v9235 = v9230 + v18;
+        const bool v9236 = v9235 <= v9234;
+        const bool v9237 = v828 || v9236;
+        const bool v9238 = v9231 && v9237;
+        const unsigned int v9241 = v9230 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9242 = v9241 + v18;
+        const bool v9244 = v9234 < v9242;
+        const bool v9245 = v8659 || v9244;
+        const bool v9246 = v9238 && v9245;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9248 = v9228 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9249 = v9246 ? v9248 : __uint_as_float(0xff800000u);
+        v8451.x[18] = v9249;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9250 = static_cast<unsigned int>(v8451.col(19, iron_linear_thread() & 31u));
+        const unsigned int v9251 = static_cast<unsigned int>(v8451.row(19, iron_linear_thread() & 31u));
+        const float v9252 = v8451.x[19];
+        const unsigned int v9253 = v43 + v9251;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9254 = v6905 + v9250;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9255 = v9254 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9258 = v9253 + v37;
+        const unsigned int v9259 = v9254 + v18;
+        const bool v9260 = v9259 <= v9258;
+        const bool v9261 = v828 || v9260;
+        const bool v9262 = v9255 && v9261;
+        const unsigned int v9265 = v9254 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9266 = v9265 + v18;
+        const bool v9268 = v9258 < v9266;
+        const bool v9269 = v8659 || v9268;
+        const bool v9270 = v9262 && v9269;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9272 = v9252 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9273 = v9270 ? v9272 : __uint_as_float(0xff800000u);
+        v8451.x[19] = v9273;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9274 = static_cast<unsigned int>(v8451.col(20, iron_linear_thread() & 31u));
+        const unsigned int v9275 = static_cast<unsigned int>(v8451.row(20, iron_linear_thread() & 31u));
+        const float v9276 = v8451.x[20];
+        const unsigned int v9277 = v43 + v9275;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9278 = v6905 + v9274;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9279 = v9278 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9282 = v9277 + v37;
+        const unsigned int v9283 = v9278 + v18;
+        const bool v9284 = v9283 <= v9282;
+        const bool v9285 = v828 || v9284;
+        const bool v9286 = v9279 && v9285;
+        const unsigned int v9289 = v9278 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9290 = v9289 + v18;
+        const bool v9292 = v9282 < v9290;
+        const bool v9293 = v8659 || v9292;
+        const bool v9294 = v9286 && v9293;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9296 = v9276 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9297 = v9294 ? v9296 : __uint_as_float(0xff800000u);
+        v8451.x[20] = v9297;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9298 = static_cast<unsigned int>(v8451.col(21, iron_linear_thread() & 31u));
+        const unsigned int v9299 = static_cast<unsigned int>(v8451.row(21, iron_linear_thread() & 31u));
+        const float v9300 = v8451.x[21];
+        const unsigned int v9301 = v43 + v9299;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9302 = v6905 + v9298;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9303 = v9302 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9306 = v9301 + v37;
+        const unsigned int v9307 = v9302 + v18;
+        const bool v9308 = v9307 <= v9306;
+        const bool v9309 = v828 || v9308;
+        const bool v9310 = v9303 && v9309;
+        const unsigned int v9313 = v9302 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9314 = v9313 + v18;
+        const bool v9316 = v9306 < v9314;
+        const bool v9317 = v8659 || v9316;
+        const bool v9318 = v9310 && v9317;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9320 = v9300 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9321 = v9318 ? v9320 : __uint_as_float(0xff800000u);
+        v8451.x[21] = v9321;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9322 = static_cast<unsigned int>(v8451.col(22, iron_linear_thread() & 31u));
+        const unsigned int v9323 = static_cast<unsigned int>(v8451.row(22, iron_linear_thread() & 31u));
+        const float v9324 = v8451.x[22];
+        const unsigned int v9325 = v43 + v9323;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9326 = v6905 + v9322;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9327 = v9326 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9330 = v9325 + v37;
+        const unsigned int v9331 = v9326 + v18;
+        const bool v9332 = v9331 <= v9330;
+        const bool v9333 = v828 || v9332;
+        const bool v9334 = v9327 && v9333;
+        const unsigned int v9337 = v9326 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9338 = v9337 + v18;
+        const bool v9340 = v9330 < v9338;
+        const bool v9341 = v8659 || v9340;
+        const bool v9342 = v9334 && v9341;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9344 = v9324 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9345 = v9342 ? v9344 : __uint_as_float(0xff800000u);
+        v8451.x[22] = v9345;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9346 = static_cast<unsigned int>(v8451.col(23, iron_linear_thread() & 31u));
+        const unsigned int v9347 = static_cast<unsigned int>(v8451.row(23, iron_linear_thread() & 31u));
+        const float v9348 = v8451.x[23];
+        const unsigned int v9349 = v43 + v9347;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9350 = v6905 + v9346;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9351 = v9350 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9354 = v9349 + v37;
+        const unsigned int v9355 = v9350 + v18;
+        const bool v9356 = v9355 <= v9354;
+        const bool v9357 = v828 || v9356;
+        const bool v9358 = v9351 && v9357;
+        const unsigned int v9361 = v9350 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9362 = v9361 + v18;
+        const bool v9364 = v9354 < v9362;
+        const bool v9365 = v8659 || v9364;
+        const bool v9366 = v9358 && v9365;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9368 = v9348 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9369 = v9366 ? v9368 : __uint_as_float(0xff800000u);
+        v8451.x[23] = v9369;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9370 = static_cast<unsigned int>(v8451.col(24, iron_linear_thread() & 31u));
+        const unsigned int v9371 = static_cast<unsigned int>(v8451.row(24, iron_linear_thread() & 31u));
+        const float v9372 = v8451.x[24];
+        const unsigned int v9373 = v43 + v9371;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9374 = v6905 + v9370;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9375 = v9374 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9378 = v9373 + v37;
+        const unsigned int v9379 = v9374 + v18;
+        const bool v9380 = v9379 <= v9378;
+        const bool v9381 = v828 || v9380;
+        const bool v9382 = v9375 && v9381;
+        const unsigned int v9385 = v9374 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9386 = v9385 + v18;
+        const bool v9388 = v9378 < v9386;
+        const bool v9389 = v8659 || v9388;
+        const bool v9390 = v9382 && v9389;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9392 = v9372 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9393 = v9390 ? v9392 : __uint_as_float(0xff800000u);
+        v8451.x[24] = v9393;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9394 = static_cast<unsigned int>(v8451.col(25, iron_linear_thread() & 31u));
+        const unsigned int v9395 = static_cast<unsigned int>(v8451.row(25, iron_linear_thread() & 31u));
+        const float v9396 = v8451.x[25];
+        const unsigned int v9397 = v43 + v9395;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9398 = v6905 + v9394;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9399 = v9398 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9402 = v9397 + v37;
+        const unsigned int v9403 = v9398 + v18;
+        const bool v9404 = v9403 <= v9402;
+        const bool v9405 = v828 || v9404;
+        const bool v9406 = v9399 && v9405;
+        const unsigned int v9409 = v9398 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9410 = v9409 + v18;
+        const bool v9412 = v9402 < v9410;
+        const bool v9413 = v8659 || v9412;
+        const bool v9414 = v9406 && v9413;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9416 = v9396 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9417 = v9414 ? v9416 : __uint_as_float(0xff800000u);
+        v8451.x[25] = v9417;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9418 = static_cast<unsigned int>(v8451.col(26, iron_linear_thread() & 31u));
+        const unsigned int v9419 = static_cast<unsigned int>(v8451.row(26, iron_linear_thread() & 31u));
+        const float v9420 = v8451.x[26];
+        const unsigned int v9421 = v43 + v9419;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9422 = v6905 + v9418;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9423 = v9422 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9426 = v9421 + v37;
+        const unsigned int v9427 = v9422 + v18;
+        const bool v9428 = v9427 <= v9426;
+        const bool v9429 = v828 || v9428;
+        const bool v9430 = v9423 && v9429;
+        const unsigned int v9433 = v9422 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9434 = v9433 + v18;
+        const bool v9436 = v9426 < v9434;
+        const bool v9437 = v8659 || v9436;
+        const bool v9438 = v9430 && v9437;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9440 = v9420 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9441 = v9438 ? v9440 : __uint_as_float(0xff800000u);
+        v8451.x[26] = v9441;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9442 = static_cast<unsigned int>(v8451.col(27, iron_linear_thread() & 31u));
+        const unsigned int v9443 = static_cast<unsigned int>(v8451.row(27, iron_linear_thread() & 31u));
+        const float v9444 = v8451.x[27];
+        const unsigned int v9445 = v43 + v9443;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9446 = v6905 + v9442;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9447 = v9446 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9450 = v9445 + v37;
+        const unsigned int v9451 = v9446 + v18;
+        const bool v9452 = v9451 <= v9450;
+        const bool v9453 = v828 || v9452;
+        const bool v9454 = v9447 && v9453;
+        const unsigned int v9457 = v9446 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9458 = v9457 + v18;
+        const bool v9460 = v9450 < v9458;
+        const bool v9461 = v8659 || v9460;
+        const bool v9462 = v9454 && v9461;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9464 = v9444 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9465 = v9462 ? v9464 : __uint_as_float(0xff800000u);
+        v8451.x[27] = v9465;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9466 = static_cast<unsigned int>(v8451.col(28, iron_linear_thread() & 31u));
+        const unsigned int v9467 = static_cast<unsigned int>(v8451.row(28, iron_linear_thread() & 31u));
+        const float v9468 = v8451.x[28];
+        const unsigned int v9469 = v43 + v9467;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9470 = v6905 + v9466;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9471 = v9470 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9474 = v9469 + v37;
+        const unsigned int v9475 = v9470 + v18;
+        const bool v9476 = v9475 <= v9474;
+        const bool v9477 = v828 || v9476;
+        const bool v9478 = v9471 && v9477;
+        const unsigned int v9481 = v9470 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9482 = v9481 + v18;
+        const bool v9484 = v9474 < v9482;
+        const bool v9485 = v8659 || v9484;
+        const bool v9486 = v9478 && v9485;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9488 = v9468 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9489 = v9486 ? v9488 : __uint_as_float(0xff800000u);
+        v8451.x[28] = v9489;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9490 = static_cast<unsigned int>(v8451.col(29, iron_linear_thread() & 31u));
+        const unsigned int v9491 = static_cast<unsigned int>(v8451.row(29, iron_linear_thread() & 31u));
+        const float v9492 = v8451.x[29];
+        const unsigned int v9493 = v43 + v9491;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9494 = v6905 + v9490;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9495 = v9494 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9498 = v9493 + v37;
+        const unsigned int v9499 = v9494 + v18;
+        const bool v9500 = v9499 <= v9498;
+        const bool v9501 = v828 || v9500;
+        const bool v9502 = v9495 && v9501;
+        const unsigned int v9505 = v9494 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9506 = v9505 + v18;
+        const bool v9508 = v9498 < v9506;
+        const bool v9509 = v8659 || v9508;
+        const bool v9510 = v9502 && v9509;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9512 = v9492 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9513 = v9510 ? v9512 : __uint_as_float(0xff800000u);
+        v8451.x[29] = v9513;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9514 = static_cast<unsigned int>(v8451.col(30, iron_linear_thread() & 31u));
+        const unsigned int v9515 = static_cast<unsigned int>(v8451.row(30, iron_linear_thread() & 31u));
+        const float v9516 = v8451.x[30];
+        const unsigned int v9517 = v43 + v9515;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9518 = v6905 + v9514;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9519 = v9518 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9522 = v9517 + v37;
+        const unsigned int v9523 = v9518 + v18;
+        const bool v9524 = v9523 <= v9522;
+        const bool v9525 = v828 || v9524;
+        const bool v9526 = v9519 && v9525;
+        const unsigned int v9529 = v9518 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9530 = v9529 + v18;
+        const bool v9532 = v9522 < v9530;
+        const bool v9533 = v8659 || v9532;
+        const bool v9534 = v9526 && v9533;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9536 = v9516 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9537 = v9534 ? v9536 : __uint_as_float(0xff800000u);
+        v8451.x[30] = v9537;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9538 = static_cast<unsigned int>(v8451.col(31, iron_linear_thread() & 31u));
+        const unsigned int v9539 = static_cast<unsigned int>(v8451.row(31, iron_linear_thread() & 31u));
+        const float v9540 = v8451.x[31];
+        const unsigned int v9541 = v43 + v9539;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9542 = v6905 + v9538;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9543 = v9542 < v37;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9546 = v9541 + v37;
+        const unsigned int v9547 = v9542 + v18;
+        const bool v9548 = v9547 <= v9546;
+        const bool v9549 = v828 || v9548;
+        const bool v9550 = v9543 && v9549;
+        const unsigned int v9553 = v9542 + v7;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9554 = v9553 + v18;
+        const bool v9556 = v9546 < v9554;
+        const bool v9557 = v8659 || v9556;
+        const bool v9558 = v9550 && v9557;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9560 = v9540 * v847;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9561 = v9558 ? v9560 : __uint_as_float(0xff800000u);
+        v8451.x[31] = v9561;  // kernels/sdpa/flash_tile.hpp:171
+      }
+      iron_frag<float, 2, 16, 8> v9563;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag_fill(v9563, 0.0f);
+      iron_frag_row_reduce<false>(v9563, v8451);
+      iron_frag<float, 2, 16, 8> v9565;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag_fill(v9565, 0.0f);
+      const float v9569 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9570 = v9563.x[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9571 = fmaxf(v9569, v9570);
+      const bool v9574 = v9571 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9575 = v9574 ? 0.0f : v9571;
+      const float v9576 = v9569 - v9575;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9577 = iron_exp2_approx(v9576);
+      v9565.x[0] = v9577;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9581 = v849.x[1];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9582 = v9563.x[1];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9583 = fmaxf(v9581, v9582);
+      const bool v9586 = v9583 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9587 = v9586 ? 0.0f : v9583;
+      const float v9588 = v9581 - v9587;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9589 = iron_exp2_approx(v9588);
+      v9565.x[1] = v9589;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9593 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9594 = v9563.x[2];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9595 = fmaxf(v9593, v9594);
+      const bool v9598 = v9595 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9599 = v9598 ? 0.0f : v9595;
+      const float v9600 = v9593 - v9599;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9601 = iron_exp2_approx(v9600);
+      v9565.x[2] = v9601;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9605 = v849.x[3];  // kernels/sdpa/flash_tile.hpp:183
+      const float v9606 = v9563.x[3];  // kernels/sdpa/flash_tile.hpp:184
+      const float v9607 = fmaxf(v9605, v9606);
+      const bool v9610 = v9607 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9611 = v9610 ? 0.0f : v9607;
+      const float v9612 = v9605 - v9611;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9613 = iron_exp2_approx(v9612);
+      v9565.x[3] = v9613;  // kernels/sdpa/flash_tile.hpp:182
+      const float v9616 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9617 = v9563.x[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9618 = fmaxf(v9616, v9617);
+      v849.x[0] = v9618;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9621 = v849.x[1];
+      const float v9622 = v9563.x[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9623 = fmaxf(v9621, v9622);
+      v849.x[1] = v9623;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9626 = v849.x[2];
+      const float v9627 = v9563.x[2];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9628 = fmaxf(v9626, v9627);
+      v849.x[2] = v9628;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9631 = v849.x[3];
+      const float v9632 = v9563.x[3];  // kernels/sdpa/flash_tile.hpp:187
+      const float v9633 = fmaxf(v9631, v9632);
+      v849.x[3] = v9633;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9636 = v8451.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9637 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9640 = v9637 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9641 = v9640 ? 0.0f : v9637;
+      const float v9642 = v9636 - v9641;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9643 = iron_exp2_approx(v9642);
+      v8451.x[0] = v9643;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9646 = v8451.x[1];
+      const float v9647 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9650 = v9647 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9651 = v9650 ? 0.0f : v9647;
+      const float v9652 = v9646 - v9651;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9653 = iron_exp2_approx(v9652);
+      v8451.x[1] = v9653;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9656 = v8451.x[2];
+      const float v9657 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9660 = v9657 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9661 = v9660 ? 0.0f : v9657;
+      const float v9662 = v9656 - v9661;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9663 = iron_exp2_approx(v9662);
+      v8451.x[2] = v9663;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9666 = v8451.x[3];
+      const float v9667 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9670 = v9667 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9671 = v9670 ? 0.0f : v9667;
+      const float v9672 = v9666 - v9671;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9673 = iron_exp2_approx(v9672);
+      v8451.x[3] = v9673;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9676 = v8451.x[4];
+      const float v9677 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9680 = v9677 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9681 = v9680 ? 0.0f : v9677;
+      const float v9682 = v9676 - v9681;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9683 = iron_exp2_approx(v9682);
+      v8451.x[4] = v9683;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9686 = v8451.x[5];
+      const float v9687 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9690 = v9687 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9691 = v9690 ? 0.0f : v9687;
+      const float v9692 = v9686 - v9691;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9693 = iron_exp2_approx(v9692);
+      v8451.x[5] = v9693;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9696 = v8451.x[6];
+      const float v9697 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9700 = v9697 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9701 = v9700 ? 0.0f : v9697;
+      const float v9702 = v9696 - v9701;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9703 = iron_exp2_approx(v9702);
+      v8451.x[6] = v9703;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9706 = v8451.x[7];
+      const float v9707 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9710 = v9707 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9711 = v9710 ? 0.0f : v9707;
+      const float v9712 = v9706 - v9711;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9713 = iron_exp2_approx(v9712);
+      v8451.x[7] = v9713;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9716 = v8451.x[8];
+      const float v9717 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9720 = v9717 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9721 = v9720 ? 0.0f : v9717;
+      const float v9722 = v9716 - v9721;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9723 = iron_exp2_approx(v9722);
+      v8451.x[8] = v9723;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9726 = v8451.x[9];
+      const float v9727 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9730 = v9727 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9731 = v9730 ? 0.0f : v9727;
+      const float v9732 = v9726 - v9731;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9733 = iron_exp2_approx(v9732);
+      v8451.x[9] = v9733;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9736 = v8451.x[10];
+      const float v9737 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9740 = v9737 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9741 = v9740 ? 0.0f : v9737;
+      const float v9742 = v9736 - v9741;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9743 = iron_exp2_approx(v9742);
+      v8451.x[10] = v9743;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9746 = v8451.x[11];
+      const float v9747 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9750 = v9747 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9751 = v9750 ? 0.0f : v9747;
+      const float v9752 = v9746 - v9751;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9753 = iron_exp2_approx(v9752);
+      v8451.x[11] = v9753;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9756 = v8451.x[12];
+      const float v9757 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9760 = v9757 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9761 = v9760 ? 0.0f : v9757;
+      const float v9762 = v9756 - v9761;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9763 = iron_exp2_approx(v9762);
+      v8451.x[12] = v9763;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9766 = v8451.x[13];
+      const float v9767 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9770 = v9767 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9771 = v9770 ? 0.0f : v9767;
+      const float v9772 = v9766 - v9771;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9773 = iron_exp2_approx(v9772);
+      v8451.x[13] = v9773;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9776 = v8451.x[14];
+      const float v9777 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9780 = v9777 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9781 = v9780 ? 0.0f : v9777;
+      const float v9782 = v9776 - v9781;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9783 = iron_exp2_approx(v9782);
+      v8451.x[14] = v9783;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9786 = v8451.x[15];
+      const float v9787 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9790 = v9787 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9791 = v9790 ? 0.0f : v9787;
+      const float v9792 = v9786 - v9791;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9793 = iron_exp2_approx(v9792);
+      v8451.x[15] = v9793;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9796 = v8451.x[16];
+      const float v9797 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9800 = v9797 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9801 = v9800 ? 0.0f : v9797;
+      const float v9802 = v9796 - v9801;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9803 = iron_exp2_approx(v9802);
+      v8451.x[16] = v9803;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9806 = v8451.x[17];
+      const float v9807 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9810 = v9807 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9811 = v9810 ? 0.0f : v9807;
+      const float v9812 = v9806 - v9811;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9813 = iron_exp2_approx(v9812);
+      v8451.x[17] = v9813;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9816 = v8451.x[18];
+      const float v9817 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9820 = v9817 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9821 = v9820 ? 0.0f : v9817;
+      const float v9822 = v9816 - v9821;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9823 = iron_exp2_approx(v9822);
+      v8451.x[18] = v9823;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9826 = v8451.x[19];
+      const float v9827 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9830 = v9827 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9831 = v9830 ? 0.0f : v9827;
+      const float v9832 = v9826 - v9831;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9833 = iron_exp2_approx(v9832);
+      v8451.x[19] = v9833;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9836 = v8451.x[20];
+      const float v9837 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9840 = v9837 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9841 = v9840 ? 0.0f : v9837;
+      const float v9842 = v9836 - v9841;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9843 = iron_exp2_approx(v9842);
+      v8451.x[20] = v9843;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9846 = v8451.x[21];
+      const float v9847 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9850 = v9847 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9851 = v9850 ? 0.0f : v9847;
+      const float v9852 = v9846 - v9851;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9853 = iron_exp2_approx(v9852);
+      v8451.x[21] = v9853;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9856 = v8451.x[22];
+      const float v9857 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9860 = v9857 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9861 = v9860 ? 0.0f : v9857;
+      const float v9862 = v9856 - v9861;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9863 = iron_exp2_approx(v9862);
+      v8451.x[22] = v9863;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9866 = v8451.x[23];
+      const float v9867 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9870 = v9867 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9871 = v9870 ? 0.0f : v9867;
+      const float v9872 = v9866 - v9871;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9873 = iron_exp2_approx(v9872);
+      v8451.x[23] = v9873;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9876 = v8451.x[24];
+      const float v9877 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9880 = v9877 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9881 = v9880 ? 0.0f : v9877;
+      const float v9882 = v9876 - v9881;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9883 = iron_exp2_approx(v9882);
+      v8451.x[24] = v9883;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9886 = v8451.x[25];
+      const float v9887 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9890 = v9887 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9891 = v9890 ? 0.0f : v9887;
+      const float v9892 = v9886 - v9891;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9893 = iron_exp2_approx(v9892);
+      v8451.x[25] = v9893;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9896 = v8451.x[26];
+      const float v9897 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9900 = v9897 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9901 = v9900 ? 0.0f : v9897;
+      const float v9902 = v9896 - v9901;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9903 = iron_exp2_approx(v9902);
+      v8451.x[26] = v9903;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9906 = v8451.x[27];
+      const float v9907 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9910 = v9907 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9911 = v9910 ? 0.0f : v9907;
+      const float v9912 = v9906 - v9911;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9913 = iron_exp2_approx(v9912);
+      v8451.x[27] = v9913;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9916 = v8451.x[28];
+      const float v9917 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9920 = v9917 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9921 = v9920 ? 0.0f : v9917;
+      const float v9922 = v9916 - v9921;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9923 = iron_exp2_approx(v9922);
+      v8451.x[28] = v9923;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9926 = v8451.x[29];
+      const float v9927 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9930 = v9927 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9931 = v9930 ? 0.0f : v9927;
+      const float v9932 = v9926 - v9931;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9933 = iron_exp2_approx(v9932);
+      v8451.x[29] = v9933;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9936 = v8451.x[30];
+      const float v9937 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9940 = v9937 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9941 = v9940 ? 0.0f : v9937;
+      const float v9942 = v9936 - v9941;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9943 = iron_exp2_approx(v9942);
+      v8451.x[30] = v9943;  // kernels/sdpa/flash_tile.hpp:189
+      const float v9946 = v8451.x[31];
+      const float v9947 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v9950 = v9947 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v9951 = v9950 ? 0.0f : v9947;
+      const float v9952 = v9946 - v9951;  // kernels/sdpa/flash_tile.hpp:190
+      const float v9953 = iron_exp2_approx(v9952);
+      v8451.x[31] = v9953;  // kernels/sdpa/flash_tile.hpp:189
+      iron_frag<float, 2, 16, 8> v9955;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v9955, 0.0f);
+      iron_frag_row_reduce<true>(v9955, v8451);
+      const float v9958 = v851.x[0];  // kernels/sdpa/flash_tile.hpp:193
+      const float v9959 = v9955.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v9960 = v9565.x[0];
+      const float v9961 = v9958 * v9960;
+      const float v9962 = v9961 + v9959;
+      v851.x[0] = v9962;  // kernels/sdpa/flash_tile.hpp:193
+      const float v9965 = v851.x[1];
+      const float v9966 = v9955.x[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v9967 = v9565.x[1];
+      const float v9968 = v9965 * v9967;
+      const float v9969 = v9968 + v9966;
+      v851.x[1] = v9969;  // kernels/sdpa/flash_tile.hpp:193
+      const float v9972 = v851.x[2];
+      const float v9973 = v9955.x[2];  // kernels/sdpa/flash_tile.hpp:194
+      const float v9974 = v9565.x[2];
+      const float v9975 = v9972 * v9974;
+      const float v9976 = v9975 + v9973;
+      v851.x[2] = v9976;  // kernels/sdpa/flash_tile.hpp:193
+      const float v9979 = v851.x[3];
+      const float v9980 = v9955.x[3];  // kernels/sdpa/flash_tile.hpp:194
+      const float v9981 = v9565.x[3];
+      const float v9982 = v9979 * v9981;
+      const float v9983 = v9982 + v9980;
+      v851.x[3] = v9983;  // kernels/sdpa/flash_tile.hpp:193
+      const float v9986 = v853.x[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v9987 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v9988 = v9986 * v9987;
-      v1014.x[13] = v9988;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9991 = v1014.x[14];
-      const float v9992 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[0] = v9988;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9991 = v853.x[1];
+      const float v9992 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v9993 = v9991 * v9992;
-      v1014.x[14] = v9993;  // kernels/sdpa/flash_tile.hpp:167
-      const float v9996 = v1014.x[15];
-      const float v9997 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[1] = v9993;  // kernels/sdpa/flash_tile.hpp:197
+      const float v9996 = v853.x[2];
+      const float v9997 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v9998 = v9996 * v9997;
-      v1014.x[15] = v9998;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10001 = v1016.x[0];
-      const float v10002 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[2] = v9998;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10001 = v853.x[3];
+      const float v10002 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10003 = v10001 * v10002;
-      v1016.x[0] = v10003;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10006 = v1016.x[1];
-      const float v10007 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[3] = v10003;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10006 = v853.x[4];
+      const float v10007 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10008 = v10006 * v10007;
-      v1016.x[1] = v10008;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10011 = v1016.x[2];
-      const float v10012 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[4] = v10008;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10011 = v853.x[5];
+      const float v10012 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10013 = v10011 * v10012;
-      v1016.x[2] = v10013;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10016 = v1016.x[3];
-      const float v10017 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[5] = v10013;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10016 = v853.x[6];
+      const float v10017 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10018 = v10016 * v10017;
-      v1016.x[3] = v10018;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10021 = v1016.x[4];
-      const float v10022 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[6] = v10018;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10021 = v853.x[7];
+      const float v10022 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10023 = v10021 * v10022;
-      v1016.x[4] = v10023;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10026 = v1016.x[5];
-      const float v10027 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[7] = v10023;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10026 = v853.x[8];
+      const float v10027 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10028 = v10026 * v10027;
-      v1016.x[5] = v10028;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10031 = v1016.x[6];
-      const float v10032 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[8] = v10028;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10031 = v853.x[9];
+      const float v10032 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10033 = v10031 * v10032;
-      v1016.x[6] = v10033;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10036 = v1016.x[7];
-      const float v10037 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[9] = v10033;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10036 = v853.x[10];
+      const float v10037 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10038 = v10036 * v10037;
-      v1016.x[7] = v10038;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10041 = v1016.x[8];
-      const float v10042 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[10] = v10038;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10041 = v853.x[11];
+      const float v10042 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10043 = v10041 * v10042;
-      v1016.x[8] = v10043;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10046 = v1016.x[9];
-      const float v10047 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[11] = v10043;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10046 = v853.x[12];
+      const float v10047 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10048 = v10046 * v10047;
-      v1016.x[9] = v10048;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10051 = v1016.x[10];
-      const float v10052 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[12] = v10048;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10051 = v853.x[13];
+      const float v10052 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10053 = v10051 * v10052;
-      v1016.x[10] = v10053;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10056 = v1016.x[11];
-      const float v10057 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[13] = v10053;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10056 = v853.x[14];
+      const float v10057 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10058 = v10056 * v10057;
-      v1016.x[11] = v10058;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10061 = v1016.x[12];
-      const float v10062 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[14] = v10058;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10061 = v853.x[15];
+      const float v10062 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10063 = v10061 * v10062;
-      v1016.x[12] = v10063;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10066 = v1016.x[13];
-      const float v10067 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[15] = v10063;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10066 = v855.x[0];
+      const float v10067 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10068 = v10066 * v10067;
-      v1016.x[13] = v10068;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10071 = v1016.x[14];
-      const float v10072 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[0] = v10068;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10071 = v855.x[1];
+      const float v10072 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10073 = v10071 * v10072;
-      v1016.x[14] = v10073;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10076 = v1016.x[15];
-      const float v10077 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[1] = v10073;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10076 = v855.x[2];
+      const float v10077 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10078 = v10076 * v10077;
-      v1016.x[15] = v10078;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10081 = v1018.x[0];
-      const float v10082 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[2] = v10078;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10081 = v855.x[3];
+      const float v10082 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10083 = v10081 * v10082;
-      v1018.x[0] = v10083;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10086 = v1018.x[1];
-      const float v10087 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[3] = v10083;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10086 = v855.x[4];
+      const float v10087 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10088 = v10086 * v10087;
-      v1018.x[1] = v10088;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10091 = v1018.x[2];
-      const float v10092 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[4] = v10088;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10091 = v855.x[5];
+      const float v10092 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10093 = v10091 * v10092;
-      v1018.x[2] = v10093;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10096 = v1018.x[3];
-      const float v10097 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[5] = v10093;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10096 = v855.x[6];
+      const float v10097 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10098 = v10096 * v10097;
-      v1018.x[3] = v10098;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10101 = v1018.x[4];
-      const float v10102 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[6] = v10098;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10101 = v855.x[7];
+      const float v10102 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10103 = v10101 * v10102;
-      v1018.x[4] = v10103;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10106 = v1018.x[5];
-      const float v10107 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[7] = v10103;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10106 = v855.x[8];
+      const float v10107 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10108 = v10106 * v10107;
-      v1018.x[5] = v10108;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10111 = v1018.x[6];
-      const float v10112 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[8] = v10108;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10111 = v855.x[9];
+      const float v10112 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10113 = v10111 * v10112;
-      v1018.x[6] = v10113;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10116 = v1018.x[7];
-      const float v10117 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[9] = v10113;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10116 = v855.x[10];
+      const float v10117 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10118 = v10116 * v10117;
-      v1018.x[7] = v10118;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10121 = v1018.x[8];
-      const float v10122 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[10] = v10118;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10121 = v855.x[11];
+      const float v10122 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10123 = v10121 * v10122;
-      v1018.x[8] = v10123;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10126 = v1018.x[9];
-      const float v10127 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[11] = v10123;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10126 = v855.x[12];
+      const float v10127 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10128 = v10126 * v10127;
-      v1018.x[9] = v10128;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10131 = v1018.x[10];
-      const float v10132 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[12] = v10128;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10131 = v855.x[13];
+      const float v10132 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10133 = v10131 * v10132;
-      v1018.x[10] = v10133;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10136 = v1018.x[11];
-      const float v10137 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[13] = v10133;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10136 = v855.x[14];
+      const float v10137 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10138 = v10136 * v10137;
-      v1018.x[11] = v10138;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10141 = v1018.x[12];
-      const float v10142 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[14] = v10138;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10141 = v855.x[15];
+      const float v10142 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10143 = v10141 * v10142;
-      v1018.x[12] = v10143;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10146 = v1018.x[13];
-      const float v10147 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[15] = v10143;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10146 = v857.x[0];
+      const float v10147 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10148 = v10146 * v10147;
-      v1018.x[13] = v10148;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10151 = v1018.x[14];
-      const float v10152 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[0] = v10148;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10151 = v857.x[1];
+      const float v10152 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10153 = v10151 * v10152;
-      v1018.x[14] = v10153;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10156 = v1018.x[15];
-      const float v10157 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[1] = v10153;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10156 = v857.x[2];
+      const float v10157 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10158 = v10156 * v10157;
-      v1018.x[15] = v10158;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10161 = v1020.x[0];
-      const float v10162 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[2] = v10158;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10161 = v857.x[3];
+      const float v10162 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10163 = v10161 * v10162;
-      v1020.x[0] = v10163;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10166 = v1020.x[1];
-      const float v10167 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[3] = v10163;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10166 = v857.x[4];
+      const float v10167 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10168 = v10166 * v10167;
-      v1020.x[1] = v10168;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10171 = v1020.x[2];
-      const float v10172 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[4] = v10168;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10171 = v857.x[5];
+      const float v10172 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10173 = v10171 * v10172;
-      v1020.x[2] = v10173;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10176 = v1020.x[3];
-      const float v10177 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[5] = v10173;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10176 = v857.x[6];
+      const float v10177 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10178 = v10176 * v10177;
-      v1020.x[3] = v10178;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10181 = v1020.x[4];
-      const float v10182 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[6] = v10178;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10181 = v857.x[7];
+      const float v10182 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10183 = v10181 * v10182;
-      v1020.x[4] = v10183;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10186 = v1020.x[5];
-      const float v10187 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[7] = v10183;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10186 = v857.x[8];
+      const float v10187 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10188 = v10186 * v10187;
-      v1020.x[5] = v10188;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10191 = v1020.x[6];
-      const float v10192 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[8] = v10188;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10191 = v857.x[9];
+      const float v10192 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10193 = v10191 * v10192;
-      v1020.x[6] = v10193;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10196 = v1020.x[7];
-      const float v10197 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[9] = v10193;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10196 = v857.x[10];
+      const float v10197 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10198 = v10196 * v10197;
-      v1020.x[7] = v10198;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10201 = v1020.x[8];
-      const float v10202 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[10] = v10198;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10201 = v857.x[11];
+      const float v10202 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10203 = v10201 * v10202;
-      v1020.x[8] = v10203;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10206 = v1020.x[9];
-      const float v10207 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[11] = v10203;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10206 = v857.x[12];
+      const float v10207 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10208 = v10206 * v10207;
-      v1020.x[9] = v10208;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10211 = v1020.x[10];
-      const float v10212 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[12] = v10208;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10211 = v857.x[13];
+      const float v10212 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10213 = v10211 * v10212;
-      v1020.x[10] = v10213;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10216 = v1020.x[11];
-      const float v10217 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[13] = v10213;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10216 = v857.x[14];
+      const float v10217 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10218 = v10216 * v10217;
-      v1020.x[11] = v10218;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10221 = v1020.x[12];
-      const float v10222 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[14] = v10218;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10221 = v857.x[15];
+      const float v10222 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10223 = v10221 * v10222;
-      v1020.x[12] = v10223;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10226 = v1020.x[13];
-      const float v10227 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[15] = v10223;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10226 = v859.x[0];
+      const float v10227 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10228 = v10226 * v10227;
-      v1020.x[13] = v10228;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10231 = v1020.x[14];
-      const float v10232 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[0] = v10228;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10231 = v859.x[1];
+      const float v10232 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10233 = v10231 * v10232;
-      v1020.x[14] = v10233;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10236 = v1020.x[15];
-      const float v10237 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[1] = v10233;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10236 = v859.x[2];
+      const float v10237 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10238 = v10236 * v10237;
-      v1020.x[15] = v10238;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10241 = v1022.x[0];
-      const float v10242 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[2] = v10238;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10241 = v859.x[3];
+      const float v10242 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10243 = v10241 * v10242;
-      v1022.x[0] = v10243;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10246 = v1022.x[1];
-      const float v10247 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[3] = v10243;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10246 = v859.x[4];
+      const float v10247 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10248 = v10246 * v10247;
-      v1022.x[1] = v10248;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10251 = v1022.x[2];
-      const float v10252 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[4] = v10248;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10251 = v859.x[5];
+      const float v10252 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10253 = v10251 * v10252;
-      v1022.x[2] = v10253;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10256 = v1022.x[3];
-      const float v10257 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[5] = v10253;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10256 = v859.x[6];
+      const float v10257 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10258 = v10256 * v10257;
-      v1022.x[3] = v10258;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10261 = v1022.x[4];
-      const float v10262 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[6] = v10258;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10261 = v859.x[7];
+      const float v10262 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10263 = v10261 * v10262;
-      v1022.x[4] = v10263;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10266 = v1022.x[5];
-      const float v10267 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[7] = v10263;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10266 = v859.x[8];
+      const float v10267 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10268 = v10266 * v10267;
-      v1022.x[5] = v10268;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10271 = v1022.x[6];
-      const float v10272 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[8] = v10268;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10271 = v859.x[9];
+      const float v10272 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10273 = v10271 * v10272;
-      v1022.x[6] = v10273;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10276 = v1022.x[7];
-      const float v10277 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[9] = v10273;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10276 = v859.x[10];
+      const float v10277 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10278 = v10276 * v10277;
-      v1022.x[7] = v10278;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10281 = v1022.x[8];
-      const float v10282 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[10] = v10278;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10281 = v859.x[11];
+      const float v10282 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10283 = v10281 * v10282;
-      v1022.x[8] = v10283;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10286 = v1022.x[9];
-      const float v10287 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[11] = v10283;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10286 = v859.x[12];
+      const float v10287 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10288 = v10286 * v10287;
-      v1022.x[9] = v10288;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10291 = v1022.x[10];
-      const float v10292 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[12] = v10288;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10291 = v859.x[13];
+      const float v10292 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10293 = v10291 * v10292;
-      v1022.x[10] = v10293;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10296 = v1022.x[11];
-      const float v10297 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[13] = v10293;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10296 = v859.x[14];
+      const float v10297 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10298 = v10296 * v10297;
-      v1022.x[11] = v10298;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10301 = v1022.x[12];
-      const float v10302 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[14] = v10298;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10301 = v859.x[15];
+      const float v10302 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10303 = v10301 * v10302;
-      v1022.x[12] = v10303;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10306 = v1022.x[13];
-      const float v10307 = v9260.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[15] = v10303;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10306 = v861.x[0];
+      const float v10307 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10308 = v10306 * v10307;
-      v1022.x[13] = v10308;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10311 = v1022.x[14];
-      const float v10312 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v861.x[0] = v10308;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10311 = v861.x[1];
+      const float v10312 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10313 = v10311 * v10312;
-      v1022.x[14] = v10313;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10316 = v1022.x[15];
-      const float v10317 = v9260.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v861.x[1] = v10313;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10316 = v861.x[2];
+      const float v10317 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10318 = v10316 * v10317;
-      v1022.x[15] = v10318;  // kernels/sdpa/flash_tile.hpp:167
-      iron_frag<float, 0, 16, 64> v10320;  // kernels/sdpa/flash_tile.hpp:172
-      iron_frag_fill(v10320, 0.0f);
-      iron_frag_convert(v10320, v8376);
-      iron_frag<float, 1, 64, 32> v10322;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10322, 0.0f);
-      iron_frag_load_shared<false>(v10322, shm2, v6836, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1008, v10320, v10322);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10329;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10329, 0.0f);
-      iron_frag_load_shared<false>(v10329, shm2, v8397, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1010, v10320, v10329);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10336;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10336, 0.0f);
-      iron_frag_load_shared<false>(v10336, shm2, v8411, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1012, v10320, v10336);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10343;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10343, 0.0f);
-      iron_frag_load_shared<false>(v10343, shm2, v8425, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1014, v10320, v10343);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10350;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10350, 0.0f);
-      iron_frag_load_shared<false>(v10350, shm2, v8439, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1016, v10320, v10350);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10357;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10357, 0.0f);
-      iron_frag_load_shared<false>(v10357, shm2, v8453, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1018, v10320, v10357);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10364;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10364, 0.0f);
-      iron_frag_load_shared<false>(v10364, shm2, v8467, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1020, v10320, v10364);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10371;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10371, 0.0f);
-      iron_frag_load_shared<false>(v10371, shm2, v8481, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1022, v10320, v10371);  // kernels/sdpa/flash_tile.hpp:176
-    }
-    __syncthreads();  // kernels/sdpa/flash_tile.hpp:127
-    const float v4571 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:181
-    iron_frag<float, 2, 16, 8> v4573;  // kernels/sdpa/flash_tile.hpp:182
-    iron_frag_fill(v4573, 0.0f);
-    const float v4577 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:184
-    const float v4578 = fmaxf(v4577, v4571);
-    const bool v4581 = v4578 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v4582 = v4581 ? 0.0f : v4578;
-    v4573.x[0] = v4582;  // kernels/sdpa/flash_tile.hpp:183
-    const float v4586 = v1004.x[1];  // kernels/sdpa/flash_tile.hpp:184
-    const float v4587 = fmaxf(v4586, v4571);
-    const bool v4590 = v4587 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v4591 = v4590 ? 0.0f : v4587;
-    v4573.x[1] = v4591;  // kernels/sdpa/flash_tile.hpp:183
-    const float v4595 = v1004.x[2];  // kernels/sdpa/flash_tile.hpp:184
-    const float v4596 = fmaxf(v4595, v4571);
-    const bool v4599 = v4596 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v4600 = v4599 ? 0.0f : v4596;
-    v4573.x[2] = v4600;  // kernels/sdpa/flash_tile.hpp:183
-    const float v4604 = v1004.x[3];  // kernels/sdpa/flash_tile.hpp:184
-    const float v4605 = fmaxf(v4604, v4571);
-    const bool v4608 = v4605 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v4609 = v4608 ? 0.0f : v4605;
-    v4573.x[3] = v4609;  // kernels/sdpa/flash_tile.hpp:183
-    iron_frag<float, 2, 16, 8> v4611;  // kernels/sdpa/flash_tile.hpp:186
-    iron_frag_fill(v4611, 0.0f);
-    const unsigned int v4612 = static_cast<unsigned int>(v4611.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:187
-    const unsigned int v4613 = static_cast<unsigned int>(v4611.row(0, iron_linear_thread() & 31u));
-    const float v4615 = v4573.x[0];  // kernels/sdpa/flash_tile.hpp:188
-    const float v4616 = v4571 - v4615;
-    const float v4617 = exp2f(v4616);
-    const float v4619 = v1004.x[0];
-    const float v4620 = v4619 - v4615;
-    const float v4621 = exp2f(v4620);
-    const float v4622 = v1006.x[0];
-    const float v4623 = v4622 * v4621;
-    const float v4624 = v4623 + v4617;
-    v4611.x[0] = v4624;  // kernels/sdpa/flash_tile.hpp:187
-    const unsigned int v4625 = static_cast<unsigned int>(v4611.col(1, iron_linear_thread() & 31u));
-    const unsigned int v4626 = static_cast<unsigned int>(v4611.row(1, iron_linear_thread() & 31u));
-    const float v4628 = v4573.x[1];  // kernels/sdpa/flash_tile.hpp:188
-    const float v4629 = v4571 - v4628;
-    const float v4630 = exp2f(v4629);
-    const float v4632 = v1004.x[1];
-    const float v4633 = v4632 - v4628;
-    const float v4634 = exp2f(v4633);
-    const float v4635 = v1006.x[1];
-    const float v4636 = v4635 * v4634;
-    const float v4637 = v4636 + v4630;
-    v4611.x[1] = v4637;  // kernels/sdpa/flash_tile.hpp:187
-    const unsigned int v4638 = static_cast<unsigned int>(v4611.col(2, iron_linear_thread() & 31u));
-    const unsigned int v4639 = static_cast<unsigned int>(v4611.row(2, iron_linear_thread() & 31u));
-    const float v4641 = v4573.x[2];  // kernels/sdpa/flash_tile.hpp:188
-    const float v4642 = v4571 - v4641;
-    const float v4643 = exp2f(v4642);
-    const float v4645 = v1004.x[2];
-    const float v4646 = v4645 - v4641;
-    const float v4647 = exp2f(v4646);
-    const float v4648 = v1006.x[2];
-    const float v4649 = v4648 * v4647;
-    const float v4650 = v4649 + v4643;
-    v4611.x[2] = v4650;  // kernels/sdpa/flash_tile.hpp:187
-    const unsigned int v4651 = static_cast<unsigned int>(v4611.col(3, iron_linear_thread() & 31u));
-    const unsigned int v4652 = static_cast<unsigned int>(v4611.row(3, iron_linear_thread() & 31u));
-    const float v4654 = v4573.x[3];  // kernels/sdpa/flash_tile.hpp:188
-    const float v4655 = v4571 - v4654;
-    const float v4656 = exp2f(v4655);
-    const float v4658 = v1004.x[3];
-    const float v4659 = v4658 - v4654;
-    const float v4660 = exp2f(v4659);
-    const float v4661 = v1006.x[3];
-    const float v4662 = v4661 * v4660;
-    const float v4663 = v4662 + v4656;
-    v4611.x[3] = v4663;  // kernels/sdpa/flash_tile.hpp:187
-    iron_frag<float, 2, 16, 8> v4665;  // kernels/sdpa/flash_tile.hpp:190
-    iron_frag_fill(v4665, 0.0f);
-    const float v4669 = v4611.x[0];  // kernels/sdpa/flash_tile.hpp:192
-    const float v4671 = v4573.x[0];  // kernels/sdpa/flash_tile.hpp:193
-    const float v4672 = v1004.x[0];
-    const float v4673 = v4672 - v4671;
-    const float v4674 = exp2f(v4673);
-    const float v4675 = v4674 / v4669;
-    const bool v4677 = v4669 > 0.0f;
-    const float v4678 = v4677 ? v4675 : 0.0f;
-    v4665.x[0] = v4678;  // kernels/sdpa/flash_tile.hpp:191
-    const float v4682 = v4611.x[1];  // kernels/sdpa/flash_tile.hpp:192
-    const float v4684 = v4573.x[1];  // kernels/sdpa/flash_tile.hpp:193
-    const float v4685 = v1004.x[1];
-    const float v4686 = v4685 - v4684;
-    const float v4687 = exp2f(v4686);
-    const float v4688 = v4687 / v4682;
-    const bool v4690 = v4682 > 0.0f;
-    const float v4691 = v4690 ? v4688 : 0.0f;
-    v4665.x[1] = v4691;  // kernels/sdpa/flash_tile.hpp:191
-    const float v4695 = v4611.x[2];  // kernels/sdpa/flash_tile.hpp:192
-    const float v4697 = v4573.x[2];  // kernels/sdpa/flash_tile.hpp:193
-    const float v4698 = v1004.x[2];
-    const float v4699 = v4698 - v4697;
-    const float v4700 = exp2f(v4699);
-    const float v4701 = v4700 / v4695;
-    const bool v4703 = v4695 > 0.0f;
-    const float v4704 = v4703 ? v4701 : 0.0f;
-    v4665.x[2] = v4704;  // kernels/sdpa/flash_tile.hpp:191
-    const float v4708 = v4611.x[3];  // kernels/sdpa/flash_tile.hpp:192
-    const float v4710 = v4573.x[3];  // kernels/sdpa/flash_tile.hpp:193
-    const float v4711 = v1004.x[3];
-    const float v4712 = v4711 - v4710;
-    const float v4713 = exp2f(v4712);
-    const float v4714 = v4713 / v4708;
-    const bool v4716 = v4708 > 0.0f;
-    const float v4717 = v4716 ? v4714 : 0.0f;
-    v4665.x[3] = v4717;  // kernels/sdpa/flash_tile.hpp:191
-    const unsigned int v4719 = v43 + v9680;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4720 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4721 = v1008.x[0];
-    const float v4722 = v4721 * v4720;
-    const bool v4723 = v4719 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4723) {
-      const unsigned int v4729 = v11 + v4719;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4730 = v4729 * v1;
-      const unsigned int v4731 = v4730 + v26;
-      const unsigned int v4732 = v4731 << 8u;
-      const unsigned int v4733 = v4732 + v9679;
-      out[v4733] = v4722;
-    }
-    const unsigned int v4735 = v43 + v9685;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4736 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4737 = v1008.x[1];
-    const float v4738 = v4737 * v4736;
-    const bool v4739 = v4735 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4739) {
-      const unsigned int v4745 = v11 + v4735;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4746 = v4745 * v1;
-      const unsigned int v4747 = v4746 + v26;
-      const unsigned int v4748 = v4747 << 8u;
-      const unsigned int v4749 = v4748 + v9684;
-      out[v4749] = v4738;
-    }
-    const unsigned int v4751 = v43 + v9690;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4752 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4753 = v1008.x[2];
-    const float v4754 = v4753 * v4752;
-    const bool v4755 = v4751 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4755) {
-      const unsigned int v4761 = v11 + v4751;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4762 = v4761 * v1;
-      const unsigned int v4763 = v4762 + v26;
-      const unsigned int v4764 = v4763 << 8u;
-      const unsigned int v4765 = v4764 + v9689;
-      out[v4765] = v4754;
-    }
-    const unsigned int v4767 = v43 + v9695;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4768 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4769 = v1008.x[3];
-    const float v4770 = v4769 * v4768;
-    const bool v4771 = v4767 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4771) {
-      const unsigned int v4777 = v11 + v4767;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4778 = v4777 * v1;
-      const unsigned int v4779 = v4778 + v26;
-      const unsigned int v4780 = v4779 << 8u;
-      const unsigned int v4781 = v4780 + v9694;
-      out[v4781] = v4770;
-    }
-    const unsigned int v4783 = v43 + v9700;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4784 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4785 = v1008.x[4];
-    const float v4786 = v4785 * v4784;
-    const bool v4787 = v4783 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4787) {
-      const unsigned int v4793 = v11 + v4783;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4794 = v4793 * v1;
-      const unsigned int v4795 = v4794 + v26;
-      const unsigned int v4796 = v4795 << 8u;
-      const unsigned int v4797 = v4796 + v9699;
-      out[v4797] = v4786;
-    }
-    const unsigned int v4799 = v43 + v9705;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4800 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4801 = v1008.x[5];
-    const float v4802 = v4801 * v4800;
-    const bool v4803 = v4799 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4803) {
-      const unsigned int v4809 = v11 + v4799;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4810 = v4809 * v1;
-      const unsigned int v4811 = v4810 + v26;
-      const unsigned int v4812 = v4811 << 8u;
-      const unsigned int v4813 = v4812 + v9704;
-      out[v4813] = v4802;
-    }
-    const unsigned int v4815 = v43 + v9710;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4816 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4817 = v1008.x[6];
-    const float v4818 = v4817 * v4816;
-    const bool v4819 = v4815 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4819) {
-      const unsigned int v4825 = v11 + v4815;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4826 = v4825 * v1;
-      const unsigned int v4827 = v4826 + v26;
-      const unsigned int v4828 = v4827 << 8u;
-      const unsigned int v4829 = v4828 + v9709;
-      out[v4829] = v4818;
-    }
-    const unsigned int v4831 = v43 + v9715;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4832 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4833 = v1008.x[7];
-    const float v4834 = v4833 * v4832;
-    const bool v4835 = v4831 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4835) {
-      const unsigned int v4841 = v11 + v4831;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4842 = v4841 * v1;
-      const unsigned int v4843 = v4842 + v26;
-      const unsigned int v4844 = v4843 << 8u;
-      const unsigned int v4845 = v4844 + v9714;
-      out[v4845] = v4834;
-    }
-    const unsigned int v4847 = v43 + v9720;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4848 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4849 = v1008.x[8];
-    const float v4850 = v4849 * v4848;
-    const bool v4851 = v4847 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4851) {
-      const unsigned int v4857 = v11 + v4847;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4858 = v4857 * v1;
-      const unsigned int v4859 = v4858 + v26;
-      const unsigned int v4860 = v4859 << 8u;
-      const unsigned int v4861 = v4860 + v9719;
-      out[v4861] = v4850;
-    }
-    const unsigned int v4863 = v43 + v9725;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4864 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4865 = v1008.x[9];
-    const float v4866 = v4865 * v4864;
-    const bool v4867 = v4863 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4867) {
-      const unsigned int v4873 = v11 + v4863;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4874 = v4873 * v1;
-      const unsigned int v4875 = v4874 + v26;
-      const unsigned int v4876 = v4875 << 8u;
-      const unsigned int v4877 = v4876 + v9724;
-      out[v4877] = v4866;
-    }
-    const unsigned int v4879 = v43 + v9730;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4880 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4881 = v1008.x[10];
-    const float v4882 = v4881 * v4880;
-    const bool v4883 = v4879 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4883) {
-      const unsigned int v4889 = v11 + v4879;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4890 = v4889 * v1;
-      const unsigned int v4891 = v4890 + v26;
-      const unsigned int v4892 = v4891 << 8u;
-      const unsigned int v4893 = v4892 + v9729;
-      out[v4893] = v4882;
-    }
-    const unsigned int v4895 = v43 + v9735;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4896 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4897 = v1008.x[11];
-    const float v4898 = v4897 * v4896;
-    const bool v4899 = v4895 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4899) {
-      const unsigned int v4905 = v11 + v4895;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4906 = v4905 * v1;
-      const unsigned int v4907 = v4906 + v26;
-      const unsigned int v4908 = v4907 << 8u;
-      const unsigned int v4909 = v4908 + v9734;
-      out[v4909] = v4898;
-    }
-    const unsigned int v4911 = v43 + v9740;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4912 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4913 = v1008.x[12];
-    const float v4914 = v4913 * v4912;
-    const bool v4915 = v4911 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4915) {
-      const unsigned int v4921 = v11 + v4911;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4922 = v4921 * v1;
-      const unsigned int v4923 = v4922 + v26;
-      const unsigned int v4924 = v4923 << 8u;
-      const unsigned int v4925 = v4924 + v9739;
-      out[v4925] = v4914;
-    }
-    const unsigned int v4927 = v43 + v9745;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4928 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4929 = v1008.x[13];
-    const float v4930 = v4929 * v4928;
-    const bool v4931 = v4927 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4931) {
-      const unsigned int v4937 = v11 + v4927;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4938 = v4937 * v1;
-      const unsigned int v4939 = v4938 + v26;
-      const unsigned int v4940 = v4939 << 8u;
-      const unsigned int v4941 = v4940 + v9744;
-      out[v4941] = v4930;
-    }
-    const unsigned int v4943 = v43 + v9750;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4944 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4945 = v1008.x[14];
-    const float v4946 = v4945 * v4944;
-    const bool v4947 = v4943 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4947) {
-      const unsigned int v4953 = v11 + v4943;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4954 = v4953 * v1;
-      const unsigned int v4955 = v4954 + v26;
-      const unsigned int v4956 = v4955 << 8u;
-      const unsigned int v4957 = v4956 + v9749;
-      out[v4957] = v4946;
-    }
-    const unsigned int v4959 = v43 + v9755;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4960 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4961 = v1008.x[15];
-    const float v4962 = v4961 * v4960;
-    const bool v4963 = v4959 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4963) {
-      const unsigned int v4969 = v11 + v4959;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4970 = v4969 * v1;
-      const unsigned int v4971 = v4970 + v26;
-      const unsigned int v4972 = v4971 << 8u;
-      const unsigned int v4973 = v4972 + v9754;
-      out[v4973] = v4962;
-    }
-    const unsigned int v4975 = v43 + v9760;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4976 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4977 = v1010.x[0];
-    const float v4978 = v4977 * v4976;
-    const bool v4979 = v4975 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4979) {
-      const unsigned int v4982 = 32u + v9759;
-      const unsigned int v4985 = v11 + v4975;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4986 = v4985 * v1;
-      const unsigned int v4987 = v4986 + v26;
-      const unsigned int v4988 = v4987 << 8u;
-      const unsigned int v4989 = v4988 + v4982;
-      out[v4989] = v4978;
-    }
-    const unsigned int v4991 = v43 + v9765;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4992 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4993 = v1010.x[1];
-    const float v4994 = v4993 * v4992;
-    const bool v4995 = v4991 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4995) {
-      const unsigned int v4998 = 32u + v9764;
-      const unsigned int v5001 = v11 + v4991;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5002 = v5001 * v1;
-      const unsigned int v5003 = v5002 + v26;
-      const unsigned int v5004 = v5003 << 8u;
-      const unsigned int v5005 = v5004 + v4998;
-      out[v5005] = v4994;
-    }
-    const unsigned int v5007 = v43 + v9770;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5008 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5009 = v1010.x[2];
-    const float v5010 = v5009 * v5008;
-    const bool v5011 = v5007 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5011) {
-      const unsigned int v5014 = 32u + v9769;
-      const unsigned int v5017 = v11 + v5007;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5018 = v5017 * v1;
-      const unsigned int v5019 = v5018 + v26;
-      const unsigned int v5020 = v5019 << 8u;
-      const unsigned int v5021 = v5020 + v5014;
-      out[v5021] = v5010;
-    }
-    const unsigned int v5023 = v43 + v9775;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5024 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5025 = v1010.x[3];
-    const float v5026 = v5025 * v5024;
-    const bool v5027 = v5023 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5027) {
-      const unsigned int v5030 = 32u + v9774;
-      const unsigned int v5033 = v11 + v5023;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5034 = v5033 * v1;
-      const unsigned int v5035 = v5034 + v26;
-      const unsigned int v5036 = v5035 << 8u;
-      const unsigned int v5037 = v5036 + v5030;
-      out[v5037] = v5026;
-    }
-    const unsigned int v5039 = v43 + v9780;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5040 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5041 = v1010.x[4];
-    const float v5042 = v5041 * v5040;
-    const bool v5043 = v5039 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5043) {
-      const unsigned int v5046 = 32u + v9779;
-      const unsigned int v5049 = v11 + v5039;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5050 = v5049 * v1;
-      const unsigned int v5051 = v5050 + v26;
-      const unsigned int v5052 = v5051 << 8u;
-      const unsigned int v5053 = v5052 + v5046;
-      out[v5053] = v5042;
-    }
-    const unsigned int v5055 = v43 + v9785;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5056 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5057 = v1010.x[5];
-    const float v5058 = v5057 * v5056;
-    const bool v5059 = v5055 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5059) {
-      const unsigned int v5062 = 32u + v9784;
-      const unsigned int v5065 = v11 + v5055;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5066 = v5065 * v1;
-      const unsigned int v5067 = v5066 + v26;
-      const unsigned int v5068 = v5067 << 8u;
-      const unsigned int v5069 = v5068 + v5062;
-      out[v5069] = v5058;
-    }
-    const unsigned int v5071 = v43 + v9790;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5072 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5073 = v1010.x[6];
-    const float v5074 = v5073 * v5072;
-    const bool v5075 = v5071 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5075) {
-      const unsigned int v5078 = 32u + v9789;
-      const unsigned int v5081 = v11 + v5071;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5082 = v5081 * v1;
-      const unsigned int v5083 = v5082 + v26;
-      const unsigned int v5084 = v5083 << 8u;
-      const unsigned int v5085 = v5084 + v5078;
-      out[v5085] = v5074;
-    }
-    const unsigned int v5087 = v43 + v9795;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5088 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5089 = v1010.x[7];
-    const float v5090 = v5089 * v5088;
-    const bool v5091 = v5087 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5091) {
-      const unsigned int v5094 = 32u + v9794;
-      const unsigned int v5097 = v11 + v5087;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5098 = v5097 * v1;
-      const unsigned int v5099 = v5098 + v26;
-      const unsigned int v5100 = v5099 << 8u;
-      const unsigned int v5101 = v5100 + v5094;
-      out[v5101] = v5090;
-    }
-    const unsigned int v5103 = v43 + v9800;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5104 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5105 = v1010.x[8];
-    const float v5106 = v5105 * v5104;
-    const bool v5107 = v5103 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5107) {
-      const unsigned int v5110 = 32u + v9799;
-      const unsigned int v5113 = v11 + v5103;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5114 = v5113 * v1;
-      const unsigned int v5115 = v5114 + v26;
-      const unsigned int v5116 = v5115 << 8u;
-      const unsigned int v5117 = v5116 + v5110;
-      out[v5117] = v5106;
-    }
-    const unsigned int v5119 = v43 + v9805;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5120 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5121 = v1010.x[9];
-    const float v5122 = v5121 * v5120;
-    const bool v5123 = v5119 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5123) {
-      const unsigned int v5126 = 32u + v9804;
-      const unsigned int v5129 = v11 + v5119;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5130 = v5129 * v1;
-      const unsigned int v5131 = v5130 + v26;
-      const unsigned int v5132 = v5131 << 8u;
-      const unsigned int v5133 = v5132 + v5126;
-      out[v5133] = v5122;
-    }
-    const unsigned int v5135 = v43 + v9810;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5136 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5137 = v1010.x[10];
-    const float v5138 = v5137 * v5136;
-    const bool v5139 = v5135 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5139) {
-      const unsigned int v5142 = 32u + v9809;
-      const unsigned int v5145 = v11 + v5135;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5146 = v5145 * v1;
-      const unsigned int v5147 = v5146 + v26;
-      const unsigned int v5148 = v5147 << 8u;
-      const unsigned int v5149 = v5148 + v5142;
-      out[v5149] = v5138;
-    }
-    const unsigned int v5151 = v43 + v9815;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5152 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5153 = v1010.x[11];
-    const float v5154 = v5153 * v5152;
-    const bool v5155 = v5151 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5155) {
-      const unsigned int v5158 = 32u + v9814;
-      const unsigned int v5161 = v11 + v5151;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5162 = v5161 * v1;
-      const unsigned int v5163 = v5162 + v26;
-      const unsigned int v5164 = v5163 << 8u;
-      const unsigned int v5165 = v5164 + v5158;
-      out[v5165] = v5154;
-    }
-    const unsigned int v5167 = v43 + v9820;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5168 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5169 = v1010.x[12];
-    const float v5170 = v5169 * v5168;
-    const bool v5171 = v5167 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5171) {
-      const unsigned int v5174 = 32u + v9819;
-      const unsigned int v5177 = v11 + v5167;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5178 = v5177 * v1;
-      const unsigned int v5179 = v5178 + v26;
-      const unsigned int v5180 = v5179 << 8u;
-      const unsigned int v5181 = v5180 + v5174;
-      out[v5181] = v5170;
-    }
-    const unsigned int v5183 = v43 + v9825;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5184 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5185 = v1010.x[13];
-    const float v5186 = v5185 * v5184;
-    const bool v5187 = v5183 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5187) {
-      const unsigned int v5190 = 32u + v9824;
-      const unsigned int v5193 = v11 + v5183;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5194 = v5193 * v1;
-      const unsigned int v5195 = v5194 + v26;
-      const unsigned int v5196 = v5195 << 8u;
-      const unsigned int v5197 = v5196 + v5190;
-      out[v5197] = v5186;
-    }
-    const unsigned int v5199 = v43 + v9830;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5200 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5201 = v1010.x[14];
-    const float v5202 = v5201 * v5200;
-    const bool v5203 = v5199 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5203) {
-      const unsigned int v5206 = 32u + v9829;
-      const unsigned int v5209 = v11 + v5199;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5210 = v5209 * v1;
-      const unsigned int v5211 = v5210 + v26;
-      const unsigned int v5212 = v5211 << 8u;
-      const unsigned int v5213 = v5212 + v5206;
-      out[v5213] = v5202;
-    }
-    const unsigned int v5215 = v43 + v9835;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5216 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5217 = v1010.x[15];
-    const float v5218 = v5217 * v5216;
-    const bool v5219 = v5215 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5219) {
-      const unsigned int v5222 = 32u + v9834;
-      const unsigned int v5225 = v11 + v5215;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5226 = v5225 * v1;
-      const unsigned int v5227 = v5226 + v26;
-      const unsigned int v5228 = v5227 << 8u;
-      const unsigned int v5229 = v5228 + v5222;
-      out[v5229] = v5218;
-    }
-    const unsigned int v5231 = v43 + v9840;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5232 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5233 = v1012.x[0];
-    const float v5234 = v5233 * v5232;
-    const bool v5235 = v5231 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5235) {
-      const unsigned int v5238 = 64u + v9839;
-      const unsigned int v5241 = v11 + v5231;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5242 = v5241 * v1;
-      const unsigned int v5243 = v5242 + v26;
-      const unsigned int v5244 = v5243 << 8u;
-      const unsigned int v5245 = v5244 + v5238;
-      out[v5245] = v5234;
-    }
-    const unsigned int v5247 = v43 + v9845;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5248 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5249 = v1012.x[1];
-    const float v5250 = v5249 * v5248;
-    const bool v5251 = v5247 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5251) {
-      const unsigned int v5254 = 64u + v9844;
-      const unsigned int v5257 = v11 + v5247;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5258 = v5257 * v1;
-      const unsigned int v5259 = v5258 + v26;
-      const unsigned int v5260 = v5259 << 8u;
-      const unsigned int v5261 = v5260 + v5254;
-      out[v5261] = v5250;
-    }
-    const unsigned int v5263 = v43 + v9850;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5264 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5265 = v1012.x[2];
-    const float v5266 = v5265 * v5264;
-    const bool v5267 = v5263 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5267) {
-      const unsigned int v5270 = 64u + v9849;
-      const unsigned int v5273 = v11 + v5263;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5274 = v5273 * v1;
-      const unsigned int v5275 = v5274 + v26;
-      const unsigned int v5276 = v5275 << 8u;
-      const unsigned int v5277 = v5276 + v5270;
-      out[v5277] = v5266;
-    }
-    const unsigned int v5279 = v43 + v9855;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5280 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5281 = v1012.x[3];
-    const float v5282 = v5281 * v5280;
-    const bool v5283 = v5279 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5283) {
-      const unsigned int v5286 = 64u + v9854;
-      const unsigned int v5289 = v11 + v5279;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5290 = v5289 * v1;
-      const unsigned int v5291 = v5290 + v26;
-      const unsigned int v5292 = v5291 << 8u;
-      const unsigned int v5293 = v5292 + v5286;
-      out[v5293] = v5282;
-    }
-    const unsigned int v5295 = v43 + v9860;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5296 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5297 = v1012.x[4];
-    const float v5298 = v5297 * v5296;
-    const bool v5299 = v5295 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5299) {
-      const unsigned int v5302 = 64u + v9859;
-      const unsigned int v5305 = v11 + v5295;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5306 = v5305 * v1;
-      const unsigned int v5307 = v5306 + v26;
-      const unsigned int v5308 = v5307 << 8u;
-      const unsigned int v5309 = v5308 + v5302;
-      out[v5309] = v5298;
-    }
-    const unsigned int v5311 = v43 + v9865;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5312 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5313 = v1012.x[5];
-    const float v5314 = v5313 * v5312;
-    const bool v5315 = v5311 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5315) {
-      const unsigned int v5318 = 64u + v9864;
-      const unsigned int v5321 = v11 + v5311;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5322 = v5321 * v1;
-      const unsigned int v5323 = v5322 + v26;
-      const unsigned int v5324 = v5323 << 8u;
-      const unsigned int v5325 = v5324 + v5318;
-      out[v5325] = v5314;
-    }
-    const unsigned int v5327 = v43 + v9870;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5328 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5329 = v1012.x[6];
-    const float v5330 = v5329 * v5328;
-    const bool v5331 = v5327 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5331) {
-      const unsigned int v5334 = 64u + v9869;
-      const unsigned int v5337 = v11 + v5327;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5338 = v5337 * v1;
-      const unsigned int v5339 = v5338 + v26;
-      const unsigned int v5340 = v5339 << 8u;
-      const unsigned int v5341 = v5340 + v5334;
-      out[v5341] = v5330;
-    }
-    const unsigned int v5343 = v43 + v9875;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5344 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5345 = v1012.x[7];
-    const float v5346 = v5345 * v5344;
-    const bool v5347 = v5343 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5347) {
-      const unsigned int v5350 = 64u + v9874;
-      const unsigned int v5353 = v11 + v5343;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5354 = v5353 * v1;
-      const unsigned int v5355 = v5354 + v26;
-      const unsigned int v5356 = v5355 << 8u;
-      const unsigned int v5357 = v5356 + v5350;
-      out[v5357] = v5346;
-    }
-    const unsigned int v5359 = v43 + v9880;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5360 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5361 = v1012.x[8];
-    const float v5362 = v5361 * v5360;
-    const bool v5363 = v5359 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5363) {
-      const unsigned int v5366 = 64u + v9879;
-      const unsigned int v5369 = v11 + v5359;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5370 = v5369 * v1;
-      const unsigned int v5371 = v5370 + v26;
-      const unsigned int v5372 = v5371 << 8u;
-      const unsigned int v5373 = v5372 + v5366;
-      out[v5373] = v5362;
-    }
-    const unsigned int v5375 = v43 + v9885;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5376 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5377 = v1012.x[9];
-    const float v5378 = v5377 * v5376;
-    const bool v5379 = v5375 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5379) {
-      const unsigned int v5382 = 64u + v9884;
-      const unsigned int v5385 = v11 + v5375;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5386 = v5385 * v1;
-      const unsigned int v5387 = v5386 + v26;
-      const unsigned int v5388 = v5387 << 8u;
-      const unsigned int v5389 = v5388 + v5382;
-      out[v5389] = v5378;
-    }
-    const unsigned int v5391 = v43 + v9890;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5392 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5393 = v1012.x[10];
-    const float v5394 = v5393 * v5392;
-    const bool v5395 = v5391 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5395) {
-      const unsigned int v5398 = 64u + v9889;
-      const unsigned int v5401 = v11 + v5391;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5402 = v5401 * v1;
-      const unsigned int v5403 = v5402 + v26;
-      const unsigned int v5404 = v5403 << 8u;
-      const unsigned int v5405 = v5404 + v5398;
-      out[v5405] = v5394;
-    }
-    const unsigned int v5407 = v43 + v9895;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5408 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5409 = v1012.x[11];
-    const float v5410 = v5409 * v5408;
-    const bool v5411 = v5407 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5411) {
-      const unsigned int v5414 = 64u + v9894;
-      const unsigned int v5417 = v11 + v5407;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5418 = v5417 * v1;
-      const unsigned int v5419 = v5418 + v26;
-      const unsigned int v5420 = v5419 << 8u;
-      const unsigned int v5421 = v5420 + v5414;
-      out[v5421] = v5410;
-    }
-    const unsigned int v5423 = v43 + v9900;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5424 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5425 = v1012.x[12];
-    const float v5426 = v5425 * v5424;
-    const bool v5427 = v5423 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5427) {
-      const unsigned int v5430 = 64u + v9899;
-      const unsigned int v5433 = v11 + v5423;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5434 = v5433 * v1;
-      const unsigned int v5435 = v5434 + v26;
-      const unsigned int v5436 = v5435 << 8u;
-      const unsigned int v5437 = v5436 + v5430;
-      out[v5437] = v5426;
-    }
-    const unsigned int v5439 = v43 + v9905;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5440 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5441 = v1012.x[13];
-    const float v5442 = v5441 * v5440;
-    const bool v5443 = v5439 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5443) {
-      const unsigned int v5446 = 64u + v9904;
-      const unsigned int v5449 = v11 + v5439;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5450 = v5449 * v1;
-      const unsigned int v5451 = v5450 + v26;
-      const unsigned int v5452 = v5451 << 8u;
-      const unsigned int v5453 = v5452 + v5446;
-      out[v5453] = v5442;
-    }
-    const unsigned int v5455 = v43 + v9910;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5456 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5457 = v1012.x[14];
-    const float v5458 = v5457 * v5456;
-    const bool v5459 = v5455 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5459) {
-      const unsigned int v5462 = 64u + v9909;
-      const unsigned int v5465 = v11 + v5455;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5466 = v5465 * v1;
-      const unsigned int v5467 = v5466 + v26;
-      const unsigned int v5468 = v5467 << 8u;
-      const unsigned int v5469 = v5468 + v5462;
-      out[v5469] = v5458;
-    }
-    const unsigned int v5471 = v43 + v9915;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5472 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5473 = v1012.x[15];
-    const float v5474 = v5473 * v5472;
-    const bool v5475 = v5471 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5475) {
-      const unsigned int v5478 = 64u + v9914;
-      const unsigned int v5481 = v11 + v5471;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5482 = v5481 * v1;
-      const unsigned int v5483 = v5482 + v26;
-      const unsigned int v5484 = v5483 << 8u;
-      const unsigned int v5485 = v5484 + v5478;
-      out[v5485] = v5474;
-    }
-    const unsigned int v5487 = v43 + v9920;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5488 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5489 = v1014.x[0];
-    const float v5490 = v5489 * v5488;
-    const bool v5491 = v5487 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5491) {
-      const unsigned int v5494 = 96u + v9919;
-      const unsigned int v5497 = v11 + v5487;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5498 = v5497 * v1;
-      const unsigned int v5499 = v5498 + v26;
-      const unsigned int v5500 = v5499 << 8u;
-      const unsigned int v5501 = v5500 + v5494;
-      out[v5501] = v5490;
-    }
-    const unsigned int v5503 = v43 + v9925;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5504 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5505 = v1014.x[1];
-    const float v5506 = v5505 * v5504;
-    const bool v5507 = v5503 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5507) {
-      const unsigned int v5510 = 96u + v9924;
-      const unsigned int v5513 = v11 + v5503;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5514 = v5513 * v1;
-      const unsigned int v5515 = v5514 + v26;
-      const unsigned int v5516 = v5515 << 8u;
-      const unsigned int v5517 = v5516 + v5510;
-      out[v5517] = v5506;
-    }
-    const unsigned int v5519 = v43 + v9930;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5520 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5521 = v1014.x[2];
-    const float v5522 = v5521 * v5520;
-    const bool v5523 = v5519 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5523) {
-      const unsigned int v5526 = 96u + v9929;
-      const unsigned int v5529 = v11 + v5519;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5530 = v5529 * v1;
-      const unsigned int v5531 = v5530 + v26;
-      const unsigned int v5532 = v5531 << 8u;
-      const unsigned int v5533 = v5532 + v5526;
-      out[v5533] = v5522;
-    }
-    const unsigned int v5535 = v43 + v9935;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5536 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5537 = v1014.x[3];
-    const float v5538 = v5537 * v5536;
-    const bool v5539 = v5535 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5539) {
-      const unsigned int v5542 = 96u + v9934;
-      const unsigned int v5545 = v11 + v5535;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5546 = v5545 * v1;
-      const unsigned int v5547 = v5546 + v26;
-      const unsigned int v5548 = v5547 << 8u;
-      const unsigned int v5549 = v5548 + v5542;
-      out[v5549] = v5538;
-    }
-    const unsigned int v5551 = v43 + v9940;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5552 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5553 = v1014.x[4];
-    const float v5554 = v5553 * v5552;
-    const bool v5555 = v5551 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5555) {
-      const unsigned int v5558 = 96u + v9939;
-      const unsigned int v5561 = v11 + v5551;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5562 = v5561 * v1;
-      const unsigned int v5563 = v5562 + v26;
-      const unsigned int v5564 = v5563 << 8u;
-      const unsigned int v5565 = v5564 + v5558;
-      out[v5565] = v5554;
-    }
-    const unsigned int v5567 = v43 + v9945;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5568 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5569 = v1014.x[5];
-    const float v5570 = v5569 * v5568;
-    const bool v5571 = v5567 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5571) {
-      const unsigned int v5574 = 96u + v9944;
-      const unsigned int v5577 = v11 + v5567;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5578 = v5577 * v1;
-      const unsigned int v5579 = v5578 + v26;
-      const unsigned int v5580 = v5579 << 8u;
-      const unsigned int v5581 = v5580 + v5574;
-      out[v5581] = v5570;
-    }
-    const unsigned int v5583 = v43 + v9950;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5584 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5585 = v1014.x[6];
-    const float v5586 = v5585 * v5584;
-    const bool v5587 = v5583 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5587) {
-      const unsigned int v5590 = 96u + v9949;
-      const unsigned int v5593 = v11 + v5583;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5594 = v5593 * v1;
-      const unsigned int v5595 = v5594 + v26;
-      const unsigned int v5596 = v5595 << 8u;
-      const unsigned int v5597 = v5596 + v5590;
-      out[v5597] = v5586;
-    }
-    const unsigned int v5599 = v43 + v9955;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5600 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5601 = v1014.x[7];
-    const float v5602 = v5601 * v5600;
-    const bool v5603 = v5599 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5603) {
-      const unsigned int v5606 = 96u + v9954;
-      const unsigned int v5609 = v11 + v5599;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5610 = v5609 * v1;
-      const unsigned int v5611 = v5610 + v26;
-      const unsigned int v5612 = v5611 << 8u;
-      const unsigned int v5613 = v5612 + v5606;
-      out[v5613] = v5602;
-    }
-    const unsigned int v5615 = v43 + v9960;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5616 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5617 = v1014.x[8];
-    const float v5618 = v5617 * v5616;
-    const bool v5619 = v5615 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5619) {
-      const unsigned int v5622 = 96u + v9959;
-      const unsigned int v5625 = v11 + v5615;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5626 = v5625 * v1;
-      const unsigned int v5627 = v5626 + v26;
-      const unsigned int v5628 = v5627 << 8u;
-      const unsigned int v5629 = v5628 + v5622;
-      out[v5629] = v5618;
-    }
-    const unsigned int v5631 = v43 + v9965;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5632 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5633 = v1014.x[9];
-    const float v5634 = v5633 * v5632;
-    const bool v5635 = v5631 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5635) {
-      const unsigned int v5638 = 96u + v9964;
-      const unsigned int v5641 = v11 + v5631;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5642 = v5641 * v1;
-      const unsigned int v5643 = v5642 + v26;
-      const unsigned int v5644 = v5643 << 8u;
-      const unsigned int v5645 = v5644 + v5638;
-      out[v5645] = v5634;
-    }
-    const unsigned int v5647 = v43 + v9970;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5648 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5649 = v1014.x[10];
-    const float v5650 = v5649 * v5648;
-    const bool v5651 = v5647 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5651) {
-      const unsigned int v5654 = 96u + v9969;
-      const unsigned int v5657 = v11 + v5647;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5658 = v5657 * v1;
-      const unsigned int v5659 = v5658 + v26;
-      const unsigned int v5660 = v5659 << 8u;
-      const unsigned int v5661 = v5660 + v5654;
-      out[v5661] = v5650;
-    }
-    const unsigned int v5663 = v43 + v9975;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5664 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5665 = v1014.x[11];
-    const float v5666 = v5665 * v5664;
-    const bool v5667 = v5663 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5667) {
-      const unsigned int v5670 = 96u + v9974;
-      const unsigned int v5673 = v11 + v5663;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5674 = v5673 * v1;
-      const unsigned int v5675 = v5674 + v26;
-      const unsigned int v5676 = v5675 << 8u;
-      const unsigned int v5677 = v5676 + v5670;
-      out[v5677] = v5666;
-    }
-    const unsigned int v5679 = v43 + v9980;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5680 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5681 = v1014.x[12];
-    const float v5682 = v5681 * v5680;
-    const bool v5683 = v5679 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5683) {
-      const unsigned int v5686 = 96u + v9979;
-      const unsigned int v5689 = v11 + v5679;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5690 = v5689 * v1;
-      const unsigned int v5691 = v5690 + v26;
-      const unsigned int v5692 = v5691 << 8u;
-      const unsigned int v5693 = v5692 + v5686;
-      out[v5693] = v5682;
-    }
-    const unsigned int v5695 = v43 + v9985;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5696 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5697 = v1014.x[13];
-    const float v5698 = v5697 * v5696;
-    const bool v5699 = v5695 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5699) {
-      const unsigned int v5702 = 96u + v9984;
-      const unsigned int v5705 = v11 + v5695;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5706 = v5705 * v1;
-      const unsigned int v5707 = v5706 + v26;
-      const unsigned int v5708 = v5707 << 8u;
-      const unsigned int v5709 = v5708 + v5702;
-      out[v5709] = v5698;
-    }
-    const unsigned int v5711 = v43 + v9990;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5712 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5713 = v1014.x[14];
-    const float v5714 = v5713 * v5712;
-    const bool v5715 = v5711 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5715) {
-      const unsigned int v5718 = 96u + v9989;
-      const unsigned int v5721 = v11 + v5711;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5722 = v5721 * v1;
-      const unsigned int v5723 = v5722 + v26;
-      const unsigned int v5724 = v5723 << 8u;
-      const unsigned int v5725 = v5724 + v5718;
-      out[v5725] = v5714;
-    }
-    const unsigned int v5727 = v43 + v9995;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5728 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5729 = v1014.x[15];
-    const float v5730 = v5729 * v5728;
-    const bool v5731 = v5727 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5731) {
-      const unsigned int v5734 = 96u + v9994;
-      const unsigned int v5737 = v11 + v5727;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5738 = v5737 * v1;
-      const unsigned int v5739 = v5738 + v26;
-      const unsigned int v5740 = v5739 << 8u;
-      const unsigned int v5741 = v5740 + v5734;
-      out[v5741] = v5730;
-    }
-    const unsigned int v5743 = v43 + v10000;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5744 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5745 = v1016.x[0];
-    const float v5746 = v5745 * v5744;
-    const bool v5747 = v5743 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5747) {
-      const unsigned int v5750 = 128u + v9999;
-      const unsigned int v5753 = v11 + v5743;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5754 = v5753 * v1;
-      const unsigned int v5755 = v5754 + v26;
-      const unsigned int v5756 = v5755 << 8u;
-      const unsigned int v5757 = v5756 + v5750;
-      out[v5757] = v5746;
-    }
-    const unsigned int v5759 = v43 + v10005;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5760 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5761 = v1016.x[1];
-    const float v5762 = v5761 * v5760;
-    const bool v5763 = v5759 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5763) {
-      const unsigned int v5766 = 128u + v10004;
-      const unsigned int v5769 = v11 + v5759;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5770 = v5769 * v1;
-      const unsigned int v5771 = v5770 + v26;
-      const unsigned int v5772 = v5771 << 8u;
-      const unsigned int v5773 = v5772 + v5766;
-      out[v5773] = v5762;
-    }
-    const unsigned int v5775 = v43 + v10010;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5776 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5777 = v1016.x[2];
-    const float v5778 = v5777 * v5776;
-    const bool v5779 = v5775 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5779) {
-      const unsigned int v5782 = 128u + v10009;
-      const unsigned int v5785 = v11 + v5775;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5786 = v5785 * v1;
-      const unsigned int v5787 = v5786 + v26;
-      const unsigned int v5788 = v5787 << 8u;
-      const unsigned int v5789 = v5788 + v5782;
-      out[v5789] = v5778;
-    }
-    const unsigned int v5791 = v43 + v10015;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5792 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5793 = v1016.x[3];
-    const float v5794 = v5793 * v5792;
-    const bool v5795 = v5791 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5795) {
-      const unsigned int v5798 = 128u + v10014;
-      const unsigned int v5801 = v11 + v5791;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5802 = v5801 * v1;
-      const unsigned int v5803 = v5802 + v26;
-      const unsigned int v5804 = v5803 << 8u;
-      const unsigned int v5805 = v5804 + v5798;
-      out[v5805] = v5794;
-    }
-    const unsigned int v5807 = v43 + v10020;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5808 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5809 = v1016.x[4];
-    const float v5810 = v5809 * v5808;
-    const bool v5811 = v5807 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5811) {
-      const unsigned int v5814 = 128u + v10019;
-      const unsigned int v5817 = v11 + v5807;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5818 = v5817 * v1;
-      const unsigned int v5819 = v5818 + v26;
-      const unsigned int v5820 = v5819 << 8u;
-      const unsigned int v5821 = v5820 + v5814;
-      out[v5821] = v5810;
-    }
-    const unsigned int v5823 = v43 + v10025;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5824 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5825 = v1016.x[5];
-    const float v5826 = v5825 * v5824;
-    const bool v5827 = v5823 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5827) {
-      const unsigned int v5830 = 128u + v10024;
-      const unsigned int v5833 = v11 + v5823;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5834 = v5833 * v1;
-      const unsigned int v5835 = v5834 + v26;
-      const unsigned int v5836 = v5835 << 8u;
-      const unsigned int v5837 = v5836 + v5830;
-      out[v5837] = v5826;
-    }
-    const unsigned int v5839 = v43 + v10030;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5840 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5841 = v1016.x[6];
-    const float v5842 = v5841 * v5840;
-    const bool v5843 = v5839 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5843) {
-      const unsigned int v5846 = 128u + v10029;
-      const unsigned int v5849 = v11 + v5839;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5850 = v5849 * v1;
-      const unsigned int v5851 = v5850 + v26;
-      const unsigned int v5852 = v5851 << 8u;
-      const unsigned int v5853 = v5852 + v5846;
-      out[v5853] = v5842;
-    }
-    const unsigned int v5855 = v43 + v10035;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5856 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5857 = v1016.x[7];
-    const float v5858 = v5857 * v5856;
-    const bool v5859 = v5855 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5859) {
-      const unsigned int v5862 = 128u + v10034;
-      const unsigned int v5865 = v11 + v5855;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5866 = v5865 * v1;
-      const unsigned int v5867 = v5866 + v26;
-      const unsigned int v5868 = v5867 << 8u;
-      const unsigned int v5869 = v5868 + v5862;
-      out[v5869] = v5858;
-    }
-    const unsigned int v5871 = v43 + v10040;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5872 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5873 = v1016.x[8];
-    const float v5874 = v5873 * v5872;
-    const bool v5875 = v5871 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5875) {
-      const unsigned int v5878 = 128u + v10039;
-      const unsigned int v5881 = v11 + v5871;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5882 = v5881 * v1;
-      const unsigned int v5883 = v5882 + v26;
-      const unsigned int v5884 = v5883 << 8u;
-      const unsigned int v5885 = v5884 + v5878;
-      out[v5885] = v5874;
-    }
-    const unsigned int v5887 = v43 + v10045;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5888 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5889 = v1016.x[9];
-    const float v5890 = v5889 * v5888;
-    const bool v5891 = v5887 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5891) {
-      const unsigned int v5894 = 128u + v10044;
-      const unsigned int v5897 = v11 + v5887;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5898 = v5897 * v1;
-      const unsigned int v5899 = v5898 + v26;
-      const unsigned int v5900 = v5899 << 8u;
-      const unsigned int v5901 = v5900 + v5894;
-      out[v5901] = v5890;
-    }
-    const unsigned int v5903 = v43 + v10050;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5904 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5905 = v1016.x[10];
-    const float v5906 = v5905 * v5904;
-    const bool v5907 = v5903 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5907) {
-      const unsigned int v5910 = 128u + v10049;
-      const unsigned int v5913 = v11 + v5903;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5914 = v5913 * v1;
-      const unsigned int v5915 = v5914 + v26;
-      const unsigned int v5916 = v5915 << 8u;
-      const unsigned int v5917 = v5916 + v5910;
-      out[v5917] = v5906;
-    }
-    const unsigned int v5919 = v43 + v10055;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5920 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5921 = v1016.x[11];
-    const float v5922 = v5921 * v5920;
-    const bool v5923 = v5919 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5923) {
-      const unsigned int v5926 = 128u + v10054;
-      const unsigned int v5929 = v11 + v5919;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5930 = v5929 * v1;
-      const unsigned int v5931 = v5930 + v26;
-      const unsigned int v5932 = v5931 << 8u;
-      const unsigned int v5933 = v5932 + v5926;
-      out[v5933] = v5922;
-    }
-    const unsigned int v5935 = v43 + v10060;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5936 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5937 = v1016.x[12];
-    const float v5938 = v5937 * v5936;
-    const bool v5939 = v5935 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5939) {
-      const unsigned int v5942 = 128u + v10059;
-      const unsigned int v5945 = v11 + v5935;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5946 = v5945 * v1;
-      const unsigned int v5947 = v5946 + v26;
-      const unsigned int v5948 = v5947 << 8u;
-      const unsigned int v5949 = v5948 + v5942;
-      out[v5949] = v5938;
-    }
-    const unsigned int v5951 = v43 + v10065;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5952 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5953 = v1016.x[13];
-    const float v5954 = v5953 * v5952;
-    const bool v5955 = v5951 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5955) {
-      const unsigned int v5958 = 128u + v10064;
-      const unsigned int v5961 = v11 + v5951;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5962 = v5961 * v1;
-      const unsigned int v5963 = v5962 + v26;
-      const unsigned int v5964 = v5963 << 8u;
-      const unsigned int v5965 = v5964 + v5958;
-      out[v5965] = v5954;
-    }
-    const unsigned int v5967 = v43 + v10070;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5968 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5969 = v1016.x[14];
-    const float v5970 = v5969 * v5968;
-    const bool v5971 = v5967 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5971) {
-      const unsigned int v5974 = 128u + v10069;
-      const unsigned int v5977 = v11 + v5967;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5978 = v5977 * v1;
-      const unsigned int v5979 = v5978 + v26;
-      const unsigned int v5980 = v5979 << 8u;
-      const unsigned int v5981 = v5980 + v5974;
-      out[v5981] = v5970;
-    }
-    const unsigned int v5983 = v43 + v10075;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5984 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5985 = v1016.x[15];
-    const float v5986 = v5985 * v5984;
-    const bool v5987 = v5983 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5987) {
-      const unsigned int v5990 = 128u + v10074;
-      const unsigned int v5993 = v11 + v5983;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5994 = v5993 * v1;
-      const unsigned int v5995 = v5994 + v26;
-      const unsigned int v5996 = v5995 << 8u;
-      const unsigned int v5997 = v5996 + v5990;
-      out[v5997] = v5986;
-    }
-    const unsigned int v5999 = v43 + v10080;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6000 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6001 = v1018.x[0];
-    const float v6002 = v6001 * v6000;
-    const bool v6003 = v5999 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6003) {
-      const unsigned int v6006 = 160u + v10079;
-      const unsigned int v6009 = v11 + v5999;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6010 = v6009 * v1;
-      const unsigned int v6011 = v6010 + v26;
-      const unsigned int v6012 = v6011 << 8u;
-      const unsigned int v6013 = v6012 + v6006;
-      out[v6013] = v6002;
-    }
-    const unsigned int v6015 = v43 + v10085;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6016 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6017 = v1018.x[1];
-    const float v6018 = v6017 * v6016;
-    const bool v6019 = v6015 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6019) {
-      const unsigned int v6022 = 160u + v10084;
-      const unsigned int v6025 = v11 + v6015;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6026 = v6025 * v1;
-      const unsigned int v6027 = v6026 + v26;
-      const unsigned int v6028 = v6027 << 8u;
-      const unsigned int v6029 = v6028 + v6022;
-      out[v6029] = v6018;
-    }
-    const unsigned int v6031 = v43 + v10090;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6032 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6033 = v1018.x[2];
-    const float v6034 = v6033 * v6032;
-    const bool v6035 = v6031 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6035) {
-      const unsigned int v6038 = 160u + v10089;
-      const unsigned int v6041 = v11 + v6031;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6042 = v6041 * v1;
-      const unsigned int v6043 = v6042 + v26;
-      const unsigned int v6044 = v6043 << 8u;
-      const unsigned int v6045 = v6044 + v6038;
-      out[v6045] = v6034;
-    }
-    const unsigned int v6047 = v43 + v10095;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6048 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6049 = v1018.x[3];
-    const float v6050 = v6049 * v6048;
-    const bool v6051 = v6047 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6051) {
-      const unsigned int v6054 = 160u + v10094;
-      const unsigned int v6057 = v11 + v6047;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6058 = v6057 * v1;
-      const unsigned int v6059 = v6058 + v26;
-      const unsigned int v6060 = v6059 << 8u;
-      const unsigned int v6061 = v6060 + v6054;
-      out[v6061] = v6050;
-    }
-    const unsigned int v6063 = v43 + v10100;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6064 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6065 = v1018.x[4];
-    const float v6066 = v6065 * v6064;
-    const bool v6067 = v6063 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6067) {
-      const unsigned int v6070 = 160u + v10099;
-      const unsigned int v6073 = v11 + v6063;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6074 = v6073 * v1;
-      const unsigned int v6075 = v6074 + v26;
-      const unsigned int v6076 = v6075 << 8u;
-      const unsigned int v6077 = v6076 + v6070;
-      out[v6077] = v6066;
-    }
-    const unsigned int v6079 = v43 + v10105;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6080 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6081 = v1018.x[5];
-    const float v6082 = v6081 * v6080;
-    const bool v6083 = v6079 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6083) {
-      const unsigned int v6086 = 160u + v10104;
-      const unsigned int v6089 = v11 + v6079;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6090 = v6089 * v1;
-      const unsigned int v6091 = v6090 + v26;
-      const unsigned int v6092 = v6091 << 8u;
-      const unsigned int v6093 = v6092 + v6086;
-      out[v6093] = v6082;
-    }
-    const unsigned int v6095 = v43 + v10110;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6096 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6097 = v1018.x[6];
-    const float v6098 = v6097 * v6096;
-    const bool v6099 = v6095 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6099) {
-      const unsigned int v6102 = 160u + v10109;
-      const unsigned int v6105 = v11 + v6095;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6106 = v6105 * v1;
-      const unsigned int v6107 = v6106 + v26;
-      const unsigned int v6108 = v6107 << 8u;
-      const unsigned int v6109 = v6108 + v6102;
-      out[v6109] = v6098;
-    }
-    const unsigned int v6111 = v43 + v10115;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6112 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6113 = v1018.x[7];
-    const float v6114 = v6113 * v6112;
-    const bool v6115 = v6111 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6115) {
-      const unsigned int v6118 = 160u + v10114;
-      const unsigned int v6121 = v11 + v6111;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6122 = v6121 * v1;
-      const unsigned int v6123 = v6122 + v26;
-      const unsigned int v6124 = v6123 << 8u;
-      const unsigned int v6125 = v6124 + v6118;
-      out[v6125] = v6114;
-    }
-    const unsigned int v6127 = v43 + v10120;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6128 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6129 = v1018.x[8];
-    const float v6130 = v6129 * v6128;
-    const bool v6131 = v6127 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6131) {
-      const unsigned int v6134 = 160u + v10119;
-      const unsigned int v6137 = v11 + v6127;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6138 = v6137 * v1;
-      const unsigned int v6139 = v6138 + v26;
-      const unsigned int v6140 = v6139 << 8u;
-      const unsigned int v6141 = v6140 + v6134;
-      out[v6141] = v6130;
-    }
-    const unsigned int v6143 = v43 + v10125;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6144 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6145 = v1018.x[9];
-    const float v6146 = v6145 * v6144;
-    const bool v6147 = v6143 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6147) {
-      const unsigned int v6150 = 160u + v10124;
-      const unsigned int v6153 = v11 + v6143;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6154 = v6153 * v1;
-      const unsigned int v6155 = v6154 + v26;
-      const unsigned int v6156 = v6155 << 8u;
-      const unsigned int v6157 = v6156 + v6150;
-      out[v6157] = v6146;
-    }
-    const unsigned int v6159 = v43 + v10130;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6160 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6161 = v1018.x[10];
-    const float v6162 = v6161 * v6160;
-    const bool v6163 = v6159 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6163) {
-      const unsigned int v6166 = 160u + v10129;
-      const unsigned int v6169 = v11 + v6159;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6170 = v6169 * v1;
-      const unsigned int v6171 = v6170 + v26;
-      const unsigned int v6172 = v6171 << 8u;
-      const unsigned int v6173 = v6172 + v6166;
-      out[v6173] = v6162;
-    }
-    const unsigned int v6175 = v43 + v10135;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6176 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6177 = v1018.x[11];
-    const float v6178 = v6177 * v6176;
-    const bool v6179 = v6175 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6179) {
-      const unsigned int v6182 = 160u + v10134;
-      const unsigned int v6185 = v11 + v6175;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6186 = v6185 * v1;
-      const unsigned int v6187 = v6186 + v26;
-      const unsigned int v6188 = v6187 << 8u;
-      const unsigned int v6189 = v6188 + v6182;
-      out[v6189] = v6178;
-    }
-    const unsigned int v6191 = v43 + v10140;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6192 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6193 = v1018.x[12];
-    const float v6194 = v6193 * v6192;
-    const bool v6195 = v6191 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6195) {
-      const unsigned int v6198 = 160u + v10139;
-      const unsigned int v6201 = v11 + v6191;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6202 = v6201 * v1;
-      const unsigned int v6203 = v6202 + v26;
-      const unsigned int v6204 = v6203 << 8u;
-      const unsigned int v6205 = v6204 + v6198;
-      out[v6205] = v6194;
-    }
-    const unsigned int v6207 = v43 + v10145;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6208 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6209 = v1018.x[13];
-    const float v6210 = v6209 * v6208;
-    const bool v6211 = v6207 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6211) {
-      const unsigned int v6214 = 160u + v10144;
-      const unsigned int v6217 = v11 + v6207;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6218 = v6217 * v1;
-      const unsigned int v6219 = v6218 + v26;
-      const unsigned int v6220 = v6219 << 8u;
-      const unsigned int v6221 = v6220 + v6214;
-      out[v6221] = v6210;
-    }
-    const unsigned int v6223 = v43 + v10150;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6224 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6225 = v1018.x[14];
-    const float v6226 = v6225 * v6224;
-    const bool v6227 = v6223 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6227) {
-      const unsigned int v6230 = 160u + v10149;
-      const unsigned int v6233 = v11 + v6223;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6234 = v6233 * v1;
-      const unsigned int v6235 = v6234 + v26;
-      const unsigned int v6236 = v6235 << 8u;
-      const unsigned int v6237 = v6236 + v6230;
-      out[v6237] = v6226;
-    }
-    const unsigned int v6239 = v43 + v10155;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6240 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6241 = v1018.x[15];
-    const float v6242 = v6241 * v6240;
-    const bool v6243 = v6239 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6243) {
-      const unsigned int v6246 = 160u + v10154;
-      const unsigned int v6249 = v11 + v6239;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6250 = v6249 * v1;
-      const unsigned int v6251 = v6250 + v26;
-      const unsigned int v6252 = v6251 << 8u;
-      const unsigned int v6253 = v6252 + v6246;
-      out[v6253] = v6242;
-    }
-    const unsigned int v6255 = v43 + v10160;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6256 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6257 = v1020.x[0];
-    const float v6258 = v6257 * v6256;
-    const bool v6259 = v6255 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6259) {
-      const unsigned int v6262 = 192u + v10159;
-      const unsigned int v6265 = v11 + v6255;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6266 = v6265 * v1;
-      const unsigned int v6267 = v6266 + v26;
-      const unsigned int v6268 = v6267 << 8u;
-      const unsigned int v6269 = v6268 + v6262;
-      out[v6269] = v6258;
-    }
-    const unsigned int v6271 = v43 + v10165;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6272 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6273 = v1020.x[1];
-    const float v6274 = v6273 * v6272;
-    const bool v6275 = v6271 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6275) {
-      const unsigned int v6278 = 192u + v10164;
-      const unsigned int v6281 = v11 + v6271;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6282 = v6281 * v1;
-      const unsigned int v6283 = v6282 + v26;
-      const unsigned int v6284 = v6283 << 8u;
-      const unsigned int v6285 = v6284 + v6278;
-      out[v6285] = v6274;
-    }
-    const unsigned int v6287 = v43 + v10170;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6288 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6289 = v1020.x[2];
-    const float v6290 = v6289 * v6288;
-    const bool v6291 = v6287 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6291) {
-      const unsigned int v6294 = 192u + v10169;
-      const unsigned int v6297 = v11 + v6287;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6298 = v6297 * v1;
-      const unsigned int v6299 = v6298 + v26;
-      const unsigned int v6300 = v6299 << 8u;
-      const unsigned int v6301 = v6300 + v6294;
-      out[v6301] = v6290;
-    }
-    const unsigned int v6303 = v43 + v10175;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6304 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6305 = v1020.x[3];
-    const float v6306 = v6305 * v6304;
-    const bool v6307 = v6303 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6307) {
-      const unsigned int v6310 = 192u + v10174;
-      const unsigned int v6313 = v11 + v6303;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6314 = v6313 * v1;
-      const unsigned int v6315 = v6314 + v26;
-      const unsigned int v6316 = v6315 << 8u;
-      const unsigned int v6317 = v6316 + v6310;
-      out[v6317] = v6306;
-    }
-    const unsigned int v6319 = v43 + v10180;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6320 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6321 = v1020.x[4];
-    const float v6322 = v6321 * v6320;
-    const bool v6323 = v6319 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6323) {
-      const unsigned int v6326 = 192u + v10179;
-      const unsigned int v6329 = v11 + v6319;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6330 = v6329 * v1;
-      const unsigned int v6331 = v6330 + v26;
-      const unsigned int v6332 = v6331 << 8u;
-      const unsigned int v6333 = v6332 + v6326;
-      out[v6333] = v6322;
-    }
-    const unsigned int v6335 = v43 + v10185;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6336 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6337 = v1020.x[5];
-    const float v6338 = v6337 * v6336;
-    const bool v6339 = v6335 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6339) {
-      const unsigned int v6342 = 192u + v10184;
-      const unsigned int v6345 = v11 + v6335;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6346 = v6345 * v1;
-      const unsigned int v6347 = v6346 + v26;
-      const unsigned int v6348 = v6347 << 8u;
-      const unsigned int v6349 = v6348 + v6342;
-      out[v6349] = v6338;
-    }
-    const unsigned int v6351 = v43 + v10190;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6352 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6353 = v1020.x[6];
-    const float v6354 = v6353 * v6352;
-    const bool v6355 = v6351 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6355) {
-      const unsigned int v6358 = 192u + v10189;
-      const unsigned int v6361 = v11 + v6351;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6362 = v6361 * v1;
-      const unsigned int v6363 = v6362 + v26;
-      const unsigned int v6364 = v6363 << 8u;
-      const unsigned int v6365 = v6364 + v6358;
-      out[v6365] = v6354;
-    }
-    const unsigned int v6367 = v43 + v10195;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6368 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6369 = v1020.x[7];
-    const float v6370 = v6369 * v6368;
-    const bool v6371 = v6367 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6371) {
-      const unsigned int v6374 = 192u + v10194;
-      const unsigned int v6377 = v11 + v6367;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6378 = v6377 * v1;
-      const unsigned int v6379 = v6378 + v26;
-      const unsigned int v6380 = v6379 << 8u;
-      const unsigned int v6381 = v6380 + v6374;
-      out[v6381] = v6370;
-    }
-    const unsigned int v6383 = v43 + v10200;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6384 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6385 = v1020.x[8];
-    const float v6386 = v6385 * v6384;
-    const bool v6387 = v6383 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6387) {
-      const unsigned int v6390 = 192u + v10199;
-      const unsigned int v6393 = v11 + v6383;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6394 = v6393 * v1;
-      const unsigned int v6395 = v6394 + v26;
-      const unsigned int v6396 = v6395 << 8u;
-      const unsigned int v6397 = v6396 + v6390;
-      out[v6397] = v6386;
-    }
-    const unsigned int v6399 = v43 + v10205;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6400 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6401 = v1020.x[9];
-    const float v6402 = v6401 * v6400;
-    const bool v6403 = v6399 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6403) {
-      const unsigned int v6406 = 192u + v10204;
-      const unsigned int v6409 = v11 + v6399;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6410 = v6409 * v1;
-      const unsigned int v6411 = v6410 + v26;
-      const unsigned int v6412 = v6411 << 8u;
-      const unsigned int v6413 = v6412 + v6406;
-      out[v6413] = v6402;
-    }
-    const unsigned int v6415 = v43 + v10210;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6416 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6417 = v1020.x[10];
-    const float v6418 = v6417 * v6416;
-    const bool v6419 = v6415 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6419) {
-      const unsigned int v6422 = 192u + v10209;
-      const unsigned int v6425 = v11 + v6415;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6426 = v6425 * v1;
-      const unsigned int v6427 = v6426 + v26;
-      const unsigned int v6428 = v6427 << 8u;
-      const unsigned int v6429 = v6428 + v6422;
-      out[v6429] = v6418;
-    }
-    const unsigned int v6431 = v43 + v10215;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6432 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6433 = v1020.x[11];
-    const float v6434 = v6433 * v6432;
-    const bool v6435 = v6431 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6435) {
-      const unsigned int v6438 = 192u + v10214;
-      const unsigned int v6441 = v11 + v6431;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6442 = v6441 * v1;
-      const unsigned int v6443 = v6442 + v26;
-      const unsigned int v6444 = v6443 << 8u;
-      const unsigned int v6445 = v6444 + v6438;
-      out[v6445] = v6434;
-    }
-    const unsigned int v6447 = v43 + v10220;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6448 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6449 = v1020.x[12];
-    const float v6450 = v6449 * v6448;
-    const bool v6451 = v6447 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6451) {
-      const unsigned int v6454 = 192u + v10219;
-      const unsigned int v6457 = v11 + v6447;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6458 = v6457 * v1;
-      const unsigned int v6459 = v6458 + v26;
-      const unsigned int v6460 = v6459 << 8u;
-      const unsigned int v6461 = v6460 + v6454;
-      out[v6461] = v6450;
-    }
-    const unsigned int v6463 = v43 + v10225;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6464 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6465 = v1020.x[13];
-    const float v6466 = v6465 * v6464;
-    const bool v6467 = v6463 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6467) {
-      const unsigned int v6470 = 192u + v10224;
-      const unsigned int v6473 = v11 + v6463;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6474 = v6473 * v1;
-      const unsigned int v6475 = v6474 + v26;
-      const unsigned int v6476 = v6475 << 8u;
-      const unsigned int v6477 = v6476 + v6470;
-      out[v6477] = v6466;
-    }
-    const unsigned int v6479 = v43 + v10230;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6480 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6481 = v1020.x[14];
-    const float v6482 = v6481 * v6480;
-    const bool v6483 = v6479 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6483) {
-      const unsigned int v6486 = 192u + v10229;
-      const unsigned int v6489 = v11 + v6479;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6490 = v6489 * v1;
-      const unsigned int v6491 = v6490 + v26;
-      const unsigned int v6492 = v6491 << 8u;
-      const unsigned int v6493 = v6492 + v6486;
-      out[v6493] = v6482;
-    }
-    const unsigned int v6495 = v43 + v10235;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6496 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6497 = v1020.x[15];
-    const float v6498 = v6497 * v6496;
-    const bool v6499 = v6495 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6499) {
-      const unsigned int v6502 = 192u + v10234;
-      const unsigned int v6505 = v11 + v6495;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6506 = v6505 * v1;
-      const unsigned int v6507 = v6506 + v26;
-      const unsigned int v6508 = v6507 << 8u;
-      const unsigned int v6509 = v6508 + v6502;
-      out[v6509] = v6498;
-    }
-    const unsigned int v6511 = v43 + v10240;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6512 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6513 = v1022.x[0];
-    const float v6514 = v6513 * v6512;
-    const bool v6515 = v6511 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6515) {
-      const unsigned int v6518 = 224u + v10239;
-      const unsigned int v6521 = v11 + v6511;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6522 = v6521 * v1;
-      const unsigned int v6523 = v6522 + v26;
-      const unsigned int v6524 = v6523 << 8u;
-      const unsigned int v6525 = v6524 + v6518;
-      out[v6525] = v6514;
-    }
-    const unsigned int v6527 = v43 + v10245;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6528 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6529 = v1022.x[1];
-    const float v6530 = v6529 * v6528;
-    const bool v6531 = v6527 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6531) {
-      const unsigned int v6534 = 224u + v10244;
-      const unsigned int v6537 = v11 + v6527;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6538 = v6537 * v1;
-      const unsigned int v6539 = v6538 + v26;
-      const unsigned int v6540 = v6539 << 8u;
-      const unsigned int v6541 = v6540 + v6534;
-      out[v6541] = v6530;
-    }
-    const unsigned int v6543 = v43 + v10250;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6544 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6545 = v1022.x[2];
-    const float v6546 = v6545 * v6544;
-    const bool v6547 = v6543 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6547) {
-      const unsigned int v6550 = 224u + v10249;
-      const unsigned int v6553 = v11 + v6543;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6554 = v6553 * v1;
-      const unsigned int v6555 = v6554 + v26;
-      const unsigned int v6556 = v6555 << 8u;
-      const unsigned int v6557 = v6556 + v6550;
-      out[v6557] = v6546;
-    }
-    const unsigned int v6559 = v43 + v10255;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6560 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6561 = v1022.x[3];
-    const float v6562 = v6561 * v6560;
-    const bool v6563 = v6559 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6563) {
-      const unsigned int v6566 = 224u + v10254;
-      const unsigned int v6569 = v11 + v6559;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6570 = v6569 * v1;
-      const unsigned int v6571 = v6570 + v26;
-      const unsigned int v6572 = v6571 << 8u;
-      const unsigned int v6573 = v6572 + v6566;
-      out[v6573] = v6562;
-    }
-    const unsigned int v6575 = v43 + v10260;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6576 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6577 = v1022.x[4];
-    const float v6578 = v6577 * v6576;
-    const bool v6579 = v6575 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6579) {
-      const unsigned int v6582 = 224u + v10259;
-      const unsigned int v6585 = v11 + v6575;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6586 = v6585 * v1;
-      const unsigned int v6587 = v6586 + v26;
-      const unsigned int v6588 = v6587 << 8u;
-      const unsigned int v6589 = v6588 + v6582;
-      out[v6589] = v6578;
-    }
-    const unsigned int v6591 = v43 + v10265;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6592 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6593 = v1022.x[5];
-    const float v6594 = v6593 * v6592;
-    const bool v6595 = v6591 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6595) {
-      const unsigned int v6598 = 224u + v10264;
-      const unsigned int v6601 = v11 + v6591;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6602 = v6601 * v1;
-      const unsigned int v6603 = v6602 + v26;
-      const unsigned int v6604 = v6603 << 8u;
-      const unsigned int v6605 = v6604 + v6598;
-      out[v6605] = v6594;
-    }
-    const unsigned int v6607 = v43 + v10270;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6608 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6609 = v1022.x[6];
-    const float v6610 = v6609 * v6608;
-    const bool v6611 = v6607 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6611) {
-      const unsigned int v6614 = 224u + v10269;
-      const unsigned int v6617 = v11 + v6607;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6618 = v6617 * v1;
-      const unsigned int v6619 = v6618 + v26;
-      const unsigned int v6620 = v6619 << 8u;
-      const unsigned int v6621 = v6620 + v6614;
-      out[v6621] = v6610;
-    }
-    const unsigned int v6623 = v43 + v10275;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6624 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6625 = v1022.x[7];
-    const float v6626 = v6625 * v6624;
-    const bool v6627 = v6623 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6627) {
-      const unsigned int v6630 = 224u + v10274;
-      const unsigned int v6633 = v11 + v6623;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6634 = v6633 * v1;
-      const unsigned int v6635 = v6634 + v26;
-      const unsigned int v6636 = v6635 << 8u;
-      const unsigned int v6637 = v6636 + v6630;
-      out[v6637] = v6626;
-    }
-    const unsigned int v6639 = v43 + v10280;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6640 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6641 = v1022.x[8];
-    const float v6642 = v6641 * v6640;
-    const bool v6643 = v6639 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6643) {
-      const unsigned int v6646 = 224u + v10279;
-      const unsigned int v6649 = v11 + v6639;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6650 = v6649 * v1;
-      const unsigned int v6651 = v6650 + v26;
-      const unsigned int v6652 = v6651 << 8u;
-      const unsigned int v6653 = v6652 + v6646;
-      out[v6653] = v6642;
-    }
-    const unsigned int v6655 = v43 + v10285;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6656 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6657 = v1022.x[9];
-    const float v6658 = v6657 * v6656;
-    const bool v6659 = v6655 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6659) {
-      const unsigned int v6662 = 224u + v10284;
-      const unsigned int v6665 = v11 + v6655;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6666 = v6665 * v1;
-      const unsigned int v6667 = v6666 + v26;
-      const unsigned int v6668 = v6667 << 8u;
-      const unsigned int v6669 = v6668 + v6662;
-      out[v6669] = v6658;
-    }
-    const unsigned int v6671 = v43 + v10290;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6672 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6673 = v1022.x[10];
-    const float v6674 = v6673 * v6672;
-    const bool v6675 = v6671 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6675) {
-      const unsigned int v6678 = 224u + v10289;
-      const unsigned int v6681 = v11 + v6671;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6682 = v6681 * v1;
-      const unsigned int v6683 = v6682 + v26;
-      const unsigned int v6684 = v6683 << 8u;
-      const unsigned int v6685 = v6684 + v6678;
-      out[v6685] = v6674;
-    }
-    const unsigned int v6687 = v43 + v10295;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6688 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6689 = v1022.x[11];
-    const float v6690 = v6689 * v6688;
-    const bool v6691 = v6687 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6691) {
-      const unsigned int v6694 = 224u + v10294;
-      const unsigned int v6697 = v11 + v6687;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6698 = v6697 * v1;
-      const unsigned int v6699 = v6698 + v26;
-      const unsigned int v6700 = v6699 << 8u;
-      const unsigned int v6701 = v6700 + v6694;
-      out[v6701] = v6690;
-    }
-    const unsigned int v6703 = v43 + v10300;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6704 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6705 = v1022.x[12];
-    const float v6706 = v6705 * v6704;
-    const bool v6707 = v6703 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6707) {
-      const unsigned int v6710 = 224u + v10299;
-      const unsigned int v6713 = v11 + v6703;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6714 = v6713 * v1;
-      const unsigned int v6715 = v6714 + v26;
-      const unsigned int v6716 = v6715 << 8u;
-      const unsigned int v6717 = v6716 + v6710;
-      out[v6717] = v6706;
-    }
-    const unsigned int v6719 = v43 + v10305;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6720 = v4665.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6721 = v1022.x[13];
-    const float v6722 = v6721 * v6720;
-    const bool v6723 = v6719 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6723) {
-      const unsigned int v6726 = 224u + v10304;
-      const unsigned int v6729 = v11 + v6719;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6730 = v6729 * v1;
-      const unsigned int v6731 = v6730 + v26;
-      const unsigned int v6732 = v6731 << 8u;
-      const unsigned int v6733 = v6732 + v6726;
-      out[v6733] = v6722;
-    }
-    const unsigned int v6735 = v43 + v10310;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6736 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6737 = v1022.x[14];
-    const float v6738 = v6737 * v6736;
-    const bool v6739 = v6735 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6739) {
-      const unsigned int v6742 = 224u + v10309;
-      const unsigned int v6745 = v11 + v6735;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6746 = v6745 * v1;
-      const unsigned int v6747 = v6746 + v26;
-      const unsigned int v6748 = v6747 << 8u;
-      const unsigned int v6749 = v6748 + v6742;
-      out[v6749] = v6738;
-    }
-    const unsigned int v6751 = v43 + v10315;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6752 = v4665.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6753 = v1022.x[15];
-    const float v6754 = v6753 * v6752;
-    const bool v6755 = v6751 < v18;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6755) {
-      const unsigned int v6758 = 224u + v10314;
-      const unsigned int v6761 = v11 + v6751;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6762 = v6761 * v1;
-      const unsigned int v6763 = v6762 + v26;
-      const unsigned int v6764 = v6763 << 8u;
-      const unsigned int v6765 = v6764 + v6758;
-      out[v6765] = v6754;
-    }
-    const unsigned int v6767 = v43 + v4613;  // kernels/sdpa/flash_tile.hpp:204
-    const float v6769 = v4573.x[0];  // kernels/sdpa/flash_tile.hpp:205
-    const float v6770 = v4611.x[0];
-    const float v6771 = log2f(v6770);
-    const float v6772 = v6771 + v6769;
-    const float v6773 = v6772 * 0.6931472f;
-    const bool v6776 = v4612 == v44;  // kernels/sdpa/flash_tile.hpp:206
-    const bool v6777 = v6767 < v18;
-    const bool v6778 = v6776 && v6777;
-    if (v6778) {
-      const unsigned int v6779 = v26 * v3;  // kernels/sdpa/prefill.cpp:143
-      const unsigned int v6780 = v6779 + v11;
-      const unsigned int v6781 = v6780 + v6767;
-      lse[v6781] = v6773;
-    }
-    const unsigned int v6783 = v43 + v4626;  // kernels/sdpa/flash_tile.hpp:204
-    const float v6785 = v4573.x[1];  // kernels/sdpa/flash_tile.hpp:205
-    const float v6786 = v4611.x[1];
-    const float v6787 = log2f(v6786);
-    const float v6788 = v6787 + v6785;
-    const float v6789 = v6788 * 0.6931472f;
-    const bool v6792 = v4625 == v44;  // kernels/sdpa/flash_tile.hpp:206
-    const bool v6793 = v6783 < v18;
-    const bool v6794 = v6792 && v6793;
-    if (v6794) {
-      const unsigned int v6795 = v26 * v3;  // kernels/sdpa/prefill.cpp:143
-      const unsigned int v6796 = v6795 + v11;
-      const unsigned int v6797 = v6796 + v6783;
-      lse[v6797] = v6789;
-    }
-    const unsigned int v6799 = v43 + v4639;  // kernels/sdpa/flash_tile.hpp:204
-    const float v6801 = v4573.x[2];  // kernels/sdpa/flash_tile.hpp:205
-    const float v6802 = v4611.x[2];
-    const float v6803 = log2f(v6802);
-    const float v6804 = v6803 + v6801;
-    const float v6805 = v6804 * 0.6931472f;
-    const bool v6808 = v4638 == v44;  // kernels/sdpa/flash_tile.hpp:206
-    const bool v6809 = v6799 < v18;
-    const bool v6810 = v6808 && v6809;
-    if (v6810) {
-      const unsigned int v6811 = v26 * v3;  // kernels/sdpa/prefill.cpp:143
-      const unsigned int v6812 = v6811 + v11;
-      const unsigned int v6813 = v6812 + v6799;
-      lse[v6813] = v6805;
-    }
-    const unsigned int v6815 = v43 + v4652;  // kernels/sdpa/flash_tile.hpp:204
-    const float v6817 = v4573.x[3];  // kernels/sdpa/flash_tile.hpp:205
-    const float v6818 = v4611.x[3];
-    const float v6819 = log2f(v6818);
-    const float v6820 = v6819 + v6817;
-    const float v6821 = v6820 * 0.6931472f;
-    const bool v6824 = v4651 == v44;  // kernels/sdpa/flash_tile.hpp:206
-    const bool v6825 = v6815 < v18;
-    const bool v6826 = v6824 && v6825;
-    if (v6826) {
-      const unsigned int v6827 = v26 * v3;  // kernels/sdpa/prefill.cpp:143
-      const unsigned int v6828 = v6827 + v11;
-      const unsigned int v6829 = v6828 + v6815;
-      lse[v6829] = v6821;
+      v861.x[2] = v10318;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10321 = v861.x[3];
+      const float v10322 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10323 = v10321 * v10322;
+      v861.x[3] = v10323;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10326 = v861.x[4];
+      const float v10327 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10328 = v10326 * v10327;
+      v861.x[4] = v10328;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10331 = v861.x[5];
+      const float v10332 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10333 = v10331 * v10332;
+      v861.x[5] = v10333;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10336 = v861.x[6];
+      const float v10337 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10338 = v10336 * v10337;
+      v861.x[6] = v10338;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10341 = v861.x[7];
+      const float v10342 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10343 = v10341 * v10342;
+      v861.x[7] = v10343;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10346 = v861.x[8];
+      const float v10347 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10348 = v10346 * v10347;
+      v861.x[8] = v10348;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10351 = v861.x[9];
+      const float v10352 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10353 = v10351 * v10352;
+      v861.x[9] = v10353;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10356 = v861.x[10];
+      const float v10357 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10358 = v10356 * v10357;
+      v861.x[10] = v10358;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10361 = v861.x[11];
+      const float v10362 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10363 = v10361 * v10362;
+      v861.x[11] = v10363;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10366 = v861.x[12];
+      const float v10367 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10368 = v10366 * v10367;
+      v861.x[12] = v10368;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10371 = v861.x[13];
+      const float v10372 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10373 = v10371 * v10372;
+      v861.x[13] = v10373;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10376 = v861.x[14];
+      const float v10377 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10378 = v10376 * v10377;
+      v861.x[14] = v10378;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10381 = v861.x[15];
+      const float v10382 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10383 = v10381 * v10382;
+      v861.x[15] = v10383;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10386 = v863.x[0];
+      const float v10387 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10388 = v10386 * v10387;
+      v863.x[0] = v10388;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10391 = v863.x[1];
+      const float v10392 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10393 = v10391 * v10392;
+      v863.x[1] = v10393;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10396 = v863.x[2];
+      const float v10397 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10398 = v10396 * v10397;
+      v863.x[2] = v10398;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10401 = v863.x[3];
+      const float v10402 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10403 = v10401 * v10402;
+      v863.x[3] = v10403;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10406 = v863.x[4];
+      const float v10407 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10408 = v10406 * v10407;
+      v863.x[4] = v10408;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10411 = v863.x[5];
+      const float v10412 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10413 = v10411 * v10412;
+      v863.x[5] = v10413;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10416 = v863.x[6];
+      const float v10417 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10418 = v10416 * v10417;
+      v863.x[6] = v10418;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10421 = v863.x[7];
+      const float v10422 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10423 = v10421 * v10422;
+      v863.x[7] = v10423;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10426 = v863.x[8];
+      const float v10427 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10428 = v10426 * v10427;
+      v863.x[8] = v10428;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10431 = v863.x[9];
+      const float v10432 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10433 = v10431 * v10432;
+      v863.x[9] = v10433;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10436 = v863.x[10];
+      const float v10437 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10438 = v10436 * v10437;
+      v863.x[10] = v10438;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10441 = v863.x[11];
+      const float v10442 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10443 = v10441 * v10442;
+      v863.x[11] = v10443;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10446 = v863.x[12];
+      const float v10447 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10448 = v10446 * v10447;
+      v863.x[12] = v10448;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10451 = v863.x[13];
+      const float v10452 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10453 = v10451 * v10452;
+      v863.x[13] = v10453;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10456 = v863.x[14];
+      const float v10457 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10458 = v10456 * v10457;
+      v863.x[14] = v10458;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10461 = v863.x[15];
+      const float v10462 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10463 = v10461 * v10462;
+      v863.x[15] = v10463;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10466 = v865.x[0];
+      const float v10467 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10468 = v10466 * v10467;
+      v865.x[0] = v10468;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10471 = v865.x[1];
+      const float v10472 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10473 = v10471 * v10472;
+      v865.x[1] = v10473;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10476 = v865.x[2];
+      const float v10477 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10478 = v10476 * v10477;
+      v865.x[2] = v10478;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10481 = v865.x[3];
+      const float v10482 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10483 = v10481 * v10482;
+      v865.x[3] = v10483;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10486 = v865.x[4];
+      const float v10487 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10488 = v10486 * v10487;
+      v865.x[4] = v10488;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10491 = v865.x[5];
+      const float v10492 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10493 = v10491 * v10492;
+      v865.x[5] = v10493;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10496 = v865.x[6];
+      const float v10497 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10498 = v10496 * v10497;
+      v865.x[6] = v10498;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10501 = v865.x[7];
+      const float v10502 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10503 = v10501 * v10502;
+      v865.x[7] = v10503;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10506 = v865.x[8];
+      const float v10507 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10508 = v10506 * v10507;
+      v865.x[8] = v10508;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10511 = v865.x[9];
+      const float v10512 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10513 = v10511 * v10512;
+      v865.x[9] = v10513;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10516 = v865.x[10];
+      const float v10517 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10518 = v10516 * v10517;
+      v865.x[10] = v10518;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10521 = v865.x[11];
+      const float v10522 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10523 = v10521 * v10522;
+      v865.x[11] = v10523;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10526 = v865.x[12];
+      const float v10527 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10528 = v10526 * v10527;
+      v865.x[12] = v10528;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10531 = v865.x[13];
+      const float v10532 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10533 = v10531 * v10532;
+      v865.x[13] = v10533;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10536 = v865.x[14];
+      const float v10537 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10538 = v10536 * v10537;
+      v865.x[14] = v10538;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10541 = v865.x[15];
+      const float v10542 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10543 = v10541 * v10542;
+      v865.x[15] = v10543;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10546 = v867.x[0];
+      const float v10547 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10548 = v10546 * v10547;
+      v867.x[0] = v10548;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10551 = v867.x[1];
+      const float v10552 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10553 = v10551 * v10552;
+      v867.x[1] = v10553;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10556 = v867.x[2];
+      const float v10557 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10558 = v10556 * v10557;
+      v867.x[2] = v10558;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10561 = v867.x[3];
+      const float v10562 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10563 = v10561 * v10562;
+      v867.x[3] = v10563;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10566 = v867.x[4];
+      const float v10567 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10568 = v10566 * v10567;
+      v867.x[4] = v10568;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10571 = v867.x[5];
+      const float v10572 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10573 = v10571 * v10572;
+      v867.x[5] = v10573;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10576 = v867.x[6];
+      const float v10577 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10578 = v10576 * v10577;
+      v867.x[6] = v10578;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10581 = v867.x[7];
+      const float v10582 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10583 = v10581 * v10582;
+      v867.x[7] = v10583;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10586 = v867.x[8];
+      const float v10587 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10588 = v10586 * v10587;
+      v867.x[8] = v10588;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10591 = v867.x[9];
+      const float v10592 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10593 = v10591 * v10592;
+      v867.x[9] = v10593;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10596 = v867.x[10];
+      const float v10597 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10598 = v10596 * v10597;
+      v867.x[10] = v10598;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10601 = v867.x[11];
+      const float v10602 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10603 = v10601 * v10602;
+      v867.x[11] = v10603;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10606 = v867.x[12];
+      const float v10607 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10608 = v10606 * v10607;
+      v867.x[12] = v10608;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10611 = v867.x[13];
+      const float v10612 = v9565.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10613 = v10611 * v10612;
+      v867.x[13] = v10613;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10616 = v867.x[14];
+      const float v10617 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10618 = v10616 * v10617;
+      v867.x[14] = v10618;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10621 = v867.x[15];
+      const float v10622 = v9565.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10623 = v10621 * v10622;
+      v867.x[15] = v10623;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<float, 0, 16, 64> v10625;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v10625, 0.0f);
+      iron_frag_convert(v10625, v8451);
+      iron_frag<float, 1, 64, 32> v10627;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10627, 0.0f);
+      iron_frag_load_shared<false>(v10627, shm2, v6911, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v853, v10625, v10627);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v10634;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10634, 0.0f);
+      iron_frag_load_shared<false>(v10634, shm2, v8482, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v855, v10625, v10634);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v10641;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10641, 0.0f);
+      iron_frag_load_shared<false>(v10641, shm2, v8506, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v857, v10625, v10641);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v10648;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10648, 0.0f);
+      iron_frag_load_shared<false>(v10648, shm2, v8530, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v859, v10625, v10648);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v10655;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10655, 0.0f);
+      iron_frag_load_shared<false>(v10655, shm2, v8554, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v861, v10625, v10655);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v10662;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10662, 0.0f);
+      iron_frag_load_shared<false>(v10662, shm2, v8578, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v863, v10625, v10662);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v10669;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10669, 0.0f);
+      iron_frag_load_shared<false>(v10669, shm2, v8602, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v865, v10625, v10669);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v10676;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v10676, 0.0f);
+      iron_frag_load_shared<false>(v10676, shm2, v8626, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v867, v10625, v10676);  // kernels/sdpa/flash_tile.hpp:206
+    }
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:142
+    const float v4646 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
+    iron_frag<float, 2, 16, 8> v4648;  // kernels/sdpa/flash_tile.hpp:212
+    iron_frag_fill(v4648, 0.0f);
+    const float v4652 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:214
+    const float v4653 = fmaxf(v4652, v4646);
+    const bool v4656 = v4653 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v4657 = v4656 ? 0.0f : v4653;
+    v4648.x[0] = v4657;  // kernels/sdpa/flash_tile.hpp:213
+    const float v4661 = v849.x[1];  // kernels/sdpa/flash_tile.hpp:214
+    const float v4662 = fmaxf(v4661, v4646);
+    const bool v4665 = v4662 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v4666 = v4665 ? 0.0f : v4662;
+    v4648.x[1] = v4666;  // kernels/sdpa/flash_tile.hpp:213
+    const float v4670 = v849.x[2];  // kernels/sdpa/flash_tile.hpp:214
+    const float v4671 = fmaxf(v4670, v4646);
+    const bool v4674 = v4671 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v4675 = v4674 ? 0.0f : v4671;
+    v4648.x[2] = v4675;  // kernels/sdpa/flash_tile.hpp:213
+    const float v4679 = v849.x[3];  // kernels/sdpa/flash_tile.hpp:214
+    const float v4680 = fmaxf(v4679, v4646);
+    const bool v4683 = v4680 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v4684 = v4683 ? 0.0f : v4680;
+    v4648.x[3] = v4684;  // kernels/sdpa/flash_tile.hpp:213
+    iron_frag<float, 2, 16, 8> v4686;  // kernels/sdpa/flash_tile.hpp:216
+    iron_frag_fill(v4686, 0.0f);
+    const unsigned int v4687 = static_cast<unsigned int>(v4686.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:217
+    const unsigned int v4688 = static_cast<unsigned int>(v4686.row(0, iron_linear_thread() & 31u));
+    const float v4690 = v4648.x[0];  // kernels/sdpa/flash_tile.hpp:218
+    const float v4691 = v4646 - v4690;
+    const float v4692 = exp2f(v4691);
+    const float v4694 = v849.x[0];
+    const float v4695 = v4694 - v4690;
+    const float v4696 = exp2f(v4695);
+    const float v4697 = v851.x[0];
+    const float v4698 = v4697 * v4696;
+    const float v4699 = v4698 + v4692;
+    v4686.x[0] = v4699;  // kernels/sdpa/flash_tile.hpp:217
+    const unsigned int v4700 = static_cast<unsigned int>(v4686.col(1, iron_linear_thread() & 31u));
+    const unsigned int v4701 = static_cast<unsigned int>(v4686.row(1, iron_linear_thread() & 31u));
+    const float v4703 = v4648.x[1];  // kernels/sdpa/flash_tile.hpp:218
+    const float v4704 = v4646 - v4703;
+    const float v4705 = exp2f(v4704);
+    const float v4707 = v849.x[1];
+    const float v4708 = v4707 - v4703;
+    const float v4709 = exp2f(v4708);
+    const float v4710 = v851.x[1];
+    const float v4711 = v4710 * v4709;
+    const float v4712 = v4711 + v4705;
+    v4686.x[1] = v4712;  // kernels/sdpa/flash_tile.hpp:217
+    const unsigned int v4713 = static_cast<unsigned int>(v4686.col(2, iron_linear_thread() & 31u));
+    const unsigned int v4714 = static_cast<unsigned int>(v4686.row(2, iron_linear_thread() & 31u));
+    const float v4716 = v4648.x[2];  // kernels/sdpa/flash_tile.hpp:218
+    const float v4717 = v4646 - v4716;
+    const float v4718 = exp2f(v4717);
+    const float v4720 = v849.x[2];
+    const float v4721 = v4720 - v4716;
+    const float v4722 = exp2f(v4721);
+    const float v4723 = v851.x[2];
+    const float v4724 = v4723 * v4722;
+    const float v4725 = v4724 + v4718;
+    v4686.x[2] = v4725;  // kernels/sdpa/flash_tile.hpp:217
+    const unsigned int v4726 = static_cast<unsigned int>(v4686.col(3, iron_linear_thread() & 31u));
+    const unsigned int v4727 = static_cast<unsigned int>(v4686.row(3, iron_linear_thread() & 31u));
+    const float v4729 = v4648.x[3];  // kernels/sdpa/flash_tile.hpp:218
+    const float v4730 = v4646 - v4729;
+    const float v4731 = exp2f(v4730);
+    const float v4733 = v849.x[3];
+    const float v4734 = v4733 - v4729;
+    const float v4735 = exp2f(v4734);
+    const float v4736 = v851.x[3];
+    const float v4737 = v4736 * v4735;
+    const float v4738 = v4737 + v4731;
+    v4686.x[3] = v4738;  // kernels/sdpa/flash_tile.hpp:217
+    iron_frag<float, 2, 16, 8> v4740;  // kernels/sdpa/flash_tile.hpp:220
+    iron_frag_fill(v4740, 0.0f);
+    const float v4744 = v4686.x[0];  // kernels/sdpa/flash_tile.hpp:222
+    const float v4746 = v4648.x[0];  // kernels/sdpa/flash_tile.hpp:223
+    const float v4747 = v849.x[0];
+    const float v4748 = v4747 - v4746;
+    const float v4749 = exp2f(v4748);
+    const float v4750 = v4749 / v4744;
+    const bool v4752 = v4744 > 0.0f;
+    const float v4753 = v4752 ? v4750 : 0.0f;
+    v4740.x[0] = v4753;  // kernels/sdpa/flash_tile.hpp:221
+    const float v4757 = v4686.x[1];  // kernels/sdpa/flash_tile.hpp:222
+    const float v4759 = v4648.x[1];  // kernels/sdpa/flash_tile.hpp:223
+    const float v4760 = v849.x[1];
+    const float v4761 = v4760 - v4759;
+    const float v4762 = exp2f(v4761);
+    const float v4763 = v4762 / v4757;
+    const bool v4765 = v4757 > 0.0f;
+    const float v4766 = v4765 ? v4763 : 0.0f;
+    v4740.x[1] = v4766;  // kernels/sdpa/flash_tile.hpp:221
+    const float v4770 = v4686.x[2];  // kernels/sdpa/flash_tile.hpp:222
+    const float v4772 = v4648.x[2];  // kernels/sdpa/flash_tile.hpp:223
+    const float v4773 = v849.x[2];
+    const float v4774 = v4773 - v4772;
+    const float v4775 = exp2f(v4774);
+    const float v4776 = v4775 / v4770;
+    const bool v4778 = v4770 > 0.0f;
+    const float v4779 = v4778 ? v4776 : 0.0f;
+    v4740.x[2] = v4779;  // kernels/sdpa/flash_tile.hpp:221
+    const float v4783 = v4686.x[3];  // kernels/sdpa/flash_tile.hpp:222
+    const float v4785 = v4648.x[3];  // kernels/sdpa/flash_tile.hpp:223
+    const float v4786 = v849.x[3];
+    const float v4787 = v4786 - v4785;
+    const float v4788 = exp2f(v4787);
+    const float v4789 = v4788 / v4783;
+    const bool v4791 = v4783 > 0.0f;
+    const float v4792 = v4791 ? v4789 : 0.0f;
+    v4740.x[3] = v4792;  // kernels/sdpa/flash_tile.hpp:221
+    const unsigned int v4794 = v43 + v9985;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4795 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4796 = v853.x[0];
+    const float v4797 = v4796 * v4795;
+    const bool v4798 = v4794 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4798) {
+      const unsigned int v4804 = v11 + v4794;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4805 = v4804 * v1;
+      const unsigned int v4806 = v4805 + v26;
+      const unsigned int v4807 = v4806 << 8u;
+      const unsigned int v4808 = v4807 + v9984;
+      out[v4808] = v4797;
+    }
+    const unsigned int v4810 = v43 + v9990;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4811 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4812 = v853.x[1];
+    const float v4813 = v4812 * v4811;
+    const bool v4814 = v4810 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4814) {
+      const unsigned int v4820 = v11 + v4810;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4821 = v4820 * v1;
+      const unsigned int v4822 = v4821 + v26;
+      const unsigned int v4823 = v4822 << 8u;
+      const unsigned int v4824 = v4823 + v9989;
+      out[v4824] = v4813;
+    }
+    const unsigned int v4826 = v43 + v9995;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4827 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4828 = v853.x[2];
+    const float v4829 = v4828 * v4827;
+    const bool v4830 = v4826 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4830) {
+      const unsigned int v4836 = v11 + v4826;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4837 = v4836 * v1;
+      const unsigned int v4838 = v4837 + v26;
+      const unsigned int v4839 = v4838 << 8u;
+      const unsigned int v4840 = v4839 + v9994;
+      out[v4840] = v4829;
+    }
+    const unsigned int v4842 = v43 + v10000;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4843 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4844 = v853.x[3];
+    const float v4845 = v4844 * v4843;
+    const bool v4846 = v4842 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4846) {
+      const unsigned int v4852 = v11 + v4842;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4853 = v4852 * v1;
+      const unsigned int v4854 = v4853 + v26;
+      const unsigned int v4855 = v4854 << 8u;
+      const unsigned int v4856 = v4855 + v9999;
+      out[v4856] = v4845;
+    }
+    const unsigned int v4858 = v43 + v10005;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4859 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4860 = v853.x[4];
+    const float v4861 = v4860 * v4859;
+    const bool v4862 = v4858 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4862) {
+      const unsigned int v4868 = v11 + v4858;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4869 = v4868 * v1;
+      const unsigned int v4870 = v4869 + v26;
+      const unsigned int v4871 = v4870 << 8u;
+      const unsigned int v4872 = v4871 + v10004;
+      out[v4872] = v4861;
+    }
+    const unsigned int v4874 = v43 + v10010;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4875 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4876 = v853.x[5];
+    const float v4877 = v4876 * v4875;
+    const bool v4878 = v4874 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4878) {
+      const unsigned int v4884 = v11 + v4874;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4885 = v4884 * v1;
+      const unsigned int v4886 = v4885 + v26;
+      const unsigned int v4887 = v4886 << 8u;
+      const unsigned int v4888 = v4887 + v10009;
+      out[v4888] = v4877;
+    }
+    const unsigned int v4890 = v43 + v10015;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4891 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4892 = v853.x[6];
+    const float v4893 = v4892 * v4891;
+    const bool v4894 = v4890 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4894) {
+      const unsigned int v4900 = v11 + v4890;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4901 = v4900 * v1;
+      const unsigned int v4902 = v4901 + v26;
+      const unsigned int v4903 = v4902 << 8u;
+      const unsigned int v4904 = v4903 + v10014;
+      out[v4904] = v4893;
+    }
+    const unsigned int v4906 = v43 + v10020;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4907 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4908 = v853.x[7];
+    const float v4909 = v4908 * v4907;
+    const bool v4910 = v4906 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4910) {
+      const unsigned int v4916 = v11 + v4906;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4917 = v4916 * v1;
+      const unsigned int v4918 = v4917 + v26;
+      const unsigned int v4919 = v4918 << 8u;
+      const unsigned int v4920 = v4919 + v10019;
+      out[v4920] = v4909;
+    }
+    const unsigned int v4922 = v43 + v10025;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4923 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4924 = v853.x[8];
+    const float v4925 = v4924 * v4923;
+    const bool v4926 = v4922 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4926) {
+      const unsigned int v4932 = v11 + v4922;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4933 = v4932 * v1;
+      const unsigned int v4934 = v4933 + v26;
+      const unsigned int v4935 = v4934 << 8u;
+      const unsigned int v4936 = v4935 + v10024;
+      out[v4936] = v4925;
+    }
+    const unsigned int v4938 = v43 + v10030;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4939 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4940 = v853.x[9];
+    const float v4941 = v4940 * v4939;
+    const bool v4942 = v4938 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4942) {
+      const unsigned int v4948 = v11 + v4938;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4949 = v4948 * v1;
+      const unsigned int v4950 = v4949 + v26;
+      const unsigned int v4951 = v4950 << 8u;
+      const unsigned int v4952 = v4951 + v10029;
+      out[v4952] = v4941;
+    }
+    const unsigned int v4954 = v43 + v10035;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4955 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4956 = v853.x[10];
+    const float v4957 = v4956 * v4955;
+    const bool v4958 = v4954 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4958) {
+      const unsigned int v4964 = v11 + v4954;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4965 = v4964 * v1;
+      const unsigned int v4966 = v4965 + v26;
+      const unsigned int v4967 = v4966 << 8u;
+      const unsigned int v4968 = v4967 + v10034;
+      out[v4968] = v4957;
+    }
+    const unsigned int v4970 = v43 + v10040;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4971 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4972 = v853.x[11];
+    const float v4973 = v4972 * v4971;
+    const bool v4974 = v4970 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4974) {
+      const unsigned int v4980 = v11 + v4970;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4981 = v4980 * v1;
+      const unsigned int v4982 = v4981 + v26;
+      const unsigned int v4983 = v4982 << 8u;
+      const unsigned int v4984 = v4983 + v10039;
+      out[v4984] = v4973;
+    }
+    const unsigned int v4986 = v43 + v10045;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4987 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4988 = v853.x[12];
+    const float v4989 = v4988 * v4987;
+    const bool v4990 = v4986 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4990) {
+      const unsigned int v4996 = v11 + v4986;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4997 = v4996 * v1;
+      const unsigned int v4998 = v4997 + v26;
+      const unsigned int v4999 = v4998 << 8u;
+      const unsigned int v5000 = v4999 + v10044;
+      out[v5000] = v4989;
+    }
+    const unsigned int v5002 = v43 + v10050;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5003 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5004 = v853.x[13];
+    const float v5005 = v5004 * v5003;
+    const bool v5006 = v5002 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5006) {
+      const unsigned int v5012 = v11 + v5002;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5013 = v5012 * v1;
+      const unsigned int v5014 = v5013 + v26;
+      const unsigned int v5015 = v5014 << 8u;
+      const unsigned int v5016 = v5015 + v10049;
+      out[v5016] = v5005;
+    }
+    const unsigned int v5018 = v43 + v10055;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5019 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5020 = v853.x[14];
+    const float v5021 = v5020 * v5019;
+    const bool v5022 = v5018 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5022) {
+      const unsigned int v5028 = v11 + v5018;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5029 = v5028 * v1;
+      const unsigned int v5030 = v5029 + v26;
+      const unsigned int v5031 = v5030 << 8u;
+      const unsigned int v5032 = v5031 + v10054;
+      out[v5032] = v5021;
+    }
+    const unsigned int v5034 = v43 + v10060;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5035 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5036 = v853.x[15];
+    const float v5037 = v5036 * v5035;
+    const bool v5038 = v5034 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5038) {
+      const unsigned int v5044 = v11 + v5034;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5045 = v5044 * v1;
+      const unsigned int v5046 = v5045 + v26;
+      const unsigned int v5047 = v5046 << 8u;
+      const unsigned int v5048 = v5047 + v10059;
+      out[v5048] = v5037;
+    }
+    const unsigned int v5050 = v43 + v10065;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5051 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5052 = v855.x[0];
+    const float v5053 = v5052 * v5051;
+    const bool v5054 = v5050 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5054) {
+      const unsigned int v5057 = 32u + v10064;
+      const unsigned int v5060 = v11 + v5050;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5061 = v5060 * v1;
+      const unsigned int v5062 = v5061 + v26;
+      const unsigned int v5063 = v5062 << 8u;
+      const unsigned int v5064 = v5063 + v5057;
+      out[v5064] = v5053;
+    }
+    const unsigned int v5066 = v43 + v10070;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5067 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5068 = v855.x[1];
+    const float v5069 = v5068 * v5067;
+    const bool v5070 = v5066 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5070) {
+      const unsigned int v5073 = 32u + v10069;
+      const unsigned int v5076 = v11 + v5066;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5077 = v5076 * v1;
+      const unsigned int v5078 = v5077 + v26;
+      const unsigned int v5079 = v5078 << 8u;
+      const unsigned int v5080 = v5079 + v5073;
+      out[v5080] = v5069;
+    }
+    const unsigned int v5082 = v43 + v10075;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5083 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5084 = v855.x[2];
+    const float v5085 = v5084 * v5083;
+    const bool v5086 = v5082 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5086) {
+      const unsigned int v5089 = 32u + v10074;
+      const unsigned int v5092 = v11 + v5082;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5093 = v5092 * v1;
+      const unsigned int v5094 = v5093 + v26;
+      const unsigned int v5095 = v5094 << 8u;
+      const unsigned int v5096 = v5095 + v5089;
+      out[v5096] = v5085;
+    }
+    const unsigned int v5098 = v43 + v10080;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5099 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5100 = v855.x[3];
+    const float v5101 = v5100 * v5099;
+    const bool v5102 = v5098 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5102) {
+      const unsigned int v5105 = 32u + v10079;
+      const unsigned int v5108 = v11 + v5098;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5109 = v5108 * v1;
+      const unsigned int v5110 = v5109 + v26;
+      const unsigned int v5111 = v5110 << 8u;
+      const unsigned int v5112 = v5111 + v5105;
+      out[v5112] = v5101;
+    }
+    const unsigned int v5114 = v43 + v10085;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5115 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5116 = v855.x[4];
+    const float v5117 = v5116 * v5115;
+    const bool v5118 = v5114 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5118) {
+      const unsigned int v5121 = 32u + v10084;
+      const unsigned int v5124 = v11 + v5114;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5125 = v5124 * v1;
+      const unsigned int v5126 = v5125 + v26;
+      const unsigned int v5127 = v5126 << 8u;
+      const unsigned int v5128 = v5127 + v5121;
+      out[v5128] = v5117;
+    }
+    const unsigned int v5130 = v43 + v10090;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5131 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5132 = v855.x[5];
+    const float v5133 = v5132 * v5131;
+    const bool v5134 = v5130 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5134) {
+      const unsigned int v5137 = 32u + v10089;
+      const unsigned int v5140 = v11 + v5130;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5141 = v5140 * v1;
+      const unsigned int v5142 = v5141 + v26;
+      const unsigned int v5143 = v5142 << 8u;
+      const unsigned int v5144 = v5143 + v5137;
+      out[v5144] = v5133;
+    }
+    const unsigned int v5146 = v43 + v10095;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5147 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5148 = v855.x[6];
+    const float v5149 = v5148 * v5147;
+    const bool v5150 = v5146 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5150) {
+      const unsigned int v5153 = 32u + v10094;
+      const unsigned int v5156 = v11 + v5146;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5157 = v5156 * v1;
+      const unsigned int v5158 = v5157 + v26;
+      const unsigned int v5159 = v5158 << 8u;
+      const unsigned int v5160 = v5159 + v5153;
+      out[v5160] = v5149;
+    }
+    const unsigned int v5162 = v43 + v10100;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5163 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5164 = v855.x[7];
+    const float v5165 = v5164 * v5163;
+    const bool v5166 = v5162 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5166) {
+      const unsigned int v5169 = 32u + v10099;
+      const unsigned int v5172 = v11 + v5162;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5173 = v5172 * v1;
+      const unsigned int v5174 = v5173 + v26;
+      const unsigned int v5175 = v5174 << 8u;
+      const unsigned int v5176 = v5175 + v5169;
+      out[v5176] = v5165;
+    }
+    const unsigned int v5178 = v43 + v10105;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5179 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5180 = v855.x[8];
+    const float v5181 = v5180 * v5179;
+    const bool v5182 = v5178 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5182) {
+      const unsigned int v5185 = 32u + v10104;
+      const unsigned int v5188 = v11 + v5178;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5189 = v5188 * v1;
+      const unsigned int v5190 = v5189 + v26;
+      const unsigned int v5191 = v5190 << 8u;
+      const unsigned int v5192 = v5191 + v5185;
+      out[v5192] = v5181;
+    }
+    const unsigned int v5194 = v43 + v10110;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5195 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5196 = v855.x[9];
+    const float v5197 = v5196 * v5195;
+    const bool v5198 = v5194 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5198) {
+      const unsigned int v5201 = 32u + v10109;
+      const unsigned int v5204 = v11 + v5194;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5205 = v5204 * v1;
+      const unsigned int v5206 = v5205 + v26;
+      const unsigned int v5207 = v5206 << 8u;
+      const unsigned int v5208 = v5207 + v5201;
+      out[v5208] = v5197;
+    }
+    const unsigned int v5210 = v43 + v10115;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5211 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5212 = v855.x[10];
+    const float v5213 = v5212 * v5211;
+    const bool v5214 = v5210 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5214) {
+      const unsigned int v5217 = 32u + v10114;
+      const unsigned int v5220 = v11 + v5210;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5221 = v5220 * v1;
+      const unsigned int v5222 = v5221 + v26;
+      const unsigned int v5223 = v5222 << 8u;
+      const unsigned int v5224 = v5223 + v5217;
+      out[v5224] = v5213;
+    }
+    const unsigned int v5226 = v43 + v10120;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5227 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5228 = v855.x[11];
+    const float v5229 = v5228 * v5227;
+    const bool v5230 = v5226 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5230) {
+      const unsigned int v5233 = 32u + v10119;
+      const unsigned int v5236 = v11 + v5226;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5237 = v5236 * v1;
+      const unsigned int v5238 = v5237 + v26;
+      const unsigned int v5239 = v5238 << 8u;
+      const unsigned int v5240 = v5239 + v5233;
+      out[v5240] = v5229;
+    }
+    const unsigned int v5242 = v43 + v10125;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5243 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5244 = v855.x[12];
+    const float v5245 = v5244 * v5243;
+    const bool v5246 = v5242 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5246) {
+      const unsigned int v5249 = 32u + v10124;
+      const unsigned int v5252 = v11 + v5242;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5253 = v5252 * v1;
+      const unsigned int v5254 = v5253 + v26;
+      const unsigned int v5255 = v5254 << 8u;
+      const unsigned int v5256 = v5255 + v5249;
+      out[v5256] = v5245;
+    }
+    const unsigned int v5258 = v43 + v10130;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5259 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5260 = v855.x[13];
+    const float v5261 = v5260 * v5259;
+    const bool v5262 = v5258 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5262) {
+      const unsigned int v5265 = 32u + v10129;
+      const unsigned int v5268 = v11 + v5258;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5269 = v5268 * v1;
+      const unsigned int v5270 = v5269 + v26;
+      const unsigned int v5271 = v5270 << 8u;
+      const unsigned int v5272 = v5271 + v5265;
+      out[v5272] = v5261;
+    }
+    const unsigned int v5274 = v43 + v10135;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5275 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5276 = v855.x[14];
+    const float v5277 = v5276 * v5275;
+    const bool v5278 = v5274 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5278) {
+      const unsigned int v5281 = 32u + v10134;
+      const unsigned int v5284 = v11 + v5274;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5285 = v5284 * v1;
+      const unsigned int v5286 = v5285 + v26;
+      const unsigned int v5287 = v5286 << 8u;
+      const unsigned int v5288 = v5287 + v5281;
+      out[v5288] = v5277;
+    }
+    const unsigned int v5290 = v43 + v10140;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5291 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5292 = v855.x[15];
+    const float v5293 = v5292 * v5291;
+    const bool v5294 = v5290 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5294) {
+      const unsigned int v5297 = 32u + v10139;
+      const unsigned int v5300 = v11 + v5290;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5301 = v5300 * v1;
+      const unsigned int v5302 = v5301 + v26;
+      const unsigned int v5303 = v5302 << 8u;
+      const unsigned int v5304 = v5303 + v5297;
+      out[v5304] = v5293;
+    }
+    const unsigned int v5306 = v43 + v10145;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5307 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5308 = v857.x[0];
+    const float v5309 = v5308 * v5307;
+    const bool v5310 = v5306 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5310) {
+      const unsigned int v5313 = 64u + v10144;
+      const unsigned int v5316 = v11 + v5306;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5317 = v5316 * v1;
+      const unsigned int v5318 = v5317 + v26;
+      const unsigned int v5319 = v5318 << 8u;
+      const unsigned int v5320 = v5319 + v5313;
+      out[v5320] = v5309;
+    }
+    const unsigned int v5322 = v43 + v10150;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5323 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5324 = v857.x[1];
+    const float v5325 = v5324 * v5323;
+    const bool v5326 = v5322 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5326) {
+      const unsigned int v5329 = 64u + v10149;
+      const unsigned int v5332 = v11 + v5322;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5333 = v5332 * v1;
+      const unsigned int v5334 = v5333 + v26;
+      const unsigned int v5335 = v5334 << 8u;
+      const unsigned int v5336 = v5335 + v5329;
+      out[v5336] = v5325;
+    }
+    const unsigned int v5338 = v43 + v10155;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5339 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5340 = v857.x[2];
+    const float v5341 = v5340 * v5339;
+    const bool v5342 = v5338 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5342) {
+      const unsigned int v5345 = 64u + v10154;
+      const unsigned int v5348 = v11 + v5338;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5349 = v5348 * v1;
+      const unsigned int v5350 = v5349 + v26;
+      const unsigned int v5351 = v5350 << 8u;
+      const unsigned int v5352 = v5351 + v5345;
+      out[v5352] = v5341;
+    }
+    const unsigned int v5354 = v43 + v10160;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5355 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5356 = v857.x[3];
+    const float v5357 = v5356 * v5355;
+    const bool v5358 = v5354 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5358) {
+      const unsigned int v5361 = 64u + v10159;
+      const unsigned int v5364 = v11 + v5354;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5365 = v5364 * v1;
+      const unsigned int v5366 = v5365 + v26;
+      const unsigned int v5367 = v5366 << 8u;
+      const unsigned int v5368 = v5367 + v5361;
+      out[v5368] = v5357;
+    }
+    const unsigned int v5370 = v43 + v10165;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5371 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5372 = v857.x[4];
+    const float v5373 = v5372 * v5371;
+    const bool v5374 = v5370 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5374) {
+      const unsigned int v5377 = 64u + v10164;
+      const unsigned int v5380 = v11 + v5370;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5381 = v5380 * v1;
+      const unsigned int v5382 = v5381 + v26;
+      const unsigned int v5383 = v5382 << 8u;
+      const unsigned int v5384 = v5383 + v5377;
+      out[v5384] = v5373;
+    }
+    const unsigned int v5386 = v43 + v10170;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5387 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5388 = v857.x[5];
+    const float v5389 = v5388 * v5387;
+    const bool v5390 = v5386 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5390) {
+      const unsigned int v5393 = 64u + v10169;
+      const unsigned int v5396 = v11 + v5386;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5397 = v5396 * v1;
+      const unsigned int v5398 = v5397 + v26;
+      const unsigned int v5399 = v5398 << 8u;
+      const unsigned int v5400 = v5399 + v5393;
+      out[v5400] = v5389;
+    }
+    const unsigned int v5402 = v43 + v10175;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5403 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5404 = v857.x[6];
+    const float v5405 = v5404 * v5403;
+    const bool v5406 = v5402 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5406) {
+      const unsigned int v5409 = 64u + v10174;
+      const unsigned int v5412 = v11 + v5402;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5413 = v5412 * v1;
+      const unsigned int v5414 = v5413 + v26;
+      const unsigned int v5415 = v5414 << 8u;
+      const unsigned int v5416 = v5415 + v5409;
+      out[v5416] = v5405;
+    }
+    const unsigned int v5418 = v43 + v10180;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5419 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5420 = v857.x[7];
+    const float v5421 = v5420 * v5419;
+    const bool v5422 = v5418 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5422) {
+      const unsigned int v5425 = 64u + v10179;
+      const unsigned int v5428 = v11 + v5418;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5429 = v5428 * v1;
+      const unsigned int v5430 = v5429 + v26;
+      const unsigned int v5431 = v5430 << 8u;
+      const unsigned int v5432 = v5431 + v5425;
+      out[v5432] = v5421;
+    }
+    const unsigned int v5434 = v43 + v10185;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5435 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5436 = v857.x[8];
+    const float v5437 = v5436 * v5435;
+    const bool v5438 = v5434 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5438) {
+      const unsigned int v5441 = 64u + v10184;
+      const unsigned int v5444 = v11 + v5434;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5445 = v5444 * v1;
+      const unsigned int v5446 = v5445 + v26;
+      const unsigned int v5447 = v5446 << 8u;
+      const unsigned int v5448 = v5447 + v5441;
+      out[v5448] = v5437;
+    }
+    const unsigned int v5450 = v43 + v10190;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5451 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5452 = v857.x[9];
+    const float v5453 = v5452 * v5451;
+    const bool v5454 = v5450 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5454) {
+      const unsigned int v5457 = 64u + v10189;
+      const unsigned int v5460 = v11 + v5450;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5461 = v5460 * v1;
+      const unsigned int v5462 = v5461 + v26;
+      const unsigned int v5463 = v5462 << 8u;
+      const unsigned int v5464 = v5463 + v5457;
+      out[v5464] = v5453;
+    }
+    const unsigned int v5466 = v43 + v10195;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5467 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5468 = v857.x[10];
+    const float v5469 = v5468 * v5467;
+    const bool v5470 = v5466 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5470) {
+      const unsigned int v5473 = 64u + v10194;
+      const unsigned int v5476 = v11 + v5466;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5477 = v5476 * v1;
+      const unsigned int v5478 = v5477 + v26;
+      const unsigned int v5479 = v5478 << 8u;
+      const unsigned int v5480 = v5479 + v5473;
+      out[v5480] = v5469;
+    }
+    const unsigned int v5482 = v43 + v10200;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5483 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5484 = v857.x[11];
+    const float v5485 = v5484 * v5483;
+    const bool v5486 = v5482 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5486) {
+      const unsigned int v5489 = 64u + v10199;
+      const unsigned int v5492 = v11 + v5482;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5493 = v5492 * v1;
+      const unsigned int v5494 = v5493 + v26;
+      const unsigned int v5495 = v5494 << 8u;
+      const unsigned int v5496 = v5495 + v5489;
+      out[v5496] = v5485;
+    }
+    const unsigned int v5498 = v43 + v10205;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5499 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5500 = v857.x[12];
+    const float v5501 = v5500 * v5499;
+    const bool v5502 = v5498 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5502) {
+      const unsigned int v5505 = 64u + v10204;
+      const unsigned int v5508 = v11 + v5498;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5509 = v5508 * v1;
+      const unsigned int v5510 = v5509 + v26;
+      const unsigned int v5511 = v5510 << 8u;
+      const unsigned int v5512 = v5511 + v5505;
+      out[v5512] = v5501;
+    }
+    const unsigned int v5514 = v43 + v10210;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5515 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5516 = v857.x[13];
+    const float v5517 = v5516 * v5515;
+    const bool v5518 = v5514 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5518) {
+      const unsigned int v5521 = 64u + v10209;
+      const unsigned int v5524 = v11 + v5514;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5525 = v5524 * v1;
+      const unsigned int v5526 = v5525 + v26;
+      const unsigned int v5527 = v5526 << 8u;
+      const unsigned int v5528 = v5527 + v5521;
+      out[v5528] = v5517;
+    }
+    const unsigned int v5530 = v43 + v10215;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5531 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5532 = v857.x[14];
+    const float v5533 = v5532 * v5531;
+    const bool v5534 = v5530 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5534) {
+      const unsigned int v5537 = 64u + v10214;
+      const unsigned int v5540 = v11 + v5530;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5541 = v5540 * v1;
+      const unsigned int v5542 = v5541 + v26;
+      const unsigned int v5543 = v5542 << 8u;
+      const unsigned int v5544 = v5543 + v5537;
+      out[v5544] = v5533;
+    }
+    const unsigned int v5546 = v43 + v10220;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5547 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5548 = v857.x[15];
+    const float v5549 = v5548 * v5547;
+    const bool v5550 = v5546 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5550) {
+      const unsigned int v5553 = 64u + v10219;
+      const unsigned int v5556 = v11 + v5546;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5557 = v5556 * v1;
+      const unsigned int v5558 = v5557 + v26;
+      const unsigned int v5559 = v5558 << 8u;
+      const unsigned int v5560 = v5559 + v5553;
+      out[v5560] = v5549;
+    }
+    const unsigned int v5562 = v43 + v10225;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5563 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5564 = v859.x[0];
+    const float v5565 = v5564 * v5563;
+    const bool v5566 = v5562 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5566) {
+      const unsigned int v5569 = 96u + v10224;
+      const unsigned int v5572 = v11 + v5562;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5573 = v5572 * v1;
+      const unsigned int v5574 = v5573 + v26;
+      const unsigned int v5575 = v5574 << 8u;
+      const unsigned int v5576 = v5575 + v5569;
+      out[v5576] = v5565;
+    }
+    const unsigned int v5578 = v43 + v10230;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5579 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5580 = v859.x[1];
+    const float v5581 = v5580 * v5579;
+    const bool v5582 = v5578 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5582) {
+      const unsigned int v5585 = 96u + v10229;
+      const unsigned int v5588 = v11 + v5578;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5589 = v5588 * v1;
+      const unsigned int v5590 = v5589 + v26;
+      const unsigned int v5591 = v5590 << 8u;
+      const unsigned int v5592 = v5591 + v5585;
+      out[v5592] = v5581;
+    }
+    const unsigned int v5594 = v43 + v10235;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5595 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5596 = v859.x[2];
+    const float v5597 = v5596 * v5595;
+    const bool v5598 = v5594 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5598) {
+      const unsigned int v5601 = 96u + v10234;
+      const unsigned int v5604 = v11 + v5594;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5605 = v5604 * v1;
+      const unsigned int v5606 = v5605 + v26;
+      const unsigned int v5607 = v5606 << 8u;
+      const unsigned int v5608 = v5607 + v5601;
+      out[v5608] = v5597;
+    }
+    const unsigned int v5610 = v43 + v10240;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5611 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5612 = v859.x[3];
+    const float v5613 = v5612 * v5611;
+    const bool v5614 = v5610 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5614) {
+      const unsigned int v5617 = 96u + v10239;
+      const unsigned int v5620 = v11 + v5610;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5621 = v5620 * v1;
+      const unsigned int v5622 = v5621 + v26;
+      const unsigned int v5623 = v5622 << 8u;
+      const unsigned int v5624 = v5623 + v5617;
+      out[v5624] = v5613;
+    }
+    const unsigned int v5626 = v43 + v10245;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5627 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5628 = v859.x[4];
+    const float v5629 = v5628 * v5627;
+    const bool v5630 = v5626 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5630) {
+      const unsigned int v5633 = 96u + v10244;
+      const unsigned int v5636 = v11 + v5626;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5637 = v5636 * v1;
+      const unsigned int v5638 = v5637 + v26;
+      const unsigned int v5639 = v5638 << 8u;
+      const unsigned int v5640 = v5639 + v5633;
+      out[v5640] = v5629;
+    }
+    const unsigned int v5642 = v43 + v10250;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5643 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5644 = v859.x[5];
+    const float v5645 = v5644 * v5643;
+    const bool v5646 = v5642 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5646) {
+      const unsigned int v5649 = 96u + v10249;
+      const unsigned int v5652 = v11 + v5642;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5653 = v5652 * v1;
+      const unsigned int v5654 = v5653 + v26;
+      const unsigned int v5655 = v5654 << 8u;
+      const unsigned int v5656 = v5655 + v5649;
+      out[v5656] = v5645;
+    }
+    const unsigned int v5658 = v43 + v10255;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5659 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5660 = v859.x[6];
+    const float v5661 = v5660 * v5659;
+    const bool v5662 = v5658 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5662) {
+      const unsigned int v5665 = 96u + v10254;
+      const unsigned int v5668 = v11 + v5658;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5669 = v5668 * v1;
+      const unsigned int v5670 = v5669 + v26;
+      const unsigned int v5671 = v5670 << 8u;
+      const unsigned int v5672 = v5671 + v5665;
+      out[v5672] = v5661;
+    }
+    const unsigned int v5674 = v43 + v10260;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5675 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5676 = v859.x[7];
+    const float v5677 = v5676 * v5675;
+    const bool v5678 = v5674 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5678) {
+      const unsigned int v5681 = 96u + v10259;
+      const unsigned int v5684 = v11 + v5674;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5685 = v5684 * v1;
+      const unsigned int v5686 = v5685 + v26;
+      const unsigned int v5687 = v5686 << 8u;
+      const unsigned int v5688 = v5687 + v5681;
+      out[v5688] = v5677;
+    }
+    const unsigned int v5690 = v43 + v10265;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5691 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5692 = v859.x[8];
+    const float v5693 = v5692 * v5691;
+    const bool v5694 = v5690 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5694) {
+      const unsigned int v5697 = 96u + v10264;
+      const unsigned int v5700 = v11 + v5690;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5701 = v5700 * v1;
+      const unsigned int v5702 = v5701 + v26;
+      const unsigned int v5703 = v5702 << 8u;
+      const unsigned int v5704 = v5703 + v5697;
+      out[v5704] = v5693;
+    }
+    const unsigned int v5706 = v43 + v10270;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5707 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5708 = v859.x[9];
+    const float v5709 = v5708 * v5707;
+    const bool v5710 = v5706 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5710) {
+      const unsigned int v5713 = 96u + v10269;
+      const unsigned int v5716 = v11 + v5706;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5717 = v5716 * v1;
+      const unsigned int v5718 = v5717 + v26;
+      const unsigned int v5719 = v5718 << 8u;
+      const unsigned int v5720 = v5719 + v5713;
+      out[v5720] = v5709;
+    }
+    const unsigned int v5722 = v43 + v10275;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5723 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5724 = v859.x[10];
+    const float v5725 = v5724 * v5723;
+    const bool v5726 = v5722 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5726) {
+      const unsigned int v5729 = 96u + v10274;
+      const unsigned int v5732 = v11 + v5722;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5733 = v5732 * v1;
+      const unsigned int v5734 = v5733 + v26;
+      const unsigned int v5735 = v5734 << 8u;
+      const unsigned int v5736 = v5735 + v5729;
+      out[v5736] = v5725;
+    }
+    const unsigned int v5738 = v43 + v10280;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5739 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5740 = v859.x[11];
+    const float v5741 = v5740 * v5739;
+    const bool v5742 = v5738 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5742) {
+      const unsigned int v5745 = 96u + v10279;
+      const unsigned int v5748 = v11 + v5738;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5749 = v5748 * v1;
+      const unsigned int v5750 = v5749 + v26;
+      const unsigned int v5751 = v5750 << 8u;
+      const unsigned int v5752 = v5751 + v5745;
+      out[v5752] = v5741;
+    }
+    const unsigned int v5754 = v43 + v10285;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5755 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5756 = v859.x[12];
+    const float v5757 = v5756 * v5755;
+    const bool v5758 = v5754 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5758) {
+      const unsigned int v5761 = 96u + v10284;
+      const unsigned int v5764 = v11 + v5754;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5765 = v5764 * v1;
+      const unsigned int v5766 = v5765 + v26;
+      const unsigned int v5767 = v5766 << 8u;
+      const unsigned int v5768 = v5767 + v5761;
+      out[v5768] = v5757;
+    }
+    const unsigned int v5770 = v43 + v10290;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5771 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5772 = v859.x[13];
+    const float v5773 = v5772 * v5771;
+    const bool v5774 = v5770 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5774) {
+      const unsigned int v5777 = 96u + v10289;
+      const unsigned int v5780 = v11 + v5770;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5781 = v5780 * v1;
+      const unsigned int v5782 = v5781 + v26;
+      const unsigned int v5783 = v5782 << 8u;
+      const unsigned int v5784 = v5783 + v5777;
+      out[v5784] = v5773;
+    }
+    const unsigned int v5786 = v43 + v10295;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5787 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5788 = v859.x[14];
+    const float v5789 = v5788 * v5787;
+    const bool v5790 = v5786 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5790) {
+      const unsigned int v5793 = 96u + v10294;
+      const unsigned int v5796 = v11 + v5786;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5797 = v5796 * v1;
+      const unsigned int v5798 = v5797 + v26;
+      const unsigned int v5799 = v5798 << 8u;
+      const unsigned int v5800 = v5799 + v5793;
+      out[v5800] = v5789;
+    }
+    const unsigned int v5802 = v43 + v10300;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5803 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5804 = v859.x[15];
+    const float v5805 = v5804 * v5803;
+    const bool v5806 = v5802 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5806) {
+      const unsigned int v5809 = 96u + v10299;
+      const unsigned int v5812 = v11 + v5802;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5813 = v5812 * v1;
+      const unsigned int v5814 = v5813 + v26;
+      const unsigned int v5815 = v5814 << 8u;
+      const unsigned int v5816 = v5815 + v5809;
+      out[v5816] = v5805;
+    }
+    const unsigned int v5818 = v43 + v10305;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5819 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5820 = v861.x[0];
+    const float v5821 = v5820 * v5819;
+    const bool v5822 = v5818 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5822) {
+      const unsigned int v5825 = 128u + v10304;
+      const unsigned int v5828 = v11 + v5818;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5829 = v5828 * v1;
+      const unsigned int v5830 = v5829 + v26;
+      const unsigned int v5831 = v5830 << 8u;
+      const unsigned int v5832 = v5831 + v5825;
+      out[v5832] = v5821;
+    }
+    const unsigned int v5834 = v43 + v10310;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5835 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5836 = v861.x[1];
+    const float v5837 = v5836 * v5835;
+    const bool v5838 = v5834 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5838) {
+      const unsigned int v5841 = 128u + v10309;
+      const unsigned int v5844 = v11 + v5834;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5845 = v5844 * v1;
+      const unsigned int v5846 = v5845 + v26;
+      const unsigned int v5847 = v5846 << 8u;
+      const unsigned int v5848 = v5847 + v5841;
+      out[v5848] = v5837;
+    }
+    const unsigned int v5850 = v43 + v10315;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5851 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5852 = v861.x[2];
+    const float v5853 = v5852 * v5851;
+    const bool v5854 = v5850 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5854) {
+      const unsigned int v5857 = 128u + v10314;
+      const unsigned int v5860 = v11 + v5850;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5861 = v5860 * v1;
+      const unsigned int v5862 = v5861 + v26;
+      const unsigned int v5863 = v5862 << 8u;
+      const unsigned int v5864 = v5863 + v5857;
+      out[v5864] = v5853;
+    }
+    const unsigned int v5866 = v43 + v10320;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5867 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5868 = v861.x[3];
+    const float v5869 = v5868 * v5867;
+    const bool v5870 = v5866 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5870) {
+      const unsigned int v5873 = 128u + v10319;
+      const unsigned int v5876 = v11 + v5866;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5877 = v5876 * v1;
+      const unsigned int v5878 = v5877 + v26;
+      const unsigned int v5879 = v5878 << 8u;
+      const unsigned int v5880 = v5879 + v5873;
+      out[v5880] = v5869;
+    }
+    const unsigned int v5882 = v43 + v10325;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5883 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5884 = v861.x[4];
+    const float v5885 = v5884 * v5883;
+    const bool v5886 = v5882 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5886) {
+      const unsigned int v5889 = 128u + v10324;
+      const unsigned int v5892 = v11 + v5882;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5893 = v5892 * v1;
+      const unsigned int v5894 = v5893 + v26;
+      const unsigned int v5895 = v5894 << 8u;
+      const unsigned int v5896 = v5895 + v5889;
+      out[v5896] = v5885;
+    }
+    const unsigned int v5898 = v43 + v10330;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5899 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5900 = v861.x[5];
+    const float v5901 = v5900 * v5899;
+    const bool v5902 = v5898 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5902) {
+      const unsigned int v5905 = 128u + v10329;
+      const unsigned int v5908 = v11 + v5898;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5909 = v5908 * v1;
+      const unsigned int v5910 = v5909 + v26;
+      const unsigned int v5911 = v5910 << 8u;
+      const unsigned int v5912 = v5911 + v5905;
+      out[v5912] = v5901;
+    }
+    const unsigned int v5914 = v43 + v10335;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5915 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5916 = v861.x[6];
+    const float v5917 = v5916 * v5915;
+    const bool v5918 = v5914 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5918) {
+      const unsigned int v5921 = 128u + v10334;
+      const unsigned int v5924 = v11 + v5914;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5925 = v5924 * v1;
+      const unsigned int v5926 = v5925 + v26;
+      const unsigned int v5927 = v5926 << 8u;
+      const unsigned int v5928 = v5927 + v5921;
+      out[v5928] = v5917;
+    }
+    const unsigned int v5930 = v43 + v10340;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5931 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5932 = v861.x[7];
+    const float v5933 = v5932 * v5931;
+    const bool v5934 = v5930 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5934) {
+      const unsigned int v5937 = 128u + v10339;
+      const unsigned int v5940 = v11 + v5930;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5941 = v5940 * v1;
+      const unsigned int v5942 = v5941 + v26;
+      const unsigned int v5943 = v5942 << 8u;
+      const unsigned int v5944 = v5943 + v5937;
+      out[v5944] = v5933;
+    }
+    const unsigned int v5946 = v43 + v10345;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5947 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5948 = v861.x[8];
+    const float v5949 = v5948 * v5947;
+    const bool v5950 = v5946 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5950) {
+      const unsigned int v5953 = 128u + v10344;
+      const unsigned int v5956 = v11 + v5946;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5957 = v5956 * v1;
+      const unsigned int v5958 = v5957 + v26;
+      const unsigned int v5959 = v5958 << 8u;
+      const unsigned int v5960 = v5959 + v5953;
+      out[v5960] = v5949;
+    }
+    const unsigned int v5962 = v43 + v10350;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5963 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5964 = v861.x[9];
+    const float v5965 = v5964 * v5963;
+    const bool v5966 = v5962 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5966) {
+      const unsigned int v5969 = 128u + v10349;
+      const unsigned int v5972 = v11 + v5962;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5973 = v5972 * v1;
+      const unsigned int v5974 = v5973 + v26;
+      const unsigned int v5975 = v5974 << 8u;
+      const unsigned int v5976 = v5975 + v5969;
+      out[v5976] = v5965;
+    }
+    const unsigned int v5978 = v43 + v10355;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5979 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5980 = v861.x[10];
+    const float v5981 = v5980 * v5979;
+    const bool v5982 = v5978 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5982) {
+      const unsigned int v5985 = 128u + v10354;
+      const unsigned int v5988 = v11 + v5978;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5989 = v5988 * v1;
+      const unsigned int v5990 = v5989 + v26;
+      const unsigned int v5991 = v5990 << 8u;
+      const unsigned int v5992 = v5991 + v5985;
+      out[v5992] = v5981;
+    }
+    const unsigned int v5994 = v43 + v10360;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5995 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5996 = v861.x[11];
+    const float v5997 = v5996 * v5995;
+    const bool v5998 = v5994 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5998) {
+      const unsigned int v6001 = 128u + v10359;
+      const unsigned int v6004 = v11 + v5994;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6005 = v6004 * v1;
+      const unsigned int v6006 = v6005 + v26;
+      const unsigned int v6007 = v6006 << 8u;
+      const unsigned int v6008 = v6007 + v6001;
+      out[v6008] = v5997;
+    }
+    const unsigned int v6010 = v43 + v10365;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6011 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6012 = v861.x[12];
+    const float v6013 = v6012 * v6011;
+    const bool v6014 = v6010 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6014) {
+      const unsigned int v6017 = 128u + v10364;
+      const unsigned int v6020 = v11 + v6010;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6021 = v6020 * v1;
+      const unsigned int v6022 = v6021 + v26;
+      const unsigned int v6023 = v6022 << 8u;
+      const unsigned int v6024 = v6023 + v6017;
+      out[v6024] = v6013;
+    }
+    const unsigned int v6026 = v43 + v10370;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6027 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6028 = v861.x[13];
+    const float v6029 = v6028 * v6027;
+    const bool v6030 = v6026 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6030) {
+      const unsigned int v6033 = 128u + v10369;
+      const unsigned int v6036 = v11 + v6026;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6037 = v6036 * v1;
+      const unsigned int v6038 = v6037 + v26;
+      const unsigned int v6039 = v6038 << 8u;
+      const unsigned int v6040 = v6039 + v6033;
+      out[v6040] = v6029;
+    }
+    const unsigned int v6042 = v43 + v10375;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6043 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6044 = v861.x[14];
+    const float v6045 = v6044 * v6043;
+    const bool v6046 = v6042 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6046) {
+      const unsigned int v6049 = 128u + v10374;
+      const unsigned int v6052 = v11 + v6042;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6053 = v6052 * v1;
+      const unsigned int v6054 = v6053 + v26;
+      const unsigned int v6055 = v6054 << 8u;
+      const unsigned int v6056 = v6055 + v6049;
+      out[v6056] = v6045;
+    }
+    const unsigned int v6058 = v43 + v10380;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6059 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6060 = v861.x[15];
+    const float v6061 = v6060 * v6059;
+    const bool v6062 = v6058 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6062) {
+      const unsigned int v6065 = 128u + v10379;
+      const unsigned int v6068 = v11 + v6058;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6069 = v6068 * v1;
+      const unsigned int v6070 = v6069 + v26;
+      const unsigned int v6071 = v6070 << 8u;
+      const unsigned int v6072 = v6071 + v6065;
+      out[v6072] = v6061;
+    }
+    const unsigned int v6074 = v43 + v10385;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6075 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6076 = v863.x[0];
+    const float v6077 = v6076 * v6075;
+    const bool v6078 = v6074 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6078) {
+      const unsigned int v6081 = 160u + v10384;
+      const unsigned int v6084 = v11 + v6074;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6085 = v6084 * v1;
+      const unsigned int v6086 = v6085 + v26;
+      const unsigned int v6087 = v6086 << 8u;
+      const unsigned int v6088 = v6087 + v6081;
+      out[v6088] = v6077;
+    }
+    const unsigned int v6090 = v43 + v10390;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6091 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6092 = v863.x[1];
+    const float v6093 = v6092 * v6091;
+    const bool v6094 = v6090 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6094) {
+      const unsigned int v6097 = 160u + v10389;
+      const unsigned int v6100 = v11 + v6090;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6101 = v6100 * v1;
+      const unsigned int v6102 = v6101 + v26;
+      const unsigned int v6103 = v6102 << 8u;
+      const unsigned int v6104 = v6103 + v6097;
+      out[v6104] = v6093;
+    }
+    const unsigned int v6106 = v43 + v10395;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6107 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6108 = v863.x[2];
+    const float v6109 = v6108 * v6107;
+    const bool v6110 = v6106 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6110) {
+      const unsigned int v6113 = 160u + v10394;
+      const unsigned int v6116 = v11 + v6106;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6117 = v6116 * v1;
+      const unsigned int v6118 = v6117 + v26;
+      const unsigned int v6119 = v6118 << 8u;
+      const unsigned int v6120 = v6119 + v6113;
+      out[v6120] = v6109;
+    }
+    const unsigned int v6122 = v43 + v10400;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6123 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6124 = v863.x[3];
+    const float v6125 = v6124 * v6123;
+    const bool v6126 = v6122 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6126) {
+      const unsigned int v6129 = 160u + v10399;
+      const unsigned int v6132 = v11 + v6122;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6133 = v6132 * v1;
+      const unsigned int v6134 = v6133 + v26;
+      const unsigned int v6135 = v6134 << 8u;
+      const unsigned int v6136 = v6135 + v6129;
+      out[v6136] = v6125;
+    }
+    const unsigned int v6138 = v43 + v10405;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6139 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6140 = v863.x[4];
+    const float v6141 = v6140 * v6139;
+    const bool v6142 = v6138 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6142) {
+      const unsigned int v6145 = 160u + v10404;
+      const unsigned int v6148 = v11 + v6138;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6149 = v6148 * v1;
+      const unsigned int v6150 = v6149 + v26;
+      const unsigned int v6151 = v6150 << 8u;
+      const unsigned int v6152 = v6151 + v6145;
+      out[v6152] = v6141;
+    }
+    const unsigned int v6154 = v43 + v10410;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6155 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6156 = v863.x[5];
+    const float v6157 = v6156 * v6155;
+    const bool v6158 = v6154 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6158) {
+      const unsigned int v6161 = 160u + v10409;
+      const unsigned int v6164 = v11 + v6154;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6165 = v6164 * v1;
+      const unsigned int v6166 = v6165 + v26;
+      const unsigned int v6167 = v6166 << 8u;
+      const unsigned int v6168 = v6167 + v6161;
+      out[v6168] = v6157;
+    }
+    const unsigned int v6170 = v43 + v10415;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6171 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6172 = v863.x[6];
+    const float v6173 = v6172 * v6171;
+    const bool v6174 = v6170 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6174) {
+      const unsigned int v6177 = 160u + v10414;
+      const unsigned int v6180 = v11 + v6170;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6181 = v6180 * v1;
+      const unsigned int v6182 = v6181 + v26;
+      const unsigned int v6183 = v6182 << 8u;
+      const unsigned int v6184 = v6183 + v6177;
+      out[v6184] = v6173;
+    }
+    const unsigned int v6186 = v43 + v10420;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6187 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6188 = v863.x[7];
+    const float v6189 = v6188 * v6187;
+    const bool v6190 = v6186 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6190) {
+      const unsigned int v6193 = 160u + v10419;
+      const unsigned int v6196 = v11 + v6186;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6197 = v6196 * v1;
+      const unsigned int v6198 = v6197 + v26;
+      const unsigned int v6199 = v6198 << 8u;
+      const unsigned int v6200 = v6199 + v6193;
+      out[v6200] = v6189;
+    }
+    const unsigned int v6202 = v43 + v10425;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6203 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6204 = v863.x[8];
+    const float v6205 = v6204 * v6203;
+    const bool v6206 = v6202 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6206) {
+      const unsigned int v6209 = 160u + v10424;
+      const unsigned int v6212 = v11 + v6202;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6213 = v6212 * v1;
+      const unsigned int v6214 = v6213 + v26;
+      const unsigned int v6215 = v6214 << 8u;
+      const unsigned int v6216 = v6215 + v6209;
+      out[v6216] = v6205;
+    }
+    const unsigned int v6218 = v43 + v10430;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6219 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6220 = v863.x[9];
+    const float v6221 = v6220 * v6219;
+    const bool v6222 = v6218 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6222) {
+      const unsigned int v6225 = 160u + v10429;
+      const unsigned int v6228 = v11 + v6218;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6229 = v6228 * v1;
+      const unsigned int v6230 = v6229 + v26;
+      const unsigned int v6231 = v6230 << 8u;
+      const unsigned int v6232 = v6231 + v6225;
+      out[v6232] = v6221;
+    }
+    const unsigned int v6234 = v43 + v10435;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6235 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6236 = v863.x[10];
+    const float v6237 = v6236 * v6235;
+    const bool v6238 = v6234 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6238) {
+      const unsigned int v6241 = 160u + v10434;
+      const unsigned int v6244 = v11 + v6234;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6245 = v6244 * v1;
+      const unsigned int v6246 = v6245 + v26;
+      const unsigned int v6247 = v6246 << 8u;
+      const unsigned int v6248 = v6247 + v6241;
+      out[v6248] = v6237;
+    }
+    const unsigned int v6250 = v43 + v10440;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6251 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6252 = v863.x[11];
+    const float v6253 = v6252 * v6251;
+    const bool v6254 = v6250 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6254) {
+      const unsigned int v6257 = 160u + v10439;
+      const unsigned int v6260 = v11 + v6250;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6261 = v6260 * v1;
+      const unsigned int v6262 = v6261 + v26;
+      const unsigned int v6263 = v6262 << 8u;
+      const unsigned int v6264 = v6263 + v6257;
+      out[v6264] = v6253;
+    }
+    const unsigned int v6266 = v43 + v10445;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6267 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6268 = v863.x[12];
+    const float v6269 = v6268 * v6267;
+    const bool v6270 = v6266 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6270) {
+      const unsigned int v6273 = 160u + v10444;
+      const unsigned int v6276 = v11 + v6266;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6277 = v6276 * v1;
+      const unsigned int v6278 = v6277 + v26;
+      const unsigned int v6279 = v6278 << 8u;
+      const unsigned int v6280 = v6279 + v6273;
+      out[v6280] = v6269;
+    }
+    const unsigned int v6282 = v43 + v10450;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6283 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6284 = v863.x[13];
+    const float v6285 = v6284 * v6283;
+    const bool v6286 = v6282 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6286) {
+      const unsigned int v6289 = 160u + v10449;
+      const unsigned int v6292 = v11 + v6282;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6293 = v6292 * v1;
+      const unsigned int v6294 = v6293 + v26;
+      const unsigned int v6295 = v6294 << 8u;
+      const unsigned int v6296 = v6295 + v6289;
+      out[v6296] = v6285;
+    }
+    const unsigned int v6298 = v43 + v10455;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6299 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6300 = v863.x[14];
+    const float v6301 = v6300 * v6299;
+    const bool v6302 = v6298 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6302) {
+      const unsigned int v6305 = 160u + v10454;
+      const unsigned int v6308 = v11 + v6298;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6309 = v6308 * v1;
+      const unsigned int v6310 = v6309 + v26;
+      const unsigned int v6311 = v6310 << 8u;
+      const unsigned int v6312 = v6311 + v6305;
+      out[v6312] = v6301;
+    }
+    const unsigned int v6314 = v43 + v10460;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6315 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6316 = v863.x[15];
+    const float v6317 = v6316 * v6315;
+    const bool v6318 = v6314 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6318) {
+      const unsigned int v6321 = 160u + v10459;
+      const unsigned int v6324 = v11 + v6314;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6325 = v6324 * v1;
+      const unsigned int v6326 = v6325 + v26;
+      const unsigned int v6327 = v6326 << 8u;
+      const unsigned int v6328 = v6327 + v6321;
+      out[v6328] = v6317;
+    }
+    const unsigned int v6330 = v43 + v10465;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6331 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6332 = v865.x[0];
+    const float v6333 = v6332 * v6331;
+    const bool v6334 = v6330 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6334) {
+      const unsigned int v6337 = 192u + v10464;
+      const unsigned int v6340 = v11 + v6330;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6341 = v6340 * v1;
+      const unsigned int v6342 = v6341 + v26;
+      const unsigned int v6343 = v6342 << 8u;
+      const unsigned int v6344 = v6343 + v6337;
+      out[v6344] = v6333;
+    }
+    const unsigned int v6346 = v43 + v10470;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6347 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6348 = v865.x[1];
+    const float v6349 = v6348 * v6347;
+    const bool v6350 = v6346 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6350) {
+      const unsigned int v6353 = 192u + v10469;
+      const unsigned int v6356 = v11 + v6346;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6357 = v6356 * v1;
+      const unsigned int v6358 = v6357 + v26;
+      const unsigned int v6359 = v6358 << 8u;
+      const unsigned int v6360 = v6359 + v6353;
+      out[v6360] = v6349;
+    }
+    const unsigned int v6362 = v43 + v10475;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6363 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6364 = v865.x[2];
+    const float v6365 = v6364 * v6363;
+    const bool v6366 = v6362 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6366) {
+      const unsigned int v6369 = 192u + v10474;
+      const unsigned int v6372 = v11 + v6362;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6373 = v6372 * v1;
+      const unsigned int v6374 = v6373 + v26;
+      const unsigned int v6375 = v6374 << 8u;
+      const unsigned int v6376 = v6375 + v6369;
+      out[v6376] = v6365;
+    }
+    const unsigned int v6378 = v43 + v10480;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6379 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6380 = v865.x[3];
+    const float v6381 = v6380 * v6379;
+    const bool v6382 = v6378 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6382) {
+      const unsigned int v6385 = 192u + v10479;
+      const unsigned int v6388 = v11 + v6378;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6389 = v6388 * v1;
+      const unsigned int v6390 = v6389 + v26;
+      const unsigned int v6391 = v6390 << 8u;
+      const unsigned int v6392 = v6391 + v6385;
+      out[v6392] = v6381;
+    }
+    const unsigned int v6394 = v43 + v10485;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6395 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6396 = v865.x[4];
+    const float v6397 = v6396 * v6395;
+    const bool v6398 = v6394 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6398) {
+      const unsigned int v6401 = 192u + v10484;
+      const unsigned int v6404 = v11 + v6394;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6405 = v6404 * v1;
+      const unsigned int v6406 = v6405 + v26;
+      const unsigned int v6407 = v6406 << 8u;
+      const unsigned int v6408 = v6407 + v6401;
+      out[v6408] = v6397;
+    }
+    const unsigned int v6410 = v43 + v10490;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6411 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6412 = v865.x[5];
+    const float v6413 = v6412 * v6411;
+    const bool v6414 = v6410 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6414) {
+      const unsigned int v6417 = 192u + v10489;
+      const unsigned int v6420 = v11 + v6410;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6421 = v6420 * v1;
+      const unsigned int v6422 = v6421 + v26;
+      const unsigned int v6423 = v6422 << 8u;
+      const unsigned int v6424 = v6423 + v6417;
+      out[v6424] = v6413;
+    }
+    const unsigned int v6426 = v43 + v10495;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6427 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6428 = v865.x[6];
+    const float v6429 = v6428 * v6427;
+    const bool v6430 = v6426 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6430) {
+      const unsigned int v6433 = 192u + v10494;
+      const unsigned int v6436 = v11 + v6426;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6437 = v6436 * v1;
+      const unsigned int v6438 = v6437 + v26;
+      const unsigned int v6439 = v6438 << 8u;
+      const unsigned int v6440 = v6439 + v6433;
+      out[v6440] = v6429;
+    }
+    const unsigned int v6442 = v43 + v10500;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6443 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6444 = v865.x[7];
+    const float v6445 = v6444 * v6443;
+    const bool v6446 = v6442 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6446) {
+      const unsigned int v6449 = 192u + v10499;
+      const unsigned int v6452 = v11 + v6442;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6453 = v6452 * v1;
+      const unsigned int v6454 = v6453 + v26;
+      const unsigned int v6455 = v6454 << 8u;
+      const unsigned int v6456 = v6455 + v6449;
+      out[v6456] = v6445;
+    }
+    const unsigned int v6458 = v43 + v10505;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6459 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6460 = v865.x[8];
+    const float v6461 = v6460 * v6459;
+    const bool v6462 = v6458 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6462) {
+      const unsigned int v6465 = 192u + v10504;
+      const unsigned int v6468 = v11 + v6458;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6469 = v6468 * v1;
+      const unsigned int v6470 = v6469 + v26;
+      const unsigned int v6471 = v6470 << 8u;
+      const unsigned int v6472 = v6471 + v6465;
+      out[v6472] = v6461;
+    }
+    const unsigned int v6474 = v43 + v10510;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6475 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6476 = v865.x[9];
+    const float v6477 = v6476 * v6475;
+    const bool v6478 = v6474 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6478) {
+      const unsigned int v6481 = 192u + v10509;
+      const unsigned int v6484 = v11 + v6474;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6485 = v6484 * v1;
+      const unsigned int v6486 = v6485 + v26;
+      const unsigned int v6487 = v6486 << 8u;
+      const unsigned int v6488 = v6487 + v6481;
+      out[v6488] = v6477;
+    }
+    const unsigned int v6490 = v43 + v10515;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6491 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6492 = v865.x[10];
+    const float v6493 = v6492 * v6491;
+    const bool v6494 = v6490 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6494) {
+      const unsigned int v6497 = 192u + v10514;
+      const unsigned int v6500 = v11 + v6490;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6501 = v6500 * v1;
+      const unsigned int v6502 = v6501 + v26;
+      const unsigned int v6503 = v6502 << 8u;
+      const unsigned int v6504 = v6503 + v6497;
+      out[v6504] = v6493;
+    }
+    const unsigned int v6506 = v43 + v10520;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6507 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6508 = v865.x[11];
+    const float v6509 = v6508 * v6507;
+    const bool v6510 = v6506 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6510) {
+      const unsigned int v6513 = 192u + v10519;
+      const unsigned int v6516 = v11 + v6506;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6517 = v6516 * v1;
+      const unsigned int v6518 = v6517 + v26;
+      const unsigned int v6519 = v6518 << 8u;
+      const unsigned int v6520 = v6519 + v6513;
+      out[v6520] = v6509;
+    }
+    const unsigned int v6522 = v43 + v10525;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6523 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6524 = v865.x[12];
+    const float v6525 = v6524 * v6523;
+    const bool v6526 = v6522 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6526) {
+      const unsigned int v6529 = 192u + v10524;
+      const unsigned int v6532 = v11 + v6522;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6533 = v6532 * v1;
+      const unsigned int v6534 = v6533 + v26;
+      const unsigned int v6535 = v6534 << 8u;
+      const unsigned int v6536 = v6535 + v6529;
+      out[v6536] = v6525;
+    }
+    const unsigned int v6538 = v43 + v10530;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6539 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6540 = v865.x[13];
+    const float v6541 = v6540 * v6539;
+    const bool v6542 = v6538 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6542) {
+      const unsigned int v6545 = 192u + v10529;
+      const unsigned int v6548 = v11 + v6538;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6549 = v6548 * v1;
+      const unsigned int v6550 = v6549 + v26;
+      const unsigned int v6551 = v6550 << 8u;
+      const unsigned int v6552 = v6551 + v6545;
+      out[v6552] = v6541;
+    }
+    const unsigned int v6554 = v43 + v10535;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6555 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6556 = v865.x[14];
+    const float v6557 = v6556 * v6555;
+    const bool v6558 = v6554 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6558) {
+      const unsigned int v6561 = 192u + v10534;
+      const unsigned int v6564 = v11 + v6554;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6565 = v6564 * v1;
+      const unsigned int v6566 = v6565 + v26;
+      const unsigned int v6567 = v6566 << 8u;
+      const unsigned int v6568 = v6567 + v6561;
+      out[v6568] = v6557;
+    }
+    const unsigned int v6570 = v43 + v10540;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6571 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6572 = v865.x[15];
+    const float v6573 = v6572 * v6571;
+    const bool v6574 = v6570 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6574) {
+      const unsigned int v6577 = 192u + v10539;
+      const unsigned int v6580 = v11 + v6570;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6581 = v6580 * v1;
+      const unsigned int v6582 = v6581 + v26;
+      const unsigned int v6583 = v6582 << 8u;
+      const unsigned int v6584 = v6583 + v6577;
+      out[v6584] = v6573;
+    }
+    const unsigned int v6586 = v43 + v10545;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6587 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6588 = v867.x[0];
+    const float v6589 = v6588 * v6587;
+    const bool v6590 = v6586 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6590) {
+      const unsigned int v6593 = 224u + v10544;
+      const unsigned int v6596 = v11 + v6586;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6597 = v6596 * v1;
+      const unsigned int v6598 = v6597 + v26;
+      const unsigned int v6599 = v6598 << 8u;
+      const unsigned int v6600 = v6599 + v6593;
+      out[v6600] = v6589;
+    }
+    const unsigned int v6602 = v43 + v10550;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6603 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6604 = v867.x[1];
+    const float v6605 = v6604 * v6603;
+    const bool v6606 = v6602 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6606) {
+      const unsigned int v6609 = 224u + v10549;
+      const unsigned int v6612 = v11 + v6602;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6613 = v6612 * v1;
+      const unsigned int v6614 = v6613 + v26;
+      const unsigned int v6615 = v6614 << 8u;
+      const unsigned int v6616 = v6615 + v6609;
+      out[v6616] = v6605;
+    }
+    const unsigned int v6618 = v43 + v10555;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6619 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6620 = v867.x[2];
+    const float v6621 = v6620 * v6619;
+    const bool v6622 = v6618 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6622) {
+      const unsigned int v6625 = 224u + v10554;
+      const unsigned int v6628 = v11 + v6618;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6629 = v6628 * v1;
+      const unsigned int v6630 = v6629 + v26;
+      const unsigned int v6631 = v6630 << 8u;
+      const unsigned int v6632 = v6631 + v6625;
+      out[v6632] = v6621;
+    }
+    const unsigned int v6634 = v43 + v10560;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6635 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6636 = v867.x[3];
+    const float v6637 = v6636 * v6635;
+    const bool v6638 = v6634 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6638) {
+      const unsigned int v6641 = 224u + v10559;
+      const unsigned int v6644 = v11 + v6634;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6645 = v6644 * v1;
+      const unsigned int v6646 = v6645 + v26;
+      const unsigned int v6647 = v6646 << 8u;
+      const unsigned int v6648 = v6647 + v6641;
+      out[v6648] = v6637;
+    }
+    const unsigned int v6650 = v43 + v10565;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6651 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6652 = v867.x[4];
+    const float v6653 = v6652 * v6651;
+    const bool v6654 = v6650 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6654) {
+      const unsigned int v6657 = 224u + v10564;
+      const unsigned int v6660 = v11 + v6650;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6661 = v6660 * v1;
+      const unsigned int v6662 = v6661 + v26;
+      const unsigned int v6663 = v6662 << 8u;
+      const unsigned int v6664 = v6663 + v6657;
+      out[v6664] = v6653;
+    }
+    const unsigned int v6666 = v43 + v10570;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6667 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6668 = v867.x[5];
+    const float v6669 = v6668 * v6667;
+    const bool v6670 = v6666 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6670) {
+      const unsigned int v6673 = 224u + v10569;
+      const unsigned int v6676 = v11 + v6666;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6677 = v6676 * v1;
+      const unsigned int v6678 = v6677 + v26;
+      const unsigned int v6679 = v6678 << 8u;
+      const unsigned int v6680 = v6679 + v6673;
+      out[v6680] = v6669;
+    }
+    const unsigned int v6682 = v43 + v10575;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6683 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6684 = v867.x[6];
+    const float v6685 = v6684 * v6683;
+    const bool v6686 = v6682 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6686) {
+      const unsigned int v6689 = 224u + v10574;
+      const unsigned int v6692 = v11 + v6682;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6693 = v6692 * v1;
+      const unsigned int v6694 = v6693 + v26;
+      const unsigned int v6695 = v6694 << 8u;
+      const unsigned int v6696 = v6695 + v6689;
+      out[v6696] = v6685;
+    }
+    const unsigned int v6698 = v43 + v10580;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6699 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6700 = v867.x[7];
+    const float v6701 = v6700 * v6699;
+    const bool v6702 = v6698 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6702) {
+      const unsigned int v6705 = 224u + v10579;
+      const unsigned int v6708 = v11 + v6698;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6709 = v6708 * v1;
+      const unsigned int v6710 = v6709 + v26;
+      const unsigned int v6711 = v6710 << 8u;
+      const unsigned int v6712 = v6711 + v6705;
+      out[v6712] = v6701;
+    }
+    const unsigned int v6714 = v43 + v10585;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6715 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6716 = v867.x[8];
+    const float v6717 = v6716 * v6715;
+    const bool v6718 = v6714 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6718) {
+      const unsigned int v6721 = 224u + v10584;
+      const unsigned int v6724 = v11 + v6714;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6725 = v6724 * v1;
+      const unsigned int v6726 = v6725 + v26;
+      const unsigned int v6727 = v6726 << 8u;
+      const unsigned int v6728 = v6727 + v6721;
+      out[v6728] = v6717;
+    }
+    const unsigned int v6730 = v43 + v10590;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6731 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6732 = v867.x[9];
+    const float v6733 = v6732 * v6731;
+    const bool v6734 = v6730 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6734) {
+      const unsigned int v6737 = 224u + v10589;
+      const unsigned int v6740 = v11 + v6730;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6741 = v6740 * v1;
+      const unsigned int v6742 = v6741 + v26;
+      const unsigned int v6743 = v6742 << 8u;
+      const unsigned int v6744 = v6743 + v6737;
+      out[v6744] = v6733;
+    }
+    const unsigned int v6746 = v43 + v10595;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6747 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6748 = v867.x[10];
+    const float v6749 = v6748 * v6747;
+    const bool v6750 = v6746 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6750) {
+      const unsigned int v6753 = 224u + v10594;
+      const unsigned int v6756 = v11 + v6746;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6757 = v6756 * v1;
+      const unsigned int v6758 = v6757 + v26;
+      const unsigned int v6759 = v6758 << 8u;
+      const unsigned int v6760 = v6759 + v6753;
+      out[v6760] = v6749;
+    }
+    const unsigned int v6762 = v43 + v10600;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6763 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6764 = v867.x[11];
+    const float v6765 = v6764 * v6763;
+    const bool v6766 = v6762 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6766) {
+      const unsigned int v6769 = 224u + v10599;
+      const unsigned int v6772 = v11 + v6762;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6773 = v6772 * v1;
+      const unsigned int v6774 = v6773 + v26;
+      const unsigned int v6775 = v6774 << 8u;
+      const unsigned int v6776 = v6775 + v6769;
+      out[v6776] = v6765;
+    }
+    const unsigned int v6778 = v43 + v10605;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6779 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6780 = v867.x[12];
+    const float v6781 = v6780 * v6779;
+    const bool v6782 = v6778 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6782) {
+      const unsigned int v6785 = 224u + v10604;
+      const unsigned int v6788 = v11 + v6778;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6789 = v6788 * v1;
+      const unsigned int v6790 = v6789 + v26;
+      const unsigned int v6791 = v6790 << 8u;
+      const unsigned int v6792 = v6791 + v6785;
+      out[v6792] = v6781;
+    }
+    const unsigned int v6794 = v43 + v10610;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6795 = v4740.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6796 = v867.x[13];
+    const float v6797 = v6796 * v6795;
+    const bool v6798 = v6794 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6798) {
+      const unsigned int v6801 = 224u + v10609;
+      const unsigned int v6804 = v11 + v6794;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6805 = v6804 * v1;
+      const unsigned int v6806 = v6805 + v26;
+      const unsigned int v6807 = v6806 << 8u;
+      const unsigned int v6808 = v6807 + v6801;
+      out[v6808] = v6797;
+    }
+    const unsigned int v6810 = v43 + v10615;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6811 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6812 = v867.x[14];
+    const float v6813 = v6812 * v6811;
+    const bool v6814 = v6810 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6814) {
+      const unsigned int v6817 = 224u + v10614;
+      const unsigned int v6820 = v11 + v6810;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6821 = v6820 * v1;
+      const unsigned int v6822 = v6821 + v26;
+      const unsigned int v6823 = v6822 << 8u;
+      const unsigned int v6824 = v6823 + v6817;
+      out[v6824] = v6813;
+    }
+    const unsigned int v6826 = v43 + v10620;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6827 = v4740.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6828 = v867.x[15];
+    const float v6829 = v6828 * v6827;
+    const bool v6830 = v6826 < v18;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6830) {
+      const unsigned int v6833 = 224u + v10619;
+      const unsigned int v6836 = v11 + v6826;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6837 = v6836 * v1;
+      const unsigned int v6838 = v6837 + v26;
+      const unsigned int v6839 = v6838 << 8u;
+      const unsigned int v6840 = v6839 + v6833;
+      out[v6840] = v6829;
+    }
+    const unsigned int v6842 = v43 + v4688;  // kernels/sdpa/flash_tile.hpp:234
+    const float v6844 = v4648.x[0];  // kernels/sdpa/flash_tile.hpp:235
+    const float v6845 = v4686.x[0];
+    const float v6846 = log2f(v6845);
+    const float v6847 = v6846 + v6844;
+    const float v6848 = v6847 * 0.6931472f;
+    const bool v6851 = v4687 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v6852 = v6842 < v18;
+    const bool v6853 = v6851 && v6852;
+    if (v6853) {
+      const unsigned int v6854 = v26 * v3;  // kernels/sdpa/prefill.cpp:143
+      const unsigned int v6855 = v6854 + v11;
+      const unsigned int v6856 = v6855 + v6842;
+      lse[v6856] = v6848;
+    }
+    const unsigned int v6858 = v43 + v4701;  // kernels/sdpa/flash_tile.hpp:234
+    const float v6860 = v4648.x[1];  // kernels/sdpa/flash_tile.hpp:235
+    const float v6861 = v4686.x[1];
+    const float v6862 = log2f(v6861);
+    const float v6863 = v6862 + v6860;
+    const float v6864 = v6863 * 0.6931472f;
+    const bool v6867 = v4700 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v6868 = v6858 < v18;
+    const bool v6869 = v6867 && v6868;
+    if (v6869) {
+      const unsigned int v6870 = v26 * v3;  // kernels/sdpa/prefill.cpp:143
+      const unsigned int v6871 = v6870 + v11;
+      const unsigned int v6872 = v6871 + v6858;
+      lse[v6872] = v6864;
+    }
+    const unsigned int v6874 = v43 + v4714;  // kernels/sdpa/flash_tile.hpp:234
+    const float v6876 = v4648.x[2];  // kernels/sdpa/flash_tile.hpp:235
+    const float v6877 = v4686.x[2];
+    const float v6878 = log2f(v6877);
+    const float v6879 = v6878 + v6876;
+    const float v6880 = v6879 * 0.6931472f;
+    const bool v6883 = v4713 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v6884 = v6874 < v18;
+    const bool v6885 = v6883 && v6884;
+    if (v6885) {
+      const unsigned int v6886 = v26 * v3;  // kernels/sdpa/prefill.cpp:143
+      const unsigned int v6887 = v6886 + v11;
+      const unsigned int v6888 = v6887 + v6874;
+      lse[v6888] = v6880;
+    }
+    const unsigned int v6890 = v43 + v4727;  // kernels/sdpa/flash_tile.hpp:234
+    const float v6892 = v4648.x[3];  // kernels/sdpa/flash_tile.hpp:235
+    const float v6893 = v4686.x[3];
+    const float v6894 = log2f(v6893);
+    const float v6895 = v6894 + v6892;
+    const float v6896 = v6895 * 0.6931472f;
+    const bool v6899 = v4726 == v44;  // kernels/sdpa/flash_tile.hpp:236
+    const bool v6900 = v6890 < v18;
+    const bool v6901 = v6899 && v6900;
+    if (v6901) {
+      const unsigned int v6902 = v26 * v3;  // kernels/sdpa/prefill.cpp:143
+      const unsigned int v6903 = v6902 + v11;
+      const unsigned int v6904 = v6903 + v6890;
+      lse[v6904] = v6896;
     }
   }
 }

@@ -72,6 +72,14 @@ __device__ __forceinline__ unsigned int iron_linear_thread() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
 
+// 2^x by ex2.approx.ftz.f32 (PTX ISA, ex2): within 2 ulp of the correctly rounded result,
+// subnormal operands and results flushed to zero. One MUFU.EX2, whatever the compile flags.
+__device__ __forceinline__ float iron_exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // A fragment of ROLE 0 (A, M×K), 1 (B, K×N) or 2 (accumulator, M×N), R×C elements: each
 // lane of the warp owns R·C/32 of them in the layout of mma.m16n8k16, tile by tile (row-major
 // tiles of 16×16 for A, 16×8 for B and accumulators). row()/col() give slot i's position.
@@ -340,4957 +348,5066 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_b
   const bool v36 = v27 < v20;  // kernels/sdpa/prefill.cpp:93
   if (v36) {
     const float v37 = sinks[v28];  // kernels/sdpa/prefill.cpp:96
-    const unsigned int v39 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_tile.hpp:98
+    const unsigned int v39 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_tile.hpp:114
     const unsigned int v40 = v39 << 4u;
     const unsigned int v41 = v27 + v40;
-    unsigned int v42 = 0u;  // kernels/sdpa/flash_tile.hpp:102
-    const unsigned int v44 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v47 = v44 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v50 = v44 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    unsigned int v42 = 0u;  // kernels/sdpa/flash_tile.hpp:118
+    const unsigned int v44 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v47 = v44 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v50 = v44 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v51 = v50 << 3u;
-    const unsigned int v52 = v27 + v47;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v52 = v27 + v47;  // kernels/sdpa/flash_tile.hpp:75
     const bool v53 = v52 < v20;
-    const unsigned int v56 = v53 ? v52 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v56 = v53 ? v52 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v58 = v13 + v56;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v59 = v58 * v1;
     const unsigned int v60 = v59 + v28;
     const unsigned int v61 = v60 << 8u;
-    const unsigned int v62 = v61 + v51;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v64 = v47 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v62 = v61 + v51;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v64 = v47 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v66 = v64 + v51;
     iron_copy_async<16>(shm0 + (v66 ^ (((v66 >> 8u) & 7u) << 3u)), q + v62, v53);
-    const unsigned int v69 = v44 + 128u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v71 = v69 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v74 = v69 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v69 = v44 + 128u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v71 = v69 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v74 = v69 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v75 = v74 << 3u;
-    const unsigned int v76 = v27 + v71;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v76 = v27 + v71;  // kernels/sdpa/flash_tile.hpp:75
     const bool v77 = v76 < v20;
-    const unsigned int v80 = v77 ? v76 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v80 = v77 ? v76 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v82 = v13 + v80;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v83 = v82 * v1;
     const unsigned int v84 = v83 + v28;
     const unsigned int v85 = v84 << 8u;
-    const unsigned int v86 = v85 + v75;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v88 = v71 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v86 = v85 + v75;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v88 = v71 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v90 = v88 + v75;
     iron_copy_async<16>(shm0 + (v90 ^ (((v90 >> 8u) & 7u) << 3u)), q + v86, v77);
-    const unsigned int v93 = v44 + 256u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v95 = v93 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v98 = v93 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v93 = v44 + 256u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v95 = v93 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v98 = v93 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v99 = v98 << 3u;
-    const unsigned int v100 = v27 + v95;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v100 = v27 + v95;  // kernels/sdpa/flash_tile.hpp:75
     const bool v101 = v100 < v20;
-    const unsigned int v104 = v101 ? v100 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v104 = v101 ? v100 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v106 = v13 + v104;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v107 = v106 * v1;
     const unsigned int v108 = v107 + v28;
     const unsigned int v109 = v108 << 8u;
-    const unsigned int v110 = v109 + v99;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v112 = v95 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v110 = v109 + v99;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v112 = v95 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v114 = v112 + v99;
     iron_copy_async<16>(shm0 + (v114 ^ (((v114 >> 8u) & 7u) << 3u)), q + v110, v101);
-    const unsigned int v117 = v44 + 384u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v119 = v117 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v122 = v117 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v117 = v44 + 384u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v119 = v117 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v122 = v117 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v123 = v122 << 3u;
-    const unsigned int v124 = v27 + v119;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v124 = v27 + v119;  // kernels/sdpa/flash_tile.hpp:75
     const bool v125 = v124 < v20;
-    const unsigned int v128 = v125 ? v124 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v128 = v125 ? v124 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v130 = v13 + v128;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v131 = v130 * v1;
     const unsigned int v132 = v131 + v28;
     const unsigned int v133 = v132 << 8u;
-    const unsigned int v134 = v133 + v123;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v136 = v119 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v134 = v133 + v123;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v136 = v119 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v138 = v136 + v123;
     iron_copy_async<16>(shm0 + (v138 ^ (((v138 >> 8u) & 7u) << 3u)), q + v134, v125);
-    const unsigned int v141 = v44 + 512u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v143 = v141 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v146 = v141 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v141 = v44 + 512u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v143 = v141 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v146 = v141 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v147 = v146 << 3u;
-    const unsigned int v148 = v27 + v143;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v148 = v27 + v143;  // kernels/sdpa/flash_tile.hpp:75
     const bool v149 = v148 < v20;
-    const unsigned int v152 = v149 ? v148 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v152 = v149 ? v148 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v154 = v13 + v152;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v155 = v154 * v1;
     const unsigned int v156 = v155 + v28;
     const unsigned int v157 = v156 << 8u;
-    const unsigned int v158 = v157 + v147;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v160 = v143 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v158 = v157 + v147;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v160 = v143 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v162 = v160 + v147;
     iron_copy_async<16>(shm0 + (v162 ^ (((v162 >> 8u) & 7u) << 3u)), q + v158, v149);
-    const unsigned int v165 = v44 + 640u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v167 = v165 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v170 = v165 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v165 = v44 + 640u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v167 = v165 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v170 = v165 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v171 = v170 << 3u;
-    const unsigned int v172 = v27 + v167;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v172 = v27 + v167;  // kernels/sdpa/flash_tile.hpp:75
     const bool v173 = v172 < v20;
-    const unsigned int v176 = v173 ? v172 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v176 = v173 ? v172 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v178 = v13 + v176;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v179 = v178 * v1;
     const unsigned int v180 = v179 + v28;
     const unsigned int v181 = v180 << 8u;
-    const unsigned int v182 = v181 + v171;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v184 = v167 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v182 = v181 + v171;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v184 = v167 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v186 = v184 + v171;
     iron_copy_async<16>(shm0 + (v186 ^ (((v186 >> 8u) & 7u) << 3u)), q + v182, v173);
-    const unsigned int v189 = v44 + 768u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v191 = v189 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v194 = v189 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v189 = v44 + 768u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v191 = v189 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v194 = v189 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v195 = v194 << 3u;
-    const unsigned int v196 = v27 + v191;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v196 = v27 + v191;  // kernels/sdpa/flash_tile.hpp:75
     const bool v197 = v196 < v20;
-    const unsigned int v200 = v197 ? v196 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v200 = v197 ? v196 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v202 = v13 + v200;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v203 = v202 * v1;
     const unsigned int v204 = v203 + v28;
     const unsigned int v205 = v204 << 8u;
-    const unsigned int v206 = v205 + v195;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v208 = v191 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v206 = v205 + v195;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v208 = v191 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v210 = v208 + v195;
     iron_copy_async<16>(shm0 + (v210 ^ (((v210 >> 8u) & 7u) << 3u)), q + v206, v197);
-    const unsigned int v213 = v44 + 896u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v215 = v213 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v218 = v213 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v213 = v44 + 896u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v215 = v213 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v218 = v213 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v219 = v218 << 3u;
-    const unsigned int v220 = v27 + v215;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v220 = v27 + v215;  // kernels/sdpa/flash_tile.hpp:75
     const bool v221 = v220 < v20;
-    const unsigned int v224 = v221 ? v220 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v224 = v221 ? v220 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v226 = v13 + v224;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v227 = v226 * v1;
     const unsigned int v228 = v227 + v28;
     const unsigned int v229 = v228 << 8u;
-    const unsigned int v230 = v229 + v219;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v232 = v215 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v230 = v229 + v219;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v232 = v215 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v234 = v232 + v219;
     iron_copy_async<16>(shm0 + (v234 ^ (((v234 >> 8u) & 7u) << 3u)), q + v230, v221);
-    const unsigned int v237 = v44 + 1024u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v239 = v237 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v242 = v237 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v237 = v44 + 1024u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v239 = v237 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v242 = v237 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v243 = v242 << 3u;
-    const unsigned int v244 = v27 + v239;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v244 = v27 + v239;  // kernels/sdpa/flash_tile.hpp:75
     const bool v245 = v244 < v20;
-    const unsigned int v248 = v245 ? v244 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v248 = v245 ? v244 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v250 = v13 + v248;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v251 = v250 * v1;
     const unsigned int v252 = v251 + v28;
     const unsigned int v253 = v252 << 8u;
-    const unsigned int v254 = v253 + v243;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v256 = v239 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v254 = v253 + v243;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v256 = v239 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v258 = v256 + v243;
     iron_copy_async<16>(shm0 + (v258 ^ (((v258 >> 8u) & 7u) << 3u)), q + v254, v245);
-    const unsigned int v261 = v44 + 1152u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v263 = v261 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v266 = v261 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v261 = v44 + 1152u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v263 = v261 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v266 = v261 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v267 = v266 << 3u;
-    const unsigned int v268 = v27 + v263;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v268 = v27 + v263;  // kernels/sdpa/flash_tile.hpp:75
     const bool v269 = v268 < v20;
-    const unsigned int v272 = v269 ? v268 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v272 = v269 ? v268 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v274 = v13 + v272;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v275 = v274 * v1;
     const unsigned int v276 = v275 + v28;
     const unsigned int v277 = v276 << 8u;
-    const unsigned int v278 = v277 + v267;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v280 = v263 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v278 = v277 + v267;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v280 = v263 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v282 = v280 + v267;
     iron_copy_async<16>(shm0 + (v282 ^ (((v282 >> 8u) & 7u) << 3u)), q + v278, v269);
-    const unsigned int v285 = v44 + 1280u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v287 = v285 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v290 = v285 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v285 = v44 + 1280u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v287 = v285 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v290 = v285 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v291 = v290 << 3u;
-    const unsigned int v292 = v27 + v287;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v292 = v27 + v287;  // kernels/sdpa/flash_tile.hpp:75
     const bool v293 = v292 < v20;
-    const unsigned int v296 = v293 ? v292 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v296 = v293 ? v292 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v298 = v13 + v296;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v299 = v298 * v1;
     const unsigned int v300 = v299 + v28;
     const unsigned int v301 = v300 << 8u;
-    const unsigned int v302 = v301 + v291;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v304 = v287 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v302 = v301 + v291;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v304 = v287 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v306 = v304 + v291;
     iron_copy_async<16>(shm0 + (v306 ^ (((v306 >> 8u) & 7u) << 3u)), q + v302, v293);
-    const unsigned int v309 = v44 + 1408u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v311 = v309 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v314 = v309 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v309 = v44 + 1408u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v311 = v309 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v314 = v309 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v315 = v314 << 3u;
-    const unsigned int v316 = v27 + v311;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v316 = v27 + v311;  // kernels/sdpa/flash_tile.hpp:75
     const bool v317 = v316 < v20;
-    const unsigned int v320 = v317 ? v316 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v320 = v317 ? v316 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v322 = v13 + v320;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v323 = v322 * v1;
     const unsigned int v324 = v323 + v28;
     const unsigned int v325 = v324 << 8u;
-    const unsigned int v326 = v325 + v315;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v328 = v311 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v326 = v325 + v315;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v328 = v311 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v330 = v328 + v315;
     iron_copy_async<16>(shm0 + (v330 ^ (((v330 >> 8u) & 7u) << 3u)), q + v326, v317);
-    const unsigned int v333 = v44 + 1536u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v335 = v333 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v338 = v333 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v333 = v44 + 1536u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v335 = v333 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v338 = v333 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v339 = v338 << 3u;
-    const unsigned int v340 = v27 + v335;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v340 = v27 + v335;  // kernels/sdpa/flash_tile.hpp:75
     const bool v341 = v340 < v20;
-    const unsigned int v344 = v341 ? v340 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v344 = v341 ? v340 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v346 = v13 + v344;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v347 = v346 * v1;
     const unsigned int v348 = v347 + v28;
     const unsigned int v349 = v348 << 8u;
-    const unsigned int v350 = v349 + v339;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v352 = v335 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v350 = v349 + v339;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v352 = v335 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v354 = v352 + v339;
     iron_copy_async<16>(shm0 + (v354 ^ (((v354 >> 8u) & 7u) << 3u)), q + v350, v341);
-    const unsigned int v357 = v44 + 1664u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v359 = v357 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v362 = v357 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v357 = v44 + 1664u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v359 = v357 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v362 = v357 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v363 = v362 << 3u;
-    const unsigned int v364 = v27 + v359;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v364 = v27 + v359;  // kernels/sdpa/flash_tile.hpp:75
     const bool v365 = v364 < v20;
-    const unsigned int v368 = v365 ? v364 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v368 = v365 ? v364 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v370 = v13 + v368;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v371 = v370 * v1;
     const unsigned int v372 = v371 + v28;
     const unsigned int v373 = v372 << 8u;
-    const unsigned int v374 = v373 + v363;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v376 = v359 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v374 = v373 + v363;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v376 = v359 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v378 = v376 + v363;
     iron_copy_async<16>(shm0 + (v378 ^ (((v378 >> 8u) & 7u) << 3u)), q + v374, v365);
-    const unsigned int v381 = v44 + 1792u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v383 = v381 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v386 = v381 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v381 = v44 + 1792u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v383 = v381 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v386 = v381 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v387 = v386 << 3u;
-    const unsigned int v388 = v27 + v383;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v388 = v27 + v383;  // kernels/sdpa/flash_tile.hpp:75
     const bool v389 = v388 < v20;
-    const unsigned int v392 = v389 ? v388 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v392 = v389 ? v388 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v394 = v13 + v392;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v395 = v394 * v1;
     const unsigned int v396 = v395 + v28;
     const unsigned int v397 = v396 << 8u;
-    const unsigned int v398 = v397 + v387;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v400 = v383 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v398 = v397 + v387;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v400 = v383 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v402 = v400 + v387;
     iron_copy_async<16>(shm0 + (v402 ^ (((v402 >> 8u) & 7u) << 3u)), q + v398, v389);
-    const unsigned int v405 = v44 + 1920u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v407 = v405 >> 5u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v410 = v405 & 31u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v405 = v44 + 1920u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v407 = v405 >> 5u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v410 = v405 & 31u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v411 = v410 << 3u;
-    const unsigned int v412 = v27 + v407;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v412 = v27 + v407;  // kernels/sdpa/flash_tile.hpp:75
     const bool v413 = v412 < v20;
-    const unsigned int v416 = v413 ? v412 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v416 = v413 ? v412 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v418 = v13 + v416;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v419 = v418 * v1;
     const unsigned int v420 = v419 + v28;
     const unsigned int v421 = v420 << 8u;
-    const unsigned int v422 = v421 + v411;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v424 = v407 << 8u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v422 = v421 + v411;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v424 = v407 << 8u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v426 = v424 + v411;
     iron_copy_async<16>(shm0 + (v426 ^ (((v426 >> 8u) & 7u) << 3u)), q + v422, v413);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:103
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:104
-    __syncthreads();  // kernels/sdpa/flash_tile.hpp:105
-    iron_frag<iron_bf16, 0, 16, 16> v428;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v428, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v430;
-    iron_frag_fill(v430, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v432;
-    iron_frag_fill(v432, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v434;
-    iron_frag_fill(v434, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v436;
-    iron_frag_fill(v436, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v438;
-    iron_frag_fill(v438, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v440;
-    iron_frag_fill(v440, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v442;
-    iron_frag_fill(v442, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v444;
-    iron_frag_fill(v444, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v446;
-    iron_frag_fill(v446, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v448;
-    iron_frag_fill(v448, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v450;
-    iron_frag_fill(v450, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v452;
-    iron_frag_fill(v452, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v454;
-    iron_frag_fill(v454, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v456;
-    iron_frag_fill(v456, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 0, 16, 16> v458;
-    iron_frag_fill(v458, iron_f32_to_bf16(0.0f));
-    const unsigned int v465 = v40 << 8u;  // kernels/sdpa/flash_tile.hpp:108
-    iron_frag_load_shared<false, 8, 3>(v428, shm0, v465, 256u);
-    const unsigned int v474 = v465 + 16u;
-    iron_frag_load_shared<false, 8, 3>(v430, shm0, v474, 256u);
-    const unsigned int v482 = v465 + 32u;
-    iron_frag_load_shared<false, 8, 3>(v432, shm0, v482, 256u);
-    const unsigned int v490 = v465 + 48u;
-    iron_frag_load_shared<false, 8, 3>(v434, shm0, v490, 256u);
-    const unsigned int v498 = v465 + 64u;
-    iron_frag_load_shared<false, 8, 3>(v436, shm0, v498, 256u);
-    const unsigned int v506 = v465 + 80u;
-    iron_frag_load_shared<false, 8, 3>(v438, shm0, v506, 256u);
-    const unsigned int v514 = v465 + 96u;
-    iron_frag_load_shared<false, 8, 3>(v440, shm0, v514, 256u);
-    const unsigned int v522 = v465 + 112u;
-    iron_frag_load_shared<false, 8, 3>(v442, shm0, v522, 256u);
-    const unsigned int v530 = v465 + 128u;
-    iron_frag_load_shared<false, 8, 3>(v444, shm0, v530, 256u);
-    const unsigned int v538 = v465 + 144u;
-    iron_frag_load_shared<false, 8, 3>(v446, shm0, v538, 256u);
-    const unsigned int v546 = v465 + 160u;
-    iron_frag_load_shared<false, 8, 3>(v448, shm0, v546, 256u);
-    const unsigned int v554 = v465 + 176u;
-    iron_frag_load_shared<false, 8, 3>(v450, shm0, v554, 256u);
-    const unsigned int v562 = v465 + 192u;
-    iron_frag_load_shared<false, 8, 3>(v452, shm0, v562, 256u);
-    const unsigned int v570 = v465 + 208u;
-    iron_frag_load_shared<false, 8, 3>(v454, shm0, v570, 256u);
-    const unsigned int v578 = v465 + 224u;
-    iron_frag_load_shared<false, 8, 3>(v456, shm0, v578, 256u);
-    const unsigned int v586 = v465 + 240u;
-    iron_frag_load_shared<false, 8, 3>(v458, shm0, v586, 256u);
-    const unsigned int v588 = v27 + 64u;  // kernels/sdpa/flash_tile.hpp:113
-    const unsigned int v589 = min(v588, v20);
-    const unsigned int v590 = v589 + v35;  // kernels/sdpa/flash_tile.hpp:114
-    const unsigned int v592 = v590 - v20;  // kernels/sdpa/flash_tile.hpp:116
-    const unsigned int v593 = min(v35, v592);
-    const bool v594 = v590 > v20;
-    const unsigned int v595 = v594 ? v593 : v42;
-    const bool v597 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:115
-    const unsigned int v598 = v597 ? v35 : v595;
-    const unsigned int v600 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:117
-    const unsigned int v601 = v600 + 1u;
-    const unsigned int v605 = v601 - v20;  // kernels/sdpa/flash_tile.hpp:119
-    const unsigned int v606 = v605 - v9;
-    const unsigned int v607 = v606 >> 6u;
-    const unsigned int v608 = v607 << 6u;
-    const bool v610 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:118
-    const unsigned int v611 = v20 + v9;
-    const bool v612 = v601 > v611;
-    const bool v613 = v610 && v612;
-    const unsigned int v614 = v613 ? v608 : v42;
-    const float v616 = v10 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:120
-    iron_frag<float, 2, 16, 8> v618;  // kernels/sdpa/flash_tile.hpp:122
-    iron_frag_fill(v618, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 16, 8> v620;  // kernels/sdpa/flash_tile.hpp:123
-    iron_frag_fill(v620, 0.0f);
-    iron_frag<float, 2, 16, 32> v622;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v622, 0.0f);
-    iron_frag<float, 2, 16, 32> v624;
-    iron_frag_fill(v624, 0.0f);
-    iron_frag<float, 2, 16, 32> v626;
-    iron_frag_fill(v626, 0.0f);
-    iron_frag<float, 2, 16, 32> v628;
-    iron_frag_fill(v628, 0.0f);
-    iron_frag<float, 2, 16, 32> v630;
-    iron_frag_fill(v630, 0.0f);
-    iron_frag<float, 2, 16, 32> v632;
-    iron_frag_fill(v632, 0.0f);
-    iron_frag<float, 2, 16, 32> v634;
-    iron_frag_fill(v634, 0.0f);
-    iron_frag<float, 2, 16, 32> v636;
-    iron_frag_fill(v636, 0.0f);
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:119
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:120
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:121
+    const unsigned int v431 = v40 << 8u;  // kernels/sdpa/flash_tile.hpp:122
+    const unsigned int v433 = v27 + 64u;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v434 = min(v433, v20);
+    const unsigned int v435 = v434 + v35;  // kernels/sdpa/flash_tile.hpp:129
+    const unsigned int v437 = v435 - v20;  // kernels/sdpa/flash_tile.hpp:131
+    const unsigned int v438 = min(v35, v437);
+    const bool v439 = v435 > v20;
+    const unsigned int v440 = v439 ? v438 : v42;
+    const bool v442 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:130
+    const unsigned int v443 = v442 ? v35 : v440;
+    const unsigned int v445 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:132
+    const unsigned int v446 = v445 + 1u;
+    const unsigned int v450 = v446 - v20;  // kernels/sdpa/flash_tile.hpp:134
+    const unsigned int v451 = v450 - v9;
+    const unsigned int v452 = v451 >> 6u;
+    const unsigned int v453 = v452 << 6u;
+    const bool v455 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:133
+    const unsigned int v456 = v20 + v9;
+    const bool v457 = v446 > v456;
+    const bool v458 = v455 && v457;
+    const unsigned int v459 = v458 ? v453 : v42;
+    const float v461 = v10 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:135
+    iron_frag<float, 2, 16, 8> v463;  // kernels/sdpa/flash_tile.hpp:137
+    iron_frag_fill(v463, __uint_as_float(0xff800000u));
+    iron_frag<float, 2, 16, 8> v465;  // kernels/sdpa/flash_tile.hpp:138
+    iron_frag_fill(v465, 0.0f);
+    iron_frag<float, 2, 16, 32> v467;  // /usr/include/c++/12/array:99
+    iron_frag_fill(v467, 0.0f);
+    iron_frag<float, 2, 16, 32> v469;
+    iron_frag_fill(v469, 0.0f);
+    iron_frag<float, 2, 16, 32> v471;
+    iron_frag_fill(v471, 0.0f);
+    iron_frag<float, 2, 16, 32> v473;
+    iron_frag_fill(v473, 0.0f);
+    iron_frag<float, 2, 16, 32> v475;
+    iron_frag_fill(v475, 0.0f);
+    iron_frag<float, 2, 16, 32> v477;
+    iron_frag_fill(v477, 0.0f);
+    iron_frag<float, 2, 16, 32> v479;
+    iron_frag_fill(v479, 0.0f);
+    iron_frag<float, 2, 16, 32> v481;
+    iron_frag_fill(v481, 0.0f);
 
-    for (unsigned int v5775 = v42; v5775 < 1u; v5775 += 1u) {  // kernels/sdpa/flash_tile.hpp:127
-      const unsigned int v5776 = v5775 << 6u;
-      const unsigned int v5777 = v614 + v5776;
-      const bool v5778 = v5777 < v598;
-      if (v5778) {
-        const unsigned int v5780 = v5775 << 14u;  // kernels/sdpa/flash_tile.hpp:131
-        const unsigned int v5790 = v5777 + v47;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v5791 = v5790 < v35;
-        const unsigned int v5794 = v5791 ? v5790 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v5795 = v5794 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v5796 = v32 + v5795;
-        const unsigned int v5797 = block_table[v5796];
-        const unsigned int v5799 = v5794 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v5800 = v5797 * v2;
-        const unsigned int v5801 = v5800 + v30;
-        const unsigned int v5802 = v5801 * v6;
-        const unsigned int v5803 = v5802 + v5799;
-        const unsigned int v5804 = v5803 << 8u;
-        const unsigned int v5805 = v5804 + v51;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v5808 = v5780 + v64;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v5809 = v5808 + v51;
-        iron_copy_async<16>(shm1 + (v5809 ^ (((v5809 >> 8u) & 7u) << 3u)), k_pages + v5805, v5791);
-        const unsigned int v5819 = v5777 + v71;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v5820 = v5819 < v35;
-        const unsigned int v5823 = v5820 ? v5819 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v5824 = v5823 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v5825 = v32 + v5824;
-        const unsigned int v5826 = block_table[v5825];
-        const unsigned int v5828 = v5823 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v5829 = v5826 * v2;
-        const unsigned int v5830 = v5829 + v30;
-        const unsigned int v5831 = v5830 * v6;
-        const unsigned int v5832 = v5831 + v5828;
-        const unsigned int v5833 = v5832 << 8u;
-        const unsigned int v5834 = v5833 + v75;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v5837 = v5780 + v88;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v5838 = v5837 + v75;
-        iron_copy_async<16>(shm1 + (v5838 ^ (((v5838 >> 8u) & 7u) << 3u)), k_pages + v5834, v5820);
-        const unsigned int v5848 = v5777 + v95;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v5849 = v5848 < v35;
-        const unsigned int v5852 = v5849 ? v5848 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v5853 = v5852 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v5854 = v32 + v5853;
-        const unsigned int v5855 = block_table[v5854];
-        const unsigned int v5857 = v5852 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v5858 = v5855 * v2;
-        const unsigned int v5859 = v5858 + v30;
-        const unsigned int v5860 = v5859 * v6;
-        const unsigned int v5861 = v5860 + v5857;
-        const unsigned int v5862 = v5861 << 8u;
-        const unsigned int v5863 = v5862 + v99;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v5866 = v5780 + v112;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v5867 = v5866 + v99;
-        iron_copy_async<16>(shm1 + (v5867 ^ (((v5867 >> 8u) & 7u) << 3u)), k_pages + v5863, v5849);
-        const unsigned int v5877 = v5777 + v119;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v5878 = v5877 < v35;
-        const unsigned int v5881 = v5878 ? v5877 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v5882 = v5881 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v5883 = v32 + v5882;
-        const unsigned int v5884 = block_table[v5883];
-        const unsigned int v5886 = v5881 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v5887 = v5884 * v2;
-        const unsigned int v5888 = v5887 + v30;
-        const unsigned int v5889 = v5888 * v6;
-        const unsigned int v5890 = v5889 + v5886;
-        const unsigned int v5891 = v5890 << 8u;
-        const unsigned int v5892 = v5891 + v123;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v5895 = v5780 + v136;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v5896 = v5895 + v123;
-        iron_copy_async<16>(shm1 + (v5896 ^ (((v5896 >> 8u) & 7u) << 3u)), k_pages + v5892, v5878);
-        const unsigned int v5906 = v5777 + v143;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v5907 = v5906 < v35;
-        const unsigned int v5910 = v5907 ? v5906 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v5911 = v5910 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v5912 = v32 + v5911;
-        const unsigned int v5913 = block_table[v5912];
-        const unsigned int v5915 = v5910 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v5916 = v5913 * v2;
-        const unsigned int v5917 = v5916 + v30;
-        const unsigned int v5918 = v5917 * v6;
-        const unsigned int v5919 = v5918 + v5915;
-        const unsigned int v5920 = v5919 << 8u;
-        const unsigned int v5921 = v5920 + v147;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v5924 = v5780 + v160;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v5925 = v5924 + v147;
-        iron_copy_async<16>(shm1 + (v5925 ^ (((v5925 >> 8u) & 7u) << 3u)), k_pages + v5921, v5907);
-        const unsigned int v5935 = v5777 + v167;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v5936 = v5935 < v35;
-        const unsigned int v5939 = v5936 ? v5935 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v5940 = v5939 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v5941 = v32 + v5940;
-        const unsigned int v5942 = block_table[v5941];
-        const unsigned int v5944 = v5939 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v5945 = v5942 * v2;
-        const unsigned int v5946 = v5945 + v30;
-        const unsigned int v5947 = v5946 * v6;
-        const unsigned int v5948 = v5947 + v5944;
-        const unsigned int v5949 = v5948 << 8u;
-        const unsigned int v5950 = v5949 + v171;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v5953 = v5780 + v184;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v5954 = v5953 + v171;
-        iron_copy_async<16>(shm1 + (v5954 ^ (((v5954 >> 8u) & 7u) << 3u)), k_pages + v5950, v5936);
-        const unsigned int v5964 = v5777 + v191;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v5965 = v5964 < v35;
-        const unsigned int v5968 = v5965 ? v5964 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v5969 = v5968 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v5970 = v32 + v5969;
-        const unsigned int v5971 = block_table[v5970];
-        const unsigned int v5973 = v5968 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v5974 = v5971 * v2;
-        const unsigned int v5975 = v5974 + v30;
-        const unsigned int v5976 = v5975 * v6;
-        const unsigned int v5977 = v5976 + v5973;
-        const unsigned int v5978 = v5977 << 8u;
-        const unsigned int v5979 = v5978 + v195;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v5982 = v5780 + v208;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v5983 = v5982 + v195;
-        iron_copy_async<16>(shm1 + (v5983 ^ (((v5983 >> 8u) & 7u) << 3u)), k_pages + v5979, v5965);
-        const unsigned int v5993 = v5777 + v215;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v5994 = v5993 < v35;
-        const unsigned int v5997 = v5994 ? v5993 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v5998 = v5997 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v5999 = v32 + v5998;
-        const unsigned int v6000 = block_table[v5999];
-        const unsigned int v6002 = v5997 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6003 = v6000 * v2;
-        const unsigned int v6004 = v6003 + v30;
-        const unsigned int v6005 = v6004 * v6;
-        const unsigned int v6006 = v6005 + v6002;
-        const unsigned int v6007 = v6006 << 8u;
-        const unsigned int v6008 = v6007 + v219;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v6011 = v5780 + v232;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6012 = v6011 + v219;
-        iron_copy_async<16>(shm1 + (v6012 ^ (((v6012 >> 8u) & 7u) << 3u)), k_pages + v6008, v5994);
-        const unsigned int v6022 = v5777 + v239;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v6023 = v6022 < v35;
-        const unsigned int v6026 = v6023 ? v6022 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v6027 = v6026 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6028 = v32 + v6027;
-        const unsigned int v6029 = block_table[v6028];
-        const unsigned int v6031 = v6026 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6032 = v6029 * v2;
-        const unsigned int v6033 = v6032 + v30;
-        const unsigned int v6034 = v6033 * v6;
-        const unsigned int v6035 = v6034 + v6031;
-        const unsigned int v6036 = v6035 << 8u;
-        const unsigned int v6037 = v6036 + v243;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v6040 = v5780 + v256;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6041 = v6040 + v243;
-        iron_copy_async<16>(shm1 + (v6041 ^ (((v6041 >> 8u) & 7u) << 3u)), k_pages + v6037, v6023);
-        const unsigned int v6051 = v5777 + v263;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v6052 = v6051 < v35;
-        const unsigned int v6055 = v6052 ? v6051 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v6056 = v6055 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6057 = v32 + v6056;
-        const unsigned int v6058 = block_table[v6057];
-        const unsigned int v6060 = v6055 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6061 = v6058 * v2;
-        const unsigned int v6062 = v6061 + v30;
-        const unsigned int v6063 = v6062 * v6;
-        const unsigned int v6064 = v6063 + v6060;
-        const unsigned int v6065 = v6064 << 8u;
-        const unsigned int v6066 = v6065 + v267;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v6069 = v5780 + v280;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6070 = v6069 + v267;
-        iron_copy_async<16>(shm1 + (v6070 ^ (((v6070 >> 8u) & 7u) << 3u)), k_pages + v6066, v6052);
-        const unsigned int v6080 = v5777 + v287;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v6081 = v6080 < v35;
-        const unsigned int v6084 = v6081 ? v6080 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v6085 = v6084 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6086 = v32 + v6085;
-        const unsigned int v6087 = block_table[v6086];
-        const unsigned int v6089 = v6084 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6090 = v6087 * v2;
-        const unsigned int v6091 = v6090 + v30;
-        const unsigned int v6092 = v6091 * v6;
-        const unsigned int v6093 = v6092 + v6089;
-        const unsigned int v6094 = v6093 << 8u;
-        const unsigned int v6095 = v6094 + v291;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v6098 = v5780 + v304;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6099 = v6098 + v291;
-        iron_copy_async<16>(shm1 + (v6099 ^ (((v6099 >> 8u) & 7u) << 3u)), k_pages + v6095, v6081);
-        const unsigned int v6109 = v5777 + v311;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v6110 = v6109 < v35;
-        const unsigned int v6113 = v6110 ? v6109 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v6114 = v6113 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6115 = v32 + v6114;
-        const unsigned int v6116 = block_table[v6115];
-        const unsigned int v6118 = v6113 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6119 = v6116 * v2;
-        const unsigned int v6120 = v6119 + v30;
-        const unsigned int v6121 = v6120 * v6;
-        const unsigned int v6122 = v6121 + v6118;
-        const unsigned int v6123 = v6122 << 8u;
-        const unsigned int v6124 = v6123 + v315;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v6127 = v5780 + v328;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6128 = v6127 + v315;
-        iron_copy_async<16>(shm1 + (v6128 ^ (((v6128 >> 8u) & 7u) << 3u)), k_pages + v6124, v6110);
-        const unsigned int v6138 = v5777 + v335;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v6139 = v6138 < v35;
-        const unsigned int v6142 = v6139 ? v6138 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v6143 = v6142 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6144 = v32 + v6143;
-        const unsigned int v6145 = block_table[v6144];
-        const unsigned int v6147 = v6142 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6148 = v6145 * v2;
-        const unsigned int v6149 = v6148 + v30;
-        const unsigned int v6150 = v6149 * v6;
-        const unsigned int v6151 = v6150 + v6147;
-        const unsigned int v6152 = v6151 << 8u;
-        const unsigned int v6153 = v6152 + v339;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v6156 = v5780 + v352;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6157 = v6156 + v339;
-        iron_copy_async<16>(shm1 + (v6157 ^ (((v6157 >> 8u) & 7u) << 3u)), k_pages + v6153, v6139);
-        const unsigned int v6167 = v5777 + v359;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v6168 = v6167 < v35;
-        const unsigned int v6171 = v6168 ? v6167 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v6172 = v6171 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6173 = v32 + v6172;
-        const unsigned int v6174 = block_table[v6173];
-        const unsigned int v6176 = v6171 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6177 = v6174 * v2;
-        const unsigned int v6178 = v6177 + v30;
-        const unsigned int v6179 = v6178 * v6;
-        const unsigned int v6180 = v6179 + v6176;
-        const unsigned int v6181 = v6180 << 8u;
-        const unsigned int v6182 = v6181 + v363;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v6185 = v5780 + v376;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6186 = v6185 + v363;
-        iron_copy_async<16>(shm1 + (v6186 ^ (((v6186 >> 8u) & 7u) << 3u)), k_pages + v6182, v6168);
-        const unsigned int v6196 = v5777 + v383;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v6197 = v6196 < v35;
-        const unsigned int v6200 = v6197 ? v6196 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v6201 = v6200 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6202 = v32 + v6201;
-        const unsigned int v6203 = block_table[v6202];
-        const unsigned int v6205 = v6200 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6206 = v6203 * v2;
-        const unsigned int v6207 = v6206 + v30;
-        const unsigned int v6208 = v6207 * v6;
-        const unsigned int v6209 = v6208 + v6205;
-        const unsigned int v6210 = v6209 << 8u;
-        const unsigned int v6211 = v6210 + v387;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v6214 = v5780 + v400;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6215 = v6214 + v387;
-        iron_copy_async<16>(shm1 + (v6215 ^ (((v6215 >> 8u) & 7u) << 3u)), k_pages + v6211, v6197);
-        const unsigned int v6225 = v5777 + v407;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v6226 = v6225 < v35;
-        const unsigned int v6229 = v6226 ? v6225 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v6230 = v6229 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6231 = v32 + v6230;
-        const unsigned int v6232 = block_table[v6231];
-        const unsigned int v6234 = v6229 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6235 = v6232 * v2;
-        const unsigned int v6236 = v6235 + v30;
-        const unsigned int v6237 = v6236 * v6;
-        const unsigned int v6238 = v6237 + v6234;
-        const unsigned int v6239 = v6238 << 8u;
-        const unsigned int v6240 = v6239 + v411;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v6243 = v5780 + v424;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6244 = v6243 + v411;
-        iron_copy_async<16>(shm1 + (v6244 ^ (((v6244 >> 8u) & 7u) << 3u)), k_pages + v6240, v6226);
-        const unsigned int v6263 = block_table[v5796];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6266 = v6263 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6267 = v6266 + v30;
-        const unsigned int v6268 = v6267 * v6;
-        const unsigned int v6269 = v6268 + v5799;
-        const unsigned int v6270 = v6269 << 8u;
-        const unsigned int v6271 = v6270 + v51;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v5809 ^ (((v5809 >> 8u) & 7u) << 3u)), v_pages + v6271, v5791);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6292 = block_table[v5825];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6295 = v6292 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6296 = v6295 + v30;
-        const unsigned int v6297 = v6296 * v6;
-        const unsigned int v6298 = v6297 + v5828;
-        const unsigned int v6299 = v6298 << 8u;
-        const unsigned int v6300 = v6299 + v75;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v5838 ^ (((v5838 >> 8u) & 7u) << 3u)), v_pages + v6300, v5820);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6321 = block_table[v5854];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6324 = v6321 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6325 = v6324 + v30;
-        const unsigned int v6326 = v6325 * v6;
-        const unsigned int v6327 = v6326 + v5857;
-        const unsigned int v6328 = v6327 << 8u;
-        const unsigned int v6329 = v6328 + v99;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v5867 ^ (((v5867 >> 8u) & 7u) << 3u)), v_pages + v6329, v5849);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6350 = block_table[v5883];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6353 = v6350 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6354 = v6353 + v30;
-        const unsigned int v6355 = v6354 * v6;
-        const unsigned int v6356 = v6355 + v5886;
-        const unsigned int v6357 = v6356 << 8u;
-        const unsigned int v6358 = v6357 + v123;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v5896 ^ (((v5896 >> 8u) & 7u) << 3u)), v_pages + v6358, v5878);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6379 = block_table[v5912];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6382 = v6379 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6383 = v6382 + v30;
-        const unsigned int v6384 = v6383 * v6;
-        const unsigned int v6385 = v6384 + v5915;
-        const unsigned int v6386 = v6385 << 8u;
-        const unsigned int v6387 = v6386 + v147;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v5925 ^ (((v5925 >> 8u) & 7u) << 3u)), v_pages + v6387, v5907);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6408 = block_table[v5941];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6411 = v6408 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6412 = v6411 + v30;
-        const unsigned int v6413 = v6412 * v6;
-        const unsigned int v6414 = v6413 + v5944;
-        const unsigned int v6415 = v6414 << 8u;
-        const unsigned int v6416 = v6415 + v171;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v5954 ^ (((v5954 >> 8u) & 7u) << 3u)), v_pages + v6416, v5936);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6437 = block_table[v5970];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6440 = v6437 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6441 = v6440 + v30;
-        const unsigned int v6442 = v6441 * v6;
-        const unsigned int v6443 = v6442 + v5973;
-        const unsigned int v6444 = v6443 << 8u;
-        const unsigned int v6445 = v6444 + v195;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v5983 ^ (((v5983 >> 8u) & 7u) << 3u)), v_pages + v6445, v5965);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6466 = block_table[v5999];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6469 = v6466 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6470 = v6469 + v30;
-        const unsigned int v6471 = v6470 * v6;
-        const unsigned int v6472 = v6471 + v6002;
-        const unsigned int v6473 = v6472 << 8u;
-        const unsigned int v6474 = v6473 + v219;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v6012 ^ (((v6012 >> 8u) & 7u) << 3u)), v_pages + v6474, v5994);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6495 = block_table[v6028];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6498 = v6495 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6499 = v6498 + v30;
-        const unsigned int v6500 = v6499 * v6;
-        const unsigned int v6501 = v6500 + v6031;
-        const unsigned int v6502 = v6501 << 8u;
-        const unsigned int v6503 = v6502 + v243;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v6041 ^ (((v6041 >> 8u) & 7u) << 3u)), v_pages + v6503, v6023);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6524 = block_table[v6057];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6527 = v6524 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6528 = v6527 + v30;
-        const unsigned int v6529 = v6528 * v6;
-        const unsigned int v6530 = v6529 + v6060;
-        const unsigned int v6531 = v6530 << 8u;
-        const unsigned int v6532 = v6531 + v267;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v6070 ^ (((v6070 >> 8u) & 7u) << 3u)), v_pages + v6532, v6052);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6553 = block_table[v6086];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6556 = v6553 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6557 = v6556 + v30;
-        const unsigned int v6558 = v6557 * v6;
-        const unsigned int v6559 = v6558 + v6089;
-        const unsigned int v6560 = v6559 << 8u;
-        const unsigned int v6561 = v6560 + v291;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v6099 ^ (((v6099 >> 8u) & 7u) << 3u)), v_pages + v6561, v6081);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6582 = block_table[v6115];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6585 = v6582 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6586 = v6585 + v30;
-        const unsigned int v6587 = v6586 * v6;
-        const unsigned int v6588 = v6587 + v6118;
-        const unsigned int v6589 = v6588 << 8u;
-        const unsigned int v6590 = v6589 + v315;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v6128 ^ (((v6128 >> 8u) & 7u) << 3u)), v_pages + v6590, v6110);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6611 = block_table[v6144];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6614 = v6611 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6615 = v6614 + v30;
-        const unsigned int v6616 = v6615 * v6;
-        const unsigned int v6617 = v6616 + v6147;
-        const unsigned int v6618 = v6617 << 8u;
-        const unsigned int v6619 = v6618 + v339;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v6157 ^ (((v6157 >> 8u) & 7u) << 3u)), v_pages + v6619, v6139);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6640 = block_table[v6173];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6643 = v6640 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6644 = v6643 + v30;
-        const unsigned int v6645 = v6644 * v6;
-        const unsigned int v6646 = v6645 + v6176;
-        const unsigned int v6647 = v6646 << 8u;
-        const unsigned int v6648 = v6647 + v363;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v6186 ^ (((v6186 >> 8u) & 7u) << 3u)), v_pages + v6648, v6168);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6669 = block_table[v6202];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6672 = v6669 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6673 = v6672 + v30;
-        const unsigned int v6674 = v6673 * v6;
-        const unsigned int v6675 = v6674 + v6205;
-        const unsigned int v6676 = v6675 << 8u;
-        const unsigned int v6677 = v6676 + v387;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v6215 ^ (((v6215 >> 8u) & 7u) << 3u)), v_pages + v6677, v6197);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v6698 = block_table[v6231];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6701 = v6698 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6702 = v6701 + v30;
-        const unsigned int v6703 = v6702 * v6;
-        const unsigned int v6704 = v6703 + v6234;
-        const unsigned int v6705 = v6704 << 8u;
-        const unsigned int v6706 = v6705 + v411;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v6244 ^ (((v6244 >> 8u) & 7u) << 3u)), v_pages + v6706, v6226);  // kernels/sdpa/flash_tile.hpp:66
+    for (unsigned int v5850 = v42; v5850 < 1u; v5850 += 1u) {  // kernels/sdpa/flash_tile.hpp:142
+      const unsigned int v5851 = v5850 << 6u;
+      const unsigned int v5852 = v459 + v5851;
+      const bool v5853 = v5852 < v443;
+      if (v5853) {
+        const unsigned int v5855 = v5850 << 14u;  // kernels/sdpa/flash_tile.hpp:146
+        const unsigned int v5865 = v5852 + v47;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v5866 = v5865 < v35;
+        const unsigned int v5869 = v5866 ? v5865 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5870 = v5869 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v5871 = v32 + v5870;
+        const unsigned int v5872 = block_table[v5871];
+        const unsigned int v5874 = v5869 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v5875 = v5872 * v2;
+        const unsigned int v5876 = v5875 + v30;
+        const unsigned int v5877 = v5876 * v6;
+        const unsigned int v5878 = v5877 + v5874;
+        const unsigned int v5879 = v5878 << 8u;
+        const unsigned int v5880 = v5879 + v51;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5883 = v5855 + v64;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5884 = v5883 + v51;
+        iron_copy_async<16>(shm1 + (v5884 ^ (((v5884 >> 8u) & 7u) << 3u)), k_pages + v5880, v5866);
+        const unsigned int v5894 = v5852 + v71;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v5895 = v5894 < v35;
+        const unsigned int v5898 = v5895 ? v5894 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5899 = v5898 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v5900 = v32 + v5899;
+        const unsigned int v5901 = block_table[v5900];
+        const unsigned int v5903 = v5898 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v5904 = v5901 * v2;
+        const unsigned int v5905 = v5904 + v30;
+        const unsigned int v5906 = v5905 * v6;
+        const unsigned int v5907 = v5906 + v5903;
+        const unsigned int v5908 = v5907 << 8u;
+        const unsigned int v5909 = v5908 + v75;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5912 = v5855 + v88;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5913 = v5912 + v75;
+        iron_copy_async<16>(shm1 + (v5913 ^ (((v5913 >> 8u) & 7u) << 3u)), k_pages + v5909, v5895);
+        const unsigned int v5923 = v5852 + v95;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v5924 = v5923 < v35;
+        const unsigned int v5927 = v5924 ? v5923 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5928 = v5927 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v5929 = v32 + v5928;
+        const unsigned int v5930 = block_table[v5929];
+        const unsigned int v5932 = v5927 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v5933 = v5930 * v2;
+        const unsigned int v5934 = v5933 + v30;
+        const unsigned int v5935 = v5934 * v6;
+        const unsigned int v5936 = v5935 + v5932;
+        const unsigned int v5937 = v5936 << 8u;
+        const unsigned int v5938 = v5937 + v99;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5941 = v5855 + v112;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5942 = v5941 + v99;
+        iron_copy_async<16>(shm1 + (v5942 ^ (((v5942 >> 8u) & 7u) << 3u)), k_pages + v5938, v5924);
+        const unsigned int v5952 = v5852 + v119;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v5953 = v5952 < v35;
+        const unsigned int v5956 = v5953 ? v5952 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5957 = v5956 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v5958 = v32 + v5957;
+        const unsigned int v5959 = block_table[v5958];
+        const unsigned int v5961 = v5956 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v5962 = v5959 * v2;
+        const unsigned int v5963 = v5962 + v30;
+        const unsigned int v5964 = v5963 * v6;
+        const unsigned int v5965 = v5964 + v5961;
+        const unsigned int v5966 = v5965 << 8u;
+        const unsigned int v5967 = v5966 + v123;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5970 = v5855 + v136;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v5971 = v5970 + v123;
+        iron_copy_async<16>(shm1 + (v5971 ^ (((v5971 >> 8u) & 7u) << 3u)), k_pages + v5967, v5953);
+        const unsigned int v5981 = v5852 + v143;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v5982 = v5981 < v35;
+        const unsigned int v5985 = v5982 ? v5981 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5986 = v5985 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v5987 = v32 + v5986;
+        const unsigned int v5988 = block_table[v5987];
+        const unsigned int v5990 = v5985 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v5991 = v5988 * v2;
+        const unsigned int v5992 = v5991 + v30;
+        const unsigned int v5993 = v5992 * v6;
+        const unsigned int v5994 = v5993 + v5990;
+        const unsigned int v5995 = v5994 << 8u;
+        const unsigned int v5996 = v5995 + v147;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v5999 = v5855 + v160;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6000 = v5999 + v147;
+        iron_copy_async<16>(shm1 + (v6000 ^ (((v6000 >> 8u) & 7u) << 3u)), k_pages + v5996, v5982);
+        const unsigned int v6010 = v5852 + v167;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6011 = v6010 < v35;
+        const unsigned int v6014 = v6011 ? v6010 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6015 = v6014 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6016 = v32 + v6015;
+        const unsigned int v6017 = block_table[v6016];
+        const unsigned int v6019 = v6014 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6020 = v6017 * v2;
+        const unsigned int v6021 = v6020 + v30;
+        const unsigned int v6022 = v6021 * v6;
+        const unsigned int v6023 = v6022 + v6019;
+        const unsigned int v6024 = v6023 << 8u;
+        const unsigned int v6025 = v6024 + v171;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6028 = v5855 + v184;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6029 = v6028 + v171;
+        iron_copy_async<16>(shm1 + (v6029 ^ (((v6029 >> 8u) & 7u) << 3u)), k_pages + v6025, v6011);
+        const unsigned int v6039 = v5852 + v191;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6040 = v6039 < v35;
+        const unsigned int v6043 = v6040 ? v6039 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6044 = v6043 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6045 = v32 + v6044;
+        const unsigned int v6046 = block_table[v6045];
+        const unsigned int v6048 = v6043 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6049 = v6046 * v2;
+        const unsigned int v6050 = v6049 + v30;
+        const unsigned int v6051 = v6050 * v6;
+        const unsigned int v6052 = v6051 + v6048;
+        const unsigned int v6053 = v6052 << 8u;
+        const unsigned int v6054 = v6053 + v195;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6057 = v5855 + v208;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6058 = v6057 + v195;
+        iron_copy_async<16>(shm1 + (v6058 ^ (((v6058 >> 8u) & 7u) << 3u)), k_pages + v6054, v6040);
+        const unsigned int v6068 = v5852 + v215;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6069 = v6068 < v35;
+        const unsigned int v6072 = v6069 ? v6068 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6073 = v6072 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6074 = v32 + v6073;
+        const unsigned int v6075 = block_table[v6074];
+        const unsigned int v6077 = v6072 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6078 = v6075 * v2;
+        const unsigned int v6079 = v6078 + v30;
+        const unsigned int v6080 = v6079 * v6;
+        const unsigned int v6081 = v6080 + v6077;
+        const unsigned int v6082 = v6081 << 8u;
+        const unsigned int v6083 = v6082 + v219;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6086 = v5855 + v232;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6087 = v6086 + v219;
+        iron_copy_async<16>(shm1 + (v6087 ^ (((v6087 >> 8u) & 7u) << 3u)), k_pages + v6083, v6069);
+        const unsigned int v6097 = v5852 + v239;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6098 = v6097 < v35;
+        const unsigned int v6101 = v6098 ? v6097 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6102 = v6101 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6103 = v32 + v6102;
+        const unsigned int v6104 = block_table[v6103];
+        const unsigned int v6106 = v6101 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6107 = v6104 * v2;
+        const unsigned int v6108 = v6107 + v30;
+        const unsigned int v6109 = v6108 * v6;
+        const unsigned int v6110 = v6109 + v6106;
+        const unsigned int v6111 = v6110 << 8u;
+        const unsigned int v6112 = v6111 + v243;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6115 = v5855 + v256;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6116 = v6115 + v243;
+        iron_copy_async<16>(shm1 + (v6116 ^ (((v6116 >> 8u) & 7u) << 3u)), k_pages + v6112, v6098);
+        const unsigned int v6126 = v5852 + v263;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6127 = v6126 < v35;
+        const unsigned int v6130 = v6127 ? v6126 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6131 = v6130 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6132 = v32 + v6131;
+        const unsigned int v6133 = block_table[v6132];
+        const unsigned int v6135 = v6130 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6136 = v6133 * v2;
+        const unsigned int v6137 = v6136 + v30;
+        const unsigned int v6138 = v6137 * v6;
+        const unsigned int v6139 = v6138 + v6135;
+        const unsigned int v6140 = v6139 << 8u;
+        const unsigned int v6141 = v6140 + v267;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6144 = v5855 + v280;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6145 = v6144 + v267;
+        iron_copy_async<16>(shm1 + (v6145 ^ (((v6145 >> 8u) & 7u) << 3u)), k_pages + v6141, v6127);
+        const unsigned int v6155 = v5852 + v287;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6156 = v6155 < v35;
+        const unsigned int v6159 = v6156 ? v6155 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6160 = v6159 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6161 = v32 + v6160;
+        const unsigned int v6162 = block_table[v6161];
+        const unsigned int v6164 = v6159 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6165 = v6162 * v2;
+        const unsigned int v6166 = v6165 + v30;
+        const unsigned int v6167 = v6166 * v6;
+        const unsigned int v6168 = v6167 + v6164;
+        const unsigned int v6169 = v6168 << 8u;
+        const unsigned int v6170 = v6169 + v291;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6173 = v5855 + v304;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6174 = v6173 + v291;
+        iron_copy_async<16>(shm1 + (v6174 ^ (((v6174 >> 8u) & 7u) << 3u)), k_pages + v6170, v6156);
+        const unsigned int v6184 = v5852 + v311;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6185 = v6184 < v35;
+        const unsigned int v6188 = v6185 ? v6184 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6189 = v6188 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6190 = v32 + v6189;
+        const unsigned int v6191 = block_table[v6190];
+        const unsigned int v6193 = v6188 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6194 = v6191 * v2;
+        const unsigned int v6195 = v6194 + v30;
+        const unsigned int v6196 = v6195 * v6;
+        const unsigned int v6197 = v6196 + v6193;
+        const unsigned int v6198 = v6197 << 8u;
+        const unsigned int v6199 = v6198 + v315;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6202 = v5855 + v328;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6203 = v6202 + v315;
+        iron_copy_async<16>(shm1 + (v6203 ^ (((v6203 >> 8u) & 7u) << 3u)), k_pages + v6199, v6185);
+        const unsigned int v6213 = v5852 + v335;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6214 = v6213 < v35;
+        const unsigned int v6217 = v6214 ? v6213 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6218 = v6217 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6219 = v32 + v6218;
+        const unsigned int v6220 = block_table[v6219];
+        const unsigned int v6222 = v6217 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6223 = v6220 * v2;
+        const unsigned int v6224 = v6223 + v30;
+        const unsigned int v6225 = v6224 * v6;
+        const unsigned int v6226 = v6225 + v6222;
+        const unsigned int v6227 = v6226 << 8u;
+        const unsigned int v6228 = v6227 + v339;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6231 = v5855 + v352;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6232 = v6231 + v339;
+        iron_copy_async<16>(shm1 + (v6232 ^ (((v6232 >> 8u) & 7u) << 3u)), k_pages + v6228, v6214);
+        const unsigned int v6242 = v5852 + v359;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6243 = v6242 < v35;
+        const unsigned int v6246 = v6243 ? v6242 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6247 = v6246 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6248 = v32 + v6247;
+        const unsigned int v6249 = block_table[v6248];
+        const unsigned int v6251 = v6246 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6252 = v6249 * v2;
+        const unsigned int v6253 = v6252 + v30;
+        const unsigned int v6254 = v6253 * v6;
+        const unsigned int v6255 = v6254 + v6251;
+        const unsigned int v6256 = v6255 << 8u;
+        const unsigned int v6257 = v6256 + v363;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6260 = v5855 + v376;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6261 = v6260 + v363;
+        iron_copy_async<16>(shm1 + (v6261 ^ (((v6261 >> 8u) & 7u) << 3u)), k_pages + v6257, v6243);
+        const unsigned int v6271 = v5852 + v383;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6272 = v6271 < v35;
+        const unsigned int v6275 = v6272 ? v6271 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6276 = v6275 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6277 = v32 + v6276;
+        const unsigned int v6278 = block_table[v6277];
+        const unsigned int v6280 = v6275 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6281 = v6278 * v2;
+        const unsigned int v6282 = v6281 + v30;
+        const unsigned int v6283 = v6282 * v6;
+        const unsigned int v6284 = v6283 + v6280;
+        const unsigned int v6285 = v6284 << 8u;
+        const unsigned int v6286 = v6285 + v387;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6289 = v5855 + v400;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6290 = v6289 + v387;
+        iron_copy_async<16>(shm1 + (v6290 ^ (((v6290 >> 8u) & 7u) << 3u)), k_pages + v6286, v6272);
+        const unsigned int v6300 = v5852 + v407;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v6301 = v6300 < v35;
+        const unsigned int v6304 = v6301 ? v6300 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6305 = v6304 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6306 = v32 + v6305;
+        const unsigned int v6307 = block_table[v6306];
+        const unsigned int v6309 = v6304 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6310 = v6307 * v2;
+        const unsigned int v6311 = v6310 + v30;
+        const unsigned int v6312 = v6311 * v6;
+        const unsigned int v6313 = v6312 + v6309;
+        const unsigned int v6314 = v6313 << 8u;
+        const unsigned int v6315 = v6314 + v411;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v6318 = v5855 + v424;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6319 = v6318 + v411;
+        iron_copy_async<16>(shm1 + (v6319 ^ (((v6319 >> 8u) & 7u) << 3u)), k_pages + v6315, v6301);
+        const unsigned int v6338 = block_table[v5871];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6341 = v6338 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6342 = v6341 + v30;
+        const unsigned int v6343 = v6342 * v6;
+        const unsigned int v6344 = v6343 + v5874;
+        const unsigned int v6345 = v6344 << 8u;
+        const unsigned int v6346 = v6345 + v51;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v5884 ^ (((v5884 >> 8u) & 7u) << 3u)), v_pages + v6346, v5866);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6367 = block_table[v5900];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6370 = v6367 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6371 = v6370 + v30;
+        const unsigned int v6372 = v6371 * v6;
+        const unsigned int v6373 = v6372 + v5903;
+        const unsigned int v6374 = v6373 << 8u;
+        const unsigned int v6375 = v6374 + v75;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v5913 ^ (((v5913 >> 8u) & 7u) << 3u)), v_pages + v6375, v5895);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6396 = block_table[v5929];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6399 = v6396 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6400 = v6399 + v30;
+        const unsigned int v6401 = v6400 * v6;
+        const unsigned int v6402 = v6401 + v5932;
+        const unsigned int v6403 = v6402 << 8u;
+        const unsigned int v6404 = v6403 + v99;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v5942 ^ (((v5942 >> 8u) & 7u) << 3u)), v_pages + v6404, v5924);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6425 = block_table[v5958];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6428 = v6425 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6429 = v6428 + v30;
+        const unsigned int v6430 = v6429 * v6;
+        const unsigned int v6431 = v6430 + v5961;
+        const unsigned int v6432 = v6431 << 8u;
+        const unsigned int v6433 = v6432 + v123;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v5971 ^ (((v5971 >> 8u) & 7u) << 3u)), v_pages + v6433, v5953);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6454 = block_table[v5987];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6457 = v6454 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6458 = v6457 + v30;
+        const unsigned int v6459 = v6458 * v6;
+        const unsigned int v6460 = v6459 + v5990;
+        const unsigned int v6461 = v6460 << 8u;
+        const unsigned int v6462 = v6461 + v147;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v6000 ^ (((v6000 >> 8u) & 7u) << 3u)), v_pages + v6462, v5982);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6483 = block_table[v6016];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6486 = v6483 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6487 = v6486 + v30;
+        const unsigned int v6488 = v6487 * v6;
+        const unsigned int v6489 = v6488 + v6019;
+        const unsigned int v6490 = v6489 << 8u;
+        const unsigned int v6491 = v6490 + v171;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v6029 ^ (((v6029 >> 8u) & 7u) << 3u)), v_pages + v6491, v6011);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6512 = block_table[v6045];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6515 = v6512 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6516 = v6515 + v30;
+        const unsigned int v6517 = v6516 * v6;
+        const unsigned int v6518 = v6517 + v6048;
+        const unsigned int v6519 = v6518 << 8u;
+        const unsigned int v6520 = v6519 + v195;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v6058 ^ (((v6058 >> 8u) & 7u) << 3u)), v_pages + v6520, v6040);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6541 = block_table[v6074];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6544 = v6541 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6545 = v6544 + v30;
+        const unsigned int v6546 = v6545 * v6;
+        const unsigned int v6547 = v6546 + v6077;
+        const unsigned int v6548 = v6547 << 8u;
+        const unsigned int v6549 = v6548 + v219;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v6087 ^ (((v6087 >> 8u) & 7u) << 3u)), v_pages + v6549, v6069);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6570 = block_table[v6103];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6573 = v6570 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6574 = v6573 + v30;
+        const unsigned int v6575 = v6574 * v6;
+        const unsigned int v6576 = v6575 + v6106;
+        const unsigned int v6577 = v6576 << 8u;
+        const unsigned int v6578 = v6577 + v243;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v6116 ^ (((v6116 >> 8u) & 7u) << 3u)), v_pages + v6578, v6098);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6599 = block_table[v6132];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6602 = v6599 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6603 = v6602 + v30;
+        const unsigned int v6604 = v6603 * v6;
+        const unsigned int v6605 = v6604 + v6135;
+        const unsigned int v6606 = v6605 << 8u;
+        const unsigned int v6607 = v6606 + v267;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v6145 ^ (((v6145 >> 8u) & 7u) << 3u)), v_pages + v6607, v6127);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6628 = block_table[v6161];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6631 = v6628 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6632 = v6631 + v30;
+        const unsigned int v6633 = v6632 * v6;
+        const unsigned int v6634 = v6633 + v6164;
+        const unsigned int v6635 = v6634 << 8u;
+        const unsigned int v6636 = v6635 + v291;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v6174 ^ (((v6174 >> 8u) & 7u) << 3u)), v_pages + v6636, v6156);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6657 = block_table[v6190];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6660 = v6657 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6661 = v6660 + v30;
+        const unsigned int v6662 = v6661 * v6;
+        const unsigned int v6663 = v6662 + v6193;
+        const unsigned int v6664 = v6663 << 8u;
+        const unsigned int v6665 = v6664 + v315;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v6203 ^ (((v6203 >> 8u) & 7u) << 3u)), v_pages + v6665, v6185);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6686 = block_table[v6219];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6689 = v6686 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6690 = v6689 + v30;
+        const unsigned int v6691 = v6690 * v6;
+        const unsigned int v6692 = v6691 + v6222;
+        const unsigned int v6693 = v6692 << 8u;
+        const unsigned int v6694 = v6693 + v339;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v6232 ^ (((v6232 >> 8u) & 7u) << 3u)), v_pages + v6694, v6214);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6715 = block_table[v6248];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6718 = v6715 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6719 = v6718 + v30;
+        const unsigned int v6720 = v6719 * v6;
+        const unsigned int v6721 = v6720 + v6251;
+        const unsigned int v6722 = v6721 << 8u;
+        const unsigned int v6723 = v6722 + v363;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v6261 ^ (((v6261 >> 8u) & 7u) << 3u)), v_pages + v6723, v6243);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6744 = block_table[v6277];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6747 = v6744 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6748 = v6747 + v30;
+        const unsigned int v6749 = v6748 * v6;
+        const unsigned int v6750 = v6749 + v6280;
+        const unsigned int v6751 = v6750 << 8u;
+        const unsigned int v6752 = v6751 + v387;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v6290 ^ (((v6290 >> 8u) & 7u) << 3u)), v_pages + v6752, v6272);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v6773 = block_table[v6306];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v6776 = v6773 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v6777 = v6776 + v30;
+        const unsigned int v6778 = v6777 * v6;
+        const unsigned int v6779 = v6778 + v6309;
+        const unsigned int v6780 = v6779 << 8u;
+        const unsigned int v6781 = v6780 + v411;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v6319 ^ (((v6319 >> 8u) & 7u) << 3u)), v_pages + v6781, v6301);  // kernels/sdpa/flash_tile.hpp:77
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:127
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
     }
-    const bool v6844 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:146
-    const unsigned int v8020 = static_cast<unsigned int>(v622.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:167
-    const unsigned int v8021 = static_cast<unsigned int>(v622.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8025 = static_cast<unsigned int>(v622.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8026 = static_cast<unsigned int>(v622.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8030 = static_cast<unsigned int>(v622.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8031 = static_cast<unsigned int>(v622.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8035 = static_cast<unsigned int>(v622.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8036 = static_cast<unsigned int>(v622.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8040 = static_cast<unsigned int>(v622.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8041 = static_cast<unsigned int>(v622.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8045 = static_cast<unsigned int>(v622.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8046 = static_cast<unsigned int>(v622.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8050 = static_cast<unsigned int>(v622.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8051 = static_cast<unsigned int>(v622.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8055 = static_cast<unsigned int>(v622.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8056 = static_cast<unsigned int>(v622.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8060 = static_cast<unsigned int>(v622.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8061 = static_cast<unsigned int>(v622.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8065 = static_cast<unsigned int>(v622.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8066 = static_cast<unsigned int>(v622.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8070 = static_cast<unsigned int>(v622.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8071 = static_cast<unsigned int>(v622.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8075 = static_cast<unsigned int>(v622.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8076 = static_cast<unsigned int>(v622.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8080 = static_cast<unsigned int>(v622.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8081 = static_cast<unsigned int>(v622.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8085 = static_cast<unsigned int>(v622.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8086 = static_cast<unsigned int>(v622.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8090 = static_cast<unsigned int>(v622.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8091 = static_cast<unsigned int>(v622.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8095 = static_cast<unsigned int>(v622.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8096 = static_cast<unsigned int>(v622.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8100 = static_cast<unsigned int>(v624.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8101 = static_cast<unsigned int>(v624.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8105 = static_cast<unsigned int>(v624.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8106 = static_cast<unsigned int>(v624.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8110 = static_cast<unsigned int>(v624.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8111 = static_cast<unsigned int>(v624.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8115 = static_cast<unsigned int>(v624.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8116 = static_cast<unsigned int>(v624.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8120 = static_cast<unsigned int>(v624.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8121 = static_cast<unsigned int>(v624.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8125 = static_cast<unsigned int>(v624.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8126 = static_cast<unsigned int>(v624.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8130 = static_cast<unsigned int>(v624.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8131 = static_cast<unsigned int>(v624.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8135 = static_cast<unsigned int>(v624.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8136 = static_cast<unsigned int>(v624.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8140 = static_cast<unsigned int>(v624.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8141 = static_cast<unsigned int>(v624.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8145 = static_cast<unsigned int>(v624.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8146 = static_cast<unsigned int>(v624.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8150 = static_cast<unsigned int>(v624.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8151 = static_cast<unsigned int>(v624.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8155 = static_cast<unsigned int>(v624.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8156 = static_cast<unsigned int>(v624.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8160 = static_cast<unsigned int>(v624.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8161 = static_cast<unsigned int>(v624.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8165 = static_cast<unsigned int>(v624.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8166 = static_cast<unsigned int>(v624.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8170 = static_cast<unsigned int>(v624.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8171 = static_cast<unsigned int>(v624.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8175 = static_cast<unsigned int>(v624.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8176 = static_cast<unsigned int>(v624.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8180 = static_cast<unsigned int>(v626.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8181 = static_cast<unsigned int>(v626.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8185 = static_cast<unsigned int>(v626.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8186 = static_cast<unsigned int>(v626.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8190 = static_cast<unsigned int>(v626.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8191 = static_cast<unsigned int>(v626.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8195 = static_cast<unsigned int>(v626.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8196 = static_cast<unsigned int>(v626.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8200 = static_cast<unsigned int>(v626.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8201 = static_cast<unsigned int>(v626.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8205 = static_cast<unsigned int>(v626.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8206 = static_cast<unsigned int>(v626.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8210 = static_cast<unsigned int>(v626.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8211 = static_cast<unsigned int>(v626.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8215 = static_cast<unsigned int>(v626.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8216 = static_cast<unsigned int>(v626.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8220 = static_cast<unsigned int>(v626.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8221 = static_cast<unsigned int>(v626.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8225 = static_cast<unsigned int>(v626.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8226 = static_cast<unsigned int>(v626.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8230 = static_cast<unsigned int>(v626.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8231 = static_cast<unsigned int>(v626.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8235 = static_cast<unsigned int>(v626.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8236 = static_cast<unsigned int>(v626.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8240 = static_cast<unsigned int>(v626.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8241 = static_cast<unsigned int>(v626.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8245 = static_cast<unsigned int>(v626.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8246 = static_cast<unsigned int>(v626.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8250 = static_cast<unsigned int>(v626.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8251 = static_cast<unsigned int>(v626.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8255 = static_cast<unsigned int>(v626.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8256 = static_cast<unsigned int>(v626.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8260 = static_cast<unsigned int>(v628.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8261 = static_cast<unsigned int>(v628.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8265 = static_cast<unsigned int>(v628.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8266 = static_cast<unsigned int>(v628.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8270 = static_cast<unsigned int>(v628.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8271 = static_cast<unsigned int>(v628.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8275 = static_cast<unsigned int>(v628.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8276 = static_cast<unsigned int>(v628.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8280 = static_cast<unsigned int>(v628.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8281 = static_cast<unsigned int>(v628.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8285 = static_cast<unsigned int>(v628.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8286 = static_cast<unsigned int>(v628.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8290 = static_cast<unsigned int>(v628.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8291 = static_cast<unsigned int>(v628.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8295 = static_cast<unsigned int>(v628.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8296 = static_cast<unsigned int>(v628.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8300 = static_cast<unsigned int>(v628.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8301 = static_cast<unsigned int>(v628.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8305 = static_cast<unsigned int>(v628.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8306 = static_cast<unsigned int>(v628.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8310 = static_cast<unsigned int>(v628.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8311 = static_cast<unsigned int>(v628.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8315 = static_cast<unsigned int>(v628.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8316 = static_cast<unsigned int>(v628.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8320 = static_cast<unsigned int>(v628.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8321 = static_cast<unsigned int>(v628.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8325 = static_cast<unsigned int>(v628.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8326 = static_cast<unsigned int>(v628.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8330 = static_cast<unsigned int>(v628.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8331 = static_cast<unsigned int>(v628.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8335 = static_cast<unsigned int>(v628.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8336 = static_cast<unsigned int>(v628.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8340 = static_cast<unsigned int>(v630.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8341 = static_cast<unsigned int>(v630.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8345 = static_cast<unsigned int>(v630.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8346 = static_cast<unsigned int>(v630.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8350 = static_cast<unsigned int>(v630.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8351 = static_cast<unsigned int>(v630.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8355 = static_cast<unsigned int>(v630.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8356 = static_cast<unsigned int>(v630.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8360 = static_cast<unsigned int>(v630.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8361 = static_cast<unsigned int>(v630.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8365 = static_cast<unsigned int>(v630.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8366 = static_cast<unsigned int>(v630.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8370 = static_cast<unsigned int>(v630.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8371 = static_cast<unsigned int>(v630.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8375 = static_cast<unsigned int>(v630.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8376 = static_cast<unsigned int>(v630.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8380 = static_cast<unsigned int>(v630.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8381 = static_cast<unsigned int>(v630.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8385 = static_cast<unsigned int>(v630.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8386 = static_cast<unsigned int>(v630.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8390 = static_cast<unsigned int>(v630.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8391 = static_cast<unsigned int>(v630.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8395 = static_cast<unsigned int>(v630.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8396 = static_cast<unsigned int>(v630.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8400 = static_cast<unsigned int>(v630.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8401 = static_cast<unsigned int>(v630.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8405 = static_cast<unsigned int>(v630.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8406 = static_cast<unsigned int>(v630.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8410 = static_cast<unsigned int>(v630.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8411 = static_cast<unsigned int>(v630.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8415 = static_cast<unsigned int>(v630.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8416 = static_cast<unsigned int>(v630.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8420 = static_cast<unsigned int>(v632.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8421 = static_cast<unsigned int>(v632.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8425 = static_cast<unsigned int>(v632.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8426 = static_cast<unsigned int>(v632.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8430 = static_cast<unsigned int>(v632.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8431 = static_cast<unsigned int>(v632.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8435 = static_cast<unsigned int>(v632.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8436 = static_cast<unsigned int>(v632.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8440 = static_cast<unsigned int>(v632.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8441 = static_cast<unsigned int>(v632.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8445 = static_cast<unsigned int>(v632.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8446 = static_cast<unsigned int>(v632.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8450 = static_cast<unsigned int>(v632.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8451 = static_cast<unsigned int>(v632.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8455 = static_cast<unsigned int>(v632.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8456 = static_cast<unsigned int>(v632.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8460 = static_cast<unsigned int>(v632.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8461 = static_cast<unsigned int>(v632.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8465 = static_cast<unsigned int>(v632.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8466 = static_cast<unsigned int>(v632.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8470 = static_cast<unsigned int>(v632.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8471 = static_cast<unsigned int>(v632.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8475 = static_cast<unsigned int>(v632.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8476 = static_cast<unsigned int>(v632.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8480 = static_cast<unsigned int>(v632.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8481 = static_cast<unsigned int>(v632.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8485 = static_cast<unsigned int>(v632.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8486 = static_cast<unsigned int>(v632.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8490 = static_cast<unsigned int>(v632.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8491 = static_cast<unsigned int>(v632.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8495 = static_cast<unsigned int>(v632.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8496 = static_cast<unsigned int>(v632.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8500 = static_cast<unsigned int>(v634.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8501 = static_cast<unsigned int>(v634.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8505 = static_cast<unsigned int>(v634.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8506 = static_cast<unsigned int>(v634.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8510 = static_cast<unsigned int>(v634.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8511 = static_cast<unsigned int>(v634.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8515 = static_cast<unsigned int>(v634.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8516 = static_cast<unsigned int>(v634.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8520 = static_cast<unsigned int>(v634.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8521 = static_cast<unsigned int>(v634.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8525 = static_cast<unsigned int>(v634.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8526 = static_cast<unsigned int>(v634.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8530 = static_cast<unsigned int>(v634.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8531 = static_cast<unsigned int>(v634.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8535 = static_cast<unsigned int>(v634.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8536 = static_cast<unsigned int>(v634.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8540 = static_cast<unsigned int>(v634.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8541 = static_cast<unsigned int>(v634.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8545 = static_cast<unsigned int>(v634.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8546 = static_cast<unsigned int>(v634.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8550 = static_cast<unsigned int>(v634.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8551 = static_cast<unsigned int>(v634.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8555 = static_cast<unsigned int>(v634.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8556 = static_cast<unsigned int>(v634.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8560 = static_cast<unsigned int>(v634.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8561 = static_cast<unsigned int>(v634.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8565 = static_cast<unsigned int>(v634.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8566 = static_cast<unsigned int>(v634.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8570 = static_cast<unsigned int>(v634.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8571 = static_cast<unsigned int>(v634.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8575 = static_cast<unsigned int>(v634.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8576 = static_cast<unsigned int>(v634.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8580 = static_cast<unsigned int>(v636.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8581 = static_cast<unsigned int>(v636.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8585 = static_cast<unsigned int>(v636.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8586 = static_cast<unsigned int>(v636.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8590 = static_cast<unsigned int>(v636.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8591 = static_cast<unsigned int>(v636.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8595 = static_cast<unsigned int>(v636.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8596 = static_cast<unsigned int>(v636.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8600 = static_cast<unsigned int>(v636.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8601 = static_cast<unsigned int>(v636.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8605 = static_cast<unsigned int>(v636.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8606 = static_cast<unsigned int>(v636.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8610 = static_cast<unsigned int>(v636.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8611 = static_cast<unsigned int>(v636.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8615 = static_cast<unsigned int>(v636.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8616 = static_cast<unsigned int>(v636.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8620 = static_cast<unsigned int>(v636.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8621 = static_cast<unsigned int>(v636.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8625 = static_cast<unsigned int>(v636.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8626 = static_cast<unsigned int>(v636.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8630 = static_cast<unsigned int>(v636.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8631 = static_cast<unsigned int>(v636.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8635 = static_cast<unsigned int>(v636.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8636 = static_cast<unsigned int>(v636.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8640 = static_cast<unsigned int>(v636.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8641 = static_cast<unsigned int>(v636.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8645 = static_cast<unsigned int>(v636.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8646 = static_cast<unsigned int>(v636.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8650 = static_cast<unsigned int>(v636.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8651 = static_cast<unsigned int>(v636.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8655 = static_cast<unsigned int>(v636.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8656 = static_cast<unsigned int>(v636.row(15, iron_linear_thread() & 31u));
+    const unsigned int v6816 = v431 + 16u;  // kernels/sdpa/flash_tile.hpp:159
+    const unsigned int v6828 = v431 + 32u;
+    const unsigned int v6840 = v431 + 48u;
+    const unsigned int v6852 = v431 + 64u;
+    const unsigned int v6864 = v431 + 80u;
+    const unsigned int v6876 = v431 + 96u;
+    const unsigned int v6888 = v431 + 112u;
+    const unsigned int v6900 = v431 + 128u;
+    const unsigned int v6912 = v431 + 144u;
+    const unsigned int v6924 = v431 + 160u;
+    const unsigned int v6936 = v431 + 176u;
+    const unsigned int v6948 = v431 + 192u;
+    const unsigned int v6960 = v431 + 208u;
+    const unsigned int v6972 = v431 + 224u;
+    const unsigned int v6984 = v431 + 240u;
+    const bool v7000 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:166
+    const unsigned int v8325 = static_cast<unsigned int>(v467.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
+    const unsigned int v8326 = static_cast<unsigned int>(v467.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8330 = static_cast<unsigned int>(v467.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8331 = static_cast<unsigned int>(v467.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8335 = static_cast<unsigned int>(v467.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8336 = static_cast<unsigned int>(v467.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8340 = static_cast<unsigned int>(v467.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8341 = static_cast<unsigned int>(v467.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8345 = static_cast<unsigned int>(v467.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8346 = static_cast<unsigned int>(v467.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8350 = static_cast<unsigned int>(v467.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8351 = static_cast<unsigned int>(v467.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8355 = static_cast<unsigned int>(v467.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8356 = static_cast<unsigned int>(v467.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8360 = static_cast<unsigned int>(v467.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8361 = static_cast<unsigned int>(v467.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8365 = static_cast<unsigned int>(v467.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8366 = static_cast<unsigned int>(v467.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8370 = static_cast<unsigned int>(v467.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8371 = static_cast<unsigned int>(v467.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8375 = static_cast<unsigned int>(v467.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8376 = static_cast<unsigned int>(v467.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8380 = static_cast<unsigned int>(v467.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8381 = static_cast<unsigned int>(v467.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8385 = static_cast<unsigned int>(v467.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8386 = static_cast<unsigned int>(v467.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8390 = static_cast<unsigned int>(v467.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8391 = static_cast<unsigned int>(v467.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8395 = static_cast<unsigned int>(v467.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8396 = static_cast<unsigned int>(v467.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8400 = static_cast<unsigned int>(v467.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8401 = static_cast<unsigned int>(v467.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8405 = static_cast<unsigned int>(v469.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8406 = static_cast<unsigned int>(v469.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8410 = static_cast<unsigned int>(v469.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8411 = static_cast<unsigned int>(v469.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8415 = static_cast<unsigned int>(v469.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8416 = static_cast<unsigned int>(v469.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8420 = static_cast<unsigned int>(v469.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8421 = static_cast<unsigned int>(v469.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8425 = static_cast<unsigned int>(v469.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8426 = static_cast<unsigned int>(v469.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8430 = static_cast<unsigned int>(v469.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8431 = static_cast<unsigned int>(v469.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8435 = static_cast<unsigned int>(v469.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8436 = static_cast<unsigned int>(v469.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8440 = static_cast<unsigned int>(v469.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8441 = static_cast<unsigned int>(v469.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8445 = static_cast<unsigned int>(v469.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8446 = static_cast<unsigned int>(v469.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8450 = static_cast<unsigned int>(v469.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8451 = static_cast<unsigned int>(v469.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8455 = static_cast<unsigned int>(v469.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8456 = static_cast<unsigned int>(v469.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8460 = static_cast<unsigned int>(v469.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8461 = static_cast<unsigned int>(v469.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8465 = static_cast<unsigned int>(v469.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8466 = static_cast<unsigned int>(v469.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8470 = static_cast<unsigned int>(v469.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8471 = static_cast<unsigned int>(v469.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8475 = static_cast<unsigned int>(v469.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8476 = static_cast<unsigned int>(v469.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8480 = static_cast<unsigned int>(v469.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8481 = static_cast<unsigned int>(v469.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8485 = static_cast<unsigned int>(v471.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8486 = static_cast<unsigned int>(v471.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8490 = static_cast<unsigned int>(v471.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8491 = static_cast<unsigned int>(v471.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8495 = static_cast<unsigned int>(v471.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8496 = static_cast<unsigned int>(v471.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8500 = static_cast<unsigned int>(v471.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8501 = static_cast<unsigned int>(v471.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8505 = static_cast<unsigned int>(v471.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8506 = static_cast<unsigned int>(v471.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8510 = static_cast<unsigned int>(v471.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8511 = static_cast<unsigned int>(v471.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8515 = static_cast<unsigned int>(v471.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8516 = static_cast<unsigned int>(v471.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8520 = static_cast<unsigned int>(v471.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8521 = static_cast<unsigned int>(v471.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8525 = static_cast<unsigned int>(v471.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8526 = static_cast<unsigned int>(v471.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8530 = static_cast<unsigned int>(v471.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8531 = static_cast<unsigned int>(v471.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8535 = static_cast<unsigned int>(v471.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8536 = static_cast<unsigned int>(v471.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8540 = static_cast<unsigned int>(v471.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8541 = static_cast<unsigned int>(v471.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8545 = static_cast<unsigned int>(v471.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8546 = static_cast<unsigned int>(v471.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8550 = static_cast<unsigned int>(v471.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8551 = static_cast<unsigned int>(v471.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8555 = static_cast<unsigned int>(v471.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8556 = static_cast<unsigned int>(v471.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8560 = static_cast<unsigned int>(v471.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8561 = static_cast<unsigned int>(v471.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8565 = static_cast<unsigned int>(v473.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8566 = static_cast<unsigned int>(v473.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8570 = static_cast<unsigned int>(v473.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8571 = static_cast<unsigned int>(v473.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8575 = static_cast<unsigned int>(v473.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8576 = static_cast<unsigned int>(v473.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8580 = static_cast<unsigned int>(v473.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8581 = static_cast<unsigned int>(v473.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8585 = static_cast<unsigned int>(v473.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8586 = static_cast<unsigned int>(v473.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8590 = static_cast<unsigned int>(v473.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8591 = static_cast<unsigned int>(v473.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8595 = static_cast<unsigned int>(v473.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8596 = static_cast<unsigned int>(v473.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8600 = static_cast<unsigned int>(v473.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8601 = static_cast<unsigned int>(v473.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8605 = static_cast<unsigned int>(v473.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8606 = static_cast<unsigned int>(v473.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8610 = static_cast<unsigned int>(v473.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8611 = static_cast<unsigned int>(v473.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8615 = static_cast<unsigned int>(v473.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8616 = static_cast<unsigned int>(v473.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8620 = static_cast<unsigned int>(v473.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8621 = static_cast<unsigned int>(v473.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8625 = static_cast<unsigned int>(v473.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8626 = static_cast<unsigned int>(v473.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8630 = static_cast<unsigned int>(v473.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8631 = static_cast<unsigned int>(v473.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8635 = static_cast<unsigned int>(v473.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8636 = static_cast<unsigned int>(v473.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8640 = static_cast<unsigned int>(v473.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8641 = static_cast<unsigned int>(v473.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8645 = static_cast<unsigned int>(v475.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8646 = static_cast<unsigned int>(v475.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8650 = static_cast<unsigned int>(v475.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8651 = static_cast<unsigned int>(v475.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8655 = static_cast<unsigned int>(v475.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8656 = static_cast<unsigned int>(v475.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8660 = static_cast<unsigned int>(v475.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8661 = static_cast<unsigned int>(v475.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8665 = static_cast<unsigned int>(v475.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8666 = static_cast<unsigned int>(v475.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8670 = static_cast<unsigned int>(v475.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8671 = static_cast<unsigned int>(v475.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8675 = static_cast<unsigned int>(v475.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8676 = static_cast<unsigned int>(v475.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8680 = static_cast<unsigned int>(v475.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8681 = static_cast<unsigned int>(v475.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8685 = static_cast<unsigned int>(v475.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8686 = static_cast<unsigned int>(v475.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8690 = static_cast<unsigned int>(v475.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8691 = static_cast<unsigned int>(v475.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8695 = static_cast<unsigned int>(v475.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8696 = static_cast<unsigned int>(v475.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8700 = static_cast<unsigned int>(v475.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8701 = static_cast<unsigned int>(v475.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8705 = static_cast<unsigned int>(v475.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8706 = static_cast<unsigned int>(v475.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8710 = static_cast<unsigned int>(v475.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8711 = static_cast<unsigned int>(v475.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8715 = static_cast<unsigned int>(v475.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8716 = static_cast<unsigned int>(v475.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8720 = static_cast<unsigned int>(v475.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8721 = static_cast<unsigned int>(v475.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8725 = static_cast<unsigned int>(v477.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8726 = static_cast<unsigned int>(v477.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8730 = static_cast<unsigned int>(v477.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8731 = static_cast<unsigned int>(v477.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8735 = static_cast<unsigned int>(v477.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8736 = static_cast<unsigned int>(v477.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8740 = static_cast<unsigned int>(v477.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8741 = static_cast<unsigned int>(v477.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8745 = static_cast<unsigned int>(v477.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8746 = static_cast<unsigned int>(v477.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8750 = static_cast<unsigned int>(v477.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8751 = static_cast<unsigned int>(v477.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8755 = static_cast<unsigned int>(v477.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8756 = static_cast<unsigned int>(v477.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8760 = static_cast<unsigned int>(v477.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8761 = static_cast<unsigned int>(v477.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8765 = static_cast<unsigned int>(v477.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8766 = static_cast<unsigned int>(v477.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8770 = static_cast<unsigned int>(v477.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8771 = static_cast<unsigned int>(v477.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8775 = static_cast<unsigned int>(v477.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8776 = static_cast<unsigned int>(v477.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8780 = static_cast<unsigned int>(v477.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8781 = static_cast<unsigned int>(v477.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8785 = static_cast<unsigned int>(v477.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8786 = static_cast<unsigned int>(v477.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8790 = static_cast<unsigned int>(v477.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8791 = static_cast<unsigned int>(v477.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8795 = static_cast<unsigned int>(v477.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8796 = static_cast<unsigned int>(v477.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8800 = static_cast<unsigned int>(v477.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8801 = static_cast<unsigned int>(v477.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8805 = static_cast<unsigned int>(v479.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8806 = static_cast<unsigned int>(v479.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8810 = static_cast<unsigned int>(v479.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8811 = static_cast<unsigned int>(v479.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8815 = static_cast<unsigned int>(v479.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8816 = static_cast<unsigned int>(v479.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8820 = static_cast<unsigned int>(v479.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8821 = static_cast<unsigned int>(v479.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8825 = static_cast<unsigned int>(v479.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8826 = static_cast<unsigned int>(v479.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8830 = static_cast<unsigned int>(v479.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8831 = static_cast<unsigned int>(v479.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8835 = static_cast<unsigned int>(v479.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8836 = static_cast<unsigned int>(v479.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8840 = static_cast<unsigned int>(v479.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8841 = static_cast<unsigned int>(v479.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8845 = static_cast<unsigned int>(v479.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8846 = static_cast<unsigned int>(v479.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8850 = static_cast<unsigned int>(v479.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8851 = static_cast<unsigned int>(v479.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8855 = static_cast<unsigned int>(v479.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8856 = static_cast<unsigned int>(v479.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8860 = static_cast<unsigned int>(v479.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8861 = static_cast<unsigned int>(v479.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8865 = static_cast<unsigned int>(v479.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8866 = static_cast<unsigned int>(v479.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8870 = static_cast<unsigned int>(v479.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8871 = static_cast<unsigned int>(v479.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8875 = static_cast<unsigned int>(v479.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8876 = static_cast<unsigned int>(v479.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8880 = static_cast<unsigned int>(v479.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8881 = static_cast<unsigned int>(v479.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8885 = static_cast<unsigned int>(v481.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8886 = static_cast<unsigned int>(v481.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8890 = static_cast<unsigned int>(v481.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8891 = static_cast<unsigned int>(v481.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8895 = static_cast<unsigned int>(v481.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8896 = static_cast<unsigned int>(v481.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8900 = static_cast<unsigned int>(v481.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8901 = static_cast<unsigned int>(v481.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8905 = static_cast<unsigned int>(v481.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8906 = static_cast<unsigned int>(v481.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8910 = static_cast<unsigned int>(v481.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8911 = static_cast<unsigned int>(v481.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8915 = static_cast<unsigned int>(v481.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8916 = static_cast<unsigned int>(v481.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8920 = static_cast<unsigned int>(v481.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8921 = static_cast<unsigned int>(v481.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8925 = static_cast<unsigned int>(v481.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8926 = static_cast<unsigned int>(v481.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8930 = static_cast<unsigned int>(v481.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8931 = static_cast<unsigned int>(v481.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8935 = static_cast<unsigned int>(v481.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8936 = static_cast<unsigned int>(v481.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8940 = static_cast<unsigned int>(v481.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8941 = static_cast<unsigned int>(v481.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8945 = static_cast<unsigned int>(v481.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8946 = static_cast<unsigned int>(v481.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8950 = static_cast<unsigned int>(v481.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8951 = static_cast<unsigned int>(v481.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8955 = static_cast<unsigned int>(v481.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8956 = static_cast<unsigned int>(v481.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8960 = static_cast<unsigned int>(v481.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8961 = static_cast<unsigned int>(v481.row(15, iron_linear_thread() & 31u));
 
-    for (unsigned int v6711 = v614; v6711 < v598; v6711 += 64u) {  // kernels/sdpa/flash_tile.hpp:127
-      const unsigned int v6712 = v6711 - v614;
-      const unsigned int v6713 = v6712 >> 6u;
-      const unsigned int v6715 = v6713 & 1u;
+    for (unsigned int v6786 = v459; v6786 < v443; v6786 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
+      const unsigned int v6787 = v6786 - v459;
+      const unsigned int v6788 = v6787 >> 6u;
+      const unsigned int v6790 = v6788 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      iron_frag<float, 2, 16, 64> v6717;  // kernels/sdpa/flash_tile.hpp:136
-      iron_frag_fill(v6717, 0.0f);
-      iron_frag<iron_bf16, 1, 16, 64> v6719;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6719, iron_f32_to_bf16(0.0f));
-      const unsigned int v6723 = v6715 << 14u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6719, shm1, v6723, 256u);
-      iron_frag_mma_sync(v6717, v428, v6719);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6726;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6726, iron_f32_to_bf16(0.0f));
-      const unsigned int v6731 = v6723 + 16u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6726, shm1, v6731, 256u);
-      iron_frag_mma_sync(v6717, v430, v6726);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6733;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6733, iron_f32_to_bf16(0.0f));
-      const unsigned int v6738 = v6723 + 32u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6733, shm1, v6738, 256u);
-      iron_frag_mma_sync(v6717, v432, v6733);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6740;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6740, iron_f32_to_bf16(0.0f));
-      const unsigned int v6745 = v6723 + 48u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6740, shm1, v6745, 256u);
-      iron_frag_mma_sync(v6717, v434, v6740);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6747;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6747, iron_f32_to_bf16(0.0f));
-      const unsigned int v6752 = v6723 + 64u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6747, shm1, v6752, 256u);
-      iron_frag_mma_sync(v6717, v436, v6747);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6754;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6754, iron_f32_to_bf16(0.0f));
-      const unsigned int v6759 = v6723 + 80u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6754, shm1, v6759, 256u);
-      iron_frag_mma_sync(v6717, v438, v6754);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6761;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6761, iron_f32_to_bf16(0.0f));
-      const unsigned int v6766 = v6723 + 96u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6761, shm1, v6766, 256u);
-      iron_frag_mma_sync(v6717, v440, v6761);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6768;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6768, iron_f32_to_bf16(0.0f));
-      const unsigned int v6773 = v6723 + 112u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6768, shm1, v6773, 256u);
-      iron_frag_mma_sync(v6717, v442, v6768);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6775;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6775, iron_f32_to_bf16(0.0f));
-      const unsigned int v6780 = v6723 + 128u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6775, shm1, v6780, 256u);
-      iron_frag_mma_sync(v6717, v444, v6775);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6782;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6782, iron_f32_to_bf16(0.0f));
-      const unsigned int v6787 = v6723 + 144u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6782, shm1, v6787, 256u);
-      iron_frag_mma_sync(v6717, v446, v6782);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6789;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6789, iron_f32_to_bf16(0.0f));
-      const unsigned int v6794 = v6723 + 160u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6789, shm1, v6794, 256u);
-      iron_frag_mma_sync(v6717, v448, v6789);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6796;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6796, iron_f32_to_bf16(0.0f));
-      const unsigned int v6801 = v6723 + 176u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6796, shm1, v6801, 256u);
-      iron_frag_mma_sync(v6717, v450, v6796);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6803;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6803, iron_f32_to_bf16(0.0f));
-      const unsigned int v6808 = v6723 + 192u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6803, shm1, v6808, 256u);
-      iron_frag_mma_sync(v6717, v452, v6803);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6810;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6810, iron_f32_to_bf16(0.0f));
-      const unsigned int v6815 = v6723 + 208u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6810, shm1, v6815, 256u);
-      iron_frag_mma_sync(v6717, v454, v6810);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6817;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6817, iron_f32_to_bf16(0.0f));
-      const unsigned int v6822 = v6723 + 224u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6817, shm1, v6822, 256u);
-      iron_frag_mma_sync(v6717, v456, v6817);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<iron_bf16, 1, 16, 64> v6824;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v6824, iron_f32_to_bf16(0.0f));
-      const unsigned int v6829 = v6723 + 240u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true, 8, 3>(v6824, shm1, v6829, 256u);
-      iron_frag_mma_sync(v6717, v458, v6824);  // kernels/sdpa/flash_tile.hpp:140
-      const unsigned int v6830 = static_cast<unsigned int>(v6717.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6831 = static_cast<unsigned int>(v6717.row(0, iron_linear_thread() & 31u));
-      const float v6832 = v6717.x[0];
-      const unsigned int v6833 = v41 + v6831;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6834 = v6711 + v6830;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6835 = v6834 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6838 = v6833 + v35;
-      const unsigned int v6839 = v6834 + v20;
-      const bool v6840 = v6839 <= v6838;
-      const bool v6841 = v597 || v6840;
-      const bool v6842 = v6835 && v6841;
-      const unsigned int v6845 = v6834 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6846 = v6845 + v20;
-      const bool v6848 = v6838 < v6846;
-      const bool v6849 = v6844 || v6848;
-      const bool v6850 = v6842 && v6849;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6852 = v6832 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6853 = v6850 ? v6852 : __uint_as_float(0xff800000u);
-      v6717.x[0] = v6853;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6854 = static_cast<unsigned int>(v6717.col(1, iron_linear_thread() & 31u));
-      const unsigned int v6855 = static_cast<unsigned int>(v6717.row(1, iron_linear_thread() & 31u));
-      const float v6856 = v6717.x[1];
-      const unsigned int v6857 = v41 + v6855;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6858 = v6711 + v6854;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6859 = v6858 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6862 = v6857 + v35;
-      const unsigned int v6863 = v6858 + v20;
-      const bool v6864 = v6863 <= v6862;
-      const bool v6865 = v597 || v6864;
-      const bool v6866 = v6859 && v6865;
-      const unsigned int v6869 = v6858 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6870 = v6869 + v20;
-      const bool v6872 = v6862 < v6870;
-      const bool v6873 = v6844 || v6872;
-      const bool v6874 = v6866 && v6873;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6876 = v6856 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6877 = v6874 ? v6876 : __uint_as_float(0xff800000u);
-      v6717.x[1] = v6877;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6878 = static_cast<unsigned int>(v6717.col(2, iron_linear_thread() & 31u));
-      const unsigned int v6879 = static_cast<unsigned int>(v6717.row(2, iron_linear_thread() & 31u));
-      const float v6880 = v6717.x[2];
-      const unsigned int v6881 = v41 + v6879;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6882 = v6711 + v6878;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6883 = v6882 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6886 = v6881 + v35;
-      const unsigned int v6887 = v6882 + v20;
-      const bool v6888 = v6887 <= v6886;
-      const bool v6889 = v597 || v6888;
-      const bool v6890 = v6883 && v6889;
-      const unsigned int v6893 = v6882 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6894 = v6893 + v20;
-      const bool v6896 = v6886 < v6894;
-      const bool v6897 = v6844 || v6896;
-      const bool v6898 = v6890 && v6897;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6900 = v6880 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6901 = v6898 ? v6900 : __uint_as_float(0xff800000u);
-      v6717.x[2] = v6901;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6902 = static_cast<unsigned int>(v6717.col(3, iron_linear_thread() & 31u));
-      const unsigned int v6903 = static_cast<unsigned int>(v6717.row(3, iron_linear_thread() & 31u));
-      const float v6904 = v6717.x[3];
-      const unsigned int v6905 = v41 + v6903;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6906 = v6711 + v6902;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6907 = v6906 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6910 = v6905 + v35;
-      const unsigned int v6911 = v6906 + v20;
-      const bool v6912 = v6911 <= v6910;
-      const bool v6913 = v597 || v6912;
-      const bool v6914 = v6907 && v6913;
-      const unsigned int v6917 = v6906 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6918 = v6917 + v20;
-      const bool v6920 = v6910 < v6918;
-      const bool v6921 = v6844 || v6920;
-      const bool v6922 = v6914 && v6921;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6924 = v6904 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6925 = v6922 ? v6924 : __uint_as_float(0xff800000u);
-      v6717.x[3] = v6925;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6926 = static_cast<unsigned int>(v6717.col(4, iron_linear_thread() & 31u));
-      const unsigned int v6927 = static_cast<unsigned int>(v6717.row(4, iron_linear_thread() & 31u));
-      const float v6928 = v6717.x[4];
-      const unsigned int v6929 = v41 + v6927;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6930 = v6711 + v6926;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6931 = v6930 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6934 = v6929 + v35;
-      const unsigned int v6935 = v6930 + v20;
-      const bool v6936 = v6935 <= v6934;
-      const bool v6937 = v597 || v6936;
-      const bool v6938 = v6931 && v6937;
-      const unsigned int v6941 = v6930 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6942 = v6941 + v20;
-      const bool v6944 = v6934 < v6942;
-      const bool v6945 = v6844 || v6944;
-      const bool v6946 = v6938 && v6945;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6948 = v6928 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6949 = v6946 ? v6948 : __uint_as_float(0xff800000u);
-      v6717.x[4] = v6949;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6950 = static_cast<unsigned int>(v6717.col(5, iron_linear_thread() & 31u));
-      const unsigned int v6951 = static_cast<unsigned int>(v6717.row(5, iron_linear_thread() & 31u));
-      const float v6952 = v6717.x[5];
-      const unsigned int v6953 = v41 + v6951;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6954 = v6711 + v6950;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6955 = v6954 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6958 = v6953 + v35;
-      const unsigned int v6959 = v6954 + v20;
-      const bool v6960 = v6959 <= v6958;
-      const bool v6961 = v597 || v6960;
-      const bool v6962 = v6955 && v6961;
-      const unsigned int v6965 = v6954 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6966 = v6965 + v20;
-      const bool v6968 = v6958 < v6966;
-      const bool v6969 = v6844 || v6968;
-      const bool v6970 = v6962 && v6969;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6972 = v6952 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6973 = v6970 ? v6972 : __uint_as_float(0xff800000u);
-      v6717.x[5] = v6973;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6974 = static_cast<unsigned int>(v6717.col(6, iron_linear_thread() & 31u));
-      const unsigned int v6975 = static_cast<unsigned int>(v6717.row(6, iron_linear_thread() & 31u));
-      const float v6976 = v6717.x[6];
-      const unsigned int v6977 = v41 + v6975;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v6978 = v6711 + v6974;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v6979 = v6978 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v6982 = v6977 + v35;
-      const unsigned int v6983 = v6978 + v20;
-      const bool v6984 = v6983 <= v6982;
-      const bool v6985 = v597 || v6984;
-      const bool v6986 = v6979 && v6985;
-      const unsigned int v6989 = v6978 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6990 = v6989 + v20;
-      const bool v6992 = v6982 < v6990;
-      const bool v6993 = v6844 || v6992;
-      const bool v6994 = v6986 && v6993;  // kernels/sdpa/flash_tile.hpp:145
-      const float v6996 = v6976 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v6997 = v6994 ? v6996 : __uint_as_float(0xff800000u);
-      v6717.x[6] = v6997;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v6998 = static_cast<unsigned int>(v6717.col(7, iron_linear_thread() & 31u));
-      const unsigned int v6999 = static_cast<unsigned int>(v6717.row(7, iron_linear_thread() & 31u));
-      const float v7000 = v6717.x[7];
-      const unsigned int v7001 = v41 + v6999;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7002 = v6711 + v6998;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7003 = v7002 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7006 = v7001 + v35;
-      const unsigned int v7007 = v7002 + v20;
-      const bool v7008 = v7007 <= v7006;
-      const bool v7009 = v597 || v7008;
-      const bool v7010 = v7003 && v7009;
-      const unsigned int v7013 = v7002 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7014 = v7013 + v20;
-      const bool v7016 = v7006 < v7014;
-      const bool v7017 = v6844 || v7016;
-      const bool v7018 = v7010 && v7017;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7020 = v7000 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7021 = v7018 ? v7020 : __uint_as_float(0xff800000u);
-      v6717.x[7] = v7021;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7022 = static_cast<unsigned int>(v6717.col(8, iron_linear_thread() & 31u));
-      const unsigned int v7023 = static_cast<unsigned int>(v6717.row(8, iron_linear_thread() & 31u));
-      const float v7024 = v6717.x[8];
-      const unsigned int v7025 = v41 + v7023;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7026 = v6711 + v7022;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7027 = v7026 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7030 = v7025 + v35;
-      const unsigned int v7031 = v7026 + v20;
-      const bool v7032 = v7031 <= v7030;
-      const bool v7033 = v597 || v7032;
-      const bool v7034 = v7027 && v7033;
-      const unsigned int v7037 = v7026 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7038 = v7037 + v20;
-      const bool v7040 = v7030 < v7038;
-      const bool v7041 = v6844 || v7040;
-      const bool v7042 = v7034 && v7041;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7044 = v7024 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7045 = v7042 ? v7044 : __uint_as_float(0xff800000u);
-      v6717.x[8] = v7045;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7046 = static_cast<unsigned int>(v6717.col(9, iron_linear_thread() & 31u));
-      const unsigned int v7047 = static_cast<unsigned int>(v6717.row(9, iron_linear_thread() & 31u));
-      const float v7048 = v6717.x[9];
-      const unsigned int v7049 = v41 + v7047;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7050 = v6711 + v7046;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7051 = v7050 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7054 = v7049 + v35;
-      const unsigned int v7055 = v7050 + v20;
-      const bool v7056 = v7055 <= v7054;
-      const bool v7057 = v597 || v7056;
-      const bool v7058 = v7051 && v7057;
-      const unsigned int v7061 = v7050 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7062 = v7061 + v20;
-      const bool v7064 = v7054 < v7062;
-      const bool v7065 = v6844 || v7064;
-      const bool v7066 = v7058 && v7065;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7068 = v7048 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7069 = v7066 ? v7068 : __uint_as_float(0xff800000u);
-      v6717.x[9] = v7069;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7070 = static_cast<unsigned int>(v6717.col(10, iron_linear_thread() & 31u));
-      const unsigned int v7071 = static_cast<unsigned int>(v6717.row(10, iron_linear_thread() & 31u));
-      const float v7072 = v6717.x[10];
-      const unsigned int v7073 = v41 + v7071;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7074 = v6711 + v7070;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7075 = v7074 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7078 = v7073 + v35;
-      const unsigned int v7079 = v7074 + v20;
-      const bool v7080 = v7079 <= v7078;
-      const bool v7081 = v597 || v7080;
-      const bool v7082 = v7075 && v7081;
-      const unsigned int v7085 = v7074 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7086 = v7085 + v20;
-      const bool v7088 = v7078 < v7086;
-      const bool v7089 = v6844 || v7088;
-      const bool v7090 = v7082 && v7089;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7092 = v7072 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7093 = v7090 ? v7092 : __uint_as_float(0xff800000u);
-      v6717.x[10] = v7093;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7094 = static_cast<unsigned int>(v6717.col(11, iron_linear_thread() & 31u));
-      const unsigned int v7095 = static_cast<unsigned int>(v6717.row(11, iron_linear_thread() & 31u));
-      const float v7096 = v6717.x[11];
-      const unsigned int v7097 = v41 + v7095;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7098 = v6711 + v7094;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7099 = v7098 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7102 = v7097 + v35;
-      const unsigned int v7103 = v7098 + v20;
-      const bool v7104 = v7103 <= v7102;
-      const bool v7105 = v597 || v7104;
-      const bool v7106 = v7099 && v7105;
-      const unsigned int v7109 = v7098 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7110 = v7109 + v20;
-      const bool v7112 = v7102 < v7110;
-      const bool v7113 = v6844 || v7112;
-      const bool v7114 = v7106 && v7113;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7116 = v7096 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7117 = v7114 ? v7116 : __uint_as_float(0xff800000u);
-      v6717.x[11] = v7117;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7118 = static_cast<unsigned int>(v6717.col(12, iron_linear_thread() & 31u));
-      const unsigned int v7119 = static_cast<unsigned int>(v6717.row(12, iron_linear_thread() & 31u));
-      const float v7120 = v6717.x[12];
-      const unsigned int v7121 = v41 + v7119;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7122 = v6711 + v7118;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7123 = v7122 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7126 = v7121 + v35;
-      const unsigned int v7127 = v7122 + v20;
-      const bool v7128 = v7127 <= v7126;
-      const bool v7129 = v597 || v7128;
-      const bool v7130 = v7123 && v7129;
-      const unsigned int v7133 = v7122 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7134 = v7133 + v20;
-      const bool v7136 = v7126 < v7134;
-      const bool v7137 = v6844 || v7136;
-      const bool v7138 = v7130 && v7137;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7140 = v7120 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7141 = v7138 ? v7140 : __uint_as_float(0xff800000u);
-      v6717.x[12] = v7141;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7142 = static_cast<unsigned int>(v6717.col(13, iron_linear_thread() & 31u));
-      const unsigned int v7143 = static_cast<unsigned int>(v6717.row(13, iron_linear_thread() & 31u));
-      const float v7144 = v6717.x[13];
-      const unsigned int v7145 = v41 + v7143;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7146 = v6711 + v7142;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7147 = v7146 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7150 = v7145 + v35;
-      const unsigned int v7151 = v7146 + v20;
-      const bool v7152 = v7151 <= v7150;
-      const bool v7153 = v597 || v7152;
-      const bool v7154 = v7147 && v7153;
-      const unsigned int v7157 = v7146 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7158 = v7157 + v20;
-      const bool v7160 = v7150 < v7158;
-      const bool v7161 = v6844 || v7160;
-      const bool v7162 = v7154 && v7161;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7164 = v7144 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7165 = v7162 ? v7164 : __uint_as_float(0xff800000u);
-      v6717.x[13] = v7165;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7166 = static_cast<unsigned int>(v6717.col(14, iron_linear_thread() & 31u));
-      const unsigned int v7167 = static_cast<unsigned int>(v6717.row(14, iron_linear_thread() & 31u));
-      const float v7168 = v6717.x[14];
-      const unsigned int v7169 = v41 + v7167;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7170 = v6711 + v7166;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7171 = v7170 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7174 = v7169 + v35;
-      const unsigned int v7175 = v7170 + v20;
-      const bool v7176 = v7175 <= v7174;
-      const bool v7177 = v597 || v7176;
-      const bool v7178 = v7171 && v7177;
-      const unsigned int v7181 = v7170 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7182 = v7181 + v20;
-      const bool v7184 = v7174 < v7182;
-      const bool v7185 = v6844 || v7184;
-      const bool v7186 = v7178 && v7185;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7188 = v7168 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7189 = v7186 ? v7188 : __uint_as_float(0xff800000u);
-      v6717.x[14] = v7189;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7190 = static_cast<unsigned int>(v6717.col(15, iron_linear_thread() & 31u));
-      const unsigned int v7191 = static_cast<unsigned int>(v6717.row(15, iron_linear_thread() & 31u));
-      const float v7192 = v6717.x[15];
-      const unsigned int v7193 = v41 + v7191;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7194 = v6711 + v7190;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7195 = v7194 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7198 = v7193 + v35;
-      const unsigned int v7199 = v7194 + v20;
-      const bool v7200 = v7199 <= v7198;
-      const bool v7201 = v597 || v7200;
-      const bool v7202 = v7195 && v7201;
-      const unsigned int v7205 = v7194 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7206 = v7205 + v20;
-      const bool v7208 = v7198 < v7206;
-      const bool v7209 = v6844 || v7208;
-      const bool v7210 = v7202 && v7209;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7212 = v7192 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7213 = v7210 ? v7212 : __uint_as_float(0xff800000u);
-      v6717.x[15] = v7213;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7214 = static_cast<unsigned int>(v6717.col(16, iron_linear_thread() & 31u));
-      const unsigned int v7215 = static_cast<unsigned int>(v6717.row(16, iron_linear_thread() & 31u));
-      const float v7216 = v6717.x[16];
-      const unsigned int v7217 = v41 + v7215;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7218 = v6711 + v7214;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7219 = v7218 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7222 = v7217 + v35;
-      const unsigned int v7223 = v7218 + v20;
-      const bool v7224 = v7223 <= v7222;
-      const bool v7225 = v597 || v7224;
-      const bool v7226 = v7219 && v7225;
-      const unsigned int v7229 = v7218 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7230 = v7229 + v20;
-      const bool v7232 = v7222 < v7230;
-      const bool v7233 = v6844 || v7232;
-      const bool v7234 = v7226 && v7233;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7236 = v7216 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7237 = v7234 ? v7236 : __uint_as_float(0xff800000u);
-      v6717.x[16] = v7237;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7238 = static_cast<unsigned int>(v6717.col(17, iron_linear_thread() & 31u));
-      const unsigned int v7239 = static_cast<unsigned int>(v6717.row(17, iron_linear_thread() & 31u));
-      const float v7240 = v6717.x[17];
-      const unsigned int v7241 = v41 + v7239;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7242 = v6711 + v7238;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7243 = v7242 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7246 = v7241 + v35;
-      const unsigned int v7247 = v7242 + v20;
-      const bool v7248 = v7247 <= v7246;
-      const bool v7249 = v597 || v7248;
-      const bool v7250 = v7243 && v7249;
-      const unsigned int v7253 = v7242 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7254 = v7253 + v20;
-      const bool v7256 = v7246 < v7254;
-      const bool v7257 = v6844 || v7256;
-      const bool v7258 = v7250 && v7257;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7260 = v7240 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7261 = v7258 ? v7260 : __uint_as_float(0xff800000u);
-      v6717.x[17] = v7261;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7262 = static_cast<unsigned int>(v6717.col(18, iron_linear_thread() & 31u));
-      const unsigned int v7263 = static_cast<unsigned int>(v6717.row(18, iron_linear_thread() & 31u));
-      const float v7264 = v6717.x[18];
-      const unsigned int v7265 = v41 + v7263;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7266 = v6711 + v7262;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7267 = v7266 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7270 = v7265 + v35;
-      const unsigned int v7271 = v7266 + v20;
-      const bool v7272 = v7271 <= v7270;
-      const bool v7273 = v597 || v7272;
-      const bool v7274 = v7267 && v7273;
-      const unsigned int v7277 = v7266 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7278 = v7277 + v20;
-      const bool v7280 = v7270 < v7278;
-      const bool v7281 = v6844 || v7280;
-      const bool v7282 = v7274 && v7281;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7284 = v7264 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7285 = v7282 ? v7284 : __uint_as_float(0xff800000u);
-      v6717.x[18] = v7285;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7286 = static_cast<unsigned int>(v6717.col(19, iron_linear_thread() & 31u));
-      const unsigned int v7287 = static_cast<unsigned int>(v6717.row(19, iron_linear_thread() & 31u));
-      const float v7288 = v6717.x[19];
-      const unsigned int v7289 = v41 + v7287;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7290 = v6711 + v7286;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7291 = v7290 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7294 = v7289 + v35;
-      const unsigned int v7295 = v7290 + v20;
-      const bool v7296 = v7295 <= v7294;
-      const bool v7297 = v597 || v7296;
-      const bool v7298 = v7291 && v7297;
-      const unsigned int v7301 = v7290 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7302 = v7301 + v20;
-      const bool v7304 = v7294 < v7302;
-      const bool v7305 = v6844 || v7304;
-      const bool v7306 = v7298 && v7305;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7308 = v7288 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7309 = v7306 ? v7308 : __uint_as_float(0xff800000u);
-      v6717.x[19] = v7309;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7310 = static_cast<unsigned int>(v6717.col(20, iron_linear_thread() & 31u));
-      const unsigned int v7311 = static_cast<unsigned int>(v6717.row(20, iron_linear_thread() & 31u));
-      const float v7312 = v6717.x[20];
-      const unsigned int v7313 = v41 + v7311;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7314 = v6711 + v7310;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7315 = v7314 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7318 = v7313 + v35;
-      const unsigned int v7319 = v7314 + v20;
-      const bool v7320 = v7319 <= v7318;
-      const bool v7321 = v597 || v7320;
-      const bool v7322 = v7315 && v7321;
-      const unsigned int v7325 = v7314 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7326 = v7325 + v20;
-      const bool v7328 = v7318 < v7326;
-      const bool v7329 = v6844 || v7328;
-      const bool v7330 = v7322 && v7329;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7332 = v7312 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7333 = v7330 ? v7332 : __uint_as_float(0xff800000u);
-      v6717.x[20] = v7333;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7334 = static_cast<unsigned int>(v6717.col(21, iron_linear_thread() & 31u));
-      const unsigned int v7335 = static_cast<unsigned int>(v6717.row(21, iron_linear_thread() & 31u));
-      const float v7336 = v6717.x[21];
-      const unsigned int v7337 = v41 + v7335;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7338 = v6711 + v7334;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7339 = v7338 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7342 = v7337 + v35;
-      const unsigned int v7343 = v7338 + v20;
-      const bool v7344 = v7343 <= v7342;
-      const bool v7345 = v597 || v7344;
-      const bool v7346 = v7339 && v7345;
-      const unsigned int v7349 = v7338 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7350 = v7349 + v20;
-      const bool v7352 = v7342 < v7350;
-      const bool v7353 = v6844 || v7352;
-      const bool v7354 = v7346 && v7353;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7356 = v7336 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7357 = v7354 ? v7356 : __uint_as_float(0xff800000u);
-      v6717.x[21] = v7357;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7358 = static_cast<unsigned int>(v6717.col(22, iron_linear_thread() & 31u));
-      const unsigned int v7359 = static_cast<unsigned int>(v6717.row(22, iron_linear_thread() & 31u));
-      const float v7360 = v6717.x[22];
-      const unsigned int v7361 = v41 + v7359;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7362 = v6711 + v7358;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7363 = v7362 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7366 = v7361 + v35;
-      const unsigned int v7367 = v7362 + v20;
-      const bool v7368 = v7367 <= v7366;
-      const bool v7369 = v597 || v7368;
-      const bool v7370 = v7363 && v7369;
-      const unsigned int v7373 = v7362 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7374 = v7373 + v20;
-      const bool v7376 = v7366 < v7374;
-      const bool v7377 = v6844 || v7376;
-      const bool v7378 = v7370 && v7377;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7380 = v7360 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7381 = v7378 ? v7380 : __uint_as_float(0xff800000u);
-      v6717.x[22] = v7381;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7382 = static_cast<unsigned int>(v6717.col(23, iron_linear_thread() & 31u));
-      const unsigned int v7383 = static_cast<unsigned int>(v6717.row(23, iron_linear_thread() & 31u));
-      const float v7384 = v6717.x[23];
-      const unsigned int v7385 = v41 + v7383;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7386 = v6711 + v7382;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7387 = v7386 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7390 = v7385 + v35;
-      const unsigned int v7391 = v7386 + v20;
-      const bool v7392 = v7391 <= v7390;
-      const bool v7393 = v597 || v7392;
-      const bool v7394 = v7387 && v7393;
-      const unsigned int v7397 = v7386 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7398 = v7397 + v20;
-      const bool v7400 = v7390 < v7398;
-      const bool v7401 = v6844 || v7400;
-      const bool v7402 = v7394 && v7401;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7404 = v7384 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7405 = v7402 ? v7404 : __uint_as_float(0xff800000u);
-      v6717.x[23] = v7405;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7406 = static_cast<unsigned int>(v6717.col(24, iron_linear_thread() & 31u));
-      const unsigned int v7407 = static_cast<unsigned int>(v6717.row(24, iron_linear_thread() & 31u));
-      const float v7408 = v6717.x[24];
-      const unsigned int v7409 = v41 + v7407;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7410 = v6711 + v7406;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7411 = v7410 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7414 = v7409 + v35;
-      const unsigned int v7415 = v7410 + v20;
-      const bool v7416 = v7415 <= v7414;
-      const bool v7417 = v597 || v7416;
-      const bool v7418 = v7411 && v7417;
-      const unsigned int v7421 = v7410 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7422 = v7421 + v20;
-      const bool v7424 = v7414 < v7422;
-      const bool v7425 = v6844 || v7424;
-      const bool v7426 = v7418 && v7425;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7428 = v7408 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7429 = v7426 ? v7428 : __uint_as_float(0xff800000u);
-      v6717.x[24] = v7429;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7430 = static_cast<unsigned int>(v6717.col(25, iron_linear_thread() & 31u));
-      const unsigned int v7431 = static_cast<unsigned int>(v6717.row(25, iron_linear_thread() & 31u));
-      const float v7432 = v6717.x[25];
-      const unsigned int v7433 = v41 + v7431;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7434 = v6711 + v7430;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7435 = v7434 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7438 = v7433 + v35;
-      const unsigned int v7439 = v7434 + v20;
-      const bool v7440 = v7439 <= v7438;
-      const bool v7441 = v597 || v7440;
-      const bool v7442 = v7435 && v7441;
-      const unsigned int v7445 = v7434 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7446 = v7445 + v20;
-      const bool v7448 = v7438 < v7446;
-      const bool v7449 = v6844 || v7448;
-      const bool v7450 = v7442 && v7449;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7452 = v7432 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7453 = v7450 ? v7452 : __uint_as_float(0xff800000u);
-      v6717.x[25] = v7453;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7454 = static_cast<unsigned int>(v6717.col(26, iron_linear_thread() & 31u));
-      const unsigned int v7455 = static_cast<unsigned int>(v6717.row(26, iron_linear_thread() & 31u));
-      const float v7456 = v6717.x[26];
-      const unsigned int v7457 = v41 + v7455;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7458 = v6711 + v7454;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7459 = v7458 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7462 = v7457 + v35;
-      const unsigned int v7463 = v7458 + v20;
-      const bool v7464 = v7463 <= v7462;
-      const bool v7465 = v597 || v7464;
-      const bool v7466 = v7459 && v7465;
-      const unsigned int v7469 = v7458 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7470 = v7469 + v20;
-      const bool v7472 = v7462 < v7470;
-      const bool v7473 = v6844 || v7472;
-      const bool v7474 = v7466 && v7473;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7476 = v7456 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7477 = v7474 ? v7476 : __uint_as_float(0xff800000u);
-      v6717.x[26] = v7477;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7478 = static_cast<unsigned int>(v6717.col(27, iron_linear_thread() & 31u));
-      const unsigned int v7479 = static_cast<unsigned int>(v6717.row(27, iron_linear_thread() & 31u));
-      const float v7480 = v6717.x[27];
-      const unsigned int v7481 = v41 + v7479;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7482 = v6711 + v7478;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7483 = v7482 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7486 = v7481 + v35;
-      const unsigned int v7487 = v7482 + v20;
-      const bool v7488 = v7487 <= v7486;
-      const bool v7489 = v597 || v7488;
-      const bool v7490 = v7483 && v7489;
-      const unsigned int v7493 = v7482 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7494 = v7493 + v20;
-      const bool v7496 = v7486 < v7494;
-      const bool v7497 = v6844 || v7496;
-      const bool v7498 = v7490 && v7497;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7500 = v7480 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7501 = v7498 ? v7500 : __uint_as_float(0xff800000u);
-      v6717.x[27] = v7501;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7502 = static_cast<unsigned int>(v6717.col(28, iron_linear_thread() & 31u));
-      const unsigned int v7503 = static_cast<unsigned int>(v6717.row(28, iron_linear_thread() & 31u));
-      const float v7504 = v6717.x[28];
-      const unsigned int v7505 = v41 + v7503;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7506 = v6711 + v7502;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7507 = v7506 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7510 = v7505 + v35;
-      const unsigned int v7511 = v7506 + v20;
-      const bool v7512 = v7511 <= v7510;
-      const bool v7513 = v597 || v7512;
-      const bool v7514 = v7507 && v7513;
-      const unsigned int v7517 = v7506 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7518 = v7517 + v20;
-      const bool v7520 = v7510 < v7518;
-      const bool v7521 = v6844 || v7520;
-      const bool v7522 = v7514 && v7521;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7524 = v7504 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7525 = v7522 ? v7524 : __uint_as_float(0xff800000u);
-      v6717.x[28] = v7525;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7526 = static_cast<unsigned int>(v6717.col(29, iron_linear_thread() & 31u));
-      const unsigned int v7527 = static_cast<unsigned int>(v6717.row(29, iron_linear_thread() & 31u));
-      const float v7528 = v6717.x[29];
-      const unsigned int v7529 = v41 + v7527;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7530 = v6711 + v7526;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7531 = v7530 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7534 = v7529 + v35;
-      const unsigned int v7535 = v7530 + v20;
-      const bool v7536 = v7535 <= v7534;
-      const bool v7537 = v597 || v7536;
-      const bool v7538 = v7531 && v7537;
-      const unsigned int v7541 = v7530 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7542 = v7541 + v20;
-      const bool v7544 = v7534 < v7542;
-      const bool v7545 = v6844 || v7544;
-      const bool v7546 = v7538 && v7545;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7548 = v7528 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7549 = v7546 ? v7548 : __uint_as_float(0xff800000u);
-      v6717.x[29] = v7549;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7550 = static_cast<unsigned int>(v6717.col(30, iron_linear_thread() & 31u));
-      const unsigned int v7551 = static_cast<unsigned int>(v6717.row(30, iron_linear_thread() & 31u));
-      const float v7552 = v6717.x[30];
-      const unsigned int v7553 = v41 + v7551;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7554 = v6711 + v7550;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7555 = v7554 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7558 = v7553 + v35;
-      const unsigned int v7559 = v7554 + v20;
-      const bool v7560 = v7559 <= v7558;
-      const bool v7561 = v597 || v7560;
-      const bool v7562 = v7555 && v7561;
-      const unsigned int v7565 = v7554 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7566 = v7565 + v20;
-      const bool v7568 = v7558 < v7566;
-      const bool v7569 = v6844 || v7568;
-      const bool v7570 = v7562 && v7569;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7572 = v7552 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7573 = v7570 ? v7572 : __uint_as_float(0xff800000u);
-      v6717.x[30] = v7573;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v7574 = static_cast<unsigned int>(v6717.col(31, iron_linear_thread() & 31u));
-      const unsigned int v7575 = static_cast<unsigned int>(v6717.row(31, iron_linear_thread() & 31u));
-      const float v7576 = v6717.x[31];
-      const unsigned int v7577 = v41 + v7575;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v7578 = v6711 + v7574;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v7579 = v7578 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v7582 = v7577 + v35;
-      const unsigned int v7583 = v7578 + v20;
-      const bool v7584 = v7583 <= v7582;
-      const bool v7585 = v597 || v7584;
-      const bool v7586 = v7579 && v7585;
-      const unsigned int v7589 = v7578 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v7590 = v7589 + v20;
-      const bool v7592 = v7582 < v7590;
-      const bool v7593 = v6844 || v7592;
-      const bool v7594 = v7586 && v7593;  // kernels/sdpa/flash_tile.hpp:145
-      const float v7596 = v7576 * v616;  // kernels/sdpa/flash_tile.hpp:147
-      const float v7597 = v7594 ? v7596 : __uint_as_float(0xff800000u);
-      v6717.x[31] = v7597;  // kernels/sdpa/flash_tile.hpp:142
-      iron_frag<float, 2, 16, 8> v7599;  // kernels/sdpa/flash_tile.hpp:150
-      iron_frag_fill(v7599, 0.0f);
-      iron_frag_row_reduce<false>(v7599, v6717);
-      iron_frag<float, 2, 16, 8> v7601;  // kernels/sdpa/flash_tile.hpp:151
-      iron_frag_fill(v7601, 0.0f);
-      const float v7605 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:153
-      const float v7606 = v7599.x[0];  // kernels/sdpa/flash_tile.hpp:154
-      const float v7607 = fmaxf(v7605, v7606);
-      const bool v7610 = v7607 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7611 = v7610 ? 0.0f : v7607;
-      const float v7612 = v7605 - v7611;  // kernels/sdpa/flash_tile.hpp:154
-      const float v7613 = exp2f(v7612);
-      v7601.x[0] = v7613;  // kernels/sdpa/flash_tile.hpp:152
-      const float v7617 = v618.x[1];  // kernels/sdpa/flash_tile.hpp:153
-      const float v7618 = v7599.x[1];  // kernels/sdpa/flash_tile.hpp:154
-      const float v7619 = fmaxf(v7617, v7618);
-      const bool v7622 = v7619 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7623 = v7622 ? 0.0f : v7619;
-      const float v7624 = v7617 - v7623;  // kernels/sdpa/flash_tile.hpp:154
-      const float v7625 = exp2f(v7624);
-      v7601.x[1] = v7625;  // kernels/sdpa/flash_tile.hpp:152
-      const float v7629 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:153
-      const float v7630 = v7599.x[2];  // kernels/sdpa/flash_tile.hpp:154
-      const float v7631 = fmaxf(v7629, v7630);
-      const bool v7634 = v7631 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7635 = v7634 ? 0.0f : v7631;
-      const float v7636 = v7629 - v7635;  // kernels/sdpa/flash_tile.hpp:154
-      const float v7637 = exp2f(v7636);
-      v7601.x[2] = v7637;  // kernels/sdpa/flash_tile.hpp:152
-      const float v7641 = v618.x[3];  // kernels/sdpa/flash_tile.hpp:153
-      const float v7642 = v7599.x[3];  // kernels/sdpa/flash_tile.hpp:154
-      const float v7643 = fmaxf(v7641, v7642);
-      const bool v7646 = v7643 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7647 = v7646 ? 0.0f : v7643;
-      const float v7648 = v7641 - v7647;  // kernels/sdpa/flash_tile.hpp:154
-      const float v7649 = exp2f(v7648);
-      v7601.x[3] = v7649;  // kernels/sdpa/flash_tile.hpp:152
-      const float v7652 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:156
-      const float v7653 = v7599.x[0];  // kernels/sdpa/flash_tile.hpp:157
-      const float v7654 = fmaxf(v7652, v7653);
-      v618.x[0] = v7654;  // kernels/sdpa/flash_tile.hpp:156
-      const float v7657 = v618.x[1];
-      const float v7658 = v7599.x[1];  // kernels/sdpa/flash_tile.hpp:157
-      const float v7659 = fmaxf(v7657, v7658);
-      v618.x[1] = v7659;  // kernels/sdpa/flash_tile.hpp:156
-      const float v7662 = v618.x[2];
-      const float v7663 = v7599.x[2];  // kernels/sdpa/flash_tile.hpp:157
-      const float v7664 = fmaxf(v7662, v7663);
-      v618.x[2] = v7664;  // kernels/sdpa/flash_tile.hpp:156
-      const float v7667 = v618.x[3];
-      const float v7668 = v7599.x[3];  // kernels/sdpa/flash_tile.hpp:157
-      const float v7669 = fmaxf(v7667, v7668);
-      v618.x[3] = v7669;  // kernels/sdpa/flash_tile.hpp:156
-      const float v7672 = v6717.x[0];  // kernels/sdpa/flash_tile.hpp:159
-      const float v7673 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7676 = v7673 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7677 = v7676 ? 0.0f : v7673;
-      const float v7678 = v7672 - v7677;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7679 = exp2f(v7678);
-      v6717.x[0] = v7679;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7682 = v6717.x[1];
-      const float v7683 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7686 = v7683 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7687 = v7686 ? 0.0f : v7683;
-      const float v7688 = v7682 - v7687;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7689 = exp2f(v7688);
-      v6717.x[1] = v7689;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7692 = v6717.x[2];
-      const float v7693 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7696 = v7693 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7697 = v7696 ? 0.0f : v7693;
-      const float v7698 = v7692 - v7697;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7699 = exp2f(v7698);
-      v6717.x[2] = v7699;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7702 = v6717.x[3];
-      const float v7703 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7706 = v7703 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7707 = v7706 ? 0.0f : v7703;
-      const float v7708 = v7702 - v7707;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7709 = exp2f(v7708);
-      v6717.x[3] = v7709;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7712 = v6717.x[4];
-      const float v7713 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7716 = v7713 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7717 = v7716 ? 0.0f : v7713;
-      const float v7718 = v7712 - v7717;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7719 = exp2f(v7718);
-      v6717.x[4] = v7719;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7722 = v6717.x[5];
-      const float v7723 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7726 = v7723 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7727 = v7726 ? 0.0f : v7723;
-      const float v7728 = v7722 - v7727;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7729 = exp2f(v7728);
-      v6717.x[5] = v7729;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7732 = v6717.x[6];
-      const float v7733 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7736 = v7733 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7737 = v7736 ? 0.0f : v7733;
-      const float v7738 = v7732 - v7737;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7739 = exp2f(v7738);
-      v6717.x[6] = v7739;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7742 = v6717.x[7];
-      const float v7743 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7746 = v7743 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7747 = v7746 ? 0.0f : v7743;
-      const float v7748 = v7742 - v7747;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7749 = exp2f(v7748);
-      v6717.x[7] = v7749;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7752 = v6717.x[8];
-      const float v7753 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7756 = v7753 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7757 = v7756 ? 0.0f : v7753;
-      const float v7758 = v7752 - v7757;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7759 = exp2f(v7758);
-      v6717.x[8] = v7759;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7762 = v6717.x[9];
-      const float v7763 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7766 = v7763 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7767 = v7766 ? 0.0f : v7763;
-      const float v7768 = v7762 - v7767;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7769 = exp2f(v7768);
-      v6717.x[9] = v7769;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7772 = v6717.x[10];
-      const float v7773 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7776 = v7773 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7777 = v7776 ? 0.0f : v7773;
-      const float v7778 = v7772 - v7777;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7779 = exp2f(v7778);
-      v6717.x[10] = v7779;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7782 = v6717.x[11];
-      const float v7783 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7786 = v7783 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7787 = v7786 ? 0.0f : v7783;
-      const float v7788 = v7782 - v7787;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7789 = exp2f(v7788);
-      v6717.x[11] = v7789;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7792 = v6717.x[12];
-      const float v7793 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7796 = v7793 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7797 = v7796 ? 0.0f : v7793;
-      const float v7798 = v7792 - v7797;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7799 = exp2f(v7798);
-      v6717.x[12] = v7799;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7802 = v6717.x[13];
-      const float v7803 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7806 = v7803 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7807 = v7806 ? 0.0f : v7803;
-      const float v7808 = v7802 - v7807;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7809 = exp2f(v7808);
-      v6717.x[13] = v7809;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7812 = v6717.x[14];
-      const float v7813 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7816 = v7813 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7817 = v7816 ? 0.0f : v7813;
-      const float v7818 = v7812 - v7817;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7819 = exp2f(v7818);
-      v6717.x[14] = v7819;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7822 = v6717.x[15];
-      const float v7823 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7826 = v7823 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7827 = v7826 ? 0.0f : v7823;
-      const float v7828 = v7822 - v7827;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7829 = exp2f(v7828);
-      v6717.x[15] = v7829;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7832 = v6717.x[16];
-      const float v7833 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7836 = v7833 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7837 = v7836 ? 0.0f : v7833;
-      const float v7838 = v7832 - v7837;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7839 = exp2f(v7838);
-      v6717.x[16] = v7839;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7842 = v6717.x[17];
-      const float v7843 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7846 = v7843 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7847 = v7846 ? 0.0f : v7843;
-      const float v7848 = v7842 - v7847;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7849 = exp2f(v7848);
-      v6717.x[17] = v7849;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7852 = v6717.x[18];
-      const float v7853 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7856 = v7853 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7857 = v7856 ? 0.0f : v7853;
-      const float v7858 = v7852 - v7857;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7859 = exp2f(v7858);
-      v6717.x[18] = v7859;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7862 = v6717.x[19];
-      const float v7863 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7866 = v7863 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7867 = v7866 ? 0.0f : v7863;
-      const float v7868 = v7862 - v7867;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7869 = exp2f(v7868);
-      v6717.x[19] = v7869;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7872 = v6717.x[20];
-      const float v7873 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7876 = v7873 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7877 = v7876 ? 0.0f : v7873;
-      const float v7878 = v7872 - v7877;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7879 = exp2f(v7878);
-      v6717.x[20] = v7879;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7882 = v6717.x[21];
-      const float v7883 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7886 = v7883 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7887 = v7886 ? 0.0f : v7883;
-      const float v7888 = v7882 - v7887;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7889 = exp2f(v7888);
-      v6717.x[21] = v7889;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7892 = v6717.x[22];
-      const float v7893 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7896 = v7893 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7897 = v7896 ? 0.0f : v7893;
-      const float v7898 = v7892 - v7897;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7899 = exp2f(v7898);
-      v6717.x[22] = v7899;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7902 = v6717.x[23];
-      const float v7903 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7906 = v7903 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7907 = v7906 ? 0.0f : v7903;
-      const float v7908 = v7902 - v7907;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7909 = exp2f(v7908);
-      v6717.x[23] = v7909;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7912 = v6717.x[24];
-      const float v7913 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7916 = v7913 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7917 = v7916 ? 0.0f : v7913;
-      const float v7918 = v7912 - v7917;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7919 = exp2f(v7918);
-      v6717.x[24] = v7919;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7922 = v6717.x[25];
-      const float v7923 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7926 = v7923 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7927 = v7926 ? 0.0f : v7923;
-      const float v7928 = v7922 - v7927;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7929 = exp2f(v7928);
-      v6717.x[25] = v7929;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7932 = v6717.x[26];
-      const float v7933 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7936 = v7933 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7937 = v7936 ? 0.0f : v7933;
-      const float v7938 = v7932 - v7937;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7939 = exp2f(v7938);
-      v6717.x[26] = v7939;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7942 = v6717.x[27];
-      const float v7943 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7946 = v7943 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7947 = v7946 ? 0.0f : v7943;
-      const float v7948 = v7942 - v7947;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7949 = exp2f(v7948);
-      v6717.x[27] = v7949;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7952 = v6717.x[28];
-      const float v7953 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7956 = v7953 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7957 = v7956 ? 0.0f : v7953;
-      const float v7958 = v7952 - v7957;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7959 = exp2f(v7958);
-      v6717.x[28] = v7959;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7962 = v6717.x[29];
-      const float v7963 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7966 = v7963 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7967 = v7966 ? 0.0f : v7963;
-      const float v7968 = v7962 - v7967;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7969 = exp2f(v7968);
-      v6717.x[29] = v7969;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7972 = v6717.x[30];
-      const float v7973 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7976 = v7973 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7977 = v7976 ? 0.0f : v7973;
-      const float v7978 = v7972 - v7977;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7979 = exp2f(v7978);
-      v6717.x[30] = v7979;  // kernels/sdpa/flash_tile.hpp:159
-      const float v7982 = v6717.x[31];
-      const float v7983 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v7986 = v7983 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v7987 = v7986 ? 0.0f : v7983;
-      const float v7988 = v7982 - v7987;  // kernels/sdpa/flash_tile.hpp:160
-      const float v7989 = exp2f(v7988);
-      v6717.x[31] = v7989;  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag<float, 2, 16, 8> v7991;  // kernels/sdpa/flash_tile.hpp:162
-      iron_frag_fill(v7991, 0.0f);
-      iron_frag_row_reduce<true>(v7991, v6717);
-      const float v7994 = v620.x[0];  // kernels/sdpa/flash_tile.hpp:163
-      const float v7995 = v7991.x[0];  // kernels/sdpa/flash_tile.hpp:164
-      const float v7996 = v7601.x[0];
-      const float v7997 = v7994 * v7996;
-      const float v7998 = v7997 + v7995;
-      v620.x[0] = v7998;  // kernels/sdpa/flash_tile.hpp:163
-      const float v8001 = v620.x[1];
-      const float v8002 = v7991.x[1];  // kernels/sdpa/flash_tile.hpp:164
-      const float v8003 = v7601.x[1];
-      const float v8004 = v8001 * v8003;
-      const float v8005 = v8004 + v8002;
-      v620.x[1] = v8005;  // kernels/sdpa/flash_tile.hpp:163
-      const float v8008 = v620.x[2];
-      const float v8009 = v7991.x[2];  // kernels/sdpa/flash_tile.hpp:164
-      const float v8010 = v7601.x[2];
-      const float v8011 = v8008 * v8010;
-      const float v8012 = v8011 + v8009;
-      v620.x[2] = v8012;  // kernels/sdpa/flash_tile.hpp:163
-      const float v8015 = v620.x[3];
-      const float v8016 = v7991.x[3];  // kernels/sdpa/flash_tile.hpp:164
-      const float v8017 = v7601.x[3];
-      const float v8018 = v8015 * v8017;
-      const float v8019 = v8018 + v8016;
-      v620.x[3] = v8019;  // kernels/sdpa/flash_tile.hpp:163
-      const float v8022 = v622.x[0];  // kernels/sdpa/flash_tile.hpp:167
-      const float v8023 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8024 = v8022 * v8023;
-      v622.x[0] = v8024;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8027 = v622.x[1];
-      const float v8028 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8029 = v8027 * v8028;
-      v622.x[1] = v8029;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8032 = v622.x[2];
-      const float v8033 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8034 = v8032 * v8033;
-      v622.x[2] = v8034;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8037 = v622.x[3];
-      const float v8038 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8039 = v8037 * v8038;
-      v622.x[3] = v8039;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8042 = v622.x[4];
-      const float v8043 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8044 = v8042 * v8043;
-      v622.x[4] = v8044;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8047 = v622.x[5];
-      const float v8048 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8049 = v8047 * v8048;
-      v622.x[5] = v8049;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8052 = v622.x[6];
-      const float v8053 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8054 = v8052 * v8053;
-      v622.x[6] = v8054;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8057 = v622.x[7];
-      const float v8058 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8059 = v8057 * v8058;
-      v622.x[7] = v8059;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8062 = v622.x[8];
-      const float v8063 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8064 = v8062 * v8063;
-      v622.x[8] = v8064;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8067 = v622.x[9];
-      const float v8068 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8069 = v8067 * v8068;
-      v622.x[9] = v8069;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8072 = v622.x[10];
-      const float v8073 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8074 = v8072 * v8073;
-      v622.x[10] = v8074;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8077 = v622.x[11];
-      const float v8078 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8079 = v8077 * v8078;
-      v622.x[11] = v8079;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8082 = v622.x[12];
-      const float v8083 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8084 = v8082 * v8083;
-      v622.x[12] = v8084;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8087 = v622.x[13];
-      const float v8088 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8089 = v8087 * v8088;
-      v622.x[13] = v8089;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8092 = v622.x[14];
-      const float v8093 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8094 = v8092 * v8093;
-      v622.x[14] = v8094;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8097 = v622.x[15];
-      const float v8098 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8099 = v8097 * v8098;
-      v622.x[15] = v8099;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8102 = v624.x[0];
-      const float v8103 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8104 = v8102 * v8103;
-      v624.x[0] = v8104;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8107 = v624.x[1];
-      const float v8108 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8109 = v8107 * v8108;
-      v624.x[1] = v8109;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8112 = v624.x[2];
-      const float v8113 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8114 = v8112 * v8113;
-      v624.x[2] = v8114;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8117 = v624.x[3];
-      const float v8118 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8119 = v8117 * v8118;
-      v624.x[3] = v8119;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8122 = v624.x[4];
-      const float v8123 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8124 = v8122 * v8123;
-      v624.x[4] = v8124;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8127 = v624.x[5];
-      const float v8128 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8129 = v8127 * v8128;
-      v624.x[5] = v8129;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8132 = v624.x[6];
-      const float v8133 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8134 = v8132 * v8133;
-      v624.x[6] = v8134;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8137 = v624.x[7];
-      const float v8138 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8139 = v8137 * v8138;
-      v624.x[7] = v8139;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8142 = v624.x[8];
-      const float v8143 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8144 = v8142 * v8143;
-      v624.x[8] = v8144;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8147 = v624.x[9];
-      const float v8148 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8149 = v8147 * v8148;
-      v624.x[9] = v8149;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8152 = v624.x[10];
-      const float v8153 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8154 = v8152 * v8153;
-      v624.x[10] = v8154;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8157 = v624.x[11];
-      const float v8158 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8159 = v8157 * v8158;
-      v624.x[11] = v8159;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8162 = v624.x[12];
-      const float v8163 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8164 = v8162 * v8163;
-      v624.x[12] = v8164;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8167 = v624.x[13];
-      const float v8168 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8169 = v8167 * v8168;
-      v624.x[13] = v8169;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8172 = v624.x[14];
-      const float v8173 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8174 = v8172 * v8173;
-      v624.x[14] = v8174;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8177 = v624.x[15];
-      const float v8178 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8179 = v8177 * v8178;
-      v624.x[15] = v8179;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8182 = v626.x[0];
-      const float v8183 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8184 = v8182 * v8183;
-      v626.x[0] = v8184;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8187 = v626.x[1];
-      const float v8188 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8189 = v8187 * v8188;
-      v626.x[1] = v8189;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8192 = v626.x[2];
-      const float v8193 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8194 = v8192 * v8193;
-      v626.x[2] = v8194;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8197 = v626.x[3];
-      const float v8198 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8199 = v8197 * v8198;
-      v626.x[3] = v8199;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8202 = v626.x[4];
-      const float v8203 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8204 = v8202 * v8203;
-      v626.x[4] = v8204;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8207 = v626.x[5];
-      const float v8208 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8209 = v8207 * v8208;
-      v626.x[5] = v8209;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8212 = v626.x[6];
-      const float v8213 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8214 = v8212 * v8213;
-      v626.x[6] = v8214;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8217 = v626.x[7];
-      const float v8218 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8219 = v8217 * v8218;
-      v626.x[7] = v8219;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8222 = v626.x[8];
-      const float v8223 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8224 = v8222 * v8223;
-      v626.x[8] = v8224;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8227 = v626.x[9];
-      const float v8228 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8229 = v8227 * v8228;
-      v626.x[9] = v8229;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8232 = v626.x[10];
-      const float v8233 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8234 = v8232 * v8233;
-      v626.x[10] = v8234;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8237 = v626.x[11];
-      const float v8238 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8239 = v8237 * v8238;
-      v626.x[11] = v8239;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8242 = v626.x[12];
-      const float v8243 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8244 = v8242 * v8243;
-      v626.x[12] = v8244;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8247 = v626.x[13];
-      const float v8248 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8249 = v8247 * v8248;
-      v626.x[13] = v8249;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8252 = v626.x[14];
-      const float v8253 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8254 = v8252 * v8253;
-      v626.x[14] = v8254;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8257 = v626.x[15];
-      const float v8258 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8259 = v8257 * v8258;
-      v626.x[15] = v8259;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8262 = v628.x[0];
-      const float v8263 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8264 = v8262 * v8263;
-      v628.x[0] = v8264;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8267 = v628.x[1];
-      const float v8268 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8269 = v8267 * v8268;
-      v628.x[1] = v8269;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8272 = v628.x[2];
-      const float v8273 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8274 = v8272 * v8273;
-      v628.x[2] = v8274;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8277 = v628.x[3];
-      const float v8278 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8279 = v8277 * v8278;
-      v628.x[3] = v8279;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8282 = v628.x[4];
-      const float v8283 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8284 = v8282 * v8283;
-      v628.x[4] = v8284;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8287 = v628.x[5];
-      const float v8288 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8289 = v8287 * v8288;
-      v628.x[5] = v8289;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8292 = v628.x[6];
-      const float v8293 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8294 = v8292 * v8293;
-      v628.x[6] = v8294;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8297 = v628.x[7];
-      const float v8298 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8299 = v8297 * v8298;
-      v628.x[7] = v8299;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8302 = v628.x[8];
-      const float v8303 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8304 = v8302 * v8303;
-      v628.x[8] = v8304;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8307 = v628.x[9];
-      const float v8308 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8309 = v8307 * v8308;
-      v628.x[9] = v8309;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8312 = v628.x[10];
-      const float v8313 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8314 = v8312 * v8313;
-      v628.x[10] = v8314;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8317 = v628.x[11];
-      const float v8318 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8319 = v8317 * v8318;
-      v628.x[11] = v8319;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8322 = v628.x[12];
-      const float v8323 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8324 = v8322 * v8323;
-      v628.x[12] = v8324;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8327 = v628.x[13];
-      const float v8328 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8329 = v8327 * v8328;
-      v628.x[13] = v8329;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8332 = v628.x[14];
-      const float v8333 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8334 = v8332 * v8333;
-      v628.x[14] = v8334;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8337 = v628.x[15];
-      const float v8338 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8339 = v8337 * v8338;
-      v628.x[15] = v8339;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8342 = v630.x[0];
-      const float v8343 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8344 = v8342 * v8343;
-      v630.x[0] = v8344;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8347 = v630.x[1];
-      const float v8348 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8349 = v8347 * v8348;
-      v630.x[1] = v8349;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8352 = v630.x[2];
-      const float v8353 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8354 = v8352 * v8353;
-      v630.x[2] = v8354;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8357 = v630.x[3];
-      const float v8358 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8359 = v8357 * v8358;
-      v630.x[3] = v8359;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8362 = v630.x[4];
-      const float v8363 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8364 = v8362 * v8363;
-      v630.x[4] = v8364;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8367 = v630.x[5];
-      const float v8368 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8369 = v8367 * v8368;
-      v630.x[5] = v8369;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8372 = v630.x[6];
-      const float v8373 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8374 = v8372 * v8373;
-      v630.x[6] = v8374;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8377 = v630.x[7];
-      const float v8378 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8379 = v8377 * v8378;
-      v630.x[7] = v8379;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8382 = v630.x[8];
-      const float v8383 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8384 = v8382 * v8383;
-      v630.x[8] = v8384;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8387 = v630.x[9];
-      const float v8388 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8389 = v8387 * v8388;
-      v630.x[9] = v8389;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8392 = v630.x[10];
-      const float v8393 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8394 = v8392 * v8393;
-      v630.x[10] = v8394;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8397 = v630.x[11];
-      const float v8398 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8399 = v8397 * v8398;
-      v630.x[11] = v8399;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8402 = v630.x[12];
-      const float v8403 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8404 = v8402 * v8403;
-      v630.x[12] = v8404;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8407 = v630.x[13];
-      const float v8408 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8409 = v8407 * v8408;
-      v630.x[13] = v8409;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8412 = v630.x[14];
-      const float v8413 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8414 = v8412 * v8413;
-      v630.x[14] = v8414;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8417 = v630.x[15];
-      const float v8418 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8419 = v8417 * v8418;
-      v630.x[15] = v8419;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8422 = v632.x[0];
-      const float v8423 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8424 = v8422 * v8423;
-      v632.x[0] = v8424;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8427 = v632.x[1];
-      const float v8428 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8429 = v8427 * v8428;
-      v632.x[1] = v8429;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8432 = v632.x[2];
-      const float v8433 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8434 = v8432 * v8433;
-      v632.x[2] = v8434;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8437 = v632.x[3];
-      const float v8438 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8439 = v8437 * v8438;
-      v632.x[3] = v8439;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8442 = v632.x[4];
-      const float v8443 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8444 = v8442 * v8443;
-      v632.x[4] = v8444;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8447 = v632.x[5];
-      const float v8448 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8449 = v8447 * v8448;
-      v632.x[5] = v8449;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8452 = v632.x[6];
-      const float v8453 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8454 = v8452 * v8453;
-      v632.x[6] = v8454;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8457 = v632.x[7];
-      const float v8458 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8459 = v8457 * v8458;
-      v632.x[7] = v8459;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8462 = v632.x[8];
-      const float v8463 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8464 = v8462 * v8463;
-      v632.x[8] = v8464;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8467 = v632.x[9];
-      const float v8468 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8469 = v8467 * v8468;
-      v632.x[9] = v8469;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8472 = v632.x[10];
-      const float v8473 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8474 = v8472 * v8473;
-      v632.x[10] = v8474;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8477 = v632.x[11];
-      const float v8478 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8479 = v8477 * v8478;
-      v632.x[11] = v8479;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8482 = v632.x[12];
-      const float v8483 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8484 = v8482 * v8483;
-      v632.x[12] = v8484;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8487 = v632.x[13];
-      const float v8488 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8489 = v8487 * v8488;
-      v632.x[13] = v8489;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8492 = v632.x[14];
-      const float v8493 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8494 = v8492 * v8493;
-      v632.x[14] = v8494;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8497 = v632.x[15];
-      const float v8498 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8499 = v8497 * v8498;
-      v632.x[15] = v8499;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8502 = v634.x[0];
-      const float v8503 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8504 = v8502 * v8503;
-      v634.x[0] = v8504;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8507 = v634.x[1];
-      const float v8508 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8509 = v8507 * v8508;
-      v634.x[1] = v8509;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8512 = v634.x[2];
-      const float v8513 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8514 = v8512 * v8513;
-      v634.x[2] = v8514;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8517 = v634.x[3];
-      const float v8518 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8519 = v8517 * v8518;
-      v634.x[3] = v8519;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8522 = v634.x[4];
-      const float v8523 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8524 = v8522 * v8523;
-      v634.x[4] = v8524;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8527 = v634.x[5];
-      const float v8528 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8529 = v8527 * v8528;
-      v634.x[5] = v8529;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8532 = v634.x[6];
-      const float v8533 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8534 = v8532 * v8533;
-      v634.x[6] = v8534;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8537 = v634.x[7];
-      const float v8538 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8539 = v8537 * v8538;
-      v634.x[7] = v8539;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8542 = v634.x[8];
-      const float v8543 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8544 = v8542 * v8543;
-      v634.x[8] = v8544;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8547 = v634.x[9];
-      const float v8548 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8549 = v8547 * v8548;
-      v634.x[9] = v8549;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8552 = v634.x[10];
-      const float v8553 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8554 = v8552 * v8553;
-      v634.x[10] = v8554;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8557 = v634.x[11];
-      const float v8558 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8559 = v8557 * v8558;
-      v634.x[11] = v8559;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8562 = v634.x[12];
-      const float v8563 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8564 = v8562 * v8563;
-      v634.x[12] = v8564;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8567 = v634.x[13];
-      const float v8568 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8569 = v8567 * v8568;
-      v634.x[13] = v8569;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8572 = v634.x[14];
-      const float v8573 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8574 = v8572 * v8573;
-      v634.x[14] = v8574;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8577 = v634.x[15];
-      const float v8578 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8579 = v8577 * v8578;
-      v634.x[15] = v8579;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8582 = v636.x[0];
-      const float v8583 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8584 = v8582 * v8583;
-      v636.x[0] = v8584;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8587 = v636.x[1];
-      const float v8588 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8589 = v8587 * v8588;
-      v636.x[1] = v8589;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8592 = v636.x[2];
-      const float v8593 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8594 = v8592 * v8593;
-      v636.x[2] = v8594;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8597 = v636.x[3];
-      const float v8598 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8599 = v8597 * v8598;
-      v636.x[3] = v8599;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8602 = v636.x[4];
-      const float v8603 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8604 = v8602 * v8603;
-      v636.x[4] = v8604;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8607 = v636.x[5];
-      const float v8608 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8609 = v8607 * v8608;
-      v636.x[5] = v8609;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8612 = v636.x[6];
-      const float v8613 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8614 = v8612 * v8613;
-      v636.x[6] = v8614;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8617 = v636.x[7];
-      const float v8618 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8619 = v8617 * v8618;
-      v636.x[7] = v8619;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8622 = v636.x[8];
-      const float v8623 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8624 = v8622 * v8623;
-      v636.x[8] = v8624;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8627 = v636.x[9];
-      const float v8628 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8629 = v8627 * v8628;
-      v636.x[9] = v8629;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8632 = v636.x[10];
-      const float v8633 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8634 = v8632 * v8633;
-      v636.x[10] = v8634;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8637 = v636.x[11];
-      const float v8638 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8639 = v8637 * v8638;
-      v636.x[11] = v8639;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8642 = v636.x[12];
-      const float v8643 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8644 = v8642 * v8643;
-      v636.x[12] = v8644;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8647 = v636.x[13];
-      const float v8648 = v7601.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8649 = v8647 * v8648;
-      v636.x[13] = v8649;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8652 = v636.x[14];
-      const float v8653 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8654 = v8652 * v8653;
-      v636.x[14] = v8654;  // kernels/sdpa/flash_tile.hpp:167
-      const float v8657 = v636.x[15];
-      const float v8658 = v7601.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v8659 = v8657 * v8658;
-      v636.x[15] = v8659;  // kernels/sdpa/flash_tile.hpp:167
-      iron_frag<iron_bf16, 0, 16, 64> v8661;  // kernels/sdpa/flash_tile.hpp:172
-      iron_frag_fill(v8661, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v8661, v6717);
-      iron_frag<iron_bf16, 1, 64, 32> v8663;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8663, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8663, shm2, v6723, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v622, v8661, v8663);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_bf16, 1, 64, 32> v8670;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8670, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8670, shm2, v6738, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v624, v8661, v8670);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_bf16, 1, 64, 32> v8677;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8677, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8677, shm2, v6752, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v626, v8661, v8677);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_bf16, 1, 64, 32> v8684;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8684, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8684, shm2, v6766, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v628, v8661, v8684);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_bf16, 1, 64, 32> v8691;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8691, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8691, shm2, v6780, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v630, v8661, v8691);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_bf16, 1, 64, 32> v8698;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8698, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8698, shm2, v6794, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v632, v8661, v8698);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_bf16, 1, 64, 32> v8705;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8705, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8705, shm2, v6808, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v634, v8661, v8705);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<iron_bf16, 1, 64, 32> v8712;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v8712, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 8, 3>(v8712, shm2, v6822, 256u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_sync(v636, v8661, v8712);  // kernels/sdpa/flash_tile.hpp:176
-      const unsigned int v8720 = v6711 + 64u;  // kernels/sdpa/flash_tile.hpp:127
-      const unsigned int v8722 = v6713 + 1u;
-      const unsigned int v8723 = v8722 & 1u;
-      const bool v8724 = v8720 < v598;
-      if (v8724) {
-        const unsigned int v8726 = v8723 << 14u;  // kernels/sdpa/flash_tile.hpp:131
-        const unsigned int v8736 = v8720 + v47;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8737 = v8736 < v35;
-        const unsigned int v8740 = v8737 ? v8736 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8741 = v8740 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v8742 = v32 + v8741;
-        const unsigned int v8743 = block_table[v8742];
-        const unsigned int v8745 = v8740 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v8746 = v8743 * v2;
-        const unsigned int v8747 = v8746 + v30;
-        const unsigned int v8748 = v8747 * v6;
-        const unsigned int v8749 = v8748 + v8745;
-        const unsigned int v8750 = v8749 << 8u;
-        const unsigned int v8751 = v8750 + v51;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8754 = v8726 + v64;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8755 = v8754 + v51;
-        iron_copy_async<16>(shm1 + (v8755 ^ (((v8755 >> 8u) & 7u) << 3u)), k_pages + v8751, v8737);
-        const unsigned int v8765 = v8720 + v71;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8766 = v8765 < v35;
-        const unsigned int v8769 = v8766 ? v8765 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8770 = v8769 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v8771 = v32 + v8770;
-        const unsigned int v8772 = block_table[v8771];
-        const unsigned int v8774 = v8769 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v8775 = v8772 * v2;
-        const unsigned int v8776 = v8775 + v30;
-        const unsigned int v8777 = v8776 * v6;
-        const unsigned int v8778 = v8777 + v8774;
-        const unsigned int v8779 = v8778 << 8u;
-        const unsigned int v8780 = v8779 + v75;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8783 = v8726 + v88;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8784 = v8783 + v75;
-        iron_copy_async<16>(shm1 + (v8784 ^ (((v8784 >> 8u) & 7u) << 3u)), k_pages + v8780, v8766);
-        const unsigned int v8794 = v8720 + v95;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8795 = v8794 < v35;
-        const unsigned int v8798 = v8795 ? v8794 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8799 = v8798 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v8800 = v32 + v8799;
-        const unsigned int v8801 = block_table[v8800];
-        const unsigned int v8803 = v8798 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v8804 = v8801 * v2;
-        const unsigned int v8805 = v8804 + v30;
-        const unsigned int v8806 = v8805 * v6;
-        const unsigned int v8807 = v8806 + v8803;
-        const unsigned int v8808 = v8807 << 8u;
-        const unsigned int v8809 = v8808 + v99;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8812 = v8726 + v112;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8813 = v8812 + v99;
-        iron_copy_async<16>(shm1 + (v8813 ^ (((v8813 >> 8u) & 7u) << 3u)), k_pages + v8809, v8795);
-        const unsigned int v8823 = v8720 + v119;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8824 = v8823 < v35;
-        const unsigned int v8827 = v8824 ? v8823 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8828 = v8827 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v8829 = v32 + v8828;
-        const unsigned int v8830 = block_table[v8829];
-        const unsigned int v8832 = v8827 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v8833 = v8830 * v2;
-        const unsigned int v8834 = v8833 + v30;
-        const unsigned int v8835 = v8834 * v6;
-        const unsigned int v8836 = v8835 + v8832;
-        const unsigned int v8837 = v8836 << 8u;
-        const unsigned int v8838 = v8837 + v123;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8841 = v8726 + v136;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8842 = v8841 + v123;
-        iron_copy_async<16>(shm1 + (v8842 ^ (((v8842 >> 8u) & 7u) << 3u)), k_pages + v8838, v8824);
-        const unsigned int v8852 = v8720 + v143;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8853 = v8852 < v35;
-        const unsigned int v8856 = v8853 ? v8852 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8857 = v8856 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v8858 = v32 + v8857;
-        const unsigned int v8859 = block_table[v8858];
-        const unsigned int v8861 = v8856 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v8862 = v8859 * v2;
-        const unsigned int v8863 = v8862 + v30;
-        const unsigned int v8864 = v8863 * v6;
-        const unsigned int v8865 = v8864 + v8861;
-        const unsigned int v8866 = v8865 << 8u;
-        const unsigned int v8867 = v8866 + v147;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8870 = v8726 + v160;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8871 = v8870 + v147;
-        iron_copy_async<16>(shm1 + (v8871 ^ (((v8871 >> 8u) & 7u) << 3u)), k_pages + v8867, v8853);
-        const unsigned int v8881 = v8720 + v167;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8882 = v8881 < v35;
-        const unsigned int v8885 = v8882 ? v8881 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8886 = v8885 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v8887 = v32 + v8886;
-        const unsigned int v8888 = block_table[v8887];
-        const unsigned int v8890 = v8885 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v8891 = v8888 * v2;
-        const unsigned int v8892 = v8891 + v30;
-        const unsigned int v8893 = v8892 * v6;
-        const unsigned int v8894 = v8893 + v8890;
-        const unsigned int v8895 = v8894 << 8u;
-        const unsigned int v8896 = v8895 + v171;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8899 = v8726 + v184;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8900 = v8899 + v171;
-        iron_copy_async<16>(shm1 + (v8900 ^ (((v8900 >> 8u) & 7u) << 3u)), k_pages + v8896, v8882);
-        const unsigned int v8910 = v8720 + v191;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8911 = v8910 < v35;
-        const unsigned int v8914 = v8911 ? v8910 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8915 = v8914 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v8916 = v32 + v8915;
-        const unsigned int v8917 = block_table[v8916];
-        const unsigned int v8919 = v8914 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v8920 = v8917 * v2;
-        const unsigned int v8921 = v8920 + v30;
-        const unsigned int v8922 = v8921 * v6;
-        const unsigned int v8923 = v8922 + v8919;
-        const unsigned int v8924 = v8923 << 8u;
-        const unsigned int v8925 = v8924 + v195;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8928 = v8726 + v208;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8929 = v8928 + v195;
-        iron_copy_async<16>(shm1 + (v8929 ^ (((v8929 >> 8u) & 7u) << 3u)), k_pages + v8925, v8911);
-        const unsigned int v8939 = v8720 + v215;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8940 = v8939 < v35;
-        const unsigned int v8943 = v8940 ? v8939 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8944 = v8943 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v8945 = v32 + v8944;
-        const unsigned int v8946 = block_table[v8945];
-        const unsigned int v8948 = v8943 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v8949 = v8946 * v2;
-        const unsigned int v8950 = v8949 + v30;
-        const unsigned int v8951 = v8950 * v6;
-        const unsigned int v8952 = v8951 + v8948;
-        const unsigned int v8953 = v8952 << 8u;
-        const unsigned int v8954 = v8953 + v219;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8957 = v8726 + v232;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8958 = v8957 + v219;
-        iron_copy_async<16>(shm1 + (v8958 ^ (((v8958 >> 8u) & 7u) << 3u)), k_pages + v8954, v8940);
-        const unsigned int v8968 = v8720 + v239;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8969 = v8968 < v35;
-        const unsigned int v8972 = v8969 ? v8968 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8973 = v8972 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v8974 = v32 + v8973;
-        const unsigned int v8975 = block_table[v8974];
-        const unsigned int v8977 = v8972 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v8978 = v8975 * v2;
-        const unsigned int v8979 = v8978 + v30;
-        const unsigned int v8980 = v8979 * v6;
-        const unsigned int v8981 = v8980 + v8977;
-        const unsigned int v8982 = v8981 << 8u;
-        const unsigned int v8983 = v8982 + v243;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v8986 = v8726 + v256;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v8987 = v8986 + v243;
-        iron_copy_async<16>(shm1 + (v8987 ^ (((v8987 >> 8u) & 7u) << 3u)), k_pages + v8983, v8969);
-        const unsigned int v8997 = v8720 + v263;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v8998 = v8997 < v35;
-        const unsigned int v9001 = v8998 ? v8997 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v9002 = v9001 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9003 = v32 + v9002;
-        const unsigned int v9004 = block_table[v9003];
-        const unsigned int v9006 = v9001 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9007 = v9004 * v2;
-        const unsigned int v9008 = v9007 + v30;
-        const unsigned int v9009 = v9008 * v6;
-        const unsigned int v9010 = v9009 + v9006;
-        const unsigned int v9011 = v9010 << 8u;
-        const unsigned int v9012 = v9011 + v267;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v9015 = v8726 + v280;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9016 = v9015 + v267;
-        iron_copy_async<16>(shm1 + (v9016 ^ (((v9016 >> 8u) & 7u) << 3u)), k_pages + v9012, v8998);
-        const unsigned int v9026 = v8720 + v287;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v9027 = v9026 < v35;
-        const unsigned int v9030 = v9027 ? v9026 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v9031 = v9030 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9032 = v32 + v9031;
-        const unsigned int v9033 = block_table[v9032];
-        const unsigned int v9035 = v9030 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9036 = v9033 * v2;
-        const unsigned int v9037 = v9036 + v30;
-        const unsigned int v9038 = v9037 * v6;
-        const unsigned int v9039 = v9038 + v9035;
-        const unsigned int v9040 = v9039 << 8u;
-        const unsigned int v9041 = v9040 + v291;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v9044 = v8726 + v304;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9045 = v9044 + v291;
-        iron_copy_async<16>(shm1 + (v9045 ^ (((v9045 >> 8u) & 7u) << 3u)), k_pages + v9041, v9027);
-        const unsigned int v9055 = v8720 + v311;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v9056 = v9055 < v35;
-        const unsigned int v9059 = v9056 ? v9055 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v9060 = v9059 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9061 = v32 + v9060;
-        const unsigned int v9062 = block_table[v9061];
-        const unsigned int v9064 = v9059 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9065 = v9062 * v2;
-        const unsigned int v9066 = v9065 + v30;
-        const unsigned int v9067 = v9066 * v6;
-        const unsigned int v9068 = v9067 + v9064;
-        const unsigned int v9069 = v9068 << 8u;
-        const unsigned int v9070 = v9069 + v315;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v9073 = v8726 + v328;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9074 = v9073 + v315;
-        iron_copy_async<16>(shm1 + (v9074 ^ (((v9074 >> 8u) & 7u) << 3u)), k_pages + v9070, v9056);
-        const unsigned int v9084 = v8720 + v335;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v9085 = v9084 < v35;
-        const unsigned int v9088 = v9085 ? v9084 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v9089 = v9088 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9090 = v32 + v9089;
-        const unsigned int v9091 = block_table[v9090];
-        const unsigned int v9093 = v9088 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9094 = v9091 * v2;
-        const unsigned int v9095 = v9094 + v30;
-        const unsigned int v9096 = v9095 * v6;
-        const unsigned int v9097 = v9096 + v9093;
-        const unsigned int v9098 = v9097 << 8u;
-        const unsigned int v9099 = v9098 + v339;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v9102 = v8726 + v352;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9103 = v9102 + v339;
-        iron_copy_async<16>(shm1 + (v9103 ^ (((v9103 >> 8u) & 7u) << 3u)), k_pages + v9099, v9085);
-        const unsigned int v9113 = v8720 + v359;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v9114 = v9113 < v35;
-        const unsigned int v9117 = v9114 ? v9113 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v9118 = v9117 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9119 = v32 + v9118;
-        const unsigned int v9120 = block_table[v9119];
-        const unsigned int v9122 = v9117 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9123 = v9120 * v2;
-        const unsigned int v9124 = v9123 + v30;
-        const unsigned int v9125 = v9124 * v6;
-        const unsigned int v9126 = v9125 + v9122;
-        const unsigned int v9127 = v9126 << 8u;
-        const unsigned int v9128 = v9127 + v363;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v9131 = v8726 + v376;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9132 = v9131 + v363;
-        iron_copy_async<16>(shm1 + (v9132 ^ (((v9132 >> 8u) & 7u) << 3u)), k_pages + v9128, v9114);
-        const unsigned int v9142 = v8720 + v383;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v9143 = v9142 < v35;
-        const unsigned int v9146 = v9143 ? v9142 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v9147 = v9146 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9148 = v32 + v9147;
-        const unsigned int v9149 = block_table[v9148];
-        const unsigned int v9151 = v9146 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9152 = v9149 * v2;
-        const unsigned int v9153 = v9152 + v30;
-        const unsigned int v9154 = v9153 * v6;
-        const unsigned int v9155 = v9154 + v9151;
-        const unsigned int v9156 = v9155 << 8u;
-        const unsigned int v9157 = v9156 + v387;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v9160 = v8726 + v400;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9161 = v9160 + v387;
-        iron_copy_async<16>(shm1 + (v9161 ^ (((v9161 >> 8u) & 7u) << 3u)), k_pages + v9157, v9143);
-        const unsigned int v9171 = v8720 + v407;  // kernels/sdpa/flash_tile.hpp:64
-        const bool v9172 = v9171 < v35;
-        const unsigned int v9175 = v9172 ? v9171 : v42;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v9176 = v9175 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9177 = v32 + v9176;
-        const unsigned int v9178 = block_table[v9177];
-        const unsigned int v9180 = v9175 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9181 = v9178 * v2;
-        const unsigned int v9182 = v9181 + v30;
-        const unsigned int v9183 = v9182 * v6;
-        const unsigned int v9184 = v9183 + v9180;
-        const unsigned int v9185 = v9184 << 8u;
-        const unsigned int v9186 = v9185 + v411;  // kernels/sdpa/flash_tile.hpp:65
-        const unsigned int v9189 = v8726 + v424;  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9190 = v9189 + v411;
-        iron_copy_async<16>(shm1 + (v9190 ^ (((v9190 >> 8u) & 7u) << 3u)), k_pages + v9186, v9172);
-        const unsigned int v9209 = block_table[v8742];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9212 = v9209 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9213 = v9212 + v30;
-        const unsigned int v9214 = v9213 * v6;
-        const unsigned int v9215 = v9214 + v8745;
-        const unsigned int v9216 = v9215 << 8u;
-        const unsigned int v9217 = v9216 + v51;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v8755 ^ (((v8755 >> 8u) & 7u) << 3u)), v_pages + v9217, v8737);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9238 = block_table[v8771];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9241 = v9238 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9242 = v9241 + v30;
-        const unsigned int v9243 = v9242 * v6;
-        const unsigned int v9244 = v9243 + v8774;
-        const unsigned int v9245 = v9244 << 8u;
-        const unsigned int v9246 = v9245 + v75;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v8784 ^ (((v8784 >> 8u) & 7u) << 3u)), v_pages + v9246, v8766);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9267 = block_table[v8800];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9270 = v9267 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9271 = v9270 + v30;
-        const unsigned int v9272 = v9271 * v6;
-        const unsigned int v9273 = v9272 + v8803;
-        const unsigned int v9274 = v9273 << 8u;
-        const unsigned int v9275 = v9274 + v99;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v8813 ^ (((v8813 >> 8u) & 7u) << 3u)), v_pages + v9275, v8795);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9296 = block_table[v8829];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9299 = v9296 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9300 = v9299 + v30;
-        const unsigned int v9301 = v9300 * v6;
-        const unsigned int v9302 = v9301 + v8832;
-        const unsigned int v9303 = v9302 << 8u;
-        const unsigned int v9304 = v9303 + v123;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v8842 ^ (((v8842 >> 8u) & 7u) << 3u)), v_pages + v9304, v8824);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9325 = block_table[v8858];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9328 = v9325 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9329 = v9328 + v30;
-        const unsigned int v9330 = v9329 * v6;
-        const unsigned int v9331 = v9330 + v8861;
-        const unsigned int v9332 = v9331 << 8u;
-        const unsigned int v9333 = v9332 + v147;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v8871 ^ (((v8871 >> 8u) & 7u) << 3u)), v_pages + v9333, v8853);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9354 = block_table[v8887];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9357 = v9354 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9358 = v9357 + v30;
-        const unsigned int v9359 = v9358 * v6;
-        const unsigned int v9360 = v9359 + v8890;
-        const unsigned int v9361 = v9360 << 8u;
-        const unsigned int v9362 = v9361 + v171;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v8900 ^ (((v8900 >> 8u) & 7u) << 3u)), v_pages + v9362, v8882);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9383 = block_table[v8916];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9386 = v9383 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9387 = v9386 + v30;
-        const unsigned int v9388 = v9387 * v6;
-        const unsigned int v9389 = v9388 + v8919;
-        const unsigned int v9390 = v9389 << 8u;
-        const unsigned int v9391 = v9390 + v195;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v8929 ^ (((v8929 >> 8u) & 7u) << 3u)), v_pages + v9391, v8911);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9412 = block_table[v8945];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9415 = v9412 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9416 = v9415 + v30;
-        const unsigned int v9417 = v9416 * v6;
-        const unsigned int v9418 = v9417 + v8948;
-        const unsigned int v9419 = v9418 << 8u;
-        const unsigned int v9420 = v9419 + v219;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v8958 ^ (((v8958 >> 8u) & 7u) << 3u)), v_pages + v9420, v8940);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9441 = block_table[v8974];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9444 = v9441 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9445 = v9444 + v30;
-        const unsigned int v9446 = v9445 * v6;
-        const unsigned int v9447 = v9446 + v8977;
-        const unsigned int v9448 = v9447 << 8u;
-        const unsigned int v9449 = v9448 + v243;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v8987 ^ (((v8987 >> 8u) & 7u) << 3u)), v_pages + v9449, v8969);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9470 = block_table[v9003];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9473 = v9470 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9474 = v9473 + v30;
-        const unsigned int v9475 = v9474 * v6;
-        const unsigned int v9476 = v9475 + v9006;
-        const unsigned int v9477 = v9476 << 8u;
-        const unsigned int v9478 = v9477 + v267;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v9016 ^ (((v9016 >> 8u) & 7u) << 3u)), v_pages + v9478, v8998);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9499 = block_table[v9032];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9502 = v9499 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9503 = v9502 + v30;
-        const unsigned int v9504 = v9503 * v6;
-        const unsigned int v9505 = v9504 + v9035;
-        const unsigned int v9506 = v9505 << 8u;
-        const unsigned int v9507 = v9506 + v291;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v9045 ^ (((v9045 >> 8u) & 7u) << 3u)), v_pages + v9507, v9027);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9528 = block_table[v9061];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9531 = v9528 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9532 = v9531 + v30;
-        const unsigned int v9533 = v9532 * v6;
-        const unsigned int v9534 = v9533 + v9064;
-        const unsigned int v9535 = v9534 << 8u;
-        const unsigned int v9536 = v9535 + v315;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v9074 ^ (((v9074 >> 8u) & 7u) << 3u)), v_pages + v9536, v9056);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9557 = block_table[v9090];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9560 = v9557 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9561 = v9560 + v30;
-        const unsigned int v9562 = v9561 * v6;
-        const unsigned int v9563 = v9562 + v9093;
-        const unsigned int v9564 = v9563 << 8u;
-        const unsigned int v9565 = v9564 + v339;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v9103 ^ (((v9103 >> 8u) & 7u) << 3u)), v_pages + v9565, v9085);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9586 = block_table[v9119];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9589 = v9586 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9590 = v9589 + v30;
-        const unsigned int v9591 = v9590 * v6;
-        const unsigned int v9592 = v9591 + v9122;
-        const unsigned int v9593 = v9592 << 8u;
-        const unsigned int v9594 = v9593 + v363;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v9132 ^ (((v9132 >> 8u) & 7u) << 3u)), v_pages + v9594, v9114);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9615 = block_table[v9148];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9618 = v9615 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9619 = v9618 + v30;
-        const unsigned int v9620 = v9619 * v6;
-        const unsigned int v9621 = v9620 + v9151;
-        const unsigned int v9622 = v9621 << 8u;
-        const unsigned int v9623 = v9622 + v387;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v9161 ^ (((v9161 >> 8u) & 7u) << 3u)), v_pages + v9623, v9143);  // kernels/sdpa/flash_tile.hpp:66
-        const unsigned int v9644 = block_table[v9177];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v9647 = v9644 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v9648 = v9647 + v30;
-        const unsigned int v9649 = v9648 * v6;
-        const unsigned int v9650 = v9649 + v9180;
-        const unsigned int v9651 = v9650 << 8u;
-        const unsigned int v9652 = v9651 + v411;  // kernels/sdpa/flash_tile.hpp:65
-        iron_copy_async<16>(shm2 + (v9190 ^ (((v9190 >> 8u) & 7u) << 3u)), v_pages + v9652, v9172);  // kernels/sdpa/flash_tile.hpp:66
+      iron_frag<float, 2, 16, 64> v6792;  // kernels/sdpa/flash_tile.hpp:151
+      iron_frag_fill(v6792, 0.0f);
+      iron_frag<iron_bf16, 1, 16, 64> v6794;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6794, iron_f32_to_bf16(0.0f));
+      const unsigned int v6798 = v6790 << 14u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6794, shm1, v6798, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6801;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6801, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6801, shm0, v431, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6792, v6801, v6794);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6806;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6806, iron_f32_to_bf16(0.0f));
+      const unsigned int v6811 = v6798 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6806, shm1, v6811, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6813;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6813, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6813, shm0, v6816, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6792, v6813, v6806);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6818;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6818, iron_f32_to_bf16(0.0f));
+      const unsigned int v6823 = v6798 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6818, shm1, v6823, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6825;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6825, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6825, shm0, v6828, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6792, v6825, v6818);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6830;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6830, iron_f32_to_bf16(0.0f));
+      const unsigned int v6835 = v6798 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6830, shm1, v6835, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6837;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6837, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6837, shm0, v6840, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6792, v6837, v6830);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6842;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6842, iron_f32_to_bf16(0.0f));
+      const unsigned int v6847 = v6798 + 64u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6842, shm1, v6847, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6849;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6849, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6849, shm0, v6852, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6792, v6849, v6842);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6854;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6854, iron_f32_to_bf16(0.0f));
+      const unsigned int v6859 = v6798 + 80u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6854, shm1, v6859, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6861;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6861, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6861, shm0, v6864, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6792, v6861, v6854);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6866;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6866, iron_f32_to_bf16(0.0f));
+      const unsigned int v6871 = v6798 + 96u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6866, shm1, v6871, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6873;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6873, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6873, shm0, v6876, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6792, v6873, v6866);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6878;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6878, iron_f32_to_bf16(0.0f));
+      const unsigned int v6883 = v6798 + 112u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6878, shm1, v6883, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6885;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6885, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6885, shm0, v6888, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6792, v6885, v6878);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6890;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6890, iron_f32_to_bf16(0.0f));
+      const unsigned int v6895 = v6798 + 128u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6890, shm1, v6895, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6897;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6897, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6897, shm0, v6900, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6792, v6897, v6890);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6902;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6902, iron_f32_to_bf16(0.0f));
+      const unsigned int v6907 = v6798 + 144u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6902, shm1, v6907, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6909;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6909, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6909, shm0, v6912, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6792, v6909, v6902);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6914;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6914, iron_f32_to_bf16(0.0f));
+      const unsigned int v6919 = v6798 + 160u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6914, shm1, v6919, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6921;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6921, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6921, shm0, v6924, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6792, v6921, v6914);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6926;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6926, iron_f32_to_bf16(0.0f));
+      const unsigned int v6931 = v6798 + 176u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6926, shm1, v6931, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6933;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6933, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6933, shm0, v6936, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6792, v6933, v6926);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6938;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6938, iron_f32_to_bf16(0.0f));
+      const unsigned int v6943 = v6798 + 192u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6938, shm1, v6943, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6945;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6945, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6945, shm0, v6948, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6792, v6945, v6938);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6950;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6950, iron_f32_to_bf16(0.0f));
+      const unsigned int v6955 = v6798 + 208u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6950, shm1, v6955, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6957;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6957, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6957, shm0, v6960, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6792, v6957, v6950);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6962;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6962, iron_f32_to_bf16(0.0f));
+      const unsigned int v6967 = v6798 + 224u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6962, shm1, v6967, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6969;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6969, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6969, shm0, v6972, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6792, v6969, v6962);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<iron_bf16, 1, 16, 64> v6974;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v6974, iron_f32_to_bf16(0.0f));
+      const unsigned int v6979 = v6798 + 240u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true, 8, 3>(v6974, shm1, v6979, 256u);
+      iron_frag<iron_bf16, 0, 16, 16> v6981;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v6981, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v6981, shm0, v6984, 256u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_sync(v6792, v6981, v6974);  // kernels/sdpa/flash_tile.hpp:160
+      const unsigned int v6986 = v6786 + 64u;  // kernels/sdpa/flash_tile.hpp:164
+      const bool v6987 = v6986 <= v35;
+      const unsigned int v6995 = v6986 + v20;  // kernels/sdpa/flash_tile.hpp:165
+      const bool v6996 = v6995 <= v446;
+      const bool v6997 = v442 || v6996;
+      const bool v6998 = v6987 && v6997;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v7001 = v6786 + v9;  // kernels/sdpa/flash_tile.hpp:166
+      const unsigned int v7002 = v7001 + v20;
+      const bool v7004 = v435 <= v7002;
+      const bool v7005 = v7000 || v7004;
+      const bool v7006 = v6998 && v7005;  // kernels/sdpa/flash_tile.hpp:165
+      if (v7006) {  // kernels/sdpa/flash_tile.hpp:167
+        const float v7009 = v6792.x[0];  // kernels/sdpa/flash_tile.hpp:168
+        const float v7010 = v7009 * v461;
+        v6792.x[0] = v7010;
+        const float v7013 = v6792.x[1];
+        const float v7014 = v7013 * v461;
+        v6792.x[1] = v7014;
+        const float v7017 = v6792.x[2];
+        const float v7018 = v7017 * v461;
+        v6792.x[2] = v7018;
+        const float v7021 = v6792.x[3];
+        const float v7022 = v7021 * v461;
+        v6792.x[3] = v7022;
+        const float v7025 = v6792.x[4];
+        const float v7026 = v7025 * v461;
+        v6792.x[4] = v7026;
+        const float v7029 = v6792.x[5];
+        const float v7030 = v7029 * v461;
+        v6792.x[5] = v7030;
+        const float v7033 = v6792.x[6];
+        const float v7034 = v7033 * v461;
+        v6792.x[6] = v7034;
+        const float v7037 = v6792.x[7];
+        const float v7038 = v7037 * v461;
+        v6792.x[7] = v7038;
+        const float v7041 = v6792.x[8];
+        const float v7042 = v7041 * v461;
+        v6792.x[8] = v7042;
+        const float v7045 = v6792.x[9];
+        const float v7046 = v7045 * v461;
+        v6792.x[9] = v7046;
+        const float v7049 = v6792.x[10];
+        const float v7050 = v7049 * v461;
+        v6792.x[10] = v7050;
+        const float v7053 = v6792.x[11];
+        const float v7054 = v7053 * v461;
+        v6792.x[11] = v7054;
+        const float v7057 = v6792.x[12];
+        const float v7058 = v7057 * v461;
+        v6792.x[12] = v7058;
+        const float v7061 = v6792.x[13];
+        const float v7062 = v7061 * v461;
+        v6792.x[13] = v7062;
+        const float v7065 = v6792.x[14];
+        const float v7066 = v7065 * v461;
+        v6792.x[14] = v7066;
+        const float v7069 = v6792.x[15];
+        const float v7070 = v7069 * v461;
+        v6792.x[15] = v7070;
+        const float v7073 = v6792.x[16];
+        const float v7074 = v7073 * v461;
+        v6792.x[16] = v7074;
+        const float v7077 = v6792.x[17];
+        const float v7078 = v7077 * v461;
+        v6792.x[17] = v7078;
+        const float v7081 = v6792.x[18];
+        const float v7082 = v7081 * v461;
+        v6792.x[18] = v7082;
+        const float v7085 = v6792.x[19];
+        const float v7086 = v7085 * v461;
+        v6792.x[19] = v7086;
+        const float v7089 = v6792.x[20];
+        const float v7090 = v7089 * v461;
+        v6792.x[20] = v7090;
+        const float v7093 = v6792.x[21];
+        const float v7094 = v7093 * v461;
+        v6792.x[21] = v7094;
+        const float v7097 = v6792.x[22];
+        const float v7098 = v7097 * v461;
+        v6792.x[22] = v7098;
+        const float v7101 = v6792.x[23];
+        const float v7102 = v7101 * v461;
+        v6792.x[23] = v7102;
+        const float v7105 = v6792.x[24];
+        const float v7106 = v7105 * v461;
+        v6792.x[24] = v7106;
+        const float v7109 = v6792.x[25];
+        const float v7110 = v7109 * v461;
+        v6792.x[25] = v7110;
+        const float v7113 = v6792.x[26];
+        const float v7114 = v7113 * v461;
+        v6792.x[26] = v7114;
+        const float v7117 = v6792.x[27];
+        const float v7118 = v7117 * v461;
+        v6792.x[27] = v7118;
+        const float v7121 = v6792.x[28];
+        const float v7122 = v7121 * v461;
+        v6792.x[28] = v7122;
+        const float v7125 = v6792.x[29];
+        const float v7126 = v7125 * v461;
+        v6792.x[29] = v7126;
+        const float v7129 = v6792.x[30];
+        const float v7130 = v7129 * v461;
+        v6792.x[30] = v7130;
+        const float v7133 = v6792.x[31];
+        const float v7134 = v7133 * v461;
+        v6792.x[31] = v7134;
+      } else {
+        const unsigned int v7135 = static_cast<unsigned int>(v6792.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7136 = static_cast<unsigned int>(v6792.row(0, iron_linear_thread() & 31u));
+        const float v7137 = v6792.x[0];
+        const unsigned int v7138 = v41 + v7136;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7139 = v6786 + v7135;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7140 = v7139 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7143 = v7138 + v35;
+        const unsigned int v7144 = v7139 + v20;
+        const bool v7145 = v7144 <= v7143;
+        const bool v7146 = v442 || v7145;
+        const bool v7147 = v7140 && v7146;
+        const unsigned int v7150 = v7139 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7151 = v7150 + v20;
+        const bool v7153 = v7143 < v7151;
+        const bool v7154 = v7000 || v7153;
+        const bool v7155 = v7147 && v7154;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7157 = v7137 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7158 = v7155 ? v7157 : __uint_as_float(0xff800000u);
+        v6792.x[0] = v7158;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7159 = static_cast<unsigned int>(v6792.col(1, iron_linear_thread() & 31u));
+        const unsigned int v7160 = static_cast<unsigned int>(v6792.row(1, iron_linear_thread() & 31u));
+        const float v7161 = v6792.x[1];
+        const unsigned int v7162 = v41 + v7160;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7163 = v6786 + v7159;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7164 = v7163 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7167 = v7162 + v35;
+        const unsigned int v7168 = v7163 + v20;
+        const bool v7169 = v7168 <= v7167;
+        const bool v7170 = v442 || v7169;
+        const bool v7171 = v7164 && v7170;
+        const unsigned int v7174 = v7163 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7175 = v7174 + v20;
+        const bool v7177 = v7167 < v7175;
+        const bool v7178 = v7000 || v7177;
+        const bool v7179 = v7171 && v7178;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7181 = v7161 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7182 = v7179 ? v7181 : __uint_as_float(0xff800000u);
+        v6792.x[1] = v7182;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7183 = static_cast<unsigned int>(v6792.col(2, iron_linear_thread() & 31u));
+        const unsigned int v7184 = static_cast<unsigned int>(v6792.row(2, iron_linear_thread() & 31u));
+        const float v7185 = v6792.x[2];
+        const unsigned int v7186 = v41 + v7184;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7187 = v6786 + v7183;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7188 = v7187 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7191 = v7186 + v35;
+        const unsigned int v7192 = v7187 + v20;
+        const bool v7193 = v7192 <= v7191;
+        const bool v7194 = v442 || v7193;
+        const bool v7195 = v7188 && v7194;
+        const unsigned int v7198 = v7187 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7199 = v7198 + v20;
+        const bool v7201 = v7191 < v7199;
+        const bool v7202 = v7000 || v7201;
+        const bool v7203 = v7195 && v7202;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7205 = v7185 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7206 = v7203 ? v7205 : __uint_as_float(0xff800000u);
+        v6792.x[2] = v7206;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7207 = static_cast<unsigned int>(v6792.col(3, iron_linear_thread() & 31u));
+        const unsigned int v7208 = static_cast<unsigned int>(v6792.row(3, iron_linear_thread() & 31u));
+        const float v7209 = v6792.x[3];
+        const unsigned int v7210 = v41 + v7208;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7211 = v6786 + v7207;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7212 = v7211 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7215 = v7210 + v35;
+        const unsigned int v7216 = v7211 + v20;
+        const bool v7217 = v7216 <= v7215;
+        const bool v7218 = v442 || v7217;
+        const bool v7219 = v7212 && v7218;
+        const unsigned int v7222 = v7211 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7223 = v7222 + v20;
+        const bool v7225 = v7215 < v7223;
+        const bool v7226 = v7000 || v7225;
+        const bool v7227 = v7219 && v7226;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7229 = v7209 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7230 = v7227 ? v7229 : __uint_as_float(0xff800000u);
+        v6792.x[3] = v7230;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7231 = static_cast<unsigned int>(v6792.col(4, iron_linear_thread() & 31u));
+        const unsigned int v7232 = static_cast<unsigned int>(v6792.row(4, iron_linear_thread() & 31u));
+        const float v7233 = v6792.x[4];
+        const unsigned int v7234 = v41 + v7232;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7235 = v6786 + v7231;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7236 = v7235 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7239 = v7234 + v35;
+        const unsigned int v7240 = v7235 + v20;
+        const bool v7241 = v7240 <= v7239;
+        const bool v7242 = v442 || v7241;
+        const bool v7243 = v7236 && v7242;
+        const unsigned int v7246 = v7235 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7247 = v7246 + v20;
+        const bool v7249 = v7239 < v7247;
+        const bool v7250 = v7000 || v7249;
+        const bool v7251 = v7243 && v7250;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7253 = v7233 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7254 = v7251 ? v7253 : __uint_as_float(0xff800000u);
+        v6792.x[4] = v7254;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7255 = static_cast<unsigned int>(v6792.col(5, iron_linear_thread() & 31u));
+        const unsigned int v7256 = static_cast<unsigned int>(v6792.row(5, iron_linear_thread() & 31u));
+        const float v7257 = v6792.x[5];
+        const unsigned int v7258 = v41 + v7256;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7259 = v6786 + v7255;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7260 = v7259 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7263 = v7258 + v35;
+        const unsigned int v7264 = v7259 + v20;
+        const bool v7265 = v7264 <= v7263;
+        const bool v7266 = v442 || v7265;
+        const bool v7267 = v7260 && v7266;
+        const unsigned int v7270 = v7259 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7271 = v7270 + v20;
+        const bool v7273 = v7263 < v7271;
+        const bool v7274 = v7000 || v7273;
+        const bool v7275 = v7267 && v7274;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7277 = v7257 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7278 = v7275 ? v7277 : __uint_as_float(0xff800000u);
+        v6792.x[5] = v7278;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7279 = static_cast<unsigned int>(v6792.col(6, iron_linear_thread() & 31u));
+        const unsigned int v7280 = static_cast<unsigned int>(v6792.row(6, iron_linear_thread() & 31u));
+        const float v7281 = v6792.x[6];
+        const unsigned int v7282 = v41 + v7280;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7283 = v6786 + v7279;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7284 = v7283 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7287 = v7282 + v35;
+        const unsigned int v7288 = v7283 + v20;
+        const bool v7289 = v7288 <= v7287;
+        const bool v7290 = v442 || v7289;
+        const bool v7291 = v7284 && v7290;
+        const unsigned int v7294 = v7283 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7295 = v7294 + v20;
+        const bool v7297 = v7287 < v7295;
+        const bool v7298 = v7000 || v7297;
+        const bool v7299 = v7291 && v7298;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7301 = v7281 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7302 = v7299 ? v7301 : __uint_as_float(0xff800000u);
+        v6792.x[6] = v7302;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7303 = static_cast<unsigned int>(v6792.col(7, iron_linear_thread() & 31u));
+        const unsigned int v7304 = static_cast<unsigned int>(v6792.row(7, iron_linear_thread() & 31u));
+        const float v7305 = v6792.x[7];
+        const unsigned int v7306 = v41 + v7304;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7307 = v6786 + v7303;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7308 = v7307 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7311 = v7306 + v35;
+        const unsigned int v7312 = v7307 + v20;
+        const bool v7313 = v7312 <= v7311;
+        const bool v7314 = v442 || v7313;
+        const bool v7315 = v7308 && v7314;
+        const unsigned int v7318 = v7307 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7319 = v7318 + v20;
+        const bool v7321 = v7311 < v7319;
+        const bool v7322 = v7000 || v7321;
+        const bool v7323 = v7315 && v7322;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7325 = v7305 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7326 = v7323 ? v7325 : __uint_as_float(0xff800000u);
+        v6792.x[7] = v7326;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7327 = static_cast<unsigned int>(v6792.col(8, iron_linear_thread() & 31u));
+        const unsigned int v7328 = static_cast<unsigned int>(v6792.row(8, iron_linear_thread() & 31u));
+        const float v7329 = v6792.x[8];
+        const unsigned int v7330 = v41 + v7328;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7331 = v6786 + v7327;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7332 = v7331 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7335 = v7330 + v35;
+        const unsigned int v7336 = v7331 + v20;
+        const bool v7337 = v7336 <= v7335;
+        const bool v7338 = v442 || v7337;
+        const bool v7339 = v7332 && v7338;
+        const unsigned int v7342 = v7331 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7343 = v7342 + v20;
+        const bool v7345 = v7335 < v7343;
+        const bool v7346 = v7000 || v7345;
+        const bool v7347 = v7339 && v7346;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7349 = v7329 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7350 = v7347 ? v7349 : __uint_as_float(0xff800000u);
+        v6792.x[8] = v7350;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7351 = static_cast<unsigned int>(v6792.col(9, iron_linear_thread() & 31u));
+        const unsigned int v7352 = static_cast<unsigned int>(v6792.row(9, iron_linear_thread() & 31u));
+        const float v7353 = v6792.x[9];
+        const unsigned int v7354 = v41 + v7352;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7355 = v6786 + v7351;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7356 = v7355 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7359 = v7354 + v35;
+        const unsigned int v7360 = v7355 + v20;
+        const bool v7361 = v7360 <= v7359;
+        const bool v7362 = v442 || v7361;
+        const bool v7363 = v7356 && v7362;
+        const unsigned int v7366 = v7355 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7367 = v7366 + v20;
+        const bool v7369 = v7359 < v7367;
+        const bool v7370 = v7000 || v7369;
+        const bool v7371 = v7363 && v7370;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7373 = v7353 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7374 = v7371 ? v7373 : __uint_as_float(0xff800000u);
+        v6792.x[9] = v7374;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7375 = static_cast<unsigned int>(v6792.col(10, iron_linear_thread() & 31u));
+        const unsigned int v7376 = static_cast<unsigned int>(v6792.row(10, iron_linear_thread() & 31u));
+        const float v7377 = v6792.x[10];
+        const unsigned int v7378 = v41 + v7376;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7379 = v6786 + v7375;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7380 = v7379 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7383 = v7378 + v35;
+        const unsigned int v7384 = v7379 + v20;
+        const bool v7385 = v7384 <= v7383;
+        const bool v7386 = v442 || v7385;
+        const bool v7387 = v7380 && v7386;
+        const unsigned int v7390 = v7379 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7391 = v7390 + v20;
+        const bool v7393 = v7383 < v7391;
+        const bool v7394 = v7000 || v7393;
+        const bool v7395 = v7387 && v7394;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7397 = v7377 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7398 = v7395 ? v7397 : __uint_as_float(0xff800000u);
+        v6792.x[10] = v7398;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7399 = static_cast<unsigned int>(v6792.col(11, iron_linear_thread() & 31u));
+        const unsigned int v7400 = static_cast<unsigned int>(v6792.row(11, iron_linear_thread() & 31u));
+        const float v7401 = v6792.x[11];
+        const unsigned int v7402 = v41 + v7400;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7403 = v6786 + v7399;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7404 = v7403 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7407 = v7402 + v35;
+        const unsigned int v7408 = v7403 + v20;
+        const bool v7409 = v7408 <= v7407;
+        const bool v7410 = v442 || v7409;
+        const bool v7411 = v7404 && v7410;
+        const unsigned int v7414 = v7403 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7415 = v7414 + v20;
+        const bool v7417 = v7407 < v7415;
+        const bool v7418 = v7000 || v7417;
+        const bool v7419 = v7411 && v7418;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7421 = v7401 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7422 = v7419 ? v7421 : __uint_as_float(0xff800000u);
+        v6792.x[11] = v7422;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7423 = static_cast<unsigned int>(v6792.col(12, iron_linear_thread() & 31u));
+        const unsigned int v7424 = static_cast<unsigned int>(v6792.row(12, iron_linear_thread() & 31u));
+        const float v7425 = v6792.x[12];
+        const unsigned int v7426 = v41 + v7424;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7427 = v6786 + v7423;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7428 = v7427 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7431 = v7426 + v35;
+        const unsigned int v7432 = v7427 + v20;
+        const bool v7433 = v7432 <= v7431;
+        const bool v7434 = v442 || v7433;
+        const bool v7435 = v7428 && v7434;
+        const unsigned int v7438 = v7427 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7439 = v7438 + v20;
+        const bool v7441 = v7431 < v7439;
+        const bool v7442 = v7000 || v7441;
+        const bool v7443 = v7435 && v7442;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7445 = v7425 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7446 = v7443 ? v7445 : __uint_as_float(0xff800000u);
+        v6792.x[12] = v7446;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7447 = static_cast<unsigned int>(v6792.col(13, iron_linear_thread() & 31u));
+        const unsigned int v7448 = static_cast<unsigned int>(v6792.row(13, iron_linear_thread() & 31u));
+        const float v7449 = v6792.x[13];
+        const unsigned int v7450 = v41 + v7448;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7451 = v6786 + v7447;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7452 = v7451 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7455 = v7450 + v35;
+        const unsigned int v7456 = v7451 + v20;
+        const bool v7457 = v7456 <= v7455;
+        const bool v7458 = v442 || v7457;
+        const bool v7459 = v7452 && v7458;
+        const unsigned int v7462 = v7451 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7463 = v7462 + v20;
+        const bool v7465 = v7455 < v7463;
+        const bool v7466 = v7000 || v7465;
+        const bool v7467 = v7459 && v7466;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7469 = v7449 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7470 = v7467 ? v7469 : __uint_as_float(0xff800000u);
+        v6792.x[13] = v7470;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7471 = static_cast<unsigned int>(v6792.col(14, iron_linear_thread() & 31u));
+        const unsigned int v7472 = static_cast<unsigned int>(v6792.row(14, iron_linear_thread() & 31u));
+        const float v7473 = v6792.x[14];
+        const unsigned int v7474 = v41 + v7472;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7475 = v6786 + v7471;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7476 = v7475 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7479 = v7474 + v35;
+        const unsigned int v7480 = v7475 + v20;
+        const bool v7481 = v7480 <= v7479;
+        const bool v7482 = v442 || v7481;
+        const bool v7483 = v7476 && v7482;
+        const unsigned int v7486 = v7475 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7487 = v7486 + v20;
+        const bool v7489 = v7479 < v7487;
+        const bool v7490 = v7000 || v7489;
+        const bool v7491 = v7483 && v7490;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7493 = v7473 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7494 = v7491 ? v7493 : __uint_as_float(0xff800000u);
+        v6792.x[14] = v7494;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7495 = static_cast<unsigned int>(v6792.col(15, iron_linear_thread() & 31u));
+        const unsigned int v7496 = static_cast<unsigned int>(v6792.row(15, iron_linear_thread() & 31u));
+        const float v7497 = v6792.x[15];
+        const unsigned int v7498 = v41 + v7496;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7499 = v6786 + v7495;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7500 = v7499 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7503 = v7498 + v35;
+        const unsigned int v7504 = v7499 + v20;
+        const bool v7505 = v7504 <= v7503;
+        const bool v7506 = v442 || v7505;
+        const bool v7507 = v7500 && v7506;
+        const unsigned int v7510 = v7499 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7511 = v7510 + v20;
+        const bool v7513 = v7503 < v7511;
+        const bool v7514 = v7000 || v7513;
+        const bool v7515 = v7507 && v7514;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7517 = v7497 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7518 = v7515 ? v7517 : __uint_as_float(0xff800000u);
+        v6792.x[15] = v7518;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7519 = static_cast<unsigned int>(v6792.col(16, iron_linear_thread() & 31u));
+        const unsigned int v7520 = static_cast<unsigned int>(v6792.row(16, iron_linear_thread() & 31u));
+        const float v7521 = v6792.x[16];
+        const unsigned int v7522 = v41 + v7520;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7523 = v6786 + v7519;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7524 = v7523 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7527 = v7522 + v35;
+        const unsigned int v7528 = v7523 + v20;
+        const bool v7529 = v7528 <= v7527;
+        const bool v7530 = v442 || v7529;
+        const bool v7531 = v7524 && v7530;
+        const unsigned int v7534 = v7523 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7535 = v7534 + v20;
+        const bool v7537 = v7527 < v7535;
+        const bool v7538 = v7000 || v7537;
+        const bool v7539 = v7531 && v7538;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7541 = v7521 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7542 = v7539 ? v7541 : __uint_as_float(0xff800000u);
+        v6792.x[16] = v7542;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7543 = static_cast<unsigned int>(v6792.col(17, iron_linear_thread() & 31u));
+        const unsigned int v7544 = static_cast<unsigned int>(v6792.row(17, iron_linear_thread() & 31u));
+        const float v7545 = v6792.x[17];
+        const unsigned int v7546 = v41 + v7544;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7547 = v6786 + v7543;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7548 = v7547 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7551 = v7546 + v35;
+        const unsigned int v7552 = v7547 + v20;
+        const bool v7553 = v7552 <= v7551;
+        const bool v7554 = v442 || v7553;
+        const bool v7555 = v7548 && v7554;
+        const unsigned int v7558 = v7547 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7559 = v7558 + v20;
+        const bool v7561 = v7551 < v7559;
+        const bool v7562 = v7000 || v7561;
+        const bool v7563 = v7555 && v7562;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7565 = v7545 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7566 = v7563 ? v7565 : __uint_as_float(0xff800000u);
+        v6792.x[17] = v7566;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7567 = static_cast<unsigned int>(v6792.col(18, iron_linear_thread() & 31u));
+        const unsigned int v7568 = static_cast<unsigned int>(v6792.row(18, iron_linear_thread() & 31u));
+        const float v7569 = v6792.x[18];
+        const unsigned int v7570 = v41 + v7568;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7571 = v6786 + v7567;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7572 = v7571 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7575 = v7570 + v35;
+        const unsigned int v7576 = v7571 + v20;
+        const bool v7577 = v7576 <= v7575;
+        const bool v7578 = v442 || v7577;
+        const bool v7579 = v7572 && v7578;
+        const unsigned int v7582 = v7571 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7583 = v7582 + v20;
+        const bool v7585 = v7575 < v7583;
+        const bool v7586 = v7000 || v7585;
+        const bool v7587 = v7579 && v7586;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7589 = v7569 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7590 = v7587 ? v7589 : __uint_as_float(0xff800000u);
+        v6792.x[18] = v7590;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7591 = static_cast<unsigned int>(v6792.col(19, iron_linear_thread() & 31u));
+        const unsigned int v7592 = static_cast<unsigned int>(v6792.row(19, iron_linear_thread() & 31u));
+        const float v7593 = v6792.x[19];
+        const unsigned int v7594 = v41 + v7592;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7595 = v6786 + v7591;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7596 = v7595 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7599 = v7594 + v35;
+        const unsigned int v7600 = v7595 + v20;
+        const bool v7601 = v7600 <= v7599;
+        const bool v7602 = v442 || v7601;
+        const bool v7603 = v7596 && v7602;
+        const unsigned int v7606 = v7595 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7607 = v7606 + v20;
+        const bool v7609 = v7599 < v7607;
+        const bool v7610 = v7000 || v7609;
+        const bool v7611 = v7603 && v7610;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7613 = v7593 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7614 = v7611 ? v7613 : __uint_as_float(0xff800000u);
+        v6792.x[19] = v7614;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7615 = static_cast<unsigned int>(v6792.col(20, iron_linear_thread() & 31u));
+        const unsigned int v7616 = static_cast<unsigned int>(v6792.row(20, iron_linear_thread() & 31u));
+        const float v7617 = v6792.x[20];
+        const unsigned int v7618 = v41 + v7616;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7619 = v6786 + v7615;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7620 = v7619 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7623 = v7618 + v35;
+        const unsigned int v7624 = v7619 + v20;
+        const bool v7625 = v7624 <= v7623;
+        const bool v7626 = v442 || v7625;
+        const bool v7627 = v7620 && v7626;
+        const unsigned int v7630 = v7619 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7631 = v7630 + v20;
+        const bool v7633 = v7623 < v7631;
+        const bool v7634 = v7000 || v7633;
+        const bool v7635 = v7627 && v7634;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7637 = v7617 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7638 = v7635 ? v7637 : __uint_as_float(0xff800000u);
+        v6792.x[20] = v7638;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7639 = static_cast<unsigned int>(v6792.col(21, iron_linear_thread() & 31u));
+        const unsigned int v7640 = static_cast<unsigned int>(v6792.row(21, iron_linear_thread() & 31u));
+        const float v7641 = v6792.x[21];
+        const unsigned int v7642 = v41 + v7640;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7643 = v6786 + v7639;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7644 = v7643 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7647 = v7642 + v35;
+        const unsigned int v7648 = v7643 + v20;
+        const bool v7649 = v7648 <= v7647;
+        const bool v7650 = v442 || v7649;
+        const bool v7651 = v7644 && v7650;
+        const unsigned int v7654 = v7643 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7655 = v7654 + v20;
+        const bool v7657 = v7647 < v7655;
+        const bool v7658 = v7000 || v7657;
+        const bool v7659 = v7651 && v7658;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7661 = v7641 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7662 = v7659 ? v7661 : __uint_as_float(0xff800000u);
+        v6792.x[21] = v7662;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7663 = static_cast<unsigned int>(v6792.col(22, iron_linear_thread() & 31u));
+        const unsigned int v7664 = static_cast<unsigned int>(v6792.row(22, iron_linear_thread() & 31u));
+        const float v7665 = v6792.x[22];
+        const unsigned int v7666 = v41 + v7664;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7667 = v6786 + v7663;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7668 = v7667 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7671 = v7666 + v35;
+        const unsigned int v7672 = v7667 + v20;
+        const bool v7673 = v7672 <= v7671;
+        const bool v7674 = v442 || v7673;
+        const bool v7675 = v7668 && v7674;
+        const unsigned int v7678 = v7667 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7679 = v7678 + v20;
+        const bool v7681 = v7671 < v7679;
+        const bool v7682 = v7000 || v7681;
+        const bool v7683 = v7675 && v7682;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7685 = v7665 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7686 = v7683 ? v7685 : __uint_as_float(0xff800000u);
+        v6792.x[22] = v7686;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7687 = static_cast<unsigned int>(v6792.col(23, iron_linear_thread() & 31u));
+        const unsigned int v7688 = static_cast<unsigned int>(v6792.row(23, iron_linear_thread() & 31u));
+        const float v7689 = v6792.x[23];
+        const unsigned int v7690 = v41 + v7688;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7691 = v6786 + v7687;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7692 = v7691 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7695 = v7690 + v35;
+        const unsigned int v7696 = v7691 + v20;
+        const bool v7697 = v7696 <= v7695;
+        const bool v7698 = v442 || v7697;
+        const bool v7699 = v7692 && v7698;
+        const unsigned int v7702 = v7691 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7703 = v7702 + v20;
+        const bool v7705 = v7695 < v7703;
+        const bool v7706 = v7000 || v7705;
+        const bool v7707 = v7699 && v7706;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7709 = v7689 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7710 = v7707 ? v7709 : __uint_as_float(0xff800000u);
+        v6792.x[23] = v7710;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7711 = static_cast<unsigned int>(v6792.col(24, iron_linear_thread() & 31u));
+        const unsigned int v7712 = static_cast<unsigned int>(v6792.row(24, iron_linear_thread() & 31u));
+        const float v7713 = v6792.x[24];
+        const unsigned int v7714 = v41 + v7712;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7715 = v6786 + v7711;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7716 = v7715 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7719 = v7714 + v35;
+        const unsigned int v7720 = v7715 + v20;
+        const bool v7721 = v7720 <= v7719;
+        const bool v7722 = v442 || v7721;
+        const bool v7723 = v7716 && v7722;
+        const unsigned int v7726 = v7715 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7727 = v7726 + v20;
+        const bool v7729 = v7719 < v7727;
+        const bool v7730 = v7000 || v7729;
+        const bool v7731 = v7723 && v7730;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7733 = v7713 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7734 = v7731 ? v7733 : __uint_as_float(0xff800000u);
+        v6792.x[24] = v7734;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7735 = static_cast<unsigned int>(v6792.col(25, iron_linear_thread() & 31u));
+        const unsigned int v7736 = static_cast<unsigned int>(v6792.row(25, iron_linear_thread() & 31u));
+        const float v7737 = v6792.x[25];
+        const unsigned int v7738 = v41 + v7736;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7739 = v6786 + v7735;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7740 = v7739 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7743 = v7738 + v35;
+        const unsigned int v7744 = v7739 + v20;
+        const bool v7745 = v7744 <= v7743;
+        const bool v7746 = v442 || v7745;
+        const bool v7747 = v7740 && v7746;
+        const unsigned int v7750 = v7739 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7751 = v7750 + v20;
+        const bool v7753 = v7743 < v7751;
+        const bool v7754 = v7000 || v7753;
+        const bool v7755 = v7747 && v7754;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7757 = v7737 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7758 = v7755 ? v7757 : __uint_as_float(0xff800000u);
+        v6792.x[25] = v7758;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7759 = static_cast<unsigned int>(v6792.col(26, iron_linear_thread() & 31u));
+        const unsigned int v7760 = static_cast<unsigned int>(v6792.row(26, iron_linear_thread() & 31u));
+        const float v7761 = v6792.x[26];
+        const unsigned int v7762 = v41 + v7760;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7763 = v6786 + v7759;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7764 = v7763 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7767 = v7762 + v35;
+        const unsigned int v7768 = v7763 + v20;
+        const bool v7769 = v7768 <= v7767;
+        const bool v7770 = v442 || v7769;
+        const bool v7771 = v7764 && v7770;
+        const unsigned int v7774 = v7763 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7775 = v7774 + v20;
+        const bool v7777 = v7767 < v7775;
+        const bool v7778 = v7000 || v7777;
+        const bool v7779 = v7771 && v7778;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7781 = v7761 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7782 = v7779 ? v7781 : __uint_as_float(0xff800000u);
+        v6792.x[26] = v7782;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7783 = static_cast<unsigned int>(v6792.col(27, iron_linear_thread() & 31u));
+        const unsigned int v7784 = static_cast<unsigned int>(v6792.row(27, iron_linear_thread() & 31u));
+        const float v7785 = v6792.x[27];
+        const unsigned int v7786 = v41 + v7784;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7787 = v6786 + v7783;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7788 = v7787 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7791 = v7786 + v35;
+        const unsigned int v7792 = v7787 + v20;
+        const bool v7793 = v7792 <= v7791;
+        const bool v7794 = v442 || v7793;
+        const bool v7795 = v7788 && v7794;
+        const unsigned int v7798 = v7787 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7799 = v7798 + v20;
+        const bool v7801 = v7791 < v7799;
+        const bool v7802 = v7000 || v7801;
+        const bool v7803 = v7795 && v7802;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7805 = v7785 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7806 = v7803 ? v7805 : __uint_as_float(0xff800000u);
+        v6792.x[27] = v7806;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7807 = static_cast<unsigned int>(v6792.col(28, iron_linear_thread() & 31u));
+        const unsigned int v7808 = static_cast<unsigned int>(v6792.row(28, iron_linear_thread() & 31u));
+        const float v7809 = v6792.x[28];
+        const unsigned int v7810 = v41 + v7808;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7811 = v6786 + v7807;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7812 = v7811 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7815 = v7810 + v35;
+        const unsigned int v7816 = v7811 + v20;
+        const bool v7817 = v7816 <= v7815;
+        const bool v7818 = v442 || v7817;
+        const bool v7819 = v7812 && v7818;
+        const unsigned int v7822 = v7811 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7823 = v7822 + v20;
+        const bool v7825 = v7815 < v7823;
+        const bool v7826 = v7000 || v7825;
+        const bool v7827 = v7819 && v7826;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7829 = v7809 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7830 = v7827 ? v7829 : __uint_as_float(0xff800000u);
+        v6792.x[28] = v7830;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7831 = static_cast<unsigned int>(v6792.col(29, iron_linear_thread() & 31u));
+        const unsigned int v7832 = static_cast<unsigned int>(v6792.row(29, iron_linear_thread() & 31u));
+        const float v7833 = v6792.x[29];
+        const unsigned int v7834 = v41 + v7832;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7835 = v6786 + v7831;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7836 = v7835 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7839 = v7834 + v35;
+        const unsigned int v7840 = v7835 + v20;
+        const bool v7841 = v7840 <= v7839;
+        const bool v7842 = v442 || v7841;
+        const bool v7843 = v7836 && v7842;
+        const unsigned int v7846 = v7835 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7847 = v7846 + v20;
+        const bool v7849 = v7839 < v7847;
+        const bool v7850 = v7000 || v7849;
+        const bool v7851 = v7843 && v7850;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7853 = v7833 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7854 = v7851 ? v7853 : __uint_as_float(0xff800000u);
+        v6792.x[29] = v7854;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7855 = static_cast<unsigned int>(v6792.col(30, iron_linear_thread() & 31u));
+        const unsigned int v7856 = static_cast<unsigned int>(v6792.row(30, iron_linear_thread() & 31u));
+        const float v7857 = v6792.x[30];
+        const unsigned int v7858 = v41 + v7856;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7859 = v6786 + v7855;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7860 = v7859 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7863 = v7858 + v35;
+        const unsigned int v7864 = v7859 + v20;
+        const bool v7865 = v7864 <= v7863;
+        const bool v7866 = v442 || v7865;
+        const bool v7867 = v7860 && v7866;
+        const unsigned int v7870 = v7859 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7871 = v7870 + v20;
+        const bool v7873 = v7863 < v7871;
+        const bool v7874 = v7000 || v7873;
+        const bool v7875 = v7867 && v7874;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7877 = v7857 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7878 = v7875 ? v7877 : __uint_as_float(0xff800000u);
+        v6792.x[30] = v7878;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7879 = static_cast<unsigned int>(v6792.col(31, iron_linear_thread() & 31u));
+        const unsigned int v7880 = static_cast<unsigned int>(v6792.row(31, iron_linear_thread() & 31u));
+        const float v7881 = v6792.x[31];
+        const unsigned int v7882 = v41 + v7880;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v7883 = v6786 + v7879;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v7884 = v7883 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7887 = v7882 + v35;
+        const unsigned int v7888 = v7883 + v20;
+        const bool v7889 = v7888 <= v7887;
+        const bool v7890 = v442 || v7889;
+        const bool v7891 = v7884 && v7890;
+        const unsigned int v7894 = v7883 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v7895 = v7894 + v20;
+        const bool v7897 = v7887 < v7895;
+        const bool v7898 = v7000 || v7897;
+        const bool v7899 = v7891 && v7898;  // kernels/sdpa/flash_tile.hpp:174
+        const float v7901 = v7881 * v461;  // kernels/sdpa/flash_tile.hpp:176
+        const float v7902 = v7899 ? v7901 : __uint_as_float(0xff800000u);
+        v6792.x[31] = v7902;  // kernels/sdpa/flash_tile.hpp:171
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:127
+      iron_frag<float, 2, 16, 8> v7904;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag_fill(v7904, 0.0f);
+      iron_frag_row_reduce<false>(v7904, v6792);
+      iron_frag<float, 2, 16, 8> v7906;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag_fill(v7906, 0.0f);
+      const float v7910 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:183
+      const float v7911 = v7904.x[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v7912 = fmaxf(v7910, v7911);
+      const bool v7915 = v7912 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7916 = v7915 ? 0.0f : v7912;
+      const float v7917 = v7910 - v7916;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7918 = iron_exp2_approx(v7917);
+      v7906.x[0] = v7918;  // kernels/sdpa/flash_tile.hpp:182
+      const float v7922 = v463.x[1];  // kernels/sdpa/flash_tile.hpp:183
+      const float v7923 = v7904.x[1];  // kernels/sdpa/flash_tile.hpp:184
+      const float v7924 = fmaxf(v7922, v7923);
+      const bool v7927 = v7924 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7928 = v7927 ? 0.0f : v7924;
+      const float v7929 = v7922 - v7928;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7930 = iron_exp2_approx(v7929);
+      v7906.x[1] = v7930;  // kernels/sdpa/flash_tile.hpp:182
+      const float v7934 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:183
+      const float v7935 = v7904.x[2];  // kernels/sdpa/flash_tile.hpp:184
+      const float v7936 = fmaxf(v7934, v7935);
+      const bool v7939 = v7936 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7940 = v7939 ? 0.0f : v7936;
+      const float v7941 = v7934 - v7940;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7942 = iron_exp2_approx(v7941);
+      v7906.x[2] = v7942;  // kernels/sdpa/flash_tile.hpp:182
+      const float v7946 = v463.x[3];  // kernels/sdpa/flash_tile.hpp:183
+      const float v7947 = v7904.x[3];  // kernels/sdpa/flash_tile.hpp:184
+      const float v7948 = fmaxf(v7946, v7947);
+      const bool v7951 = v7948 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7952 = v7951 ? 0.0f : v7948;
+      const float v7953 = v7946 - v7952;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7954 = iron_exp2_approx(v7953);
+      v7906.x[3] = v7954;  // kernels/sdpa/flash_tile.hpp:182
+      const float v7957 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7958 = v7904.x[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7959 = fmaxf(v7957, v7958);
+      v463.x[0] = v7959;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7962 = v463.x[1];
+      const float v7963 = v7904.x[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7964 = fmaxf(v7962, v7963);
+      v463.x[1] = v7964;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7967 = v463.x[2];
+      const float v7968 = v7904.x[2];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7969 = fmaxf(v7967, v7968);
+      v463.x[2] = v7969;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7972 = v463.x[3];
+      const float v7973 = v7904.x[3];  // kernels/sdpa/flash_tile.hpp:187
+      const float v7974 = fmaxf(v7972, v7973);
+      v463.x[3] = v7974;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7977 = v6792.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7978 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7981 = v7978 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7982 = v7981 ? 0.0f : v7978;
+      const float v7983 = v7977 - v7982;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7984 = iron_exp2_approx(v7983);
+      v6792.x[0] = v7984;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7987 = v6792.x[1];
+      const float v7988 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v7991 = v7988 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v7992 = v7991 ? 0.0f : v7988;
+      const float v7993 = v7987 - v7992;  // kernels/sdpa/flash_tile.hpp:190
+      const float v7994 = iron_exp2_approx(v7993);
+      v6792.x[1] = v7994;  // kernels/sdpa/flash_tile.hpp:189
+      const float v7997 = v6792.x[2];
+      const float v7998 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8001 = v7998 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8002 = v8001 ? 0.0f : v7998;
+      const float v8003 = v7997 - v8002;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8004 = iron_exp2_approx(v8003);
+      v6792.x[2] = v8004;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8007 = v6792.x[3];
+      const float v8008 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8011 = v8008 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8012 = v8011 ? 0.0f : v8008;
+      const float v8013 = v8007 - v8012;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8014 = iron_exp2_approx(v8013);
+      v6792.x[3] = v8014;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8017 = v6792.x[4];
+      const float v8018 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8021 = v8018 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8022 = v8021 ? 0.0f : v8018;
+      const float v8023 = v8017 - v8022;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8024 = iron_exp2_approx(v8023);
+      v6792.x[4] = v8024;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8027 = v6792.x[5];
+      const float v8028 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8031 = v8028 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8032 = v8031 ? 0.0f : v8028;
+      const float v8033 = v8027 - v8032;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8034 = iron_exp2_approx(v8033);
+      v6792.x[5] = v8034;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8037 = v6792.x[6];
+      const float v8038 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8041 = v8038 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8042 = v8041 ? 0.0f : v8038;
+      const float v8043 = v8037 - v8042;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8044 = iron_exp2_approx(v8043);
+      v6792.x[6] = v8044;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8047 = v6792.x[7];
+      const float v8048 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8051 = v8048 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8052 = v8051 ? 0.0f : v8048;
+      const float v8053 = v8047 - v8052;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8054 = iron_exp2_approx(v8053);
+      v6792.x[7] = v8054;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8057 = v6792.x[8];
+      const float v8058 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8061 = v8058 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8062 = v8061 ? 0.0f : v8058;
+      const float v8063 = v8057 - v8062;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8064 = iron_exp2_approx(v8063);
+      v6792.x[8] = v8064;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8067 = v6792.x[9];
+      const float v8068 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8071 = v8068 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8072 = v8071 ? 0.0f : v8068;
+      const float v8073 = v8067 - v8072;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8074 = iron_exp2_approx(v8073);
+      v6792.x[9] = v8074;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8077 = v6792.x[10];
+      const float v8078 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8081 = v8078 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8082 = v8081 ? 0.0f : v8078;
+      const float v8083 = v8077 - v8082;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8084 = iron_exp2_approx(v8083);
+      v6792.x[10] = v8084;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8087 = v6792.x[11];
+      const float v8088 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8091 = v8088 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8092 = v8091 ? 0.0f : v8088;
+      const float v8093 = v8087 - v8092;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8094 = iron_exp2_approx(v8093);
+      v6792.x[11] = v8094;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8097 = v6792.x[12];
+      const float v8098 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8101 = v8098 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8102 = v8101 ? 0.0f : v8098;
+      const float v8103 = v8097 - v8102;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8104 = iron_exp2_approx(v8103);
+      v6792.x[12] = v8104;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8107 = v6792.x[13];
+      const float v8108 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8111 = v8108 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8112 = v8111 ? 0.0f : v8108;
+      const float v8113 = v8107 - v8112;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8114 = iron_exp2_approx(v8113);
+      v6792.x[13] = v8114;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8117 = v6792.x[14];
+      const float v8118 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8121 = v8118 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8122 = v8121 ? 0.0f : v8118;
+      const float v8123 = v8117 - v8122;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8124 = iron_exp2_approx(v8123);
+      v6792.x[14] = v8124;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8127 = v6792.x[15];
+      const float v8128 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8131 = v8128 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8132 = v8131 ? 0.0f : v8128;
+      const float v8133 = v8127 - v8132;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8134 = iron_exp2_approx(v8133);
+      v6792.x[15] = v8134;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8137 = v6792.x[16];
+      const float v8138 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8141 = v8138 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8142 = v8141 ? 0.0f : v8138;
+      const float v8143 = v8137 - v8142;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8144 = iron_exp2_approx(v8143);
+      v6792.x[16] = v8144;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8147 = v6792.x[17];
+      const float v8148 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8151 = v8148 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8152 = v8151 ? 0.0f : v8148;
+      const float v8153 = v8147 - v8152;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8154 = iron_exp2_approx(v8153);
+      v6792.x[17] = v8154;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8157 = v6792.x[18];
+      const float v8158 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8161 = v8158 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8162 = v8161 ? 0.0f : v8158;
+      const float v8163 = v8157 - v8162;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8164 = iron_exp2_approx(v8163);
+      v6792.x[18] = v8164;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8167 = v6792.x[19];
+      const float v8168 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8171 = v8168 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8172 = v8171 ? 0.0f : v8168;
+      const float v8173 = v8167 - v8172;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8174 = iron_exp2_approx(v8173);
+      v6792.x[19] = v8174;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8177 = v6792.x[20];
+      const float v8178 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8181 = v8178 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8182 = v8181 ? 0.0f : v8178;
+      const float v8183 = v8177 - v8182;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8184 = iron_exp2_approx(v8183);
+      v6792.x[20] = v8184;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8187 = v6792.x[21];
+      const float v8188 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8191 = v8188 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8192 = v8191 ? 0.0f : v8188;
+      const float v8193 = v8187 - v8192;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8194 = iron_exp2_approx(v8193);
+      v6792.x[21] = v8194;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8197 = v6792.x[22];
+      const float v8198 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8201 = v8198 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8202 = v8201 ? 0.0f : v8198;
+      const float v8203 = v8197 - v8202;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8204 = iron_exp2_approx(v8203);
+      v6792.x[22] = v8204;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8207 = v6792.x[23];
+      const float v8208 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8211 = v8208 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8212 = v8211 ? 0.0f : v8208;
+      const float v8213 = v8207 - v8212;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8214 = iron_exp2_approx(v8213);
+      v6792.x[23] = v8214;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8217 = v6792.x[24];
+      const float v8218 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8221 = v8218 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8222 = v8221 ? 0.0f : v8218;
+      const float v8223 = v8217 - v8222;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8224 = iron_exp2_approx(v8223);
+      v6792.x[24] = v8224;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8227 = v6792.x[25];
+      const float v8228 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8231 = v8228 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8232 = v8231 ? 0.0f : v8228;
+      const float v8233 = v8227 - v8232;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8234 = iron_exp2_approx(v8233);
+      v6792.x[25] = v8234;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8237 = v6792.x[26];
+      const float v8238 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8241 = v8238 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8242 = v8241 ? 0.0f : v8238;
+      const float v8243 = v8237 - v8242;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8244 = iron_exp2_approx(v8243);
+      v6792.x[26] = v8244;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8247 = v6792.x[27];
+      const float v8248 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8251 = v8248 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8252 = v8251 ? 0.0f : v8248;
+      const float v8253 = v8247 - v8252;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8254 = iron_exp2_approx(v8253);
+      v6792.x[27] = v8254;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8257 = v6792.x[28];
+      const float v8258 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8261 = v8258 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8262 = v8261 ? 0.0f : v8258;
+      const float v8263 = v8257 - v8262;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8264 = iron_exp2_approx(v8263);
+      v6792.x[28] = v8264;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8267 = v6792.x[29];
+      const float v8268 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8271 = v8268 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8272 = v8271 ? 0.0f : v8268;
+      const float v8273 = v8267 - v8272;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8274 = iron_exp2_approx(v8273);
+      v6792.x[29] = v8274;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8277 = v6792.x[30];
+      const float v8278 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8281 = v8278 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8282 = v8281 ? 0.0f : v8278;
+      const float v8283 = v8277 - v8282;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8284 = iron_exp2_approx(v8283);
+      v6792.x[30] = v8284;  // kernels/sdpa/flash_tile.hpp:189
+      const float v8287 = v6792.x[31];
+      const float v8288 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v8291 = v8288 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v8292 = v8291 ? 0.0f : v8288;
+      const float v8293 = v8287 - v8292;  // kernels/sdpa/flash_tile.hpp:190
+      const float v8294 = iron_exp2_approx(v8293);
+      v6792.x[31] = v8294;  // kernels/sdpa/flash_tile.hpp:189
+      iron_frag<float, 2, 16, 8> v8296;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v8296, 0.0f);
+      iron_frag_row_reduce<true>(v8296, v6792);
+      const float v8299 = v465.x[0];  // kernels/sdpa/flash_tile.hpp:193
+      const float v8300 = v8296.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8301 = v7906.x[0];
+      const float v8302 = v8299 * v8301;
+      const float v8303 = v8302 + v8300;
+      v465.x[0] = v8303;  // kernels/sdpa/flash_tile.hpp:193
+      const float v8306 = v465.x[1];
+      const float v8307 = v8296.x[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8308 = v7906.x[1];
+      const float v8309 = v8306 * v8308;
+      const float v8310 = v8309 + v8307;
+      v465.x[1] = v8310;  // kernels/sdpa/flash_tile.hpp:193
+      const float v8313 = v465.x[2];
+      const float v8314 = v8296.x[2];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8315 = v7906.x[2];
+      const float v8316 = v8313 * v8315;
+      const float v8317 = v8316 + v8314;
+      v465.x[2] = v8317;  // kernels/sdpa/flash_tile.hpp:193
+      const float v8320 = v465.x[3];
+      const float v8321 = v8296.x[3];  // kernels/sdpa/flash_tile.hpp:194
+      const float v8322 = v7906.x[3];
+      const float v8323 = v8320 * v8322;
+      const float v8324 = v8323 + v8321;
+      v465.x[3] = v8324;  // kernels/sdpa/flash_tile.hpp:193
+      const float v8327 = v467.x[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v8328 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8329 = v8327 * v8328;
+      v467.x[0] = v8329;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8332 = v467.x[1];
+      const float v8333 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8334 = v8332 * v8333;
+      v467.x[1] = v8334;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8337 = v467.x[2];
+      const float v8338 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8339 = v8337 * v8338;
+      v467.x[2] = v8339;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8342 = v467.x[3];
+      const float v8343 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8344 = v8342 * v8343;
+      v467.x[3] = v8344;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8347 = v467.x[4];
+      const float v8348 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8349 = v8347 * v8348;
+      v467.x[4] = v8349;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8352 = v467.x[5];
+      const float v8353 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8354 = v8352 * v8353;
+      v467.x[5] = v8354;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8357 = v467.x[6];
+      const float v8358 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8359 = v8357 * v8358;
+      v467.x[6] = v8359;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8362 = v467.x[7];
+      const float v8363 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8364 = v8362 * v8363;
+      v467.x[7] = v8364;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8367 = v467.x[8];
+      const float v8368 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8369 = v8367 * v8368;
+      v467.x[8] = v8369;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8372 = v467.x[9];
+      const float v8373 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8374 = v8372 * v8373;
+      v467.x[9] = v8374;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8377 = v467.x[10];
+      const float v8378 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8379 = v8377 * v8378;
+      v467.x[10] = v8379;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8382 = v467.x[11];
+      const float v8383 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8384 = v8382 * v8383;
+      v467.x[11] = v8384;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8387 = v467.x[12];
+      const float v8388 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8389 = v8387 * v8388;
+      v467.x[12] = v8389;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8392 = v467.x[13];
+      const float v8393 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8394 = v8392 * v8393;
+      v467.x[13] = v8394;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8397 = v467.x[14];
+      const float v8398 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8399 = v8397 * v8398;
+      v467.x[14] = v8399;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8402 = v467.x[15];
+      const float v8403 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8404 = v8402 * v8403;
+      v467.x[15] = v8404;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8407 = v469.x[0];
+      const float v8408 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8409 = v8407 * v8408;
+      v469.x[0] = v8409;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8412 = v469.x[1];
+      const float v8413 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8414 = v8412 * v8413;
+      v469.x[1] = v8414;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8417 = v469.x[2];
+      const float v8418 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8419 = v8417 * v8418;
+      v469.x[2] = v8419;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8422 = v469.x[3];
+      const float v8423 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8424 = v8422 * v8423;
+      v469.x[3] = v8424;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8427 = v469.x[4];
+      const float v8428 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8429 = v8427 * v8428;
+      v469.x[4] = v8429;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8432 = v469.x[5];
+      const float v8433 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8434 = v8432 * v8433;
+      v469.x[5] = v8434;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8437 = v469.x[6];
+      const float v8438 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8439 = v8437 * v8438;
+      v469.x[6] = v8439;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8442 = v469.x[7];
+      const float v8443 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8444 = v8442 * v8443;
+      v469.x[7] = v8444;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8447 = v469.x[8];
+      const float v8448 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8449 = v8447 * v8448;
+      v469.x[8] = v8449;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8452 = v469.x[9];
+      const float v8453 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8454 = v8452 * v8453;
+      v469.x[9] = v8454;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8457 = v469.x[10];
+      const float v8458 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8459 = v8457 * v8458;
+      v469.x[10] = v8459;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8462 = v469.x[11];
+      const float v8463 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8464 = v8462 * v8463;
+      v469.x[11] = v8464;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8467 = v469.x[12];
+      const float v8468 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8469 = v8467 * v8468;
+      v469.x[12] = v8469;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8472 = v469.x[13];
+      const float v8473 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8474 = v8472 * v8473;
+      v469.x[13] = v8474;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8477 = v469.x[14];
+      const float v8478 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8479 = v8477 * v8478;
+      v469.x[14] = v8479;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8482 = v469.x[15];
+      const float v8483 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8484 = v8482 * v8483;
+      v469.x[15] = v8484;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8487 = v471.x[0];
+      const float v8488 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8489 = v8487 * v8488;
+      v471.x[0] = v8489;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8492 = v471.x[1];
+      const float v8493 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8494 = v8492 * v8493;
+      v471.x[1] = v8494;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8497 = v471.x[2];
+      const float v8498 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8499 = v8497 * v8498;
+      v471.x[2] = v8499;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8502 = v471.x[3];
+      const float v8503 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8504 = v8502 * v8503;
+      v471.x[3] = v8504;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8507 = v471.x[4];
+      const float v8508 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8509 = v8507 * v8508;
+      v471.x[4] = v8509;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8512 = v471.x[5];
+      const float v8513 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8514 = v8512 * v8513;
+      v471.x[5] = v8514;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8517 = v471.x[6];
+      const float v8518 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8519 = v8517 * v8518;
+      v471.x[6] = v8519;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8522 = v471.x[7];
+      const float v8523 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8524 = v8522 * v8523;
+      v471.x[7] = v8524;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8527 = v471.x[8];
+      const float v8528 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8529 = v8527 * v8528;
+      v471.x[8] = v8529;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8532 = v471.x[9];
+      const float v8533 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8534 = v8532 * v8533;
+      v471.x[9] = v8534;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8537 = v471.x[10];
+      const float v8538 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8539 = v8537 * v8538;
+      v471.x[10] = v8539;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8542 = v471.x[11];
+      const float v8543 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8544 = v8542 * v8543;
+      v471.x[11] = v8544;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8547 = v471.x[12];
+      const float v8548 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8549 = v8547 * v8548;
+      v471.x[12] = v8549;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8552 = v471.x[13];
+      const float v8553 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8554 = v8552 * v8553;
+      v471.x[13] = v8554;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8557 = v471.x[14];
+      const float v8558 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8559 = v8557 * v8558;
+      v471.x[14] = v8559;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8562 = v471.x[15];
+      const float v8563 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8564 = v8562 * v8563;
+      v471.x[15] = v8564;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8567 = v473.x[0];
+      const float v8568 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8569 = v8567 * v8568;
+      v473.x[0] = v8569;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8572 = v473.x[1];
+      const float v8573 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8574 = v8572 * v8573;
+      v473.x[1] = v8574;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8577 = v473.x[2];
+      const float v8578 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8579 = v8577 * v8578;
+      v473.x[2] = v8579;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8582 = v473.x[3];
+      const float v8583 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8584 = v8582 * v8583;
+      v473.x[3] = v8584;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8587 = v473.x[4];
+      const float v8588 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8589 = v8587 * v8588;
+      v473.x[4] = v8589;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8592 = v473.x[5];
+      const float v8593 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8594 = v8592 * v8593;
+      v473.x[5] = v8594;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8597 = v473.x[6];
+      const float v8598 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8599 = v8597 * v8598;
+      v473.x[6] = v8599;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8602 = v473.x[7];
+      const float v8603 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8604 = v8602 * v8603;
+      v473.x[7] = v8604;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8607 = v473.x[8];
+      const float v8608 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8609 = v8607 * v8608;
+      v473.x[8] = v8609;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8612 = v473.x[9];
+      const float v8613 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8614 = v8612 * v8613;
+      v473.x[9] = v8614;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8617 = v473.x[10];
+      const float v8618 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8619 = v8617 * v8618;
+      v473.x[10] = v8619;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8622 = v473.x[11];
+      const float v8623 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8624 = v8622 * v8623;
+      v473.x[11] = v8624;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8627 = v473.x[12];
+      const float v8628 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8629 = v8627 * v8628;
+      v473.x[12] = v8629;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8632 = v473.x[13];
+      const float v8633 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8634 = v8632 * v8633;
+      v473.x[13] = v8634;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8637 = v473.x[14];
+      const float v8638 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8639 = v8637 * v8638;
+      v473.x[14] = v8639;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8642 = v473.x[15];
+      const float v8643 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8644 = v8642 * v8643;
+      v473.x[15] = v8644;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8647 = v475.x[0];
+      const float v8648 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8649 = v8647 * v8648;
+      v475.x[0] = v8649;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8652 = v475.x[1];
+      const float v8653 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8654 = v8652 * v8653;
+      v475.x[1] = v8654;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8657 = v475.x[2];
+      const float v8658 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8659 = v8657 * v8658;
+      v475.x[2] = v8659;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8662 = v475.x[3];
+      const float v8663 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8664 = v8662 * v8663;
+      v475.x[3] = v8664;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8667 = v475.x[4];
+      const float v8668 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8669 = v8667 * v8668;
+      v475.x[4] = v8669;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8672 = v475.x[5];
+      const float v8673 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8674 = v8672 * v8673;
+      v475.x[5] = v8674;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8677 = v475.x[6];
+      const float v8678 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8679 = v8677 * v8678;
+      v475.x[6] = v8679;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8682 = v475.x[7];
+      const float v8683 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8684 = v8682 * v8683;
+      v475.x[7] = v8684;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8687 = v475.x[8];
+      const float v8688 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8689 = v8687 * v8688;
+      v475.x[8] = v8689;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8692 = v475.x[9];
+      const float v8693 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8694 = v8692 * v8693;
+      v475.x[9] = v8694;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8697 = v475.x[10];
+      const float v8698 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8699 = v8697 * v8698;
+      v475.x[10] = v8699;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8702 = v475.x[11];
+      const float v8703 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8704 = v8702 * v8703;
+      v475.x[11] = v8704;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8707 = v475.x[12];
+      const float v8708 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8709 = v8707 * v8708;
+      v475.x[12] = v8709;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8712 = v475.x[13];
+      const float v8713 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8714 = v8712 * v8713;
+      v475.x[13] = v8714;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8717 = v475.x[14];
+      const float v8718 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8719 = v8717 * v8718;
+      v475.x[14] = v8719;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8722 = v475.x[15];
+      const float v8723 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8724 = v8722 * v8723;
+      v475.x[15] = v8724;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8727 = v477.x[0];
+      const float v8728 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8729 = v8727 * v8728;
+      v477.x[0] = v8729;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8732 = v477.x[1];
+      const float v8733 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8734 = v8732 * v8733;
+      v477.x[1] = v8734;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8737 = v477.x[2];
+      const float v8738 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8739 = v8737 * v8738;
+      v477.x[2] = v8739;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8742 = v477.x[3];
+      const float v8743 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8744 = v8742 * v8743;
+      v477.x[3] = v8744;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8747 = v477.x[4];
+      const float v8748 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8749 = v8747 * v8748;
+      v477.x[4] = v8749;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8752 = v477.x[5];
+      const float v8753 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8754 = v8752 * v8753;
+      v477.x[5] = v8754;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8757 = v477.x[6];
+      const float v8758 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8759 = v8757 * v8758;
+      v477.x[6] = v8759;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8762 = v477.x[7];
+      const float v8763 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8764 = v8762 * v8763;
+      v477.x[7] = v8764;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8767 = v477.x[8];
+      const float v8768 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8769 = v8767 * v8768;
+      v477.x[8] = v8769;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8772 = v477.x[9];
+      const float v8773 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8774 = v8772 * v8773;
+      v477.x[9] = v8774;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8777 = v477.x[10];
+      const float v8778 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8779 = v8777 * v8778;
+      v477.x[10] = v8779;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8782 = v477.x[11];
+      const float v8783 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8784 = v8782 * v8783;
+      v477.x[11] = v8784;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8787 = v477.x[12];
+      const float v8788 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8789 = v8787 * v8788;
+      v477.x[12] = v8789;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8792 = v477.x[13];
+      const float v8793 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8794 = v8792 * v8793;
+      v477.x[13] = v8794;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8797 = v477.x[14];
+      const float v8798 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8799 = v8797 * v8798;
+      v477.x[14] = v8799;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8802 = v477.x[15];
+      const float v8803 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8804 = v8802 * v8803;
+      v477.x[15] = v8804;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8807 = v479.x[0];
+      const float v8808 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8809 = v8807 * v8808;
+      v479.x[0] = v8809;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8812 = v479.x[1];
+      const float v8813 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8814 = v8812 * v8813;
+      v479.x[1] = v8814;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8817 = v479.x[2];
+      const float v8818 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8819 = v8817 * v8818;
+      v479.x[2] = v8819;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8822 = v479.x[3];
+      const float v8823 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8824 = v8822 * v8823;
+      v479.x[3] = v8824;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8827 = v479.x[4];
+      const float v8828 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8829 = v8827 * v8828;
+      v479.x[4] = v8829;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8832 = v479.x[5];
+      const float v8833 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8834 = v8832 * v8833;
+      v479.x[5] = v8834;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8837 = v479.x[6];
+      const float v8838 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8839 = v8837 * v8838;
+      v479.x[6] = v8839;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8842 = v479.x[7];
+      const float v8843 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8844 = v8842 * v8843;
+      v479.x[7] = v8844;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8847 = v479.x[8];
+      const float v8848 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8849 = v8847 * v8848;
+      v479.x[8] = v8849;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8852 = v479.x[9];
+      const float v8853 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8854 = v8852 * v8853;
+      v479.x[9] = v8854;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8857 = v479.x[10];
+      const float v8858 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8859 = v8857 * v8858;
+      v479.x[10] = v8859;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8862 = v479.x[11];
+      const float v8863 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8864 = v8862 * v8863;
+      v479.x[11] = v8864;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8867 = v479.x[12];
+      const float v8868 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8869 = v8867 * v8868;
+      v479.x[12] = v8869;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8872 = v479.x[13];
+      const float v8873 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8874 = v8872 * v8873;
+      v479.x[13] = v8874;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8877 = v479.x[14];
+      const float v8878 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8879 = v8877 * v8878;
+      v479.x[14] = v8879;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8882 = v479.x[15];
+      const float v8883 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8884 = v8882 * v8883;
+      v479.x[15] = v8884;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8887 = v481.x[0];
+      const float v8888 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8889 = v8887 * v8888;
+      v481.x[0] = v8889;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8892 = v481.x[1];
+      const float v8893 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8894 = v8892 * v8893;
+      v481.x[1] = v8894;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8897 = v481.x[2];
+      const float v8898 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8899 = v8897 * v8898;
+      v481.x[2] = v8899;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8902 = v481.x[3];
+      const float v8903 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8904 = v8902 * v8903;
+      v481.x[3] = v8904;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8907 = v481.x[4];
+      const float v8908 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8909 = v8907 * v8908;
+      v481.x[4] = v8909;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8912 = v481.x[5];
+      const float v8913 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8914 = v8912 * v8913;
+      v481.x[5] = v8914;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8917 = v481.x[6];
+      const float v8918 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8919 = v8917 * v8918;
+      v481.x[6] = v8919;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8922 = v481.x[7];
+      const float v8923 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8924 = v8922 * v8923;
+      v481.x[7] = v8924;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8927 = v481.x[8];
+      const float v8928 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8929 = v8927 * v8928;
+      v481.x[8] = v8929;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8932 = v481.x[9];
+      const float v8933 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8934 = v8932 * v8933;
+      v481.x[9] = v8934;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8937 = v481.x[10];
+      const float v8938 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8939 = v8937 * v8938;
+      v481.x[10] = v8939;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8942 = v481.x[11];
+      const float v8943 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8944 = v8942 * v8943;
+      v481.x[11] = v8944;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8947 = v481.x[12];
+      const float v8948 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8949 = v8947 * v8948;
+      v481.x[12] = v8949;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8952 = v481.x[13];
+      const float v8953 = v7906.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8954 = v8952 * v8953;
+      v481.x[13] = v8954;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8957 = v481.x[14];
+      const float v8958 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8959 = v8957 * v8958;
+      v481.x[14] = v8959;  // kernels/sdpa/flash_tile.hpp:197
+      const float v8962 = v481.x[15];
+      const float v8963 = v7906.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v8964 = v8962 * v8963;
+      v481.x[15] = v8964;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<iron_bf16, 0, 16, 64> v8966;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v8966, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v8966, v6792);
+      iron_frag<iron_bf16, 1, 64, 32> v8968;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8968, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8968, shm2, v6798, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v467, v8966, v8968);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v8975;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8975, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8975, shm2, v6823, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v469, v8966, v8975);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v8982;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8982, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8982, shm2, v6847, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v471, v8966, v8982);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v8989;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8989, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8989, shm2, v6871, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v473, v8966, v8989);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v8996;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v8996, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v8996, shm2, v6895, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v475, v8966, v8996);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v9003;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9003, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9003, shm2, v6919, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v477, v8966, v9003);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v9010;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9010, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9010, shm2, v6943, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v479, v8966, v9010);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<iron_bf16, 1, 64, 32> v9017;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v9017, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 8, 3>(v9017, shm2, v6967, 256u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_sync(v481, v8966, v9017);  // kernels/sdpa/flash_tile.hpp:206
+      const unsigned int v9027 = v6788 + 1u;  // kernels/sdpa/flash_tile.hpp:142
+      const unsigned int v9028 = v9027 & 1u;
+      const bool v9029 = v6986 < v443;
+      if (v9029) {
+        const unsigned int v9031 = v9028 << 14u;  // kernels/sdpa/flash_tile.hpp:146
+        const unsigned int v9041 = v6986 + v47;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9042 = v9041 < v35;
+        const unsigned int v9045 = v9042 ? v9041 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9046 = v9045 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9047 = v32 + v9046;
+        const unsigned int v9048 = block_table[v9047];
+        const unsigned int v9050 = v9045 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9051 = v9048 * v2;
+        const unsigned int v9052 = v9051 + v30;
+        const unsigned int v9053 = v9052 * v6;
+        const unsigned int v9054 = v9053 + v9050;
+        const unsigned int v9055 = v9054 << 8u;
+        const unsigned int v9056 = v9055 + v51;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9059 = v9031 + v64;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9060 = v9059 + v51;
+        iron_copy_async<16>(shm1 + (v9060 ^ (((v9060 >> 8u) & 7u) << 3u)), k_pages + v9056, v9042);
+        const unsigned int v9070 = v6986 + v71;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9071 = v9070 < v35;
+        const unsigned int v9074 = v9071 ? v9070 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9075 = v9074 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9076 = v32 + v9075;
+        const unsigned int v9077 = block_table[v9076];
+        const unsigned int v9079 = v9074 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9080 = v9077 * v2;
+        const unsigned int v9081 = v9080 + v30;
+        const unsigned int v9082 = v9081 * v6;
+        const unsigned int v9083 = v9082 + v9079;
+        const unsigned int v9084 = v9083 << 8u;
+        const unsigned int v9085 = v9084 + v75;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9088 = v9031 + v88;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9089 = v9088 + v75;
+        iron_copy_async<16>(shm1 + (v9089 ^ (((v9089 >> 8u) & 7u) << 3u)), k_pages + v9085, v9071);
+        const unsigned int v9099 = v6986 + v95;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9100 = v9099 < v35;
+        const unsigned int v9103 = v9100 ? v9099 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9104 = v9103 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9105 = v32 + v9104;
+        const unsigned int v9106 = block_table[v9105];
+        const unsigned int v9108 = v9103 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9109 = v9106 * v2;
+        const unsigned int v9110 = v9109 + v30;
+        const unsigned int v9111 = v9110 * v6;
+        const unsigned int v9112 = v9111 + v9108;
+        const unsigned int v9113 = v9112 << 8u;
+        const unsigned int v9114 = v9113 + v99;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9117 = v9031 + v112;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9118 = v9117 + v99;
+        iron_copy_async<16>(shm1 + (v9118 ^ (((v9118 >> 8u) & 7u) << 3u)), k_pages + v9114, v9100);
+        const unsigned int v9128 = v6986 + v119;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9129 = v9128 < v35;
+        const unsigned int v9132 = v9129 ? v9128 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9133 = v9132 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9134 = v32 + v9133;
+        const unsigned int v9135 = block_table[v9134];
+        const unsigned int v9137 = v9132 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9138 = v9135 * v2;
+        const unsigned int v9139 = v9138 + v30;
+        const unsigned int v9140 = v9139 * v6;
+        const unsigned int v9141 = v9140 + v9137;
+        const unsigned int v9142 = v9141 << 8u;
+        const unsigned int v9143 = v9142 + v123;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9146 = v9031 + v136;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9147 = v9146 + v123;
+        iron_copy_async<16>(shm1 + (v9147 ^ (((v9147 >> 8u) & 7u) << 3u)), k_pages + v9143, v9129);
+        const unsigned int v9157 = v6986 + v143;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9158 = v9157 < v35;
+        const unsigned int v9161 = v9158 ? v9157 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9162 = v9161 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9163 = v32 + v9162;
+        const unsigned int v9164 = block_table[v9163];
+        const unsigned int v9166 = v9161 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9167 = v9164 * v2;
+        const unsigned int v9168 = v9167 + v30;
+        const unsigned int v9169 = v9168 * v6;
+        const unsigned int v9170 = v9169 + v9166;
+        const unsigned int v9171 = v9170 << 8u;
+        const unsigned int v9172 = v9171 + v147;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9175 = v9031 + v160;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9176 = v9175 + v147;
+        iron_copy_async<16>(shm1 + (v9176 ^ (((v9176 >> 8u) & 7u) << 3u)), k_pages + v9172, v9158);
+        const unsigned int v9186 = v6986 + v167;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9187 = v9186 < v35;
+        const unsigned int v9190 = v9187 ? v9186 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9191 = v9190 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9192 = v32 + v9191;
+        const unsigned int v9193 = block_table[v9192];
+        const unsigned int v9195 = v9190 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9196 = v9193 * v2;
+        const unsigned int v9197 = v9196 + v30;
+        const unsigned int v9198 = v9197 * v6;
+        const unsigned int v9199 = v9198 + v9195;
+        const unsigned int v9200 = v9199 << 8u;
+        const unsigned int v9201 = v9200 + v171;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9204 = v9031 + v184;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9205 = v9204 + v171;
+        iron_copy_async<16>(shm1 + (v9205 ^ (((v9205 >> 8u) & 7u) << 3u)), k_pages + v9201, v9187);
+        const unsigned int v9215 = v6986 + v191;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9216 = v9215 < v35;
+        const unsigned int v9219 = v9216 ? v9215 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9220 = v9219 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9221 = v32 + v9220;
+        const unsigned int v9222 = block_table[v9221];
+        const unsigned int v9224 = v9219 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9225 = v9222 * v2;
+        const unsigned int v9226 = v9225 + v30;
+        const unsigned int v9227 = v9226 * v6;
+        const unsigned int v9228 = v9227 + v9224;
+        const unsigned int v9229 = v9228 << 8u;
+        const unsigned int v9230 = v9229 + v195;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9233 = v9031 + v208;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9234 = v9233 + v195;
+        iron_copy_async<16>(shm1 + (v9234 ^ (((v9234 >> 8u) & 7u) << 3u)), k_pages + v9230, v9216);
+        const unsigned int v9244 = v6986 + v215;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9245 = v9244 < v35;
+        const unsigned int v9248 = v9245 ? v9244 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9249 = v9248 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9250 = v32 + v9249;
+        const unsigned int v9251 = block_table[v9250];
+        const unsigned int v9253 = v9248 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9254 = v9251 * v2;
+        const unsigned int v9255 = v9254 + v30;
+        const unsigned int v9256 = v9255 * v6;
+        const unsigned int v9257 = v9256 + v9253;
+        const unsigned int v9258 = v9257 << 8u;
+        const unsigned int v9259 = v9258 + v219;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9262 = v9031 + v232;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9263 = v9262 + v219;
+        iron_copy_async<16>(shm1 + (v9263 ^ (((v9263 >> 8u) & 7u) << 3u)), k_pages + v9259, v9245);
+        const unsigned int v9273 = v6986 + v239;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9274 = v9273 < v35;
+        const unsigned int v9277 = v9274 ? v9273 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9278 = v9277 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9279 = v32 + v9278;
+        const unsigned int v9280 = block_table[v9279];
+        const unsigned int v9282 = v9277 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9283 = v9280 * v2;
+        const unsigned int v9284 = v9283 + v30;
+        const unsigned int v9285 = v9284 * v6;
+        const unsigned int v9286 = v9285 + v9282;
+        const unsigned int v9287 = v9286 << 8u;
+        const unsigned int v9288 = v9287 + v243;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9291 = v9031 + v256;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9292 = v9291 + v243;
+        iron_copy_async<16>(shm1 + (v9292 ^ (((v9292 >> 8u) & 7u) << 3u)), k_pages + v9288, v9274);
+        const unsigned int v9302 = v6986 + v263;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9303 = v9302 < v35;
+        const unsigned int v9306 = v9303 ? v9302 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9307 = v9306 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9308 = v32 + v9307;
+        const unsigned int v9309 = block_table[v9308];
+        const unsigned int v9311 = v9306 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9312 = v9309 * v2;
+        const unsigned int v9313 = v9312 + v30;
+        const unsigned int v9314 = v9313 * v6;
+        const unsigned int v9315 = v9314 + v9311;
+        const unsigned int v9316 = v9315 << 8u;
+        const unsigned int v9317 = v9316 + v267;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9320 = v9031 + v280;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9321 = v9320 + v267;
+        iron_copy_async<16>(shm1 + (v9321 ^ (((v9321 >> 8u) & 7u) << 3u)), k_pages + v9317, v9303);
+        const unsigned int v9331 = v6986 + v287;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9332 = v9331 < v35;
+        const unsigned int v9335 = v9332 ? v9331 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9336 = v9335 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9337 = v32 + v9336;
+        const unsigned int v9338 = block_table[v9337];
+        const unsigned int v9340 = v9335 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9341 = v9338 * v2;
+        const unsigned int v9342 = v9341 + v30;
+        const unsigned int v9343 = v9342 * v6;
+        const unsigned int v9344 = v9343 + v9340;
+        const unsigned int v9345 = v9344 << 8u;
+        const unsigned int v9346 = v9345 + v291;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9349 = v9031 + v304;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9350 = v9349 + v291;
+        iron_copy_async<16>(shm1 + (v9350 ^ (((v9350 >> 8u) & 7u) << 3u)), k_pages + v9346, v9332);
+        const unsigned int v9360 = v6986 + v311;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9361 = v9360 < v35;
+        const unsigned int v9364 = v9361 ? v9360 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9365 = v9364 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9366 = v32 + v9365;
+        const unsigned int v9367 = block_table[v9366];
+        const unsigned int v9369 = v9364 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9370 = v9367 * v2;
+        const unsigned int v9371 = v9370 + v30;
+        const unsigned int v9372 = v9371 * v6;
+        const unsigned int v9373 = v9372 + v9369;
+        const unsigned int v9374 = v9373 << 8u;
+        const unsigned int v9375 = v9374 + v315;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9378 = v9031 + v328;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9379 = v9378 + v315;
+        iron_copy_async<16>(shm1 + (v9379 ^ (((v9379 >> 8u) & 7u) << 3u)), k_pages + v9375, v9361);
+        const unsigned int v9389 = v6986 + v335;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9390 = v9389 < v35;
+        const unsigned int v9393 = v9390 ? v9389 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9394 = v9393 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9395 = v32 + v9394;
+        const unsigned int v9396 = block_table[v9395];
+        const unsigned int v9398 = v9393 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9399 = v9396 * v2;
+        const unsigned int v9400 = v9399 + v30;
+        const unsigned int v9401 = v9400 * v6;
+        const unsigned int v9402 = v9401 + v9398;
+        const unsigned int v9403 = v9402 << 8u;
+        const unsigned int v9404 = v9403 + v339;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9407 = v9031 + v352;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9408 = v9407 + v339;
+        iron_copy_async<16>(shm1 + (v9408 ^ (((v9408 >> 8u) & 7u) << 3u)), k_pages + v9404, v9390);
+        const unsigned int v9418 = v6986 + v359;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9419 = v9418 < v35;
+        const unsigned int v9422 = v9419 ? v9418 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9423 = v9422 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9424 = v32 + v9423;
+        const unsigned int v9425 = block_table[v9424];
+        const unsigned int v9427 = v9422 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9428 = v9425 * v2;
+        const unsigned int v9429 = v9428 + v30;
+        const unsigned int v9430 = v9429 * v6;
+        const unsigned int v9431 = v9430 + v9427;
+        const unsigned int v9432 = v9431 << 8u;
+        const unsigned int v9433 = v9432 + v363;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9436 = v9031 + v376;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9437 = v9436 + v363;
+        iron_copy_async<16>(shm1 + (v9437 ^ (((v9437 >> 8u) & 7u) << 3u)), k_pages + v9433, v9419);
+        const unsigned int v9447 = v6986 + v383;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9448 = v9447 < v35;
+        const unsigned int v9451 = v9448 ? v9447 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9452 = v9451 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9453 = v32 + v9452;
+        const unsigned int v9454 = block_table[v9453];
+        const unsigned int v9456 = v9451 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9457 = v9454 * v2;
+        const unsigned int v9458 = v9457 + v30;
+        const unsigned int v9459 = v9458 * v6;
+        const unsigned int v9460 = v9459 + v9456;
+        const unsigned int v9461 = v9460 << 8u;
+        const unsigned int v9462 = v9461 + v387;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9465 = v9031 + v400;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9466 = v9465 + v387;
+        iron_copy_async<16>(shm1 + (v9466 ^ (((v9466 >> 8u) & 7u) << 3u)), k_pages + v9462, v9448);
+        const unsigned int v9476 = v6986 + v407;  // kernels/sdpa/flash_tile.hpp:75
+        const bool v9477 = v9476 < v35;
+        const unsigned int v9480 = v9477 ? v9476 : v42;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9481 = v9480 / v6;  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9482 = v32 + v9481;
+        const unsigned int v9483 = block_table[v9482];
+        const unsigned int v9485 = v9480 % v6;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9486 = v9483 * v2;
+        const unsigned int v9487 = v9486 + v30;
+        const unsigned int v9488 = v9487 * v6;
+        const unsigned int v9489 = v9488 + v9485;
+        const unsigned int v9490 = v9489 << 8u;
+        const unsigned int v9491 = v9490 + v411;  // kernels/sdpa/flash_tile.hpp:76
+        const unsigned int v9494 = v9031 + v424;  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9495 = v9494 + v411;
+        iron_copy_async<16>(shm1 + (v9495 ^ (((v9495 >> 8u) & 7u) << 3u)), k_pages + v9491, v9477);
+        const unsigned int v9514 = block_table[v9047];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9517 = v9514 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9518 = v9517 + v30;
+        const unsigned int v9519 = v9518 * v6;
+        const unsigned int v9520 = v9519 + v9050;
+        const unsigned int v9521 = v9520 << 8u;
+        const unsigned int v9522 = v9521 + v51;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v9060 ^ (((v9060 >> 8u) & 7u) << 3u)), v_pages + v9522, v9042);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9543 = block_table[v9076];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9546 = v9543 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9547 = v9546 + v30;
+        const unsigned int v9548 = v9547 * v6;
+        const unsigned int v9549 = v9548 + v9079;
+        const unsigned int v9550 = v9549 << 8u;
+        const unsigned int v9551 = v9550 + v75;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v9089 ^ (((v9089 >> 8u) & 7u) << 3u)), v_pages + v9551, v9071);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9572 = block_table[v9105];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9575 = v9572 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9576 = v9575 + v30;
+        const unsigned int v9577 = v9576 * v6;
+        const unsigned int v9578 = v9577 + v9108;
+        const unsigned int v9579 = v9578 << 8u;
+        const unsigned int v9580 = v9579 + v99;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v9118 ^ (((v9118 >> 8u) & 7u) << 3u)), v_pages + v9580, v9100);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9601 = block_table[v9134];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9604 = v9601 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9605 = v9604 + v30;
+        const unsigned int v9606 = v9605 * v6;
+        const unsigned int v9607 = v9606 + v9137;
+        const unsigned int v9608 = v9607 << 8u;
+        const unsigned int v9609 = v9608 + v123;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v9147 ^ (((v9147 >> 8u) & 7u) << 3u)), v_pages + v9609, v9129);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9630 = block_table[v9163];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9633 = v9630 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9634 = v9633 + v30;
+        const unsigned int v9635 = v9634 * v6;
+        const unsigned int v9636 = v9635 + v9166;
+        const unsigned int v9637 = v9636 << 8u;
+        const unsigned int v9638 = v9637 + v147;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v9176 ^ (((v9176 >> 8u) & 7u) << 3u)), v_pages + v9638, v9158);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9659 = block_table[v9192];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9662 = v9659 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9663 = v9662 + v30;
+        const unsigned int v9664 = v9663 * v6;
+        const unsigned int v9665 = v9664 + v9195;
+        const unsigned int v9666 = v9665 << 8u;
+        const unsigned int v9667 = v9666 + v171;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v9205 ^ (((v9205 >> 8u) & 7u) << 3u)), v_pages + v9667, v9187);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9688 = block_table[v9221];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9691 = v9688 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9692 = v9691 + v30;
+        const unsigned int v9693 = v9692 * v6;
+        const unsigned int v9694 = v9693 + v9224;
+        const unsigned int v9695 = v9694 << 8u;
+        const unsigned int v9696 = v9695 + v195;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v9234 ^ (((v9234 >> 8u) & 7u) << 3u)), v_pages + v9696, v9216);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9717 = block_table[v9250];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9720 = v9717 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9721 = v9720 + v30;
+        const unsigned int v9722 = v9721 * v6;
+        const unsigned int v9723 = v9722 + v9253;
+        const unsigned int v9724 = v9723 << 8u;
+        const unsigned int v9725 = v9724 + v219;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v9263 ^ (((v9263 >> 8u) & 7u) << 3u)), v_pages + v9725, v9245);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9746 = block_table[v9279];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9749 = v9746 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9750 = v9749 + v30;
+        const unsigned int v9751 = v9750 * v6;
+        const unsigned int v9752 = v9751 + v9282;
+        const unsigned int v9753 = v9752 << 8u;
+        const unsigned int v9754 = v9753 + v243;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v9292 ^ (((v9292 >> 8u) & 7u) << 3u)), v_pages + v9754, v9274);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9775 = block_table[v9308];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9778 = v9775 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9779 = v9778 + v30;
+        const unsigned int v9780 = v9779 * v6;
+        const unsigned int v9781 = v9780 + v9311;
+        const unsigned int v9782 = v9781 << 8u;
+        const unsigned int v9783 = v9782 + v267;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v9321 ^ (((v9321 >> 8u) & 7u) << 3u)), v_pages + v9783, v9303);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9804 = block_table[v9337];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9807 = v9804 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9808 = v9807 + v30;
+        const unsigned int v9809 = v9808 * v6;
+        const unsigned int v9810 = v9809 + v9340;
+        const unsigned int v9811 = v9810 << 8u;
+        const unsigned int v9812 = v9811 + v291;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v9350 ^ (((v9350 >> 8u) & 7u) << 3u)), v_pages + v9812, v9332);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9833 = block_table[v9366];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9836 = v9833 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9837 = v9836 + v30;
+        const unsigned int v9838 = v9837 * v6;
+        const unsigned int v9839 = v9838 + v9369;
+        const unsigned int v9840 = v9839 << 8u;
+        const unsigned int v9841 = v9840 + v315;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v9379 ^ (((v9379 >> 8u) & 7u) << 3u)), v_pages + v9841, v9361);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9862 = block_table[v9395];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9865 = v9862 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9866 = v9865 + v30;
+        const unsigned int v9867 = v9866 * v6;
+        const unsigned int v9868 = v9867 + v9398;
+        const unsigned int v9869 = v9868 << 8u;
+        const unsigned int v9870 = v9869 + v339;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v9408 ^ (((v9408 >> 8u) & 7u) << 3u)), v_pages + v9870, v9390);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9891 = block_table[v9424];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9894 = v9891 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9895 = v9894 + v30;
+        const unsigned int v9896 = v9895 * v6;
+        const unsigned int v9897 = v9896 + v9427;
+        const unsigned int v9898 = v9897 << 8u;
+        const unsigned int v9899 = v9898 + v363;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v9437 ^ (((v9437 >> 8u) & 7u) << 3u)), v_pages + v9899, v9419);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9920 = block_table[v9453];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9923 = v9920 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9924 = v9923 + v30;
+        const unsigned int v9925 = v9924 * v6;
+        const unsigned int v9926 = v9925 + v9456;
+        const unsigned int v9927 = v9926 << 8u;
+        const unsigned int v9928 = v9927 + v387;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v9466 ^ (((v9466 >> 8u) & 7u) << 3u)), v_pages + v9928, v9448);  // kernels/sdpa/flash_tile.hpp:77
+        const unsigned int v9949 = block_table[v9482];  // kernels/sdpa/kv_sources.hpp:66
+        const unsigned int v9952 = v9949 * v2;  // kernels/sdpa/kv_sources.hpp:67
+        const unsigned int v9953 = v9952 + v30;
+        const unsigned int v9954 = v9953 * v6;
+        const unsigned int v9955 = v9954 + v9485;
+        const unsigned int v9956 = v9955 << 8u;
+        const unsigned int v9957 = v9956 + v411;  // kernels/sdpa/flash_tile.hpp:76
+        iron_copy_async<16>(shm2 + (v9495 ^ (((v9495 >> 8u) & 7u) << 3u)), v_pages + v9957, v9477);  // kernels/sdpa/flash_tile.hpp:77
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
     }
     __syncthreads();
-    const float v3577 = v37 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:181
-    iron_frag<float, 2, 16, 8> v3579;  // kernels/sdpa/flash_tile.hpp:182
-    iron_frag_fill(v3579, 0.0f);
-    const float v3583 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:184
-    const float v3584 = fmaxf(v3583, v3577);
-    const bool v3587 = v3584 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v3588 = v3587 ? 0.0f : v3584;
-    v3579.x[0] = v3588;  // kernels/sdpa/flash_tile.hpp:183
-    const float v3592 = v618.x[1];  // kernels/sdpa/flash_tile.hpp:184
-    const float v3593 = fmaxf(v3592, v3577);
-    const bool v3596 = v3593 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v3597 = v3596 ? 0.0f : v3593;
-    v3579.x[1] = v3597;  // kernels/sdpa/flash_tile.hpp:183
-    const float v3601 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:184
-    const float v3602 = fmaxf(v3601, v3577);
-    const bool v3605 = v3602 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v3606 = v3605 ? 0.0f : v3602;
-    v3579.x[2] = v3606;  // kernels/sdpa/flash_tile.hpp:183
-    const float v3610 = v618.x[3];  // kernels/sdpa/flash_tile.hpp:184
-    const float v3611 = fmaxf(v3610, v3577);
-    const bool v3614 = v3611 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v3615 = v3614 ? 0.0f : v3611;
-    v3579.x[3] = v3615;  // kernels/sdpa/flash_tile.hpp:183
-    iron_frag<float, 2, 16, 8> v3617;  // kernels/sdpa/flash_tile.hpp:186
-    iron_frag_fill(v3617, 0.0f);
-    const float v3621 = v3579.x[0];  // kernels/sdpa/flash_tile.hpp:188
-    const float v3622 = v3577 - v3621;
-    const float v3623 = exp2f(v3622);
-    const float v3625 = v618.x[0];
-    const float v3626 = v3625 - v3621;
-    const float v3627 = exp2f(v3626);
-    const float v3628 = v620.x[0];
-    const float v3629 = v3628 * v3627;
-    const float v3630 = v3629 + v3623;
-    v3617.x[0] = v3630;  // kernels/sdpa/flash_tile.hpp:187
-    const float v3634 = v3579.x[1];  // kernels/sdpa/flash_tile.hpp:188
-    const float v3635 = v3577 - v3634;
-    const float v3636 = exp2f(v3635);
-    const float v3638 = v618.x[1];
-    const float v3639 = v3638 - v3634;
-    const float v3640 = exp2f(v3639);
-    const float v3641 = v620.x[1];
-    const float v3642 = v3641 * v3640;
-    const float v3643 = v3642 + v3636;
-    v3617.x[1] = v3643;  // kernels/sdpa/flash_tile.hpp:187
-    const float v3647 = v3579.x[2];  // kernels/sdpa/flash_tile.hpp:188
-    const float v3648 = v3577 - v3647;
-    const float v3649 = exp2f(v3648);
-    const float v3651 = v618.x[2];
-    const float v3652 = v3651 - v3647;
-    const float v3653 = exp2f(v3652);
-    const float v3654 = v620.x[2];
-    const float v3655 = v3654 * v3653;
-    const float v3656 = v3655 + v3649;
-    v3617.x[2] = v3656;  // kernels/sdpa/flash_tile.hpp:187
-    const float v3660 = v3579.x[3];  // kernels/sdpa/flash_tile.hpp:188
-    const float v3661 = v3577 - v3660;
-    const float v3662 = exp2f(v3661);
-    const float v3664 = v618.x[3];
-    const float v3665 = v3664 - v3660;
-    const float v3666 = exp2f(v3665);
-    const float v3667 = v620.x[3];
-    const float v3668 = v3667 * v3666;
-    const float v3669 = v3668 + v3662;
-    v3617.x[3] = v3669;  // kernels/sdpa/flash_tile.hpp:187
-    iron_frag<float, 2, 16, 8> v3671;  // kernels/sdpa/flash_tile.hpp:190
-    iron_frag_fill(v3671, 0.0f);
-    const float v3675 = v3617.x[0];  // kernels/sdpa/flash_tile.hpp:192
-    const float v3677 = v3579.x[0];  // kernels/sdpa/flash_tile.hpp:193
-    const float v3678 = v618.x[0];
-    const float v3679 = v3678 - v3677;
-    const float v3680 = exp2f(v3679);
-    const float v3681 = v3680 / v3675;
-    const bool v3683 = v3675 > 0.0f;
-    const float v3684 = v3683 ? v3681 : 0.0f;
-    v3671.x[0] = v3684;  // kernels/sdpa/flash_tile.hpp:191
-    const float v3688 = v3617.x[1];  // kernels/sdpa/flash_tile.hpp:192
-    const float v3690 = v3579.x[1];  // kernels/sdpa/flash_tile.hpp:193
-    const float v3691 = v618.x[1];
-    const float v3692 = v3691 - v3690;
-    const float v3693 = exp2f(v3692);
-    const float v3694 = v3693 / v3688;
-    const bool v3696 = v3688 > 0.0f;
-    const float v3697 = v3696 ? v3694 : 0.0f;
-    v3671.x[1] = v3697;  // kernels/sdpa/flash_tile.hpp:191
-    const float v3701 = v3617.x[2];  // kernels/sdpa/flash_tile.hpp:192
-    const float v3703 = v3579.x[2];  // kernels/sdpa/flash_tile.hpp:193
-    const float v3704 = v618.x[2];
-    const float v3705 = v3704 - v3703;
-    const float v3706 = exp2f(v3705);
-    const float v3707 = v3706 / v3701;
-    const bool v3709 = v3701 > 0.0f;
-    const float v3710 = v3709 ? v3707 : 0.0f;
-    v3671.x[2] = v3710;  // kernels/sdpa/flash_tile.hpp:191
-    const float v3714 = v3617.x[3];  // kernels/sdpa/flash_tile.hpp:192
-    const float v3716 = v3579.x[3];  // kernels/sdpa/flash_tile.hpp:193
-    const float v3717 = v618.x[3];
-    const float v3718 = v3717 - v3716;
-    const float v3719 = exp2f(v3718);
-    const float v3720 = v3719 / v3714;
-    const bool v3722 = v3714 > 0.0f;
-    const float v3723 = v3722 ? v3720 : 0.0f;
-    v3671.x[3] = v3723;  // kernels/sdpa/flash_tile.hpp:191
-    const unsigned int v3725 = v41 + v8021;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3726 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3727 = v622.x[0];
-    const float v3728 = v3727 * v3726;
-    const bool v3729 = v3725 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3729) {
-      const iron_bf16 v3733 = iron_f32_to_bf16(v3728);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3735 = v13 + v3725;
-      const unsigned int v3736 = v3735 * v1;
-      const unsigned int v3737 = v3736 + v28;
-      const unsigned int v3738 = v3737 << 8u;
-      const unsigned int v3739 = v3738 + v8020;
-      out[v3739] = v3733;
-    }
-    const unsigned int v3741 = v41 + v8026;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3742 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3743 = v622.x[1];
-    const float v3744 = v3743 * v3742;
-    const bool v3745 = v3741 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3745) {
-      const iron_bf16 v3749 = iron_f32_to_bf16(v3744);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3751 = v13 + v3741;
-      const unsigned int v3752 = v3751 * v1;
-      const unsigned int v3753 = v3752 + v28;
-      const unsigned int v3754 = v3753 << 8u;
-      const unsigned int v3755 = v3754 + v8025;
-      out[v3755] = v3749;
-    }
-    const unsigned int v3757 = v41 + v8031;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3758 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3759 = v622.x[2];
-    const float v3760 = v3759 * v3758;
-    const bool v3761 = v3757 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3761) {
-      const iron_bf16 v3765 = iron_f32_to_bf16(v3760);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3767 = v13 + v3757;
-      const unsigned int v3768 = v3767 * v1;
-      const unsigned int v3769 = v3768 + v28;
-      const unsigned int v3770 = v3769 << 8u;
-      const unsigned int v3771 = v3770 + v8030;
-      out[v3771] = v3765;
-    }
-    const unsigned int v3773 = v41 + v8036;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3774 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3775 = v622.x[3];
-    const float v3776 = v3775 * v3774;
-    const bool v3777 = v3773 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3777) {
-      const iron_bf16 v3781 = iron_f32_to_bf16(v3776);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3783 = v13 + v3773;
-      const unsigned int v3784 = v3783 * v1;
-      const unsigned int v3785 = v3784 + v28;
-      const unsigned int v3786 = v3785 << 8u;
-      const unsigned int v3787 = v3786 + v8035;
-      out[v3787] = v3781;
-    }
-    const unsigned int v3789 = v41 + v8041;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3790 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3791 = v622.x[4];
-    const float v3792 = v3791 * v3790;
-    const bool v3793 = v3789 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3793) {
-      const iron_bf16 v3797 = iron_f32_to_bf16(v3792);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3799 = v13 + v3789;
-      const unsigned int v3800 = v3799 * v1;
-      const unsigned int v3801 = v3800 + v28;
-      const unsigned int v3802 = v3801 << 8u;
-      const unsigned int v3803 = v3802 + v8040;
-      out[v3803] = v3797;
-    }
-    const unsigned int v3805 = v41 + v8046;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3806 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3807 = v622.x[5];
-    const float v3808 = v3807 * v3806;
-    const bool v3809 = v3805 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3809) {
-      const iron_bf16 v3813 = iron_f32_to_bf16(v3808);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3815 = v13 + v3805;
-      const unsigned int v3816 = v3815 * v1;
-      const unsigned int v3817 = v3816 + v28;
-      const unsigned int v3818 = v3817 << 8u;
-      const unsigned int v3819 = v3818 + v8045;
-      out[v3819] = v3813;
-    }
-    const unsigned int v3821 = v41 + v8051;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3822 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3823 = v622.x[6];
-    const float v3824 = v3823 * v3822;
-    const bool v3825 = v3821 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3825) {
-      const iron_bf16 v3829 = iron_f32_to_bf16(v3824);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3831 = v13 + v3821;
-      const unsigned int v3832 = v3831 * v1;
-      const unsigned int v3833 = v3832 + v28;
-      const unsigned int v3834 = v3833 << 8u;
-      const unsigned int v3835 = v3834 + v8050;
-      out[v3835] = v3829;
-    }
-    const unsigned int v3837 = v41 + v8056;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3838 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3839 = v622.x[7];
-    const float v3840 = v3839 * v3838;
-    const bool v3841 = v3837 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3841) {
-      const iron_bf16 v3845 = iron_f32_to_bf16(v3840);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3847 = v13 + v3837;
-      const unsigned int v3848 = v3847 * v1;
-      const unsigned int v3849 = v3848 + v28;
-      const unsigned int v3850 = v3849 << 8u;
-      const unsigned int v3851 = v3850 + v8055;
-      out[v3851] = v3845;
-    }
-    const unsigned int v3853 = v41 + v8061;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3854 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3855 = v622.x[8];
-    const float v3856 = v3855 * v3854;
-    const bool v3857 = v3853 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3857) {
-      const iron_bf16 v3861 = iron_f32_to_bf16(v3856);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3863 = v13 + v3853;
-      const unsigned int v3864 = v3863 * v1;
-      const unsigned int v3865 = v3864 + v28;
-      const unsigned int v3866 = v3865 << 8u;
-      const unsigned int v3867 = v3866 + v8060;
-      out[v3867] = v3861;
-    }
-    const unsigned int v3869 = v41 + v8066;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3870 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3871 = v622.x[9];
-    const float v3872 = v3871 * v3870;
-    const bool v3873 = v3869 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3873) {
-      const iron_bf16 v3877 = iron_f32_to_bf16(v3872);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3879 = v13 + v3869;
-      const unsigned int v3880 = v3879 * v1;
-      const unsigned int v3881 = v3880 + v28;
-      const unsigned int v3882 = v3881 << 8u;
-      const unsigned int v3883 = v3882 + v8065;
-      out[v3883] = v3877;
-    }
-    const unsigned int v3885 = v41 + v8071;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3886 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3887 = v622.x[10];
-    const float v3888 = v3887 * v3886;
-    const bool v3889 = v3885 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3889) {
-      const iron_bf16 v3893 = iron_f32_to_bf16(v3888);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3895 = v13 + v3885;
-      const unsigned int v3896 = v3895 * v1;
-      const unsigned int v3897 = v3896 + v28;
-      const unsigned int v3898 = v3897 << 8u;
-      const unsigned int v3899 = v3898 + v8070;
-      out[v3899] = v3893;
-    }
-    const unsigned int v3901 = v41 + v8076;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3902 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3903 = v622.x[11];
-    const float v3904 = v3903 * v3902;
-    const bool v3905 = v3901 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3905) {
-      const iron_bf16 v3909 = iron_f32_to_bf16(v3904);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3911 = v13 + v3901;
-      const unsigned int v3912 = v3911 * v1;
-      const unsigned int v3913 = v3912 + v28;
-      const unsigned int v3914 = v3913 << 8u;
-      const unsigned int v3915 = v3914 + v8075;
-      out[v3915] = v3909;
-    }
-    const unsigned int v3917 = v41 + v8081;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3918 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3919 = v622.x[12];
-    const float v3920 = v3919 * v3918;
-    const bool v3921 = v3917 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3921) {
-      const iron_bf16 v3925 = iron_f32_to_bf16(v3920);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3927 = v13 + v3917;
-      const unsigned int v3928 = v3927 * v1;
-      const unsigned int v3929 = v3928 + v28;
-      const unsigned int v3930 = v3929 << 8u;
-      const unsigned int v3931 = v3930 + v8080;
-      out[v3931] = v3925;
-    }
-    const unsigned int v3933 = v41 + v8086;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3934 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3935 = v622.x[13];
-    const float v3936 = v3935 * v3934;
-    const bool v3937 = v3933 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3937) {
-      const iron_bf16 v3941 = iron_f32_to_bf16(v3936);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3943 = v13 + v3933;
-      const unsigned int v3944 = v3943 * v1;
-      const unsigned int v3945 = v3944 + v28;
-      const unsigned int v3946 = v3945 << 8u;
-      const unsigned int v3947 = v3946 + v8085;
-      out[v3947] = v3941;
-    }
-    const unsigned int v3949 = v41 + v8091;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3950 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3951 = v622.x[14];
-    const float v3952 = v3951 * v3950;
-    const bool v3953 = v3949 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3953) {
-      const iron_bf16 v3957 = iron_f32_to_bf16(v3952);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3959 = v13 + v3949;
-      const unsigned int v3960 = v3959 * v1;
-      const unsigned int v3961 = v3960 + v28;
-      const unsigned int v3962 = v3961 << 8u;
-      const unsigned int v3963 = v3962 + v8090;
-      out[v3963] = v3957;
-    }
-    const unsigned int v3965 = v41 + v8096;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3966 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3967 = v622.x[15];
-    const float v3968 = v3967 * v3966;
-    const bool v3969 = v3965 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3969) {
-      const iron_bf16 v3973 = iron_f32_to_bf16(v3968);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3975 = v13 + v3965;
-      const unsigned int v3976 = v3975 * v1;
-      const unsigned int v3977 = v3976 + v28;
-      const unsigned int v3978 = v3977 << 8u;
-      const unsigned int v3979 = v3978 + v8095;
-      out[v3979] = v3973;
-    }
-    const unsigned int v3981 = v41 + v8101;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3982 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3983 = v624.x[0];
-    const float v3984 = v3983 * v3982;
-    const bool v3985 = v3981 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v3985) {
-      const unsigned int v3988 = 32u + v8100;
-      const iron_bf16 v3989 = iron_f32_to_bf16(v3984);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v3991 = v13 + v3981;
-      const unsigned int v3992 = v3991 * v1;
-      const unsigned int v3993 = v3992 + v28;
-      const unsigned int v3994 = v3993 << 8u;
-      const unsigned int v3995 = v3994 + v3988;
-      out[v3995] = v3989;
-    }
-    const unsigned int v3997 = v41 + v8106;  // kernels/sdpa/flash_tile.hpp:197
-    const float v3998 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v3999 = v624.x[1];
-    const float v4000 = v3999 * v3998;
-    const bool v4001 = v3997 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4001) {
-      const unsigned int v4004 = 32u + v8105;
-      const iron_bf16 v4005 = iron_f32_to_bf16(v4000);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4007 = v13 + v3997;
-      const unsigned int v4008 = v4007 * v1;
-      const unsigned int v4009 = v4008 + v28;
-      const unsigned int v4010 = v4009 << 8u;
-      const unsigned int v4011 = v4010 + v4004;
-      out[v4011] = v4005;
-    }
-    const unsigned int v4013 = v41 + v8111;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4014 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4015 = v624.x[2];
-    const float v4016 = v4015 * v4014;
-    const bool v4017 = v4013 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4017) {
-      const unsigned int v4020 = 32u + v8110;
-      const iron_bf16 v4021 = iron_f32_to_bf16(v4016);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4023 = v13 + v4013;
-      const unsigned int v4024 = v4023 * v1;
-      const unsigned int v4025 = v4024 + v28;
-      const unsigned int v4026 = v4025 << 8u;
-      const unsigned int v4027 = v4026 + v4020;
-      out[v4027] = v4021;
-    }
-    const unsigned int v4029 = v41 + v8116;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4030 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4031 = v624.x[3];
-    const float v4032 = v4031 * v4030;
-    const bool v4033 = v4029 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4033) {
-      const unsigned int v4036 = 32u + v8115;
-      const iron_bf16 v4037 = iron_f32_to_bf16(v4032);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4039 = v13 + v4029;
-      const unsigned int v4040 = v4039 * v1;
-      const unsigned int v4041 = v4040 + v28;
-      const unsigned int v4042 = v4041 << 8u;
-      const unsigned int v4043 = v4042 + v4036;
-      out[v4043] = v4037;
-    }
-    const unsigned int v4045 = v41 + v8121;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4046 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4047 = v624.x[4];
-    const float v4048 = v4047 * v4046;
-    const bool v4049 = v4045 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4049) {
-      const unsigned int v4052 = 32u + v8120;
-      const iron_bf16 v4053 = iron_f32_to_bf16(v4048);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4055 = v13 + v4045;
-      const unsigned int v4056 = v4055 * v1;
-      const unsigned int v4057 = v4056 + v28;
-      const unsigned int v4058 = v4057 << 8u;
-      const unsigned int v4059 = v4058 + v4052;
-      out[v4059] = v4053;
-    }
-    const unsigned int v4061 = v41 + v8126;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4062 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4063 = v624.x[5];
-    const float v4064 = v4063 * v4062;
-    const bool v4065 = v4061 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4065) {
-      const unsigned int v4068 = 32u + v8125;
-      const iron_bf16 v4069 = iron_f32_to_bf16(v4064);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4071 = v13 + v4061;
-      const unsigned int v4072 = v4071 * v1;
-      const unsigned int v4073 = v4072 + v28;
-      const unsigned int v4074 = v4073 << 8u;
-      const unsigned int v4075 = v4074 + v4068;
-      out[v4075] = v4069;
-    }
-    const unsigned int v4077 = v41 + v8131;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4078 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4079 = v624.x[6];
-    const float v4080 = v4079 * v4078;
-    const bool v4081 = v4077 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4081) {
-      const unsigned int v4084 = 32u + v8130;
-      const iron_bf16 v4085 = iron_f32_to_bf16(v4080);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4087 = v13 + v4077;
-      const unsigned int v4088 = v4087 * v1;
-      const unsigned int v4089 = v4088 + v28;
-      const unsigned int v4090 = v4089 << 8u;
-      const unsigned int v4091 = v4090 + v4084;
-      out[v4091] = v4085;
-    }
-    const unsigned int v4093 = v41 + v8136;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4094 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4095 = v624.x[7];
-    const float v4096 = v4095 * v4094;
-    const bool v4097 = v4093 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4097) {
-      const unsigned int v4100 = 32u + v8135;
-      const iron_bf16 v4101 = iron_f32_to_bf16(v4096);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4103 = v13 + v4093;
-      const unsigned int v4104 = v4103 * v1;
-      const unsigned int v4105 = v4104 + v28;
-      const unsigned int v4106 = v4105 << 8u;
-      const unsigned int v4107 = v4106 + v4100;
-      out[v4107] = v4101;
-    }
-    const unsigned int v4109 = v41 + v8141;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4110 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4111 = v624.x[8];
-    const float v4112 = v4111 * v4110;
-    const bool v4113 = v4109 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4113) {
-      const unsigned int v4116 = 32u + v8140;
-      const iron_bf16 v4117 = iron_f32_to_bf16(v4112);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4119 = v13 + v4109;
-      const unsigned int v4120 = v4119 * v1;
-      const unsigned int v4121 = v4120 + v28;
-      const unsigned int v4122 = v4121 << 8u;
-      const unsigned int v4123 = v4122 + v4116;
-      out[v4123] = v4117;
-    }
-    const unsigned int v4125 = v41 + v8146;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4126 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4127 = v624.x[9];
-    const float v4128 = v4127 * v4126;
-    const bool v4129 = v4125 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4129) {
-      const unsigned int v4132 = 32u + v8145;
-      const iron_bf16 v4133 = iron_f32_to_bf16(v4128);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4135 = v13 + v4125;
-      const unsigned int v4136 = v4135 * v1;
-      const unsigned int v4137 = v4136 + v28;
-      const unsigned int v4138 = v4137 << 8u;
-      const unsigned int v4139 = v4138 + v4132;
-      out[v4139] = v4133;
-    }
-    const unsigned int v4141 = v41 + v8151;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4142 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4143 = v624.x[10];
-    const float v4144 = v4143 * v4142;
-    const bool v4145 = v4141 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4145) {
-      const unsigned int v4148 = 32u + v8150;
-      const iron_bf16 v4149 = iron_f32_to_bf16(v4144);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4151 = v13 + v4141;
-      const unsigned int v4152 = v4151 * v1;
-      const unsigned int v4153 = v4152 + v28;
-      const unsigned int v4154 = v4153 << 8u;
-      const unsigned int v4155 = v4154 + v4148;
-      out[v4155] = v4149;
-    }
-    const unsigned int v4157 = v41 + v8156;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4158 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4159 = v624.x[11];
-    const float v4160 = v4159 * v4158;
-    const bool v4161 = v4157 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4161) {
-      const unsigned int v4164 = 32u + v8155;
-      const iron_bf16 v4165 = iron_f32_to_bf16(v4160);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4167 = v13 + v4157;
-      const unsigned int v4168 = v4167 * v1;
-      const unsigned int v4169 = v4168 + v28;
-      const unsigned int v4170 = v4169 << 8u;
-      const unsigned int v4171 = v4170 + v4164;
-      out[v4171] = v4165;
-    }
-    const unsigned int v4173 = v41 + v8161;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4174 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4175 = v624.x[12];
-    const float v4176 = v4175 * v4174;
-    const bool v4177 = v4173 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4177) {
-      const unsigned int v4180 = 32u + v8160;
-      const iron_bf16 v4181 = iron_f32_to_bf16(v4176);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4183 = v13 + v4173;
-      const unsigned int v4184 = v4183 * v1;
-      const unsigned int v4185 = v4184 + v28;
-      const unsigned int v4186 = v4185 << 8u;
-      const unsigned int v4187 = v4186 + v4180;
-      out[v4187] = v4181;
-    }
-    const unsigned int v4189 = v41 + v8166;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4190 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4191 = v624.x[13];
-    const float v4192 = v4191 * v4190;
-    const bool v4193 = v4189 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4193) {
-      const unsigned int v4196 = 32u + v8165;
-      const iron_bf16 v4197 = iron_f32_to_bf16(v4192);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4199 = v13 + v4189;
-      const unsigned int v4200 = v4199 * v1;
-      const unsigned int v4201 = v4200 + v28;
-      const unsigned int v4202 = v4201 << 8u;
-      const unsigned int v4203 = v4202 + v4196;
-      out[v4203] = v4197;
-    }
-    const unsigned int v4205 = v41 + v8171;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4206 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4207 = v624.x[14];
-    const float v4208 = v4207 * v4206;
-    const bool v4209 = v4205 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4209) {
-      const unsigned int v4212 = 32u + v8170;
-      const iron_bf16 v4213 = iron_f32_to_bf16(v4208);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4215 = v13 + v4205;
-      const unsigned int v4216 = v4215 * v1;
-      const unsigned int v4217 = v4216 + v28;
-      const unsigned int v4218 = v4217 << 8u;
-      const unsigned int v4219 = v4218 + v4212;
-      out[v4219] = v4213;
-    }
-    const unsigned int v4221 = v41 + v8176;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4222 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4223 = v624.x[15];
-    const float v4224 = v4223 * v4222;
-    const bool v4225 = v4221 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4225) {
-      const unsigned int v4228 = 32u + v8175;
-      const iron_bf16 v4229 = iron_f32_to_bf16(v4224);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4231 = v13 + v4221;
-      const unsigned int v4232 = v4231 * v1;
-      const unsigned int v4233 = v4232 + v28;
-      const unsigned int v4234 = v4233 << 8u;
-      const unsigned int v4235 = v4234 + v4228;
-      out[v4235] = v4229;
-    }
-    const unsigned int v4237 = v41 + v8181;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4238 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4239 = v626.x[0];
-    const float v4240 = v4239 * v4238;
-    const bool v4241 = v4237 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4241) {
-      const unsigned int v4244 = 64u + v8180;
-      const iron_bf16 v4245 = iron_f32_to_bf16(v4240);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4247 = v13 + v4237;
-      const unsigned int v4248 = v4247 * v1;
-      const unsigned int v4249 = v4248 + v28;
-      const unsigned int v4250 = v4249 << 8u;
-      const unsigned int v4251 = v4250 + v4244;
-      out[v4251] = v4245;
-    }
-    const unsigned int v4253 = v41 + v8186;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4254 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4255 = v626.x[1];
-    const float v4256 = v4255 * v4254;
-    const bool v4257 = v4253 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4257) {
-      const unsigned int v4260 = 64u + v8185;
-      const iron_bf16 v4261 = iron_f32_to_bf16(v4256);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4263 = v13 + v4253;
-      const unsigned int v4264 = v4263 * v1;
-      const unsigned int v4265 = v4264 + v28;
-      const unsigned int v4266 = v4265 << 8u;
-      const unsigned int v4267 = v4266 + v4260;
-      out[v4267] = v4261;
-    }
-    const unsigned int v4269 = v41 + v8191;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4270 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4271 = v626.x[2];
-    const float v4272 = v4271 * v4270;
-    const bool v4273 = v4269 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4273) {
-      const unsigned int v4276 = 64u + v8190;
-      const iron_bf16 v4277 = iron_f32_to_bf16(v4272);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4279 = v13 + v4269;
-      const unsigned int v4280 = v4279 * v1;
-      const unsigned int v4281 = v4280 + v28;
-      const unsigned int v4282 = v4281 << 8u;
-      const unsigned int v4283 = v4282 + v4276;
-      out[v4283] = v4277;
-    }
-    const unsigned int v4285 = v41 + v8196;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4286 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4287 = v626.x[3];
-    const float v4288 = v4287 * v4286;
-    const bool v4289 = v4285 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4289) {
-      const unsigned int v4292 = 64u + v8195;
-      const iron_bf16 v4293 = iron_f32_to_bf16(v4288);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4295 = v13 + v4285;
-      const unsigned int v4296 = v4295 * v1;
-      const unsigned int v4297 = v4296 + v28;
-      const unsigned int v4298 = v4297 << 8u;
-      const unsigned int v4299 = v4298 + v4292;
-      out[v4299] = v4293;
-    }
-    const unsigned int v4301 = v41 + v8201;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4302 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4303 = v626.x[4];
-    const float v4304 = v4303 * v4302;
-    const bool v4305 = v4301 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4305) {
-      const unsigned int v4308 = 64u + v8200;
-      const iron_bf16 v4309 = iron_f32_to_bf16(v4304);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4311 = v13 + v4301;
-      const unsigned int v4312 = v4311 * v1;
-      const unsigned int v4313 = v4312 + v28;
-      const unsigned int v4314 = v4313 << 8u;
-      const unsigned int v4315 = v4314 + v4308;
-      out[v4315] = v4309;
-    }
-    const unsigned int v4317 = v41 + v8206;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4318 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4319 = v626.x[5];
-    const float v4320 = v4319 * v4318;
-    const bool v4321 = v4317 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4321) {
-      const unsigned int v4324 = 64u + v8205;
-      const iron_bf16 v4325 = iron_f32_to_bf16(v4320);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4327 = v13 + v4317;
-      const unsigned int v4328 = v4327 * v1;
-      const unsigned int v4329 = v4328 + v28;
-      const unsigned int v4330 = v4329 << 8u;
-      const unsigned int v4331 = v4330 + v4324;
-      out[v4331] = v4325;
-    }
-    const unsigned int v4333 = v41 + v8211;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4334 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4335 = v626.x[6];
-    const float v4336 = v4335 * v4334;
-    const bool v4337 = v4333 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4337) {
-      const unsigned int v4340 = 64u + v8210;
-      const iron_bf16 v4341 = iron_f32_to_bf16(v4336);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4343 = v13 + v4333;
-      const unsigned int v4344 = v4343 * v1;
-      const unsigned int v4345 = v4344 + v28;
-      const unsigned int v4346 = v4345 << 8u;
-      const unsigned int v4347 = v4346 + v4340;
-      out[v4347] = v4341;
-    }
-    const unsigned int v4349 = v41 + v8216;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4350 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4351 = v626.x[7];
-    const float v4352 = v4351 * v4350;
-    const bool v4353 = v4349 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4353) {
-      const unsigned int v4356 = 64u + v8215;
-      const iron_bf16 v4357 = iron_f32_to_bf16(v4352);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4359 = v13 + v4349;
-      const unsigned int v4360 = v4359 * v1;
-      const unsigned int v4361 = v4360 + v28;
-      const unsigned int v4362 = v4361 << 8u;
-      const unsigned int v4363 = v4362 + v4356;
-      out[v4363] = v4357;
-    }
-    const unsigned int v4365 = v41 + v8221;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4366 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4367 = v626.x[8];
-    const float v4368 = v4367 * v4366;
-    const bool v4369 = v4365 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4369) {
-      const unsigned int v4372 = 64u + v8220;
-      const iron_bf16 v4373 = iron_f32_to_bf16(v4368);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4375 = v13 + v4365;
-      const unsigned int v4376 = v4375 * v1;
-      const unsigned int v4377 = v4376 + v28;
-      const unsigned int v4378 = v4377 << 8u;
-      const unsigned int v4379 = v4378 + v4372;
-      out[v4379] = v4373;
-    }
-    const unsigned int v4381 = v41 + v8226;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4382 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4383 = v626.x[9];
-    const float v4384 = v4383 * v4382;
-    const bool v4385 = v4381 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4385) {
-      const unsigned int v4388 = 64u + v8225;
-      const iron_bf16 v4389 = iron_f32_to_bf16(v4384);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4391 = v13 + v4381;
-      const unsigned int v4392 = v4391 * v1;
-      const unsigned int v4393 = v4392 + v28;
-      const unsigned int v4394 = v4393 << 8u;
-      const unsigned int v4395 = v4394 + v4388;
-      out[v4395] = v4389;
-    }
-    const unsigned int v4397 = v41 + v8231;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4398 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4399 = v626.x[10];
-    const float v4400 = v4399 * v4398;
-    const bool v4401 = v4397 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4401) {
-      const unsigned int v4404 = 64u + v8230;
-      const iron_bf16 v4405 = iron_f32_to_bf16(v4400);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4407 = v13 + v4397;
-      const unsigned int v4408 = v4407 * v1;
-      const unsigned int v4409 = v4408 + v28;
-      const unsigned int v4410 = v4409 << 8u;
-      const unsigned int v4411 = v4410 + v4404;
-      out[v4411] = v4405;
-    }
-    const unsigned int v4413 = v41 + v8236;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4414 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4415 = v626.x[11];
-    const float v4416 = v4415 * v4414;
-    const bool v4417 = v4413 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4417) {
-      const unsigned int v4420 = 64u + v8235;
-      const iron_bf16 v4421 = iron_f32_to_bf16(v4416);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4423 = v13 + v4413;
-      const unsigned int v4424 = v4423 * v1;
-      const unsigned int v4425 = v4424 + v28;
-      const unsigned int v4426 = v4425 << 8u;
-      const unsigned int v4427 = v4426 + v4420;
-      out[v4427] = v4421;
-    }
-    const unsigned int v4429 = v41 + v8241;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4430 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4431 = v626.x[12];
-    const float v4432 = v4431 * v4430;
-    const bool v4433 = v4429 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4433) {
-      const unsigned int v4436 = 64u + v8240;
-      const iron_bf16 v4437 = iron_f32_to_bf16(v4432);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4439 = v13 + v4429;
-      const unsigned int v4440 = v4439 * v1;
-      const unsigned int v4441 = v4440 + v28;
-      const unsigned int v4442 = v4441 << 8u;
-      const unsigned int v4443 = v4442 + v4436;
-      out[v4443] = v4437;
-    }
-    const unsigned int v4445 = v41 + v8246;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4446 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4447 = v626.x[13];
-    const float v4448 = v4447 * v4446;
-    const bool v4449 = v4445 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4449) {
-      const unsigned int v4452 = 64u + v8245;
-      const iron_bf16 v4453 = iron_f32_to_bf16(v4448);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4455 = v13 + v4445;
-      const unsigned int v4456 = v4455 * v1;
-      const unsigned int v4457 = v4456 + v28;
-      const unsigned int v4458 = v4457 << 8u;
-      const unsigned int v4459 = v4458 + v4452;
-      out[v4459] = v4453;
-    }
-    const unsigned int v4461 = v41 + v8251;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4462 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4463 = v626.x[14];
-    const float v4464 = v4463 * v4462;
-    const bool v4465 = v4461 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4465) {
-      const unsigned int v4468 = 64u + v8250;
-      const iron_bf16 v4469 = iron_f32_to_bf16(v4464);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4471 = v13 + v4461;
-      const unsigned int v4472 = v4471 * v1;
-      const unsigned int v4473 = v4472 + v28;
-      const unsigned int v4474 = v4473 << 8u;
-      const unsigned int v4475 = v4474 + v4468;
-      out[v4475] = v4469;
-    }
-    const unsigned int v4477 = v41 + v8256;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4478 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4479 = v626.x[15];
-    const float v4480 = v4479 * v4478;
-    const bool v4481 = v4477 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4481) {
-      const unsigned int v4484 = 64u + v8255;
-      const iron_bf16 v4485 = iron_f32_to_bf16(v4480);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4487 = v13 + v4477;
-      const unsigned int v4488 = v4487 * v1;
-      const unsigned int v4489 = v4488 + v28;
-      const unsigned int v4490 = v4489 << 8u;
-      const unsigned int v4491 = v4490 + v4484;
-      out[v4491] = v4485;
-    }
-    const unsigned int v4493 = v41 + v8261;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4494 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4495 = v628.x[0];
-    const float v4496 = v4495 * v4494;
-    const bool v4497 = v4493 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4497) {
-      const unsigned int v4500 = 96u + v8260;
-      const iron_bf16 v4501 = iron_f32_to_bf16(v4496);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4503 = v13 + v4493;
-      const unsigned int v4504 = v4503 * v1;
-      const unsigned int v4505 = v4504 + v28;
-      const unsigned int v4506 = v4505 << 8u;
-      const unsigned int v4507 = v4506 + v4500;
-      out[v4507] = v4501;
-    }
-    const unsigned int v4509 = v41 + v8266;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4510 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4511 = v628.x[1];
-    const float v4512 = v4511 * v4510;
-    const bool v4513 = v4509 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4513) {
-      const unsigned int v4516 = 96u + v8265;
-      const iron_bf16 v4517 = iron_f32_to_bf16(v4512);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4519 = v13 + v4509;
-      const unsigned int v4520 = v4519 * v1;
-      const unsigned int v4521 = v4520 + v28;
-      const unsigned int v4522 = v4521 << 8u;
-      const unsigned int v4523 = v4522 + v4516;
-      out[v4523] = v4517;
-    }
-    const unsigned int v4525 = v41 + v8271;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4526 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4527 = v628.x[2];
-    const float v4528 = v4527 * v4526;
-    const bool v4529 = v4525 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4529) {
-      const unsigned int v4532 = 96u + v8270;
-      const iron_bf16 v4533 = iron_f32_to_bf16(v4528);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4535 = v13 + v4525;
-      const unsigned int v4536 = v4535 * v1;
-      const unsigned int v4537 = v4536 + v28;
-      const unsigned int v4538 = v4537 << 8u;
-      const unsigned int v4539 = v4538 + v4532;
-      out[v4539] = v4533;
-    }
-    const unsigned int v4541 = v41 + v8276;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4542 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4543 = v628.x[3];
-    const float v4544 = v4543 * v4542;
-    const bool v4545 = v4541 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4545) {
-      const unsigned int v4548 = 96u + v8275;
-      const iron_bf16 v4549 = iron_f32_to_bf16(v4544);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4551 = v13 + v4541;
-      const unsigned int v4552 = v4551 * v1;
-      const unsigned int v4553 = v4552 + v28;
-      const unsigned int v4554 = v4553 << 8u;
-      const unsigned int v4555 = v4554 + v4548;
-      out[v4555] = v4549;
-    }
-    const unsigned int v4557 = v41 + v8281;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4558 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4559 = v628.x[4];
-    const float v4560 = v4559 * v4558;
-    const bool v4561 = v4557 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4561) {
-      const unsigned int v4564 = 96u + v8280;
-      const iron_bf16 v4565 = iron_f32_to_bf16(v4560);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4567 = v13 + v4557;
-      const unsigned int v4568 = v4567 * v1;
-      const unsigned int v4569 = v4568 + v28;
-      const unsigned int v4570 = v4569 << 8u;
-      const unsigned int v4571 = v4570 + v4564;
-      out[v4571] = v4565;
-    }
-    const unsigned int v4573 = v41 + v8286;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4574 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4575 = v628.x[5];
-    const float v4576 = v4575 * v4574;
-    const bool v4577 = v4573 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4577) {
-      const unsigned int v4580 = 96u + v8285;
-      const iron_bf16 v4581 = iron_f32_to_bf16(v4576);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4583 = v13 + v4573;
-      const unsigned int v4584 = v4583 * v1;
-      const unsigned int v4585 = v4584 + v28;
-      const unsigned int v4586 = v4585 << 8u;
-      const unsigned int v4587 = v4586 + v4580;
-      out[v4587] = v4581;
-    }
-    const unsigned int v4589 = v41 + v8291;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4590 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4591 = v628.x[6];
-    const float v4592 = v4591 * v4590;
-    const bool v4593 = v4589 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4593) {
-      const unsigned int v4596 = 96u + v8290;
-      const iron_bf16 v4597 = iron_f32_to_bf16(v4592);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4599 = v13 + v4589;
-      const unsigned int v4600 = v4599 * v1;
-      const unsigned int v4601 = v4600 + v28;
-      const unsigned int v4602 = v4601 << 8u;
-      const unsigned int v4603 = v4602 + v4596;
-      out[v4603] = v4597;
-    }
-    const unsigned int v4605 = v41 + v8296;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4606 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4607 = v628.x[7];
-    const float v4608 = v4607 * v4606;
-    const bool v4609 = v4605 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4609) {
-      const unsigned int v4612 = 96u + v8295;
-      const iron_bf16 v4613 = iron_f32_to_bf16(v4608);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4615 = v13 + v4605;
-      const unsigned int v4616 = v4615 * v1;
-      const unsigned int v4617 = v4616 + v28;
-      const unsigned int v4618 = v4617 << 8u;
-      const unsigned int v4619 = v4618 + v4612;
-      out[v4619] = v4613;
-    }
-    const unsigned int v4621 = v41 + v8301;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4622 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4623 = v628.x[8];
-    const float v4624 = v4623 * v4622;
-    const bool v4625 = v4621 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4625) {
-      const unsigned int v4628 = 96u + v8300;
-      const iron_bf16 v4629 = iron_f32_to_bf16(v4624);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4631 = v13 + v4621;
-      const unsigned int v4632 = v4631 * v1;
-      const unsigned int v4633 = v4632 + v28;
-      const unsigned int v4634 = v4633 << 8u;
-      const unsigned int v4635 = v4634 + v4628;
-      out[v4635] = v4629;
-    }
-    const unsigned int v4637 = v41 + v8306;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4638 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4639 = v628.x[9];
-    const float v4640 = v4639 * v4638;
-    const bool v4641 = v4637 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4641) {
-      const unsigned int v4644 = 96u + v8305;
-      const iron_bf16 v4645 = iron_f32_to_bf16(v4640);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4647 = v13 + v4637;
-      const unsigned int v4648 = v4647 * v1;
-      const unsigned int v4649 = v4648 + v28;
-      const unsigned int v4650 = v4649 << 8u;
-      const unsigned int v4651 = v4650 + v4644;
-      out[v4651] = v4645;
-    }
-    const unsigned int v4653 = v41 + v8311;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4654 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4655 = v628.x[10];
-    const float v4656 = v4655 * v4654;
-    const bool v4657 = v4653 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4657) {
-      const unsigned int v4660 = 96u + v8310;
-      const iron_bf16 v4661 = iron_f32_to_bf16(v4656);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4663 = v13 + v4653;
-      const unsigned int v4664 = v4663 * v1;
-      const unsigned int v4665 = v4664 + v28;
-      const unsigned int v4666 = v4665 << 8u;
-      const unsigned int v4667 = v4666 + v4660;
-      out[v4667] = v4661;
-    }
-    const unsigned int v4669 = v41 + v8316;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4670 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4671 = v628.x[11];
-    const float v4672 = v4671 * v4670;
-    const bool v4673 = v4669 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4673) {
-      const unsigned int v4676 = 96u + v8315;
-      const iron_bf16 v4677 = iron_f32_to_bf16(v4672);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4679 = v13 + v4669;
-      const unsigned int v4680 = v4679 * v1;
-      const unsigned int v4681 = v4680 + v28;
-      const unsigned int v4682 = v4681 << 8u;
-      const unsigned int v4683 = v4682 + v4676;
-      out[v4683] = v4677;
-    }
-    const unsigned int v4685 = v41 + v8321;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4686 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4687 = v628.x[12];
-    const float v4688 = v4687 * v4686;
-    const bool v4689 = v4685 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4689) {
-      const unsigned int v4692 = 96u + v8320;
-      const iron_bf16 v4693 = iron_f32_to_bf16(v4688);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4695 = v13 + v4685;
-      const unsigned int v4696 = v4695 * v1;
-      const unsigned int v4697 = v4696 + v28;
-      const unsigned int v4698 = v4697 << 8u;
-      const unsigned int v4699 = v4698 + v4692;
-      out[v4699] = v4693;
-    }
-    const unsigned int v4701 = v41 + v8326;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4702 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4703 = v628.x[13];
-    const float v4704 = v4703 * v4702;
-    const bool v4705 = v4701 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4705) {
-      const unsigned int v4708 = 96u + v8325;
-      const iron_bf16 v4709 = iron_f32_to_bf16(v4704);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4711 = v13 + v4701;
-      const unsigned int v4712 = v4711 * v1;
-      const unsigned int v4713 = v4712 + v28;
-      const unsigned int v4714 = v4713 << 8u;
-      const unsigned int v4715 = v4714 + v4708;
-      out[v4715] = v4709;
-    }
-    const unsigned int v4717 = v41 + v8331;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4718 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4719 = v628.x[14];
-    const float v4720 = v4719 * v4718;
-    const bool v4721 = v4717 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4721) {
-      const unsigned int v4724 = 96u + v8330;
-      const iron_bf16 v4725 = iron_f32_to_bf16(v4720);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4727 = v13 + v4717;
-      const unsigned int v4728 = v4727 * v1;
-      const unsigned int v4729 = v4728 + v28;
-      const unsigned int v4730 = v4729 << 8u;
-      const unsigned int v4731 = v4730 + v4724;
-      out[v4731] = v4725;
-    }
-    const unsigned int v4733 = v41 + v8336;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4734 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4735 = v628.x[15];
-    const float v4736 = v4735 * v4734;
-    const bool v4737 = v4733 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4737) {
-      const unsigned int v4740 = 96u + v8335;
-      const iron_bf16 v4741 = iron_f32_to_bf16(v4736);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4743 = v13 + v4733;
-      const unsigned int v4744 = v4743 * v1;
-      const unsigned int v4745 = v4744 + v28;
-      const unsigned int v4746 = v4745 << 8u;
-      const unsigned int v4747 = v4746 + v4740;
-      out[v4747] = v4741;
-    }
-    const unsigned int v4749 = v41 + v8341;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4750 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4751 = v630.x[0];
-    const float v4752 = v4751 * v4750;
-    const bool v4753 = v4749 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4753) {
-      const unsigned int v4756 = 128u + v8340;
-      const iron_bf16 v4757 = iron_f32_to_bf16(v4752);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4759 = v13 + v4749;
-      const unsigned int v4760 = v4759 * v1;
-      const unsigned int v4761 = v4760 + v28;
-      const unsigned int v4762 = v4761 << 8u;
-      const unsigned int v4763 = v4762 + v4756;
-      out[v4763] = v4757;
-    }
-    const unsigned int v4765 = v41 + v8346;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4766 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4767 = v630.x[1];
-    const float v4768 = v4767 * v4766;
-    const bool v4769 = v4765 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4769) {
-      const unsigned int v4772 = 128u + v8345;
-      const iron_bf16 v4773 = iron_f32_to_bf16(v4768);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4775 = v13 + v4765;
-      const unsigned int v4776 = v4775 * v1;
-      const unsigned int v4777 = v4776 + v28;
-      const unsigned int v4778 = v4777 << 8u;
-      const unsigned int v4779 = v4778 + v4772;
-      out[v4779] = v4773;
-    }
-    const unsigned int v4781 = v41 + v8351;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4782 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4783 = v630.x[2];
-    const float v4784 = v4783 * v4782;
-    const bool v4785 = v4781 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4785) {
-      const unsigned int v4788 = 128u + v8350;
-      const iron_bf16 v4789 = iron_f32_to_bf16(v4784);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4791 = v13 + v4781;
-      const unsigned int v4792 = v4791 * v1;
-      const unsigned int v4793 = v4792 + v28;
-      const unsigned int v4794 = v4793 << 8u;
-      const unsigned int v4795 = v4794 + v4788;
-      out[v4795] = v4789;
-    }
-    const unsigned int v4797 = v41 + v8356;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4798 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4799 = v630.x[3];
-    const float v4800 = v4799 * v4798;
-    const bool v4801 = v4797 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4801) {
-      const unsigned int v4804 = 128u + v8355;
-      const iron_bf16 v4805 = iron_f32_to_bf16(v4800);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4807 = v13 + v4797;
-      const unsigned int v4808 = v4807 * v1;
-      const unsigned int v4809 = v4808 + v28;
-      const unsigned int v4810 = v4809 << 8u;
-      const unsigned int v4811 = v4810 + v4804;
-      out[v4811] = v4805;
-    }
-    const unsigned int v4813 = v41 + v8361;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4814 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4815 = v630.x[4];
-    const float v4816 = v4815 * v4814;
-    const bool v4817 = v4813 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4817) {
-      const unsigned int v4820 = 128u + v8360;
-      const iron_bf16 v4821 = iron_f32_to_bf16(v4816);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4823 = v13 + v4813;
-      const unsigned int v4824 = v4823 * v1;
-      const unsigned int v4825 = v4824 + v28;
-      const unsigned int v4826 = v4825 << 8u;
-      const unsigned int v4827 = v4826 + v4820;
-      out[v4827] = v4821;
-    }
-    const unsigned int v4829 = v41 + v8366;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4830 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4831 = v630.x[5];
-    const float v4832 = v4831 * v4830;
-    const bool v4833 = v4829 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4833) {
-      const unsigned int v4836 = 128u + v8365;
-      const iron_bf16 v4837 = iron_f32_to_bf16(v4832);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4839 = v13 + v4829;
-      const unsigned int v4840 = v4839 * v1;
-      const unsigned int v4841 = v4840 + v28;
-      const unsigned int v4842 = v4841 << 8u;
-      const unsigned int v4843 = v4842 + v4836;
-      out[v4843] = v4837;
-    }
-    const unsigned int v4845 = v41 + v8371;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4846 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4847 = v630.x[6];
-    const float v4848 = v4847 * v4846;
-    const bool v4849 = v4845 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4849) {
-      const unsigned int v4852 = 128u + v8370;
-      const iron_bf16 v4853 = iron_f32_to_bf16(v4848);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4855 = v13 + v4845;
-      const unsigned int v4856 = v4855 * v1;
-      const unsigned int v4857 = v4856 + v28;
-      const unsigned int v4858 = v4857 << 8u;
-      const unsigned int v4859 = v4858 + v4852;
-      out[v4859] = v4853;
-    }
-    const unsigned int v4861 = v41 + v8376;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4862 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4863 = v630.x[7];
-    const float v4864 = v4863 * v4862;
-    const bool v4865 = v4861 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4865) {
-      const unsigned int v4868 = 128u + v8375;
-      const iron_bf16 v4869 = iron_f32_to_bf16(v4864);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4871 = v13 + v4861;
-      const unsigned int v4872 = v4871 * v1;
-      const unsigned int v4873 = v4872 + v28;
-      const unsigned int v4874 = v4873 << 8u;
-      const unsigned int v4875 = v4874 + v4868;
-      out[v4875] = v4869;
-    }
-    const unsigned int v4877 = v41 + v8381;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4878 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4879 = v630.x[8];
-    const float v4880 = v4879 * v4878;
-    const bool v4881 = v4877 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4881) {
-      const unsigned int v4884 = 128u + v8380;
-      const iron_bf16 v4885 = iron_f32_to_bf16(v4880);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4887 = v13 + v4877;
-      const unsigned int v4888 = v4887 * v1;
-      const unsigned int v4889 = v4888 + v28;
-      const unsigned int v4890 = v4889 << 8u;
-      const unsigned int v4891 = v4890 + v4884;
-      out[v4891] = v4885;
-    }
-    const unsigned int v4893 = v41 + v8386;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4894 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4895 = v630.x[9];
-    const float v4896 = v4895 * v4894;
-    const bool v4897 = v4893 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4897) {
-      const unsigned int v4900 = 128u + v8385;
-      const iron_bf16 v4901 = iron_f32_to_bf16(v4896);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4903 = v13 + v4893;
-      const unsigned int v4904 = v4903 * v1;
-      const unsigned int v4905 = v4904 + v28;
-      const unsigned int v4906 = v4905 << 8u;
-      const unsigned int v4907 = v4906 + v4900;
-      out[v4907] = v4901;
-    }
-    const unsigned int v4909 = v41 + v8391;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4910 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4911 = v630.x[10];
-    const float v4912 = v4911 * v4910;
-    const bool v4913 = v4909 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4913) {
-      const unsigned int v4916 = 128u + v8390;
-      const iron_bf16 v4917 = iron_f32_to_bf16(v4912);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4919 = v13 + v4909;
-      const unsigned int v4920 = v4919 * v1;
-      const unsigned int v4921 = v4920 + v28;
-      const unsigned int v4922 = v4921 << 8u;
-      const unsigned int v4923 = v4922 + v4916;
-      out[v4923] = v4917;
-    }
-    const unsigned int v4925 = v41 + v8396;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4926 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4927 = v630.x[11];
-    const float v4928 = v4927 * v4926;
-    const bool v4929 = v4925 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4929) {
-      const unsigned int v4932 = 128u + v8395;
-      const iron_bf16 v4933 = iron_f32_to_bf16(v4928);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4935 = v13 + v4925;
-      const unsigned int v4936 = v4935 * v1;
-      const unsigned int v4937 = v4936 + v28;
-      const unsigned int v4938 = v4937 << 8u;
-      const unsigned int v4939 = v4938 + v4932;
-      out[v4939] = v4933;
-    }
-    const unsigned int v4941 = v41 + v8401;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4942 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4943 = v630.x[12];
-    const float v4944 = v4943 * v4942;
-    const bool v4945 = v4941 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4945) {
-      const unsigned int v4948 = 128u + v8400;
-      const iron_bf16 v4949 = iron_f32_to_bf16(v4944);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4951 = v13 + v4941;
-      const unsigned int v4952 = v4951 * v1;
-      const unsigned int v4953 = v4952 + v28;
-      const unsigned int v4954 = v4953 << 8u;
-      const unsigned int v4955 = v4954 + v4948;
-      out[v4955] = v4949;
-    }
-    const unsigned int v4957 = v41 + v8406;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4958 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4959 = v630.x[13];
-    const float v4960 = v4959 * v4958;
-    const bool v4961 = v4957 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4961) {
-      const unsigned int v4964 = 128u + v8405;
-      const iron_bf16 v4965 = iron_f32_to_bf16(v4960);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4967 = v13 + v4957;
-      const unsigned int v4968 = v4967 * v1;
-      const unsigned int v4969 = v4968 + v28;
-      const unsigned int v4970 = v4969 << 8u;
-      const unsigned int v4971 = v4970 + v4964;
-      out[v4971] = v4965;
-    }
-    const unsigned int v4973 = v41 + v8411;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4974 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4975 = v630.x[14];
-    const float v4976 = v4975 * v4974;
-    const bool v4977 = v4973 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4977) {
-      const unsigned int v4980 = 128u + v8410;
-      const iron_bf16 v4981 = iron_f32_to_bf16(v4976);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4983 = v13 + v4973;
-      const unsigned int v4984 = v4983 * v1;
-      const unsigned int v4985 = v4984 + v28;
-      const unsigned int v4986 = v4985 << 8u;
-      const unsigned int v4987 = v4986 + v4980;
-      out[v4987] = v4981;
-    }
-    const unsigned int v4989 = v41 + v8416;  // kernels/sdpa/flash_tile.hpp:197
-    const float v4990 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v4991 = v630.x[15];
-    const float v4992 = v4991 * v4990;
-    const bool v4993 = v4989 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v4993) {
-      const unsigned int v4996 = 128u + v8415;
-      const iron_bf16 v4997 = iron_f32_to_bf16(v4992);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v4999 = v13 + v4989;
-      const unsigned int v5000 = v4999 * v1;
-      const unsigned int v5001 = v5000 + v28;
-      const unsigned int v5002 = v5001 << 8u;
-      const unsigned int v5003 = v5002 + v4996;
-      out[v5003] = v4997;
-    }
-    const unsigned int v5005 = v41 + v8421;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5006 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5007 = v632.x[0];
-    const float v5008 = v5007 * v5006;
-    const bool v5009 = v5005 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5009) {
-      const unsigned int v5012 = 160u + v8420;
-      const iron_bf16 v5013 = iron_f32_to_bf16(v5008);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5015 = v13 + v5005;
-      const unsigned int v5016 = v5015 * v1;
-      const unsigned int v5017 = v5016 + v28;
-      const unsigned int v5018 = v5017 << 8u;
-      const unsigned int v5019 = v5018 + v5012;
-      out[v5019] = v5013;
-    }
-    const unsigned int v5021 = v41 + v8426;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5022 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5023 = v632.x[1];
-    const float v5024 = v5023 * v5022;
-    const bool v5025 = v5021 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5025) {
-      const unsigned int v5028 = 160u + v8425;
-      const iron_bf16 v5029 = iron_f32_to_bf16(v5024);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5031 = v13 + v5021;
-      const unsigned int v5032 = v5031 * v1;
-      const unsigned int v5033 = v5032 + v28;
-      const unsigned int v5034 = v5033 << 8u;
-      const unsigned int v5035 = v5034 + v5028;
-      out[v5035] = v5029;
-    }
-    const unsigned int v5037 = v41 + v8431;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5038 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5039 = v632.x[2];
-    const float v5040 = v5039 * v5038;
-    const bool v5041 = v5037 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5041) {
-      const unsigned int v5044 = 160u + v8430;
-      const iron_bf16 v5045 = iron_f32_to_bf16(v5040);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5047 = v13 + v5037;
-      const unsigned int v5048 = v5047 * v1;
-      const unsigned int v5049 = v5048 + v28;
-      const unsigned int v5050 = v5049 << 8u;
-      const unsigned int v5051 = v5050 + v5044;
-      out[v5051] = v5045;
-    }
-    const unsigned int v5053 = v41 + v8436;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5054 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5055 = v632.x[3];
-    const float v5056 = v5055 * v5054;
-    const bool v5057 = v5053 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5057) {
-      const unsigned int v5060 = 160u + v8435;
-      const iron_bf16 v5061 = iron_f32_to_bf16(v5056);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5063 = v13 + v5053;
-      const unsigned int v5064 = v5063 * v1;
-      const unsigned int v5065 = v5064 + v28;
-      const unsigned int v5066 = v5065 << 8u;
-      const unsigned int v5067 = v5066 + v5060;
-      out[v5067] = v5061;
-    }
-    const unsigned int v5069 = v41 + v8441;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5070 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5071 = v632.x[4];
-    const float v5072 = v5071 * v5070;
-    const bool v5073 = v5069 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5073) {
-      const unsigned int v5076 = 160u + v8440;
-      const iron_bf16 v5077 = iron_f32_to_bf16(v5072);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5079 = v13 + v5069;
-      const unsigned int v5080 = v5079 * v1;
-      const unsigned int v5081 = v5080 + v28;
-      const unsigned int v5082 = v5081 << 8u;
-      const unsigned int v5083 = v5082 + v5076;
-      out[v5083] = v5077;
-    }
-    const unsigned int v5085 = v41 + v8446;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5086 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5087 = v632.x[5];
-    const float v5088 = v5087 * v5086;
-    const bool v5089 = v5085 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5089) {
-      const unsigned int v5092 = 160u + v8445;
-      const iron_bf16 v5093 = iron_f32_to_bf16(v5088);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5095 = v13 + v5085;
-      const unsigned int v5096 = v5095 * v1;
-      const unsigned int v5097 = v5096 + v28;
-      const unsigned int v5098 = v5097 << 8u;
-      const unsigned int v5099 = v5098 + v5092;
-      out[v5099] = v5093;
-    }
-    const unsigned int v5101 = v41 + v8451;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5102 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5103 = v632.x[6];
-    const float v5104 = v5103 * v5102;
-    const bool v5105 = v5101 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5105) {
-      const unsigned int v5108 = 160u + v8450;
-      const iron_bf16 v5109 = iron_f32_to_bf16(v5104);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5111 = v13 + v5101;
-      const unsigned int v5112 = v5111 * v1;
-      const unsigned int v5113 = v5112 + v28;
-      const unsigned int v5114 = v5113 << 8u;
-      const unsigned int v5115 = v5114 + v5108;
-      out[v5115] = v5109;
-    }
-    const unsigned int v5117 = v41 + v8456;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5118 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5119 = v632.x[7];
-    const float v5120 = v5119 * v5118;
-    const bool v5121 = v5117 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5121) {
-      const unsigned int v5124 = 160u + v8455;
-      const iron_bf16 v5125 = iron_f32_to_bf16(v5120);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5127 = v13 + v5117;
-      const unsigned int v5128 = v5127 * v1;
-      const unsigned int v5129 = v5128 + v28;
-      const unsigned int v5130 = v5129 << 8u;
-      const unsigned int v5131 = v5130 + v5124;
-      out[v5131] = v5125;
-    }
-    const unsigned int v5133 = v41 + v8461;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5134 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5135 = v632.x[8];
-    const float v5136 = v5135 * v5134;
-    const bool v5137 = v5133 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5137) {
-      const unsigned int v5140 = 160u + v8460;
-      const iron_bf16 v5141 = iron_f32_to_bf16(v5136);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5143 = v13 + v5133;
-      const unsigned int v5144 = v5143 * v1;
-      const unsigned int v5145 = v5144 + v28;
-      const unsigned int v5146 = v5145 << 8u;
-      const unsigned int v5147 = v5146 + v5140;
-      out[v5147] = v5141;
-    }
-    const unsigned int v5149 = v41 + v8466;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5150 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5151 = v632.x[9];
-    const float v5152 = v5151 * v5150;
-    const bool v5153 = v5149 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5153) {
-      const unsigned int v5156 = 160u + v8465;
-      const iron_bf16 v5157 = iron_f32_to_bf16(v5152);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5159 = v13 + v5149;
-      const unsigned int v5160 = v5159 * v1;
-      const unsigned int v5161 = v5160 + v28;
-      const unsigned int v5162 = v5161 << 8u;
-      const unsigned int v5163 = v5162 + v5156;
-      out[v5163] = v5157;
-    }
-    const unsigned int v5165 = v41 + v8471;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5166 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5167 = v632.x[10];
-    const float v5168 = v5167 * v5166;
-    const bool v5169 = v5165 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5169) {
-      const unsigned int v5172 = 160u + v8470;
-      const iron_bf16 v5173 = iron_f32_to_bf16(v5168);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5175 = v13 + v5165;
-      const unsigned int v5176 = v5175 * v1;
-      const unsigned int v5177 = v5176 + v28;
-      const unsigned int v5178 = v5177 << 8u;
-      const unsigned int v5179 = v5178 + v5172;
-      out[v5179] = v5173;
-    }
-    const unsigned int v5181 = v41 + v8476;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5182 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5183 = v632.x[11];
-    const float v5184 = v5183 * v5182;
-    const bool v5185 = v5181 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5185) {
-      const unsigned int v5188 = 160u + v8475;
-      const iron_bf16 v5189 = iron_f32_to_bf16(v5184);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5191 = v13 + v5181;
-      const unsigned int v5192 = v5191 * v1;
-      const unsigned int v5193 = v5192 + v28;
-      const unsigned int v5194 = v5193 << 8u;
-      const unsigned int v5195 = v5194 + v5188;
-      out[v5195] = v5189;
-    }
-    const unsigned int v5197 = v41 + v8481;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5198 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5199 = v632.x[12];
-    const float v5200 = v5199 * v5198;
-    const bool v5201 = v5197 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5201) {
-      const unsigned int v5204 = 160u + v8480;
-      const iron_bf16 v5205 = iron_f32_to_bf16(v5200);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5207 = v13 + v5197;
-      const unsigned int v5208 = v5207 * v1;
-      const unsigned int v5209 = v5208 + v28;
-      const unsigned int v5210 = v5209 << 8u;
-      const unsigned int v5211 = v5210 + v5204;
-      out[v5211] = v5205;
-    }
-    const unsigned int v5213 = v41 + v8486;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5214 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5215 = v632.x[13];
-    const float v5216 = v5215 * v5214;
-    const bool v5217 = v5213 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5217) {
-      const unsigned int v5220 = 160u + v8485;
-      const iron_bf16 v5221 = iron_f32_to_bf16(v5216);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5223 = v13 + v5213;
-      const unsigned int v5224 = v5223 * v1;
-      const unsigned int v5225 = v5224 + v28;
-      const unsigned int v5226 = v5225 << 8u;
-      const unsigned int v5227 = v5226 + v5220;
-      out[v5227] = v5221;
-    }
-    const unsigned int v5229 = v41 + v8491;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5230 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5231 = v632.x[14];
-    const float v5232 = v5231 * v5230;
-    const bool v5233 = v5229 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5233) {
-      const unsigned int v5236 = 160u + v8490;
-      const iron_bf16 v5237 = iron_f32_to_bf16(v5232);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5239 = v13 + v5229;
-      const unsigned int v5240 = v5239 * v1;
-      const unsigned int v5241 = v5240 + v28;
-      const unsigned int v5242 = v5241 << 8u;
-      const unsigned int v5243 = v5242 + v5236;
-      out[v5243] = v5237;
-    }
-    const unsigned int v5245 = v41 + v8496;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5246 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5247 = v632.x[15];
-    const float v5248 = v5247 * v5246;
-    const bool v5249 = v5245 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5249) {
-      const unsigned int v5252 = 160u + v8495;
-      const iron_bf16 v5253 = iron_f32_to_bf16(v5248);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5255 = v13 + v5245;
-      const unsigned int v5256 = v5255 * v1;
-      const unsigned int v5257 = v5256 + v28;
-      const unsigned int v5258 = v5257 << 8u;
-      const unsigned int v5259 = v5258 + v5252;
-      out[v5259] = v5253;
-    }
-    const unsigned int v5261 = v41 + v8501;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5262 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5263 = v634.x[0];
-    const float v5264 = v5263 * v5262;
-    const bool v5265 = v5261 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5265) {
-      const unsigned int v5268 = 192u + v8500;
-      const iron_bf16 v5269 = iron_f32_to_bf16(v5264);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5271 = v13 + v5261;
-      const unsigned int v5272 = v5271 * v1;
-      const unsigned int v5273 = v5272 + v28;
-      const unsigned int v5274 = v5273 << 8u;
-      const unsigned int v5275 = v5274 + v5268;
-      out[v5275] = v5269;
-    }
-    const unsigned int v5277 = v41 + v8506;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5278 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5279 = v634.x[1];
-    const float v5280 = v5279 * v5278;
-    const bool v5281 = v5277 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5281) {
-      const unsigned int v5284 = 192u + v8505;
-      const iron_bf16 v5285 = iron_f32_to_bf16(v5280);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5287 = v13 + v5277;
-      const unsigned int v5288 = v5287 * v1;
-      const unsigned int v5289 = v5288 + v28;
-      const unsigned int v5290 = v5289 << 8u;
-      const unsigned int v5291 = v5290 + v5284;
-      out[v5291] = v5285;
-    }
-    const unsigned int v5293 = v41 + v8511;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5294 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5295 = v634.x[2];
-    const float v5296 = v5295 * v5294;
-    const bool v5297 = v5293 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5297) {
-      const unsigned int v5300 = 192u + v8510;
-      const iron_bf16 v5301 = iron_f32_to_bf16(v5296);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5303 = v13 + v5293;
-      const unsigned int v5304 = v5303 * v1;
-      const unsigned int v5305 = v5304 + v28;
-      const unsigned int v5306 = v5305 << 8u;
-      const unsigned int v5307 = v5306 + v5300;
-      out[v5307] = v5301;
-    }
-    const unsigned int v5309 = v41 + v8516;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5310 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5311 = v634.x[3];
-    const float v5312 = v5311 * v5310;
-    const bool v5313 = v5309 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5313) {
-      const unsigned int v5316 = 192u + v8515;
-      const iron_bf16 v5317 = iron_f32_to_bf16(v5312);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5319 = v13 + v5309;
-      const unsigned int v5320 = v5319 * v1;
-      const unsigned int v5321 = v5320 + v28;
-      const unsigned int v5322 = v5321 << 8u;
-      const unsigned int v5323 = v5322 + v5316;
-      out[v5323] = v5317;
-    }
-    const unsigned int v5325 = v41 + v8521;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5326 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5327 = v634.x[4];
-    const float v5328 = v5327 * v5326;
-    const bool v5329 = v5325 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5329) {
-      const unsigned int v5332 = 192u + v8520;
-      const iron_bf16 v5333 = iron_f32_to_bf16(v5328);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5335 = v13 + v5325;
-      const unsigned int v5336 = v5335 * v1;
-      const unsigned int v5337 = v5336 + v28;
-      const unsigned int v5338 = v5337 << 8u;
-      const unsigned int v5339 = v5338 + v5332;
-      out[v5339] = v5333;
-    }
-    const unsigned int v5341 = v41 + v8526;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5342 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5343 = v634.x[5];
-    const float v5344 = v5343 * v5342;
-    const bool v5345 = v5341 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5345) {
-      const unsigned int v5348 = 192u + v8525;
-      const iron_bf16 v5349 = iron_f32_to_bf16(v5344);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5351 = v13 + v5341;
-      const unsigned int v5352 = v5351 * v1;
-      const unsigned int v5353 = v5352 + v28;
-      const unsigned int v5354 = v5353 << 8u;
-      const unsigned int v5355 = v5354 + v5348;
-      out[v5355] = v5349;
-    }
-    const unsigned int v5357 = v41 + v8531;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5358 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5359 = v634.x[6];
-    const float v5360 = v5359 * v5358;
-    const bool v5361 = v5357 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5361) {
-      const unsigned int v5364 = 192u + v8530;
-      const iron_bf16 v5365 = iron_f32_to_bf16(v5360);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5367 = v13 + v5357;
-      const unsigned int v5368 = v5367 * v1;
-      const unsigned int v5369 = v5368 + v28;
-      const unsigned int v5370 = v5369 << 8u;
-      const unsigned int v5371 = v5370 + v5364;
-      out[v5371] = v5365;
-    }
-    const unsigned int v5373 = v41 + v8536;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5374 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5375 = v634.x[7];
-    const float v5376 = v5375 * v5374;
-    const bool v5377 = v5373 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5377) {
-      const unsigned int v5380 = 192u + v8535;
-      const iron_bf16 v5381 = iron_f32_to_bf16(v5376);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5383 = v13 + v5373;
-      const unsigned int v5384 = v5383 * v1;
-      const unsigned int v5385 = v5384 + v28;
-      const unsigned int v5386 = v5385 << 8u;
-      const unsigned int v5387 = v5386 + v5380;
-      out[v5387] = v5381;
-    }
-    const unsigned int v5389 = v41 + v8541;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5390 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5391 = v634.x[8];
-    const float v5392 = v5391 * v5390;
-    const bool v5393 = v5389 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5393) {
-      const unsigned int v5396 = 192u + v8540;
-      const iron_bf16 v5397 = iron_f32_to_bf16(v5392);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5399 = v13 + v5389;
-      const unsigned int v5400 = v5399 * v1;
-      const unsigned int v5401 = v5400 + v28;
-      const unsigned int v5402 = v5401 << 8u;
-      const unsigned int v5403 = v5402 + v5396;
-      out[v5403] = v5397;
-    }
-    const unsigned int v5405 = v41 + v8546;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5406 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5407 = v634.x[9];
-    const float v5408 = v5407 * v5406;
-    const bool v5409 = v5405 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5409) {
-      const unsigned int v5412 = 192u + v8545;
-      const iron_bf16 v5413 = iron_f32_to_bf16(v5408);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5415 = v13 + v5405;
-      const unsigned int v5416 = v5415 * v1;
-      const unsigned int v5417 = v5416 + v28;
-      const unsigned int v5418 = v5417 << 8u;
-      const unsigned int v5419 = v5418 + v5412;
-      out[v5419] = v5413;
-    }
-    const unsigned int v5421 = v41 + v8551;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5422 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5423 = v634.x[10];
-    const float v5424 = v5423 * v5422;
-    const bool v5425 = v5421 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5425) {
-      const unsigned int v5428 = 192u + v8550;
-      const iron_bf16 v5429 = iron_f32_to_bf16(v5424);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5431 = v13 + v5421;
-      const unsigned int v5432 = v5431 * v1;
-      const unsigned int v5433 = v5432 + v28;
-      const unsigned int v5434 = v5433 << 8u;
-      const unsigned int v5435 = v5434 + v5428;
-      out[v5435] = v5429;
-    }
-    const unsigned int v5437 = v41 + v8556;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5438 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5439 = v634.x[11];
-    const float v5440 = v5439 * v5438;
-    const bool v5441 = v5437 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5441) {
-      const unsigned int v5444 = 192u + v8555;
-      const iron_bf16 v5445 = iron_f32_to_bf16(v5440);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5447 = v13 + v5437;
-      const unsigned int v5448 = v5447 * v1;
-      const unsigned int v5449 = v5448 + v28;
-      const unsigned int v5450 = v5449 << 8u;
-      const unsigned int v5451 = v5450 + v5444;
-      out[v5451] = v5445;
-    }
-    const unsigned int v5453 = v41 + v8561;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5454 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5455 = v634.x[12];
-    const float v5456 = v5455 * v5454;
-    const bool v5457 = v5453 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5457) {
-      const unsigned int v5460 = 192u + v8560;
-      const iron_bf16 v5461 = iron_f32_to_bf16(v5456);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5463 = v13 + v5453;
-      const unsigned int v5464 = v5463 * v1;
-      const unsigned int v5465 = v5464 + v28;
-      const unsigned int v5466 = v5465 << 8u;
-      const unsigned int v5467 = v5466 + v5460;
-      out[v5467] = v5461;
-    }
-    const unsigned int v5469 = v41 + v8566;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5470 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5471 = v634.x[13];
-    const float v5472 = v5471 * v5470;
-    const bool v5473 = v5469 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5473) {
-      const unsigned int v5476 = 192u + v8565;
-      const iron_bf16 v5477 = iron_f32_to_bf16(v5472);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5479 = v13 + v5469;
-      const unsigned int v5480 = v5479 * v1;
-      const unsigned int v5481 = v5480 + v28;
-      const unsigned int v5482 = v5481 << 8u;
-      const unsigned int v5483 = v5482 + v5476;
-      out[v5483] = v5477;
-    }
-    const unsigned int v5485 = v41 + v8571;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5486 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5487 = v634.x[14];
-    const float v5488 = v5487 * v5486;
-    const bool v5489 = v5485 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5489) {
-      const unsigned int v5492 = 192u + v8570;
-      const iron_bf16 v5493 = iron_f32_to_bf16(v5488);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5495 = v13 + v5485;
-      const unsigned int v5496 = v5495 * v1;
-      const unsigned int v5497 = v5496 + v28;
-      const unsigned int v5498 = v5497 << 8u;
-      const unsigned int v5499 = v5498 + v5492;
-      out[v5499] = v5493;
-    }
-    const unsigned int v5501 = v41 + v8576;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5502 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5503 = v634.x[15];
-    const float v5504 = v5503 * v5502;
-    const bool v5505 = v5501 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5505) {
-      const unsigned int v5508 = 192u + v8575;
-      const iron_bf16 v5509 = iron_f32_to_bf16(v5504);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5511 = v13 + v5501;
-      const unsigned int v5512 = v5511 * v1;
-      const unsigned int v5513 = v5512 + v28;
-      const unsigned int v5514 = v5513 << 8u;
-      const unsigned int v5515 = v5514 + v5508;
-      out[v5515] = v5509;
-    }
-    const unsigned int v5517 = v41 + v8581;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5518 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5519 = v636.x[0];
-    const float v5520 = v5519 * v5518;
-    const bool v5521 = v5517 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5521) {
-      const unsigned int v5524 = 224u + v8580;
-      const iron_bf16 v5525 = iron_f32_to_bf16(v5520);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5527 = v13 + v5517;
-      const unsigned int v5528 = v5527 * v1;
-      const unsigned int v5529 = v5528 + v28;
-      const unsigned int v5530 = v5529 << 8u;
-      const unsigned int v5531 = v5530 + v5524;
-      out[v5531] = v5525;
-    }
-    const unsigned int v5533 = v41 + v8586;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5534 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5535 = v636.x[1];
-    const float v5536 = v5535 * v5534;
-    const bool v5537 = v5533 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5537) {
-      const unsigned int v5540 = 224u + v8585;
-      const iron_bf16 v5541 = iron_f32_to_bf16(v5536);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5543 = v13 + v5533;
-      const unsigned int v5544 = v5543 * v1;
-      const unsigned int v5545 = v5544 + v28;
-      const unsigned int v5546 = v5545 << 8u;
-      const unsigned int v5547 = v5546 + v5540;
-      out[v5547] = v5541;
-    }
-    const unsigned int v5549 = v41 + v8591;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5550 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5551 = v636.x[2];
-    const float v5552 = v5551 * v5550;
-    const bool v5553 = v5549 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5553) {
-      const unsigned int v5556 = 224u + v8590;
-      const iron_bf16 v5557 = iron_f32_to_bf16(v5552);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5559 = v13 + v5549;
-      const unsigned int v5560 = v5559 * v1;
-      const unsigned int v5561 = v5560 + v28;
-      const unsigned int v5562 = v5561 << 8u;
-      const unsigned int v5563 = v5562 + v5556;
-      out[v5563] = v5557;
-    }
-    const unsigned int v5565 = v41 + v8596;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5566 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5567 = v636.x[3];
-    const float v5568 = v5567 * v5566;
-    const bool v5569 = v5565 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5569) {
-      const unsigned int v5572 = 224u + v8595;
-      const iron_bf16 v5573 = iron_f32_to_bf16(v5568);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5575 = v13 + v5565;
-      const unsigned int v5576 = v5575 * v1;
-      const unsigned int v5577 = v5576 + v28;
-      const unsigned int v5578 = v5577 << 8u;
-      const unsigned int v5579 = v5578 + v5572;
-      out[v5579] = v5573;
-    }
-    const unsigned int v5581 = v41 + v8601;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5582 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5583 = v636.x[4];
-    const float v5584 = v5583 * v5582;
-    const bool v5585 = v5581 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5585) {
-      const unsigned int v5588 = 224u + v8600;
-      const iron_bf16 v5589 = iron_f32_to_bf16(v5584);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5591 = v13 + v5581;
-      const unsigned int v5592 = v5591 * v1;
-      const unsigned int v5593 = v5592 + v28;
-      const unsigned int v5594 = v5593 << 8u;
-      const unsigned int v5595 = v5594 + v5588;
-      out[v5595] = v5589;
-    }
-    const unsigned int v5597 = v41 + v8606;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5598 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5599 = v636.x[5];
-    const float v5600 = v5599 * v5598;
-    const bool v5601 = v5597 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5601) {
-      const unsigned int v5604 = 224u + v8605;
-      const iron_bf16 v5605 = iron_f32_to_bf16(v5600);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5607 = v13 + v5597;
-      const unsigned int v5608 = v5607 * v1;
-      const unsigned int v5609 = v5608 + v28;
-      const unsigned int v5610 = v5609 << 8u;
-      const unsigned int v5611 = v5610 + v5604;
-      out[v5611] = v5605;
-    }
-    const unsigned int v5613 = v41 + v8611;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5614 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5615 = v636.x[6];
-    const float v5616 = v5615 * v5614;
-    const bool v5617 = v5613 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5617) {
-      const unsigned int v5620 = 224u + v8610;
-      const iron_bf16 v5621 = iron_f32_to_bf16(v5616);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5623 = v13 + v5613;
-      const unsigned int v5624 = v5623 * v1;
-      const unsigned int v5625 = v5624 + v28;
-      const unsigned int v5626 = v5625 << 8u;
-      const unsigned int v5627 = v5626 + v5620;
-      out[v5627] = v5621;
-    }
-    const unsigned int v5629 = v41 + v8616;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5630 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5631 = v636.x[7];
-    const float v5632 = v5631 * v5630;
-    const bool v5633 = v5629 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5633) {
-      const unsigned int v5636 = 224u + v8615;
-      const iron_bf16 v5637 = iron_f32_to_bf16(v5632);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5639 = v13 + v5629;
-      const unsigned int v5640 = v5639 * v1;
-      const unsigned int v5641 = v5640 + v28;
-      const unsigned int v5642 = v5641 << 8u;
-      const unsigned int v5643 = v5642 + v5636;
-      out[v5643] = v5637;
-    }
-    const unsigned int v5645 = v41 + v8621;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5646 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5647 = v636.x[8];
-    const float v5648 = v5647 * v5646;
-    const bool v5649 = v5645 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5649) {
-      const unsigned int v5652 = 224u + v8620;
-      const iron_bf16 v5653 = iron_f32_to_bf16(v5648);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5655 = v13 + v5645;
-      const unsigned int v5656 = v5655 * v1;
-      const unsigned int v5657 = v5656 + v28;
-      const unsigned int v5658 = v5657 << 8u;
-      const unsigned int v5659 = v5658 + v5652;
-      out[v5659] = v5653;
-    }
-    const unsigned int v5661 = v41 + v8626;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5662 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5663 = v636.x[9];
-    const float v5664 = v5663 * v5662;
-    const bool v5665 = v5661 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5665) {
-      const unsigned int v5668 = 224u + v8625;
-      const iron_bf16 v5669 = iron_f32_to_bf16(v5664);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5671 = v13 + v5661;
-      const unsigned int v5672 = v5671 * v1;
-      const unsigned int v5673 = v5672 + v28;
-      const unsigned int v5674 = v5673 << 8u;
-      const unsigned int v5675 = v5674 + v5668;
-      out[v5675] = v5669;
-    }
-    const unsigned int v5677 = v41 + v8631;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5678 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5679 = v636.x[10];
-    const float v5680 = v5679 * v5678;
-    const bool v5681 = v5677 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5681) {
-      const unsigned int v5684 = 224u + v8630;
-      const iron_bf16 v5685 = iron_f32_to_bf16(v5680);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5687 = v13 + v5677;
-      const unsigned int v5688 = v5687 * v1;
-      const unsigned int v5689 = v5688 + v28;
-      const unsigned int v5690 = v5689 << 8u;
-      const unsigned int v5691 = v5690 + v5684;
-      out[v5691] = v5685;
-    }
-    const unsigned int v5693 = v41 + v8636;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5694 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5695 = v636.x[11];
-    const float v5696 = v5695 * v5694;
-    const bool v5697 = v5693 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5697) {
-      const unsigned int v5700 = 224u + v8635;
-      const iron_bf16 v5701 = iron_f32_to_bf16(v5696);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5703 = v13 + v5693;
-      const unsigned int v5704 = v5703 * v1;
-      const unsigned int v5705 = v5704 + v28;
-      const unsigned int v5706 = v5705 << 8u;
-      const unsigned int v5707 = v5706 + v5700;
-      out[v5707] = v5701;
-    }
-    const unsigned int v5709 = v41 + v8641;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5710 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5711 = v636.x[12];
-    const float v5712 = v5711 * v5710;
-    const bool v5713 = v5709 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5713) {
-      const unsigned int v5716 = 224u + v8640;
-      const iron_bf16 v5717 = iron_f32_to_bf16(v5712);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5719 = v13 + v5709;
-      const unsigned int v5720 = v5719 * v1;
-      const unsigned int v5721 = v5720 + v28;
-      const unsigned int v5722 = v5721 << 8u;
-      const unsigned int v5723 = v5722 + v5716;
-      out[v5723] = v5717;
-    }
-    const unsigned int v5725 = v41 + v8646;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5726 = v3671.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5727 = v636.x[13];
-    const float v5728 = v5727 * v5726;
-    const bool v5729 = v5725 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5729) {
-      const unsigned int v5732 = 224u + v8645;
-      const iron_bf16 v5733 = iron_f32_to_bf16(v5728);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5735 = v13 + v5725;
-      const unsigned int v5736 = v5735 * v1;
-      const unsigned int v5737 = v5736 + v28;
-      const unsigned int v5738 = v5737 << 8u;
-      const unsigned int v5739 = v5738 + v5732;
-      out[v5739] = v5733;
-    }
-    const unsigned int v5741 = v41 + v8651;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5742 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5743 = v636.x[14];
-    const float v5744 = v5743 * v5742;
-    const bool v5745 = v5741 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5745) {
-      const unsigned int v5748 = 224u + v8650;
-      const iron_bf16 v5749 = iron_f32_to_bf16(v5744);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5751 = v13 + v5741;
-      const unsigned int v5752 = v5751 * v1;
-      const unsigned int v5753 = v5752 + v28;
-      const unsigned int v5754 = v5753 << 8u;
-      const unsigned int v5755 = v5754 + v5748;
-      out[v5755] = v5749;
-    }
-    const unsigned int v5757 = v41 + v8656;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5758 = v3671.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5759 = v636.x[15];
-    const float v5760 = v5759 * v5758;
-    const bool v5761 = v5757 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5761) {
-      const unsigned int v5764 = 224u + v8655;
-      const iron_bf16 v5765 = iron_f32_to_bf16(v5760);  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5767 = v13 + v5757;
-      const unsigned int v5768 = v5767 * v1;
-      const unsigned int v5769 = v5768 + v28;
-      const unsigned int v5770 = v5769 << 8u;
-      const unsigned int v5771 = v5770 + v5764;
-      out[v5771] = v5765;
+    const float v3652 = v37 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
+    iron_frag<float, 2, 16, 8> v3654;  // kernels/sdpa/flash_tile.hpp:212
+    iron_frag_fill(v3654, 0.0f);
+    const float v3658 = v463.x[0];  // kernels/sdpa/flash_tile.hpp:214
+    const float v3659 = fmaxf(v3658, v3652);
+    const bool v3662 = v3659 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v3663 = v3662 ? 0.0f : v3659;
+    v3654.x[0] = v3663;  // kernels/sdpa/flash_tile.hpp:213
+    const float v3667 = v463.x[1];  // kernels/sdpa/flash_tile.hpp:214
+    const float v3668 = fmaxf(v3667, v3652);
+    const bool v3671 = v3668 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v3672 = v3671 ? 0.0f : v3668;
+    v3654.x[1] = v3672;  // kernels/sdpa/flash_tile.hpp:213
+    const float v3676 = v463.x[2];  // kernels/sdpa/flash_tile.hpp:214
+    const float v3677 = fmaxf(v3676, v3652);
+    const bool v3680 = v3677 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v3681 = v3680 ? 0.0f : v3677;
+    v3654.x[2] = v3681;  // kernels/sdpa/flash_tile.hpp:213
+    const float v3685 = v463.x[3];  // kernels/sdpa/flash_tile.hpp:214
+    const float v3686 = fmaxf(v3685, v3652);
+    const bool v3689 = v3686 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v3690 = v3689 ? 0.0f : v3686;
+    v3654.x[3] = v3690;  // kernels/sdpa/flash_tile.hpp:213
+    iron_frag<float, 2, 16, 8> v3692;  // kernels/sdpa/flash_tile.hpp:216
+    iron_frag_fill(v3692, 0.0f);
+    const float v3696 = v3654.x[0];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3697 = v3652 - v3696;
+    const float v3698 = exp2f(v3697);
+    const float v3700 = v463.x[0];
+    const float v3701 = v3700 - v3696;
+    const float v3702 = exp2f(v3701);
+    const float v3703 = v465.x[0];
+    const float v3704 = v3703 * v3702;
+    const float v3705 = v3704 + v3698;
+    v3692.x[0] = v3705;  // kernels/sdpa/flash_tile.hpp:217
+    const float v3709 = v3654.x[1];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3710 = v3652 - v3709;
+    const float v3711 = exp2f(v3710);
+    const float v3713 = v463.x[1];
+    const float v3714 = v3713 - v3709;
+    const float v3715 = exp2f(v3714);
+    const float v3716 = v465.x[1];
+    const float v3717 = v3716 * v3715;
+    const float v3718 = v3717 + v3711;
+    v3692.x[1] = v3718;  // kernels/sdpa/flash_tile.hpp:217
+    const float v3722 = v3654.x[2];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3723 = v3652 - v3722;
+    const float v3724 = exp2f(v3723);
+    const float v3726 = v463.x[2];
+    const float v3727 = v3726 - v3722;
+    const float v3728 = exp2f(v3727);
+    const float v3729 = v465.x[2];
+    const float v3730 = v3729 * v3728;
+    const float v3731 = v3730 + v3724;
+    v3692.x[2] = v3731;  // kernels/sdpa/flash_tile.hpp:217
+    const float v3735 = v3654.x[3];  // kernels/sdpa/flash_tile.hpp:218
+    const float v3736 = v3652 - v3735;
+    const float v3737 = exp2f(v3736);
+    const float v3739 = v463.x[3];
+    const float v3740 = v3739 - v3735;
+    const float v3741 = exp2f(v3740);
+    const float v3742 = v465.x[3];
+    const float v3743 = v3742 * v3741;
+    const float v3744 = v3743 + v3737;
+    v3692.x[3] = v3744;  // kernels/sdpa/flash_tile.hpp:217
+    iron_frag<float, 2, 16, 8> v3746;  // kernels/sdpa/flash_tile.hpp:220
+    iron_frag_fill(v3746, 0.0f);
+    const float v3750 = v3692.x[0];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3752 = v3654.x[0];  // kernels/sdpa/flash_tile.hpp:223
+    const float v3753 = v463.x[0];
+    const float v3754 = v3753 - v3752;
+    const float v3755 = exp2f(v3754);
+    const float v3756 = v3755 / v3750;
+    const bool v3758 = v3750 > 0.0f;
+    const float v3759 = v3758 ? v3756 : 0.0f;
+    v3746.x[0] = v3759;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3763 = v3692.x[1];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3765 = v3654.x[1];  // kernels/sdpa/flash_tile.hpp:223
+    const float v3766 = v463.x[1];
+    const float v3767 = v3766 - v3765;
+    const float v3768 = exp2f(v3767);
+    const float v3769 = v3768 / v3763;
+    const bool v3771 = v3763 > 0.0f;
+    const float v3772 = v3771 ? v3769 : 0.0f;
+    v3746.x[1] = v3772;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3776 = v3692.x[2];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3778 = v3654.x[2];  // kernels/sdpa/flash_tile.hpp:223
+    const float v3779 = v463.x[2];
+    const float v3780 = v3779 - v3778;
+    const float v3781 = exp2f(v3780);
+    const float v3782 = v3781 / v3776;
+    const bool v3784 = v3776 > 0.0f;
+    const float v3785 = v3784 ? v3782 : 0.0f;
+    v3746.x[2] = v3785;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3789 = v3692.x[3];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3791 = v3654.x[3];  // kernels/sdpa/flash_tile.hpp:223
+    const float v3792 = v463.x[3];
+    const float v3793 = v3792 - v3791;
+    const float v3794 = exp2f(v3793);
+    const float v3795 = v3794 / v3789;
+    const bool v3797 = v3789 > 0.0f;
+    const float v3798 = v3797 ? v3795 : 0.0f;
+    v3746.x[3] = v3798;  // kernels/sdpa/flash_tile.hpp:221
+    const unsigned int v3800 = v41 + v8326;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3801 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3802 = v467.x[0];
+    const float v3803 = v3802 * v3801;
+    const bool v3804 = v3800 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3804) {
+      const iron_bf16 v3808 = iron_f32_to_bf16(v3803);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3810 = v13 + v3800;
+      const unsigned int v3811 = v3810 * v1;
+      const unsigned int v3812 = v3811 + v28;
+      const unsigned int v3813 = v3812 << 8u;
+      const unsigned int v3814 = v3813 + v8325;
+      out[v3814] = v3808;
+    }
+    const unsigned int v3816 = v41 + v8331;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3817 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3818 = v467.x[1];
+    const float v3819 = v3818 * v3817;
+    const bool v3820 = v3816 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3820) {
+      const iron_bf16 v3824 = iron_f32_to_bf16(v3819);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3826 = v13 + v3816;
+      const unsigned int v3827 = v3826 * v1;
+      const unsigned int v3828 = v3827 + v28;
+      const unsigned int v3829 = v3828 << 8u;
+      const unsigned int v3830 = v3829 + v8330;
+      out[v3830] = v3824;
+    }
+    const unsigned int v3832 = v41 + v8336;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3833 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3834 = v467.x[2];
+    const float v3835 = v3834 * v3833;
+    const bool v3836 = v3832 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3836) {
+      const iron_bf16 v3840 = iron_f32_to_bf16(v3835);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3842 = v13 + v3832;
+      const unsigned int v3843 = v3842 * v1;
+      const unsigned int v3844 = v3843 + v28;
+      const unsigned int v3845 = v3844 << 8u;
+      const unsigned int v3846 = v3845 + v8335;
+      out[v3846] = v3840;
+    }
+    const unsigned int v3848 = v41 + v8341;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3849 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3850 = v467.x[3];
+    const float v3851 = v3850 * v3849;
+    const bool v3852 = v3848 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3852) {
+      const iron_bf16 v3856 = iron_f32_to_bf16(v3851);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3858 = v13 + v3848;
+      const unsigned int v3859 = v3858 * v1;
+      const unsigned int v3860 = v3859 + v28;
+      const unsigned int v3861 = v3860 << 8u;
+      const unsigned int v3862 = v3861 + v8340;
+      out[v3862] = v3856;
+    }
+    const unsigned int v3864 = v41 + v8346;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3865 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3866 = v467.x[4];
+    const float v3867 = v3866 * v3865;
+    const bool v3868 = v3864 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3868) {
+      const iron_bf16 v3872 = iron_f32_to_bf16(v3867);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3874 = v13 + v3864;
+      const unsigned int v3875 = v3874 * v1;
+      const unsigned int v3876 = v3875 + v28;
+      const unsigned int v3877 = v3876 << 8u;
+      const unsigned int v3878 = v3877 + v8345;
+      out[v3878] = v3872;
+    }
+    const unsigned int v3880 = v41 + v8351;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3881 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3882 = v467.x[5];
+    const float v3883 = v3882 * v3881;
+    const bool v3884 = v3880 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3884) {
+      const iron_bf16 v3888 = iron_f32_to_bf16(v3883);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3890 = v13 + v3880;
+      const unsigned int v3891 = v3890 * v1;
+      const unsigned int v3892 = v3891 + v28;
+      const unsigned int v3893 = v3892 << 8u;
+      const unsigned int v3894 = v3893 + v8350;
+      out[v3894] = v3888;
+    }
+    const unsigned int v3896 = v41 + v8356;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3897 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3898 = v467.x[6];
+    const float v3899 = v3898 * v3897;
+    const bool v3900 = v3896 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3900) {
+      const iron_bf16 v3904 = iron_f32_to_bf16(v3899);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3906 = v13 + v3896;
+      const unsigned int v3907 = v3906 * v1;
+      const unsigned int v3908 = v3907 + v28;
+      const unsigned int v3909 = v3908 << 8u;
+      const unsigned int v3910 = v3909 + v8355;
+      out[v3910] = v3904;
+    }
+    const unsigned int v3912 = v41 + v8361;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3913 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3914 = v467.x[7];
+    const float v3915 = v3914 * v3913;
+    const bool v3916 = v3912 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3916) {
+      const iron_bf16 v3920 = iron_f32_to_bf16(v3915);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3922 = v13 + v3912;
+      const unsigned int v3923 = v3922 * v1;
+      const unsigned int v3924 = v3923 + v28;
+      const unsigned int v3925 = v3924 << 8u;
+      const unsigned int v3926 = v3925 + v8360;
+      out[v3926] = v3920;
+    }
+    const unsigned int v3928 = v41 + v8366;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3929 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3930 = v467.x[8];
+    const float v3931 = v3930 * v3929;
+    const bool v3932 = v3928 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3932) {
+      const iron_bf16 v3936 = iron_f32_to_bf16(v3931);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3938 = v13 + v3928;
+      const unsigned int v3939 = v3938 * v1;
+      const unsigned int v3940 = v3939 + v28;
+      const unsigned int v3941 = v3940 << 8u;
+      const unsigned int v3942 = v3941 + v8365;
+      out[v3942] = v3936;
+    }
+    const unsigned int v3944 = v41 + v8371;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3945 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3946 = v467.x[9];
+    const float v3947 = v3946 * v3945;
+    const bool v3948 = v3944 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3948) {
+      const iron_bf16 v3952 = iron_f32_to_bf16(v3947);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3954 = v13 + v3944;
+      const unsigned int v3955 = v3954 * v1;
+      const unsigned int v3956 = v3955 + v28;
+      const unsigned int v3957 = v3956 << 8u;
+      const unsigned int v3958 = v3957 + v8370;
+      out[v3958] = v3952;
+    }
+    const unsigned int v3960 = v41 + v8376;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3961 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3962 = v467.x[10];
+    const float v3963 = v3962 * v3961;
+    const bool v3964 = v3960 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3964) {
+      const iron_bf16 v3968 = iron_f32_to_bf16(v3963);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3970 = v13 + v3960;
+      const unsigned int v3971 = v3970 * v1;
+      const unsigned int v3972 = v3971 + v28;
+      const unsigned int v3973 = v3972 << 8u;
+      const unsigned int v3974 = v3973 + v8375;
+      out[v3974] = v3968;
+    }
+    const unsigned int v3976 = v41 + v8381;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3977 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3978 = v467.x[11];
+    const float v3979 = v3978 * v3977;
+    const bool v3980 = v3976 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3980) {
+      const iron_bf16 v3984 = iron_f32_to_bf16(v3979);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v3986 = v13 + v3976;
+      const unsigned int v3987 = v3986 * v1;
+      const unsigned int v3988 = v3987 + v28;
+      const unsigned int v3989 = v3988 << 8u;
+      const unsigned int v3990 = v3989 + v8380;
+      out[v3990] = v3984;
+    }
+    const unsigned int v3992 = v41 + v8386;  // kernels/sdpa/flash_tile.hpp:227
+    const float v3993 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v3994 = v467.x[12];
+    const float v3995 = v3994 * v3993;
+    const bool v3996 = v3992 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v3996) {
+      const iron_bf16 v4000 = iron_f32_to_bf16(v3995);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4002 = v13 + v3992;
+      const unsigned int v4003 = v4002 * v1;
+      const unsigned int v4004 = v4003 + v28;
+      const unsigned int v4005 = v4004 << 8u;
+      const unsigned int v4006 = v4005 + v8385;
+      out[v4006] = v4000;
+    }
+    const unsigned int v4008 = v41 + v8391;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4009 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4010 = v467.x[13];
+    const float v4011 = v4010 * v4009;
+    const bool v4012 = v4008 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4012) {
+      const iron_bf16 v4016 = iron_f32_to_bf16(v4011);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4018 = v13 + v4008;
+      const unsigned int v4019 = v4018 * v1;
+      const unsigned int v4020 = v4019 + v28;
+      const unsigned int v4021 = v4020 << 8u;
+      const unsigned int v4022 = v4021 + v8390;
+      out[v4022] = v4016;
+    }
+    const unsigned int v4024 = v41 + v8396;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4025 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4026 = v467.x[14];
+    const float v4027 = v4026 * v4025;
+    const bool v4028 = v4024 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4028) {
+      const iron_bf16 v4032 = iron_f32_to_bf16(v4027);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4034 = v13 + v4024;
+      const unsigned int v4035 = v4034 * v1;
+      const unsigned int v4036 = v4035 + v28;
+      const unsigned int v4037 = v4036 << 8u;
+      const unsigned int v4038 = v4037 + v8395;
+      out[v4038] = v4032;
+    }
+    const unsigned int v4040 = v41 + v8401;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4041 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4042 = v467.x[15];
+    const float v4043 = v4042 * v4041;
+    const bool v4044 = v4040 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4044) {
+      const iron_bf16 v4048 = iron_f32_to_bf16(v4043);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4050 = v13 + v4040;
+      const unsigned int v4051 = v4050 * v1;
+      const unsigned int v4052 = v4051 + v28;
+      const unsigned int v4053 = v4052 << 8u;
+      const unsigned int v4054 = v4053 + v8400;
+      out[v4054] = v4048;
+    }
+    const unsigned int v4056 = v41 + v8406;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4057 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4058 = v469.x[0];
+    const float v4059 = v4058 * v4057;
+    const bool v4060 = v4056 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4060) {
+      const unsigned int v4063 = 32u + v8405;
+      const iron_bf16 v4064 = iron_f32_to_bf16(v4059);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4066 = v13 + v4056;
+      const unsigned int v4067 = v4066 * v1;
+      const unsigned int v4068 = v4067 + v28;
+      const unsigned int v4069 = v4068 << 8u;
+      const unsigned int v4070 = v4069 + v4063;
+      out[v4070] = v4064;
+    }
+    const unsigned int v4072 = v41 + v8411;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4073 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4074 = v469.x[1];
+    const float v4075 = v4074 * v4073;
+    const bool v4076 = v4072 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4076) {
+      const unsigned int v4079 = 32u + v8410;
+      const iron_bf16 v4080 = iron_f32_to_bf16(v4075);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4082 = v13 + v4072;
+      const unsigned int v4083 = v4082 * v1;
+      const unsigned int v4084 = v4083 + v28;
+      const unsigned int v4085 = v4084 << 8u;
+      const unsigned int v4086 = v4085 + v4079;
+      out[v4086] = v4080;
+    }
+    const unsigned int v4088 = v41 + v8416;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4089 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4090 = v469.x[2];
+    const float v4091 = v4090 * v4089;
+    const bool v4092 = v4088 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4092) {
+      const unsigned int v4095 = 32u + v8415;
+      const iron_bf16 v4096 = iron_f32_to_bf16(v4091);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4098 = v13 + v4088;
+      const unsigned int v4099 = v4098 * v1;
+      const unsigned int v4100 = v4099 + v28;
+      const unsigned int v4101 = v4100 << 8u;
+      const unsigned int v4102 = v4101 + v4095;
+      out[v4102] = v4096;
+    }
+    const unsigned int v4104 = v41 + v8421;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4105 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4106 = v469.x[3];
+    const float v4107 = v4106 * v4105;
+    const bool v4108 = v4104 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4108) {
+      const unsigned int v4111 = 32u + v8420;
+      const iron_bf16 v4112 = iron_f32_to_bf16(v4107);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4114 = v13 + v4104;
+      const unsigned int v4115 = v4114 * v1;
+      const unsigned int v4116 = v4115 + v28;
+      const unsigned int v4117 = v4116 << 8u;
+      const unsigned int v4118 = v4117 + v4111;
+      out[v4118] = v4112;
+    }
+    const unsigned int v4120 = v41 + v8426;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4121 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4122 = v469.x[4];
+    const float v4123 = v4122 * v4121;
+    const bool v4124 = v4120 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4124) {
+      const unsigned int v4127 = 32u + v8425;
+      const iron_bf16 v4128 = iron_f32_to_bf16(v4123);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4130 = v13 + v4120;
+      const unsigned int v4131 = v4130 * v1;
+      const unsigned int v4132 = v4131 + v28;
+      const unsigned int v4133 = v4132 << 8u;
+      const unsigned int v4134 = v4133 + v4127;
+      out[v4134] = v4128;
+    }
+    const unsigned int v4136 = v41 + v8431;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4137 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4138 = v469.x[5];
+    const float v4139 = v4138 * v4137;
+    const bool v4140 = v4136 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4140) {
+      const unsigned int v4143 = 32u + v8430;
+      const iron_bf16 v4144 = iron_f32_to_bf16(v4139);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4146 = v13 + v4136;
+      const unsigned int v4147 = v4146 * v1;
+      const unsigned int v4148 = v4147 + v28;
+      const unsigned int v4149 = v4148 << 8u;
+      const unsigned int v4150 = v4149 + v4143;
+      out[v4150] = v4144;
+    }
+    const unsigned int v4152 = v41 + v8436;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4153 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4154 = v469.x[6];
+    const float v4155 = v4154 * v4153;
+    const bool v4156 = v4152 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4156) {
+      const unsigned int v4159 = 32u + v8435;
+      const iron_bf16 v4160 = iron_f32_to_bf16(v4155);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4162 = v13 + v4152;
+      const unsigned int v4163 = v4162 * v1;
+      const unsigned int v4164 = v4163 + v28;
+      const unsigned int v4165 = v4164 << 8u;
+      const unsigned int v4166 = v4165 + v4159;
+      out[v4166] = v4160;
+    }
+    const unsigned int v4168 = v41 + v8441;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4169 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4170 = v469.x[7];
+    const float v4171 = v4170 * v4169;
+    const bool v4172 = v4168 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4172) {
+      const unsigned int v4175 = 32u + v8440;
+      const iron_bf16 v4176 = iron_f32_to_bf16(v4171);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4178 = v13 + v4168;
+      const unsigned int v4179 = v4178 * v1;
+      const unsigned int v4180 = v4179 + v28;
+      const unsigned int v4181 = v4180 << 8u;
+      const unsigned int v4182 = v4181 + v4175;
+      out[v4182] = v4176;
+    }
+    const unsigned int v4184 = v41 + v8446;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4185 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4186 = v469.x[8];
+    const float v4187 = v4186 * v4185;
+    const bool v4188 = v4184 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4188) {
+      const unsigned int v4191 = 32u + v8445;
+      const iron_bf16 v4192 = iron_f32_to_bf16(v4187);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4194 = v13 + v4184;
+      const unsigned int v4195 = v4194 * v1;
+      const unsigned int v4196 = v4195 + v28;
+      const unsigned int v4197 = v4196 << 8u;
+      const unsigned int v4198 = v4197 + v4191;
+      out[v4198] = v4192;
+    }
+    const unsigned int v4200 = v41 + v8451;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4201 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4202 = v469.x[9];
+    const float v4203 = v4202 * v4201;
+    const bool v4204 = v4200 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4204) {
+      const unsigned int v4207 = 32u + v8450;
+      const iron_bf16 v4208 = iron_f32_to_bf16(v4203);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4210 = v13 + v4200;
+      const unsigned int v4211 = v4210 * v1;
+      const unsigned int v4212 = v4211 + v28;
+      const unsigned int v4213 = v4212 << 8u;
+      const unsigned int v4214 = v4213 + v4207;
+      out[v4214] = v4208;
+    }
+    const unsigned int v4216 = v41 + v8456;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4217 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4218 = v469.x[10];
+    const float v4219 = v4218 * v4217;
+    const bool v4220 = v4216 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4220) {
+      const unsigned int v4223 = 32u + v8455;
+      const iron_bf16 v4224 = iron_f32_to_bf16(v4219);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4226 = v13 + v4216;
+      const unsigned int v4227 = v4226 * v1;
+      const unsigned int v4228 = v4227 + v28;
+      const unsigned int v4229 = v4228 << 8u;
+      const unsigned int v4230 = v4229 + v4223;
+      out[v4230] = v4224;
+    }
+    const unsigned int v4232 = v41 + v8461;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4233 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4234 = v469.x[11];
+    const float v4235 = v4234 * v4233;
+    const bool v4236 = v4232 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4236) {
+      const unsigned int v4239 = 32u + v8460;
+      const iron_bf16 v4240 = iron_f32_to_bf16(v4235);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4242 = v13 + v4232;
+      const unsigned int v4243 = v4242 * v1;
+      const unsigned int v4244 = v4243 + v28;
+      const unsigned int v4245 = v4244 << 8u;
+      const unsigned int v4246 = v4245 + v4239;
+      out[v4246] = v4240;
+    }
+    const unsigned int v4248 = v41 + v8466;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4249 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4250 = v469.x[12];
+    const float v4251 = v4250 * v4249;
+    const bool v4252 = v4248 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4252) {
+      const unsigned int v4255 = 32u + v8465;
+      const iron_bf16 v4256 = iron_f32_to_bf16(v4251);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4258 = v13 + v4248;
+      const unsigned int v4259 = v4258 * v1;
+      const unsigned int v4260 = v4259 + v28;
+      const unsigned int v4261 = v4260 << 8u;
+      const unsigned int v4262 = v4261 + v4255;
+      out[v4262] = v4256;
+    }
+    const unsigned int v4264 = v41 + v8471;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4265 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4266 = v469.x[13];
+    const float v4267 = v4266 * v4265;
+    const bool v4268 = v4264 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4268) {
+      const unsigned int v4271 = 32u + v8470;
+      const iron_bf16 v4272 = iron_f32_to_bf16(v4267);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4274 = v13 + v4264;
+      const unsigned int v4275 = v4274 * v1;
+      const unsigned int v4276 = v4275 + v28;
+      const unsigned int v4277 = v4276 << 8u;
+      const unsigned int v4278 = v4277 + v4271;
+      out[v4278] = v4272;
+    }
+    const unsigned int v4280 = v41 + v8476;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4281 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4282 = v469.x[14];
+    const float v4283 = v4282 * v4281;
+    const bool v4284 = v4280 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4284) {
+      const unsigned int v4287 = 32u + v8475;
+      const iron_bf16 v4288 = iron_f32_to_bf16(v4283);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4290 = v13 + v4280;
+      const unsigned int v4291 = v4290 * v1;
+      const unsigned int v4292 = v4291 + v28;
+      const unsigned int v4293 = v4292 << 8u;
+      const unsigned int v4294 = v4293 + v4287;
+      out[v4294] = v4288;
+    }
+    const unsigned int v4296 = v41 + v8481;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4297 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4298 = v469.x[15];
+    const float v4299 = v4298 * v4297;
+    const bool v4300 = v4296 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4300) {
+      const unsigned int v4303 = 32u + v8480;
+      const iron_bf16 v4304 = iron_f32_to_bf16(v4299);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4306 = v13 + v4296;
+      const unsigned int v4307 = v4306 * v1;
+      const unsigned int v4308 = v4307 + v28;
+      const unsigned int v4309 = v4308 << 8u;
+      const unsigned int v4310 = v4309 + v4303;
+      out[v4310] = v4304;
+    }
+    const unsigned int v4312 = v41 + v8486;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4313 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4314 = v471.x[0];
+    const float v4315 = v4314 * v4313;
+    const bool v4316 = v4312 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4316) {
+      const unsigned int v4319 = 64u + v8485;
+      const iron_bf16 v4320 = iron_f32_to_bf16(v4315);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4322 = v13 + v4312;
+      const unsigned int v4323 = v4322 * v1;
+      const unsigned int v4324 = v4323 + v28;
+      const unsigned int v4325 = v4324 << 8u;
+      const unsigned int v4326 = v4325 + v4319;
+      out[v4326] = v4320;
+    }
+    const unsigned int v4328 = v41 + v8491;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4329 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4330 = v471.x[1];
+    const float v4331 = v4330 * v4329;
+    const bool v4332 = v4328 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4332) {
+      const unsigned int v4335 = 64u + v8490;
+      const iron_bf16 v4336 = iron_f32_to_bf16(v4331);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4338 = v13 + v4328;
+      const unsigned int v4339 = v4338 * v1;
+      const unsigned int v4340 = v4339 + v28;
+      const unsigned int v4341 = v4340 << 8u;
+      const unsigned int v4342 = v4341 + v4335;
+      out[v4342] = v4336;
+    }
+    const unsigned int v4344 = v41 + v8496;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4345 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4346 = v471.x[2];
+    const float v4347 = v4346 * v4345;
+    const bool v4348 = v4344 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4348) {
+      const unsigned int v4351 = 64u + v8495;
+      const iron_bf16 v4352 = iron_f32_to_bf16(v4347);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4354 = v13 + v4344;
+      const unsigned int v4355 = v4354 * v1;
+      const unsigned int v4356 = v4355 + v28;
+      const unsigned int v4357 = v4356 << 8u;
+      const unsigned int v4358 = v4357 + v4351;
+      out[v4358] = v4352;
+    }
+    const unsigned int v4360 = v41 + v8501;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4361 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4362 = v471.x[3];
+    const float v4363 = v4362 * v4361;
+    const bool v4364 = v4360 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4364) {
+      const unsigned int v4367 = 64u + v8500;
+      const iron_bf16 v4368 = iron_f32_to_bf16(v4363);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4370 = v13 + v4360;
+      const unsigned int v4371 = v4370 * v1;
+      const unsigned int v4372 = v4371 + v28;
+      const unsigned int v4373 = v4372 << 8u;
+      const unsigned int v4374 = v4373 + v4367;
+      out[v4374] = v4368;
+    }
+    const unsigned int v4376 = v41 + v8506;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4377 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4378 = v471.x[4];
+    const float v4379 = v4378 * v4377;
+    const bool v4380 = v4376 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4380) {
+      const unsigned int v4383 = 64u + v8505;
+      const iron_bf16 v4384 = iron_f32_to_bf16(v4379);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4386 = v13 + v4376;
+      const unsigned int v4387 = v4386 * v1;
+      const unsigned int v4388 = v4387 + v28;
+      const unsigned int v4389 = v4388 << 8u;
+      const unsigned int v4390 = v4389 + v4383;
+      out[v4390] = v4384;
+    }
+    const unsigned int v4392 = v41 + v8511;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4393 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4394 = v471.x[5];
+    const float v4395 = v4394 * v4393;
+    const bool v4396 = v4392 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4396) {
+      const unsigned int v4399 = 64u + v8510;
+      const iron_bf16 v4400 = iron_f32_to_bf16(v4395);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4402 = v13 + v4392;
+      const unsigned int v4403 = v4402 * v1;
+      const unsigned int v4404 = v4403 + v28;
+      const unsigned int v4405 = v4404 << 8u;
+      const unsigned int v4406 = v4405 + v4399;
+      out[v4406] = v4400;
+    }
+    const unsigned int v4408 = v41 + v8516;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4409 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4410 = v471.x[6];
+    const float v4411 = v4410 * v4409;
+    const bool v4412 = v4408 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4412) {
+      const unsigned int v4415 = 64u + v8515;
+      const iron_bf16 v4416 = iron_f32_to_bf16(v4411);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4418 = v13 + v4408;
+      const unsigned int v4419 = v4418 * v1;
+      const unsigned int v4420 = v4419 + v28;
+      const unsigned int v4421 = v4420 << 8u;
+      const unsigned int v4422 = v4421 + v4415;
+      out[v4422] = v4416;
+    }
+    const unsigned int v4424 = v41 + v8521;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4425 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4426 = v471.x[7];
+    const float v4427 = v4426 * v4425;
+    const bool v4428 = v4424 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4428) {
+      const unsigned int v4431 = 64u + v8520;
+      const iron_bf16 v4432 = iron_f32_to_bf16(v4427);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4434 = v13 + v4424;
+      const unsigned int v4435 = v4434 * v1;
+      const unsigned int v4436 = v4435 + v28;
+      const unsigned int v4437 = v4436 << 8u;
+      const unsigned int v4438 = v4437 + v4431;
+      out[v4438] = v4432;
+    }
+    const unsigned int v4440 = v41 + v8526;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4441 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4442 = v471.x[8];
+    const float v4443 = v4442 * v4441;
+    const bool v4444 = v4440 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4444) {
+      const unsigned int v4447 = 64u + v8525;
+      const iron_bf16 v4448 = iron_f32_to_bf16(v4443);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4450 = v13 + v4440;
+      const unsigned int v4451 = v4450 * v1;
+      const unsigned int v4452 = v4451 + v28;
+      const unsigned int v4453 = v4452 << 8u;
+      const unsigned int v4454 = v4453 + v4447;
+      out[v4454] = v4448;
+    }
+    const unsigned int v4456 = v41 + v8531;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4457 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4458 = v471.x[9];
+    const float v4459 = v4458 * v4457;
+    const bool v4460 = v4456 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4460) {
+      const unsigned int v4463 = 64u + v8530;
+      const iron_bf16 v4464 = iron_f32_to_bf16(v4459);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4466 = v13 + v4456;
+      const unsigned int v4467 = v4466 * v1;
+      const unsigned int v4468 = v4467 + v28;
+      const unsigned int v4469 = v4468 << 8u;
+      const unsigned int v4470 = v4469 + v4463;
+      out[v4470] = v4464;
+    }
+    const unsigned int v4472 = v41 + v8536;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4473 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4474 = v471.x[10];
+    const float v4475 = v4474 * v4473;
+    const bool v4476 = v4472 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4476) {
+      const unsigned int v4479 = 64u + v8535;
+      const iron_bf16 v4480 = iron_f32_to_bf16(v4475);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4482 = v13 + v4472;
+      const unsigned int v4483 = v4482 * v1;
+      const unsigned int v4484 = v4483 + v28;
+      const unsigned int v4485 = v4484 << 8u;
+      const unsigned int v4486 = v4485 + v4479;
+      out[v4486] = v4480;
+    }
+    const unsigned int v4488 = v41 + v8541;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4489 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4490 = v471.x[11];
+    const float v4491 = v4490 * v4489;
+    const bool v4492 = v4488 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4492) {
+      const unsigned int v4495 = 64u + v8540;
+      const iron_bf16 v4496 = iron_f32_to_bf16(v4491);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4498 = v13 + v4488;
+      const unsigned int v4499 = v4498 * v1;
+      const unsigned int v4500 = v4499 + v28;
+      const unsigned int v4501 = v4500 << 8u;
+      const unsigned int v4502 = v4501 + v4495;
+      out[v4502] = v4496;
+    }
+    const unsigned int v4504 = v41 + v8546;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4505 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4506 = v471.x[12];
+    const float v4507 = v4506 * v4505;
+    const bool v4508 = v4504 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4508) {
+      const unsigned int v4511 = 64u + v8545;
+      const iron_bf16 v4512 = iron_f32_to_bf16(v4507);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4514 = v13 + v4504;
+      const unsigned int v4515 = v4514 * v1;
+      const unsigned int v4516 = v4515 + v28;
+      const unsigned int v4517 = v4516 << 8u;
+      const unsigned int v4518 = v4517 + v4511;
+      out[v4518] = v4512;
+    }
+    const unsigned int v4520 = v41 + v8551;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4521 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4522 = v471.x[13];
+    const float v4523 = v4522 * v4521;
+    const bool v4524 = v4520 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4524) {
+      const unsigned int v4527 = 64u + v8550;
+      const iron_bf16 v4528 = iron_f32_to_bf16(v4523);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4530 = v13 + v4520;
+      const unsigned int v4531 = v4530 * v1;
+      const unsigned int v4532 = v4531 + v28;
+      const unsigned int v4533 = v4532 << 8u;
+      const unsigned int v4534 = v4533 + v4527;
+      out[v4534] = v4528;
+    }
+    const unsigned int v4536 = v41 + v8556;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4537 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4538 = v471.x[14];
+    const float v4539 = v4538 * v4537;
+    const bool v4540 = v4536 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4540) {
+      const unsigned int v4543 = 64u + v8555;
+      const iron_bf16 v4544 = iron_f32_to_bf16(v4539);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4546 = v13 + v4536;
+      const unsigned int v4547 = v4546 * v1;
+      const unsigned int v4548 = v4547 + v28;
+      const unsigned int v4549 = v4548 << 8u;
+      const unsigned int v4550 = v4549 + v4543;
+      out[v4550] = v4544;
+    }
+    const unsigned int v4552 = v41 + v8561;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4553 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4554 = v471.x[15];
+    const float v4555 = v4554 * v4553;
+    const bool v4556 = v4552 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4556) {
+      const unsigned int v4559 = 64u + v8560;
+      const iron_bf16 v4560 = iron_f32_to_bf16(v4555);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4562 = v13 + v4552;
+      const unsigned int v4563 = v4562 * v1;
+      const unsigned int v4564 = v4563 + v28;
+      const unsigned int v4565 = v4564 << 8u;
+      const unsigned int v4566 = v4565 + v4559;
+      out[v4566] = v4560;
+    }
+    const unsigned int v4568 = v41 + v8566;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4569 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4570 = v473.x[0];
+    const float v4571 = v4570 * v4569;
+    const bool v4572 = v4568 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4572) {
+      const unsigned int v4575 = 96u + v8565;
+      const iron_bf16 v4576 = iron_f32_to_bf16(v4571);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4578 = v13 + v4568;
+      const unsigned int v4579 = v4578 * v1;
+      const unsigned int v4580 = v4579 + v28;
+      const unsigned int v4581 = v4580 << 8u;
+      const unsigned int v4582 = v4581 + v4575;
+      out[v4582] = v4576;
+    }
+    const unsigned int v4584 = v41 + v8571;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4585 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4586 = v473.x[1];
+    const float v4587 = v4586 * v4585;
+    const bool v4588 = v4584 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4588) {
+      const unsigned int v4591 = 96u + v8570;
+      const iron_bf16 v4592 = iron_f32_to_bf16(v4587);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4594 = v13 + v4584;
+      const unsigned int v4595 = v4594 * v1;
+      const unsigned int v4596 = v4595 + v28;
+      const unsigned int v4597 = v4596 << 8u;
+      const unsigned int v4598 = v4597 + v4591;
+      out[v4598] = v4592;
+    }
+    const unsigned int v4600 = v41 + v8576;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4601 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4602 = v473.x[2];
+    const float v4603 = v4602 * v4601;
+    const bool v4604 = v4600 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4604) {
+      const unsigned int v4607 = 96u + v8575;
+      const iron_bf16 v4608 = iron_f32_to_bf16(v4603);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4610 = v13 + v4600;
+      const unsigned int v4611 = v4610 * v1;
+      const unsigned int v4612 = v4611 + v28;
+      const unsigned int v4613 = v4612 << 8u;
+      const unsigned int v4614 = v4613 + v4607;
+      out[v4614] = v4608;
+    }
+    const unsigned int v4616 = v41 + v8581;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4617 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4618 = v473.x[3];
+    const float v4619 = v4618 * v4617;
+    const bool v4620 = v4616 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4620) {
+      const unsigned int v4623 = 96u + v8580;
+      const iron_bf16 v4624 = iron_f32_to_bf16(v4619);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4626 = v13 + v4616;
+      const unsigned int v4627 = v4626 * v1;
+      const unsigned int v4628 = v4627 + v28;
+      const unsigned int v4629 = v4628 << 8u;
+      const unsigned int v4630 = v4629 + v4623;
+      out[v4630] = v4624;
+    }
+    const unsigned int v4632 = v41 + v8586;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4633 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4634 = v473.x[4];
+    const float v4635 = v4634 * v4633;
+    const bool v4636 = v4632 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4636) {
+      const unsigned int v4639 = 96u + v8585;
+      const iron_bf16 v4640 = iron_f32_to_bf16(v4635);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4642 = v13 + v4632;
+      const unsigned int v4643 = v4642 * v1;
+      const unsigned int v4644 = v4643 + v28;
+      const unsigned int v4645 = v4644 << 8u;
+      const unsigned int v4646 = v4645 + v4639;
+      out[v4646] = v4640;
+    }
+    const unsigned int v4648 = v41 + v8591;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4649 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4650 = v473.x[5];
+    const float v4651 = v4650 * v4649;
+    const bool v4652 = v4648 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4652) {
+      const unsigned int v4655 = 96u + v8590;
+      const iron_bf16 v4656 = iron_f32_to_bf16(v4651);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4658 = v13 + v4648;
+      const unsigned int v4659 = v4658 * v1;
+      const unsigned int v4660 = v4659 + v28;
+      const unsigned int v4661 = v4660 << 8u;
+      const unsigned int v4662 = v4661 + v4655;
+      out[v4662] = v4656;
+    }
+    const unsigned int v4664 = v41 + v8596;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4665 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4666 = v473.x[6];
+    const float v4667 = v4666 * v4665;
+    const bool v4668 = v4664 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4668) {
+      const unsigned int v4671 = 96u + v8595;
+      const iron_bf16 v4672 = iron_f32_to_bf16(v4667);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4674 = v13 + v4664;
+      const unsigned int v4675 = v4674 * v1;
+      const unsigned int v4676 = v4675 + v28;
+      const unsigned int v4677 = v4676 << 8u;
+      const unsigned int v4678 = v4677 + v4671;
+      out[v4678] = v4672;
+    }
+    const unsigned int v4680 = v41 + v8601;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4681 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4682 = v473.x[7];
+    const float v4683 = v4682 * v4681;
+    const bool v4684 = v4680 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4684) {
+      const unsigned int v4687 = 96u + v8600;
+      const iron_bf16 v4688 = iron_f32_to_bf16(v4683);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4690 = v13 + v4680;
+      const unsigned int v4691 = v4690 * v1;
+      const unsigned int v4692 = v4691 + v28;
+      const unsigned int v4693 = v4692 << 8u;
+      const unsigned int v4694 = v4693 + v4687;
+      out[v4694] = v4688;
+    }
+    const unsigned int v4696 = v41 + v8606;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4697 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4698 = v473.x[8];
+    const float v4699 = v4698 * v4697;
+    const bool v4700 = v4696 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4700) {
+      const unsigned int v4703 = 96u + v8605;
+      const iron_bf16 v4704 = iron_f32_to_bf16(v4699);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4706 = v13 + v4696;
+      const unsigned int v4707 = v4706 * v1;
+      const unsigned int v4708 = v4707 + v28;
+      const unsigned int v4709 = v4708 << 8u;
+      const unsigned int v4710 = v4709 + v4703;
+      out[v4710] = v4704;
+    }
+    const unsigned int v4712 = v41 + v8611;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4713 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4714 = v473.x[9];
+    const float v4715 = v4714 * v4713;
+    const bool v4716 = v4712 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4716) {
+      const unsigned int v4719 = 96u + v8610;
+      const iron_bf16 v4720 = iron_f32_to_bf16(v4715);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4722 = v13 + v4712;
+      const unsigned int v4723 = v4722 * v1;
+      const unsigned int v4724 = v4723 + v28;
+      const unsigned int v4725 = v4724 << 8u;
+      const unsigned int v4726 = v4725 + v4719;
+      out[v4726] = v4720;
+    }
+    const unsigned int v4728 = v41 + v8616;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4729 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4730 = v473.x[10];
+    const float v4731 = v4730 * v4729;
+    const bool v4732 = v4728 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4732) {
+      const unsigned int v4735 = 96u + v8615;
+      const iron_bf16 v4736 = iron_f32_to_bf16(v4731);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4738 = v13 + v4728;
+      const unsigned int v4739 = v4738 * v1;
+      const unsigned int v4740 = v4739 + v28;
+      const unsigned int v4741 = v4740 << 8u;
+      const unsigned int v4742 = v4741 + v4735;
+      out[v4742] = v4736;
+    }
+    const unsigned int v4744 = v41 + v8621;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4745 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4746 = v473.x[11];
+    const float v4747 = v4746 * v4745;
+    const bool v4748 = v4744 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4748) {
+      const unsigned int v4751 = 96u + v8620;
+      const iron_bf16 v4752 = iron_f32_to_bf16(v4747);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4754 = v13 + v4744;
+      const unsigned int v4755 = v4754 * v1;
+      const unsigned int v4756 = v4755 + v28;
+      const unsigned int v4757 = v4756 << 8u;
+      const unsigned int v4758 = v4757 + v4751;
+      out[v4758] = v4752;
+    }
+    const unsigned int v4760 = v41 + v8626;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4761 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4762 = v473.x[12];
+    const float v4763 = v4762 * v4761;
+    const bool v4764 = v4760 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4764) {
+      const unsigned int v4767 = 96u + v8625;
+      const iron_bf16 v4768 = iron_f32_to_bf16(v4763);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4770 = v13 + v4760;
+      const unsigned int v4771 = v4770 * v1;
+      const unsigned int v4772 = v4771 + v28;
+      const unsigned int v4773 = v4772 << 8u;
+      const unsigned int v4774 = v4773 + v4767;
+      out[v4774] = v4768;
+    }
+    const unsigned int v4776 = v41 + v8631;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4777 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4778 = v473.x[13];
+    const float v4779 = v4778 * v4777;
+    const bool v4780 = v4776 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4780) {
+      const unsigned int v4783 = 96u + v8630;
+      const iron_bf16 v4784 = iron_f32_to_bf16(v4779);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4786 = v13 + v4776;
+      const unsigned int v4787 = v4786 * v1;
+      const unsigned int v4788 = v4787 + v28;
+      const unsigned int v4789 = v4788 << 8u;
+      const unsigned int v4790 = v4789 + v4783;
+      out[v4790] = v4784;
+    }
+    const unsigned int v4792 = v41 + v8636;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4793 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4794 = v473.x[14];
+    const float v4795 = v4794 * v4793;
+    const bool v4796 = v4792 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4796) {
+      const unsigned int v4799 = 96u + v8635;
+      const iron_bf16 v4800 = iron_f32_to_bf16(v4795);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4802 = v13 + v4792;
+      const unsigned int v4803 = v4802 * v1;
+      const unsigned int v4804 = v4803 + v28;
+      const unsigned int v4805 = v4804 << 8u;
+      const unsigned int v4806 = v4805 + v4799;
+      out[v4806] = v4800;
+    }
+    const unsigned int v4808 = v41 + v8641;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4809 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4810 = v473.x[15];
+    const float v4811 = v4810 * v4809;
+    const bool v4812 = v4808 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4812) {
+      const unsigned int v4815 = 96u + v8640;
+      const iron_bf16 v4816 = iron_f32_to_bf16(v4811);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4818 = v13 + v4808;
+      const unsigned int v4819 = v4818 * v1;
+      const unsigned int v4820 = v4819 + v28;
+      const unsigned int v4821 = v4820 << 8u;
+      const unsigned int v4822 = v4821 + v4815;
+      out[v4822] = v4816;
+    }
+    const unsigned int v4824 = v41 + v8646;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4825 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4826 = v475.x[0];
+    const float v4827 = v4826 * v4825;
+    const bool v4828 = v4824 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4828) {
+      const unsigned int v4831 = 128u + v8645;
+      const iron_bf16 v4832 = iron_f32_to_bf16(v4827);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4834 = v13 + v4824;
+      const unsigned int v4835 = v4834 * v1;
+      const unsigned int v4836 = v4835 + v28;
+      const unsigned int v4837 = v4836 << 8u;
+      const unsigned int v4838 = v4837 + v4831;
+      out[v4838] = v4832;
+    }
+    const unsigned int v4840 = v41 + v8651;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4841 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4842 = v475.x[1];
+    const float v4843 = v4842 * v4841;
+    const bool v4844 = v4840 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4844) {
+      const unsigned int v4847 = 128u + v8650;
+      const iron_bf16 v4848 = iron_f32_to_bf16(v4843);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4850 = v13 + v4840;
+      const unsigned int v4851 = v4850 * v1;
+      const unsigned int v4852 = v4851 + v28;
+      const unsigned int v4853 = v4852 << 8u;
+      const unsigned int v4854 = v4853 + v4847;
+      out[v4854] = v4848;
+    }
+    const unsigned int v4856 = v41 + v8656;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4857 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4858 = v475.x[2];
+    const float v4859 = v4858 * v4857;
+    const bool v4860 = v4856 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4860) {
+      const unsigned int v4863 = 128u + v8655;
+      const iron_bf16 v4864 = iron_f32_to_bf16(v4859);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4866 = v13 + v4856;
+      const unsigned int v4867 = v4866 * v1;
+      const unsigned int v4868 = v4867 + v28;
+      const unsigned int v4869 = v4868 << 8u;
+      const unsigned int v4870 = v4869 + v4863;
+      out[v4870] = v4864;
+    }
+    const unsigned int v4872 = v41 + v8661;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4873 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4874 = v475.x[3];
+    const float v4875 = v4874 * v4873;
+    const bool v4876 = v4872 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4876) {
+      const unsigned int v4879 = 128u + v8660;
+      const iron_bf16 v4880 = iron_f32_to_bf16(v4875);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4882 = v13 + v4872;
+      const unsigned int v4883 = v4882 * v1;
+      const unsigned int v4884 = v4883 + v28;
+      const unsigned int v4885 = v4884 << 8u;
+      const unsigned int v4886 = v4885 + v4879;
+      out[v4886] = v4880;
+    }
+    const unsigned int v4888 = v41 + v8666;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4889 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4890 = v475.x[4];
+    const float v4891 = v4890 * v4889;
+    const bool v4892 = v4888 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4892) {
+      const unsigned int v4895 = 128u + v8665;
+      const iron_bf16 v4896 = iron_f32_to_bf16(v4891);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4898 = v13 + v4888;
+      const unsigned int v4899 = v4898 * v1;
+      const unsigned int v4900 = v4899 + v28;
+      const unsigned int v4901 = v4900 << 8u;
+      const unsigned int v4902 = v4901 + v4895;
+      out[v4902] = v4896;
+    }
+    const unsigned int v4904 = v41 + v8671;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4905 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4906 = v475.x[5];
+    const float v4907 = v4906 * v4905;
+    const bool v4908 = v4904 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4908) {
+      const unsigned int v4911 = 128u + v8670;
+      const iron_bf16 v4912 = iron_f32_to_bf16(v4907);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4914 = v13 + v4904;
+      const unsigned int v4915 = v4914 * v1;
+      const unsigned int v4916 = v4915 + v28;
+      const unsigned int v4917 = v4916 << 8u;
+      const unsigned int v4918 = v4917 + v4911;
+      out[v4918] = v4912;
+    }
+    const unsigned int v4920 = v41 + v8676;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4921 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4922 = v475.x[6];
+    const float v4923 = v4922 * v4921;
+    const bool v4924 = v4920 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4924) {
+      const unsigned int v4927 = 128u + v8675;
+      const iron_bf16 v4928 = iron_f32_to_bf16(v4923);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4930 = v13 + v4920;
+      const unsigned int v4931 = v4930 * v1;
+      const unsigned int v4932 = v4931 + v28;
+      const unsigned int v4933 = v4932 << 8u;
+      const unsigned int v4934 = v4933 + v4927;
+      out[v4934] = v4928;
+    }
+    const unsigned int v4936 = v41 + v8681;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4937 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4938 = v475.x[7];
+    const float v4939 = v4938 * v4937;
+    const bool v4940 = v4936 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4940) {
+      const unsigned int v4943 = 128u + v8680;
+      const iron_bf16 v4944 = iron_f32_to_bf16(v4939);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4946 = v13 + v4936;
+      const unsigned int v4947 = v4946 * v1;
+      const unsigned int v4948 = v4947 + v28;
+      const unsigned int v4949 = v4948 << 8u;
+      const unsigned int v4950 = v4949 + v4943;
+      out[v4950] = v4944;
+    }
+    const unsigned int v4952 = v41 + v8686;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4953 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4954 = v475.x[8];
+    const float v4955 = v4954 * v4953;
+    const bool v4956 = v4952 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4956) {
+      const unsigned int v4959 = 128u + v8685;
+      const iron_bf16 v4960 = iron_f32_to_bf16(v4955);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4962 = v13 + v4952;
+      const unsigned int v4963 = v4962 * v1;
+      const unsigned int v4964 = v4963 + v28;
+      const unsigned int v4965 = v4964 << 8u;
+      const unsigned int v4966 = v4965 + v4959;
+      out[v4966] = v4960;
+    }
+    const unsigned int v4968 = v41 + v8691;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4969 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4970 = v475.x[9];
+    const float v4971 = v4970 * v4969;
+    const bool v4972 = v4968 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4972) {
+      const unsigned int v4975 = 128u + v8690;
+      const iron_bf16 v4976 = iron_f32_to_bf16(v4971);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4978 = v13 + v4968;
+      const unsigned int v4979 = v4978 * v1;
+      const unsigned int v4980 = v4979 + v28;
+      const unsigned int v4981 = v4980 << 8u;
+      const unsigned int v4982 = v4981 + v4975;
+      out[v4982] = v4976;
+    }
+    const unsigned int v4984 = v41 + v8696;  // kernels/sdpa/flash_tile.hpp:227
+    const float v4985 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v4986 = v475.x[10];
+    const float v4987 = v4986 * v4985;
+    const bool v4988 = v4984 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v4988) {
+      const unsigned int v4991 = 128u + v8695;
+      const iron_bf16 v4992 = iron_f32_to_bf16(v4987);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v4994 = v13 + v4984;
+      const unsigned int v4995 = v4994 * v1;
+      const unsigned int v4996 = v4995 + v28;
+      const unsigned int v4997 = v4996 << 8u;
+      const unsigned int v4998 = v4997 + v4991;
+      out[v4998] = v4992;
+    }
+    const unsigned int v5000 = v41 + v8701;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5001 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5002 = v475.x[11];
+    const float v5003 = v5002 * v5001;
+    const bool v5004 = v5000 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5004) {
+      const unsigned int v5007 = 128u + v8700;
+      const iron_bf16 v5008 = iron_f32_to_bf16(v5003);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5010 = v13 + v5000;
+      const unsigned int v5011 = v5010 * v1;
+      const unsigned int v5012 = v5011 + v28;
+      const unsigned int v5013 = v5012 << 8u;
+      const unsigned int v5014 = v5013 + v5007;
+      out[v5014] = v5008;
+    }
+    const unsigned int v5016 = v41 + v8706;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5017 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5018 = v475.x[12];
+    const float v5019 = v5018 * v5017;
+    const bool v5020 = v5016 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5020) {
+      const unsigned int v5023 = 128u + v8705;
+      const iron_bf16 v5024 = iron_f32_to_bf16(v5019);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5026 = v13 + v5016;
+      const unsigned int v5027 = v5026 * v1;
+      const unsigned int v5028 = v5027 + v28;
+      const unsigned int v5029 = v5028 << 8u;
+      const unsigned int v5030 = v5029 + v5023;
+      out[v5030] = v5024;
+    }
+    const unsigned int v5032 = v41 + v8711;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5033 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5034 = v475.x[13];
+    const float v5035 = v5034 * v5033;
+    const bool v5036 = v5032 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5036) {
+      const unsigned int v5039 = 128u + v8710;
+      const iron_bf16 v5040 = iron_f32_to_bf16(v5035);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5042 = v13 + v5032;
+      const unsigned int v5043 = v5042 * v1;
+      const unsigned int v5044 = v5043 + v28;
+      const unsigned int v5045 = v5044 << 8u;
+      const unsigned int v5046 = v5045 + v5039;
+      out[v5046] = v5040;
+    }
+    const unsigned int v5048 = v41 + v8716;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5049 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5050 = v475.x[14];
+    const float v5051 = v5050 * v5049;
+    const bool v5052 = v5048 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5052) {
+      const unsigned int v5055 = 128u + v8715;
+      const iron_bf16 v5056 = iron_f32_to_bf16(v5051);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5058 = v13 + v5048;
+      const unsigned int v5059 = v5058 * v1;
+      const unsigned int v5060 = v5059 + v28;
+      const unsigned int v5061 = v5060 << 8u;
+      const unsigned int v5062 = v5061 + v5055;
+      out[v5062] = v5056;
+    }
+    const unsigned int v5064 = v41 + v8721;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5065 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5066 = v475.x[15];
+    const float v5067 = v5066 * v5065;
+    const bool v5068 = v5064 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5068) {
+      const unsigned int v5071 = 128u + v8720;
+      const iron_bf16 v5072 = iron_f32_to_bf16(v5067);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5074 = v13 + v5064;
+      const unsigned int v5075 = v5074 * v1;
+      const unsigned int v5076 = v5075 + v28;
+      const unsigned int v5077 = v5076 << 8u;
+      const unsigned int v5078 = v5077 + v5071;
+      out[v5078] = v5072;
+    }
+    const unsigned int v5080 = v41 + v8726;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5081 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5082 = v477.x[0];
+    const float v5083 = v5082 * v5081;
+    const bool v5084 = v5080 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5084) {
+      const unsigned int v5087 = 160u + v8725;
+      const iron_bf16 v5088 = iron_f32_to_bf16(v5083);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5090 = v13 + v5080;
+      const unsigned int v5091 = v5090 * v1;
+      const unsigned int v5092 = v5091 + v28;
+      const unsigned int v5093 = v5092 << 8u;
+      const unsigned int v5094 = v5093 + v5087;
+      out[v5094] = v5088;
+    }
+    const unsigned int v5096 = v41 + v8731;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5097 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5098 = v477.x[1];
+    const float v5099 = v5098 * v5097;
+    const bool v5100 = v5096 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5100) {
+      const unsigned int v5103 = 160u + v8730;
+      const iron_bf16 v5104 = iron_f32_to_bf16(v5099);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5106 = v13 + v5096;
+      const unsigned int v5107 = v5106 * v1;
+      const unsigned int v5108 = v5107 + v28;
+      const unsigned int v5109 = v5108 << 8u;
+      const unsigned int v5110 = v5109 + v5103;
+      out[v5110] = v5104;
+    }
+    const unsigned int v5112 = v41 + v8736;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5113 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5114 = v477.x[2];
+    const float v5115 = v5114 * v5113;
+    const bool v5116 = v5112 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5116) {
+      const unsigned int v5119 = 160u + v8735;
+      const iron_bf16 v5120 = iron_f32_to_bf16(v5115);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5122 = v13 + v5112;
+      const unsigned int v5123 = v5122 * v1;
+      const unsigned int v5124 = v5123 + v28;
+      const unsigned int v5125 = v5124 << 8u;
+      const unsigned int v5126 = v5125 + v5119;
+      out[v5126] = v5120;
+    }
+    const unsigned int v5128 = v41 + v8741;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5129 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5130 = v477.x[3];
+    const float v5131 = v5130 * v5129;
+    const bool v5132 = v5128 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5132) {
+      const unsigned int v5135 = 160u + v8740;
+      const iron_bf16 v5136 = iron_f32_to_bf16(v5131);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5138 = v13 + v5128;
+      const unsigned int v5139 = v5138 * v1;
+      const unsigned int v5140 = v5139 + v28;
+      const unsigned int v5141 = v5140 << 8u;
+      const unsigned int v5142 = v5141 + v5135;
+      out[v5142] = v5136;
+    }
+    const unsigned int v5144 = v41 + v8746;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5145 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5146 = v477.x[4];
+    const float v5147 = v5146 * v5145;
+    const bool v5148 = v5144 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5148) {
+      const unsigned int v5151 = 160u + v8745;
+      const iron_bf16 v5152 = iron_f32_to_bf16(v5147);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5154 = v13 + v5144;
+      const unsigned int v5155 = v5154 * v1;
+      const unsigned int v5156 = v5155 + v28;
+      const unsigned int v5157 = v5156 << 8u;
+      const unsigned int v5158 = v5157 + v5151;
+      out[v5158] = v5152;
+    }
+    const unsigned int v5160 = v41 + v8751;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5161 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5162 = v477.x[5];
+    const float v5163 = v5162 * v5161;
+    const bool v5164 = v5160 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5164) {
+      const unsigned int v5167 = 160u + v8750;
+      const iron_bf16 v5168 = iron_f32_to_bf16(v5163);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5170 = v13 + v5160;
+      const unsigned int v5171 = v5170 * v1;
+      const unsigned int v5172 = v5171 + v28;
+      const unsigned int v5173 = v5172 << 8u;
+      const unsigned int v5174 = v5173 + v5167;
+      out[v5174] = v5168;
+    }
+    const unsigned int v5176 = v41 + v8756;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5177 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5178 = v477.x[6];
+    const float v5179 = v5178 * v5177;
+    const bool v5180 = v5176 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5180) {
+      const unsigned int v5183 = 160u + v8755;
+      const iron_bf16 v5184 = iron_f32_to_bf16(v5179);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5186 = v13 + v5176;
+      const unsigned int v5187 = v5186 * v1;
+      const unsigned int v5188 = v5187 + v28;
+      const unsigned int v5189 = v5188 << 8u;
+      const unsigned int v5190 = v5189 + v5183;
+      out[v5190] = v5184;
+    }
+    const unsigned int v5192 = v41 + v8761;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5193 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5194 = v477.x[7];
+    const float v5195 = v5194 * v5193;
+    const bool v5196 = v5192 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5196) {
+      const unsigned int v5199 = 160u + v8760;
+      const iron_bf16 v5200 = iron_f32_to_bf16(v5195);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5202 = v13 + v5192;
+      const unsigned int v5203 = v5202 * v1;
+      const unsigned int v5204 = v5203 + v28;
+      const unsigned int v5205 = v5204 << 8u;
+      const unsigned int v5206 = v5205 + v5199;
+      out[v5206] = v5200;
+    }
+    const unsigned int v5208 = v41 + v8766;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5209 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5210 = v477.x[8];
+    const float v5211 = v5210 * v5209;
+    const bool v5212 = v5208 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5212) {
+      const unsigned int v5215 = 160u + v8765;
+      const iron_bf16 v5216 = iron_f32_to_bf16(v5211);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5218 = v13 + v5208;
+      const unsigned int v5219 = v5218 * v1;
+      const unsigned int v5220 = v5219 + v28;
+      const unsigned int v5221 = v5220 << 8u;
+      const unsigned int v5222 = v5221 + v5215;
+      out[v5222] = v5216;
+    }
+    const unsigned int v5224 = v41 + v8771;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5225 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5226 = v477.x[9];
+    const float v5227 = v5226 * v5225;
+    const bool v5228 = v5224 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5228) {
+      const unsigned int v5231 = 160u + v8770;
+      const iron_bf16 v5232 = iron_f32_to_bf16(v5227);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5234 = v13 + v5224;
+      const unsigned int v5235 = v5234 * v1;
+      const unsigned int v5236 = v5235 + v28;
+      const unsigned int v5237 = v5236 << 8u;
+      const unsigned int v5238 = v5237 + v5231;
+      out[v5238] = v5232;
+    }
+    const unsigned int v5240 = v41 + v8776;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5241 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5242 = v477.x[10];
+    const float v5243 = v5242 * v5241;
+    const bool v5244 = v5240 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5244) {
+      const unsigned int v5247 = 160u + v8775;
+      const iron_bf16 v5248 = iron_f32_to_bf16(v5243);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5250 = v13 + v5240;
+      const unsigned int v5251 = v5250 * v1;
+      const unsigned int v5252 = v5251 + v28;
+      const unsigned int v5253 = v5252 << 8u;
+      const unsigned int v5254 = v5253 + v5247;
+      out[v5254] = v5248;
+    }
+    const unsigned int v5256 = v41 + v8781;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5257 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5258 = v477.x[11];
+    const float v5259 = v5258 * v5257;
+    const bool v5260 = v5256 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5260) {
+      const unsigned int v5263 = 160u + v8780;
+      const iron_bf16 v5264 = iron_f32_to_bf16(v5259);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5266 = v13 + v5256;
+      const unsigned int v5267 = v5266 * v1;
+      const unsigned int v5268 = v5267 + v28;
+      const unsigned int v5269 = v5268 << 8u;
+      const unsigned int v5270 = v5269 + v5263;
+      out[v5270] = v5264;
+    }
+    const unsigned int v5272 = v41 + v8786;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5273 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5274 = v477.x[12];
+    const float v5275 = v5274 * v5273;
+    const bool v5276 = v5272 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5276) {
+      const unsigned int v5279 = 160u + v8785;
+      const iron_bf16 v5280 = iron_f32_to_bf16(v5275);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5282 = v13 + v5272;
+      const unsigned int v5283 = v5282 * v1;
+      const unsigned int v5284 = v5283 + v28;
+      const unsigned int v5285 = v5284 << 8u;
+      const unsigned int v5286 = v5285 + v5279;
+      out[v5286] = v5280;
+    }
+    const unsigned int v5288 = v41 + v8791;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5289 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5290 = v477.x[13];
+    const float v5291 = v5290 * v5289;
+    const bool v5292 = v5288 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5292) {
+      const unsigned int v5295 = 160u + v8790;
+      const iron_bf16 v5296 = iron_f32_to_bf16(v5291);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5298 = v13 + v5288;
+      const unsigned int v5299 = v5298 * v1;
+      const unsigned int v5300 = v5299 + v28;
+      const unsigned int v5301 = v5300 << 8u;
+      const unsigned int v5302 = v5301 + v5295;
+      out[v5302] = v5296;
+    }
+    const unsigned int v5304 = v41 + v8796;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5305 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5306 = v477.x[14];
+    const float v5307 = v5306 * v5305;
+    const bool v5308 = v5304 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5308) {
+      const unsigned int v5311 = 160u + v8795;
+      const iron_bf16 v5312 = iron_f32_to_bf16(v5307);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5314 = v13 + v5304;
+      const unsigned int v5315 = v5314 * v1;
+      const unsigned int v5316 = v5315 + v28;
+      const unsigned int v5317 = v5316 << 8u;
+      const unsigned int v5318 = v5317 + v5311;
+      out[v5318] = v5312;
+    }
+    const unsigned int v5320 = v41 + v8801;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5321 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5322 = v477.x[15];
+    const float v5323 = v5322 * v5321;
+    const bool v5324 = v5320 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5324) {
+      const unsigned int v5327 = 160u + v8800;
+      const iron_bf16 v5328 = iron_f32_to_bf16(v5323);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5330 = v13 + v5320;
+      const unsigned int v5331 = v5330 * v1;
+      const unsigned int v5332 = v5331 + v28;
+      const unsigned int v5333 = v5332 << 8u;
+      const unsigned int v5334 = v5333 + v5327;
+      out[v5334] = v5328;
+    }
+    const unsigned int v5336 = v41 + v8806;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5337 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5338 = v479.x[0];
+    const float v5339 = v5338 * v5337;
+    const bool v5340 = v5336 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5340) {
+      const unsigned int v5343 = 192u + v8805;
+      const iron_bf16 v5344 = iron_f32_to_bf16(v5339);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5346 = v13 + v5336;
+      const unsigned int v5347 = v5346 * v1;
+      const unsigned int v5348 = v5347 + v28;
+      const unsigned int v5349 = v5348 << 8u;
+      const unsigned int v5350 = v5349 + v5343;
+      out[v5350] = v5344;
+    }
+    const unsigned int v5352 = v41 + v8811;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5353 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5354 = v479.x[1];
+    const float v5355 = v5354 * v5353;
+    const bool v5356 = v5352 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5356) {
+      const unsigned int v5359 = 192u + v8810;
+      const iron_bf16 v5360 = iron_f32_to_bf16(v5355);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5362 = v13 + v5352;
+      const unsigned int v5363 = v5362 * v1;
+      const unsigned int v5364 = v5363 + v28;
+      const unsigned int v5365 = v5364 << 8u;
+      const unsigned int v5366 = v5365 + v5359;
+      out[v5366] = v5360;
+    }
+    const unsigned int v5368 = v41 + v8816;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5369 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5370 = v479.x[2];
+    const float v5371 = v5370 * v5369;
+    const bool v5372 = v5368 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5372) {
+      const unsigned int v5375 = 192u + v8815;
+      const iron_bf16 v5376 = iron_f32_to_bf16(v5371);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5378 = v13 + v5368;
+      const unsigned int v5379 = v5378 * v1;
+      const unsigned int v5380 = v5379 + v28;
+      const unsigned int v5381 = v5380 << 8u;
+      const unsigned int v5382 = v5381 + v5375;
+      out[v5382] = v5376;
+    }
+    const unsigned int v5384 = v41 + v8821;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5385 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5386 = v479.x[3];
+    const float v5387 = v5386 * v5385;
+    const bool v5388 = v5384 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5388) {
+      const unsigned int v5391 = 192u + v8820;
+      const iron_bf16 v5392 = iron_f32_to_bf16(v5387);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5394 = v13 + v5384;
+      const unsigned int v5395 = v5394 * v1;
+      const unsigned int v5396 = v5395 + v28;
+      const unsigned int v5397 = v5396 << 8u;
+      const unsigned int v5398 = v5397 + v5391;
+      out[v5398] = v5392;
+    }
+    const unsigned int v5400 = v41 + v8826;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5401 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5402 = v479.x[4];
+    const float v5403 = v5402 * v5401;
+    const bool v5404 = v5400 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5404) {
+      const unsigned int v5407 = 192u + v8825;
+      const iron_bf16 v5408 = iron_f32_to_bf16(v5403);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5410 = v13 + v5400;
+      const unsigned int v5411 = v5410 * v1;
+      const unsigned int v5412 = v5411 + v28;
+      const unsigned int v5413 = v5412 << 8u;
+      const unsigned int v5414 = v5413 + v5407;
+      out[v5414] = v5408;
+    }
+    const unsigned int v5416 = v41 + v8831;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5417 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5418 = v479.x[5];
+    const float v5419 = v5418 * v5417;
+    const bool v5420 = v5416 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5420) {
+      const unsigned int v5423 = 192u + v8830;
+      const iron_bf16 v5424 = iron_f32_to_bf16(v5419);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5426 = v13 + v5416;
+      const unsigned int v5427 = v5426 * v1;
+      const unsigned int v5428 = v5427 + v28;
+      const unsigned int v5429 = v5428 << 8u;
+      const unsigned int v5430 = v5429 + v5423;
+      out[v5430] = v5424;
+    }
+    const unsigned int v5432 = v41 + v8836;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5433 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5434 = v479.x[6];
+    const float v5435 = v5434 * v5433;
+    const bool v5436 = v5432 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5436) {
+      const unsigned int v5439 = 192u + v8835;
+      const iron_bf16 v5440 = iron_f32_to_bf16(v5435);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5442 = v13 + v5432;
+      const unsigned int v5443 = v5442 * v1;
+      const unsigned int v5444 = v5443 + v28;
+      const unsigned int v5445 = v5444 << 8u;
+      const unsigned int v5446 = v5445 + v5439;
+      out[v5446] = v5440;
+    }
+    const unsigned int v5448 = v41 + v8841;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5449 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5450 = v479.x[7];
+    const float v5451 = v5450 * v5449;
+    const bool v5452 = v5448 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5452) {
+      const unsigned int v5455 = 192u + v8840;
+      const iron_bf16 v5456 = iron_f32_to_bf16(v5451);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5458 = v13 + v5448;
+      const unsigned int v5459 = v5458 * v1;
+      const unsigned int v5460 = v5459 + v28;
+      const unsigned int v5461 = v5460 << 8u;
+      const unsigned int v5462 = v5461 + v5455;
+      out[v5462] = v5456;
+    }
+    const unsigned int v5464 = v41 + v8846;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5465 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5466 = v479.x[8];
+    const float v5467 = v5466 * v5465;
+    const bool v5468 = v5464 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5468) {
+      const unsigned int v5471 = 192u + v8845;
+      const iron_bf16 v5472 = iron_f32_to_bf16(v5467);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5474 = v13 + v5464;
+      const unsigned int v5475 = v5474 * v1;
+      const unsigned int v5476 = v5475 + v28;
+      const unsigned int v5477 = v5476 << 8u;
+      const unsigned int v5478 = v5477 + v5471;
+      out[v5478] = v5472;
+    }
+    const unsigned int v5480 = v41 + v8851;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5481 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5482 = v479.x[9];
+    const float v5483 = v5482 * v5481;
+    const bool v5484 = v5480 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5484) {
+      const unsigned int v5487 = 192u + v8850;
+      const iron_bf16 v5488 = iron_f32_to_bf16(v5483);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5490 = v13 + v5480;
+      const unsigned int v5491 = v5490 * v1;
+      const unsigned int v5492 = v5491 + v28;
+      const unsigned int v5493 = v5492 << 8u;
+      const unsigned int v5494 = v5493 + v5487;
+      out[v5494] = v5488;
+    }
+    const unsigned int v5496 = v41 + v8856;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5497 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5498 = v479.x[10];
+    const float v5499 = v5498 * v5497;
+    const bool v5500 = v5496 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5500) {
+      const unsigned int v5503 = 192u + v8855;
+      const iron_bf16 v5504 = iron_f32_to_bf16(v5499);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5506 = v13 + v5496;
+      const unsigned int v5507 = v5506 * v1;
+      const unsigned int v5508 = v5507 + v28;
+      const unsigned int v5509 = v5508 << 8u;
+      const unsigned int v5510 = v5509 + v5503;
+      out[v5510] = v5504;
+    }
+    const unsigned int v5512 = v41 + v8861;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5513 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5514 = v479.x[11];
+    const float v5515 = v5514 * v5513;
+    const bool v5516 = v5512 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5516) {
+      const unsigned int v5519 = 192u + v8860;
+      const iron_bf16 v5520 = iron_f32_to_bf16(v5515);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5522 = v13 + v5512;
+      const unsigned int v5523 = v5522 * v1;
+      const unsigned int v5524 = v5523 + v28;
+      const unsigned int v5525 = v5524 << 8u;
+      const unsigned int v5526 = v5525 + v5519;
+      out[v5526] = v5520;
+    }
+    const unsigned int v5528 = v41 + v8866;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5529 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5530 = v479.x[12];
+    const float v5531 = v5530 * v5529;
+    const bool v5532 = v5528 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5532) {
+      const unsigned int v5535 = 192u + v8865;
+      const iron_bf16 v5536 = iron_f32_to_bf16(v5531);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5538 = v13 + v5528;
+      const unsigned int v5539 = v5538 * v1;
+      const unsigned int v5540 = v5539 + v28;
+      const unsigned int v5541 = v5540 << 8u;
+      const unsigned int v5542 = v5541 + v5535;
+      out[v5542] = v5536;
+    }
+    const unsigned int v5544 = v41 + v8871;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5545 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5546 = v479.x[13];
+    const float v5547 = v5546 * v5545;
+    const bool v5548 = v5544 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5548) {
+      const unsigned int v5551 = 192u + v8870;
+      const iron_bf16 v5552 = iron_f32_to_bf16(v5547);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5554 = v13 + v5544;
+      const unsigned int v5555 = v5554 * v1;
+      const unsigned int v5556 = v5555 + v28;
+      const unsigned int v5557 = v5556 << 8u;
+      const unsigned int v5558 = v5557 + v5551;
+      out[v5558] = v5552;
+    }
+    const unsigned int v5560 = v41 + v8876;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5561 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5562 = v479.x[14];
+    const float v5563 = v5562 * v5561;
+    const bool v5564 = v5560 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5564) {
+      const unsigned int v5567 = 192u + v8875;
+      const iron_bf16 v5568 = iron_f32_to_bf16(v5563);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5570 = v13 + v5560;
+      const unsigned int v5571 = v5570 * v1;
+      const unsigned int v5572 = v5571 + v28;
+      const unsigned int v5573 = v5572 << 8u;
+      const unsigned int v5574 = v5573 + v5567;
+      out[v5574] = v5568;
+    }
+    const unsigned int v5576 = v41 + v8881;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5577 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5578 = v479.x[15];
+    const float v5579 = v5578 * v5577;
+    const bool v5580 = v5576 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5580) {
+      const unsigned int v5583 = 192u + v8880;
+      const iron_bf16 v5584 = iron_f32_to_bf16(v5579);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5586 = v13 + v5576;
+      const unsigned int v5587 = v5586 * v1;
+      const unsigned int v5588 = v5587 + v28;
+      const unsigned int v5589 = v5588 << 8u;
+      const unsigned int v5590 = v5589 + v5583;
+      out[v5590] = v5584;
+    }
+    const unsigned int v5592 = v41 + v8886;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5593 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5594 = v481.x[0];
+    const float v5595 = v5594 * v5593;
+    const bool v5596 = v5592 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5596) {
+      const unsigned int v5599 = 224u + v8885;
+      const iron_bf16 v5600 = iron_f32_to_bf16(v5595);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5602 = v13 + v5592;
+      const unsigned int v5603 = v5602 * v1;
+      const unsigned int v5604 = v5603 + v28;
+      const unsigned int v5605 = v5604 << 8u;
+      const unsigned int v5606 = v5605 + v5599;
+      out[v5606] = v5600;
+    }
+    const unsigned int v5608 = v41 + v8891;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5609 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5610 = v481.x[1];
+    const float v5611 = v5610 * v5609;
+    const bool v5612 = v5608 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5612) {
+      const unsigned int v5615 = 224u + v8890;
+      const iron_bf16 v5616 = iron_f32_to_bf16(v5611);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5618 = v13 + v5608;
+      const unsigned int v5619 = v5618 * v1;
+      const unsigned int v5620 = v5619 + v28;
+      const unsigned int v5621 = v5620 << 8u;
+      const unsigned int v5622 = v5621 + v5615;
+      out[v5622] = v5616;
+    }
+    const unsigned int v5624 = v41 + v8896;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5625 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5626 = v481.x[2];
+    const float v5627 = v5626 * v5625;
+    const bool v5628 = v5624 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5628) {
+      const unsigned int v5631 = 224u + v8895;
+      const iron_bf16 v5632 = iron_f32_to_bf16(v5627);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5634 = v13 + v5624;
+      const unsigned int v5635 = v5634 * v1;
+      const unsigned int v5636 = v5635 + v28;
+      const unsigned int v5637 = v5636 << 8u;
+      const unsigned int v5638 = v5637 + v5631;
+      out[v5638] = v5632;
+    }
+    const unsigned int v5640 = v41 + v8901;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5641 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5642 = v481.x[3];
+    const float v5643 = v5642 * v5641;
+    const bool v5644 = v5640 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5644) {
+      const unsigned int v5647 = 224u + v8900;
+      const iron_bf16 v5648 = iron_f32_to_bf16(v5643);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5650 = v13 + v5640;
+      const unsigned int v5651 = v5650 * v1;
+      const unsigned int v5652 = v5651 + v28;
+      const unsigned int v5653 = v5652 << 8u;
+      const unsigned int v5654 = v5653 + v5647;
+      out[v5654] = v5648;
+    }
+    const unsigned int v5656 = v41 + v8906;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5657 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5658 = v481.x[4];
+    const float v5659 = v5658 * v5657;
+    const bool v5660 = v5656 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5660) {
+      const unsigned int v5663 = 224u + v8905;
+      const iron_bf16 v5664 = iron_f32_to_bf16(v5659);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5666 = v13 + v5656;
+      const unsigned int v5667 = v5666 * v1;
+      const unsigned int v5668 = v5667 + v28;
+      const unsigned int v5669 = v5668 << 8u;
+      const unsigned int v5670 = v5669 + v5663;
+      out[v5670] = v5664;
+    }
+    const unsigned int v5672 = v41 + v8911;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5673 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5674 = v481.x[5];
+    const float v5675 = v5674 * v5673;
+    const bool v5676 = v5672 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5676) {
+      const unsigned int v5679 = 224u + v8910;
+      const iron_bf16 v5680 = iron_f32_to_bf16(v5675);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5682 = v13 + v5672;
+      const unsigned int v5683 = v5682 * v1;
+      const unsigned int v5684 = v5683 + v28;
+      const unsigned int v5685 = v5684 << 8u;
+      const unsigned int v5686 = v5685 + v5679;
+      out[v5686] = v5680;
+    }
+    const unsigned int v5688 = v41 + v8916;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5689 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5690 = v481.x[6];
+    const float v5691 = v5690 * v5689;
+    const bool v5692 = v5688 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5692) {
+      const unsigned int v5695 = 224u + v8915;
+      const iron_bf16 v5696 = iron_f32_to_bf16(v5691);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5698 = v13 + v5688;
+      const unsigned int v5699 = v5698 * v1;
+      const unsigned int v5700 = v5699 + v28;
+      const unsigned int v5701 = v5700 << 8u;
+      const unsigned int v5702 = v5701 + v5695;
+      out[v5702] = v5696;
+    }
+    const unsigned int v5704 = v41 + v8921;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5705 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5706 = v481.x[7];
+    const float v5707 = v5706 * v5705;
+    const bool v5708 = v5704 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5708) {
+      const unsigned int v5711 = 224u + v8920;
+      const iron_bf16 v5712 = iron_f32_to_bf16(v5707);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5714 = v13 + v5704;
+      const unsigned int v5715 = v5714 * v1;
+      const unsigned int v5716 = v5715 + v28;
+      const unsigned int v5717 = v5716 << 8u;
+      const unsigned int v5718 = v5717 + v5711;
+      out[v5718] = v5712;
+    }
+    const unsigned int v5720 = v41 + v8926;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5721 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5722 = v481.x[8];
+    const float v5723 = v5722 * v5721;
+    const bool v5724 = v5720 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5724) {
+      const unsigned int v5727 = 224u + v8925;
+      const iron_bf16 v5728 = iron_f32_to_bf16(v5723);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5730 = v13 + v5720;
+      const unsigned int v5731 = v5730 * v1;
+      const unsigned int v5732 = v5731 + v28;
+      const unsigned int v5733 = v5732 << 8u;
+      const unsigned int v5734 = v5733 + v5727;
+      out[v5734] = v5728;
+    }
+    const unsigned int v5736 = v41 + v8931;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5737 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5738 = v481.x[9];
+    const float v5739 = v5738 * v5737;
+    const bool v5740 = v5736 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5740) {
+      const unsigned int v5743 = 224u + v8930;
+      const iron_bf16 v5744 = iron_f32_to_bf16(v5739);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5746 = v13 + v5736;
+      const unsigned int v5747 = v5746 * v1;
+      const unsigned int v5748 = v5747 + v28;
+      const unsigned int v5749 = v5748 << 8u;
+      const unsigned int v5750 = v5749 + v5743;
+      out[v5750] = v5744;
+    }
+    const unsigned int v5752 = v41 + v8936;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5753 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5754 = v481.x[10];
+    const float v5755 = v5754 * v5753;
+    const bool v5756 = v5752 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5756) {
+      const unsigned int v5759 = 224u + v8935;
+      const iron_bf16 v5760 = iron_f32_to_bf16(v5755);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5762 = v13 + v5752;
+      const unsigned int v5763 = v5762 * v1;
+      const unsigned int v5764 = v5763 + v28;
+      const unsigned int v5765 = v5764 << 8u;
+      const unsigned int v5766 = v5765 + v5759;
+      out[v5766] = v5760;
+    }
+    const unsigned int v5768 = v41 + v8941;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5769 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5770 = v481.x[11];
+    const float v5771 = v5770 * v5769;
+    const bool v5772 = v5768 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5772) {
+      const unsigned int v5775 = 224u + v8940;
+      const iron_bf16 v5776 = iron_f32_to_bf16(v5771);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5778 = v13 + v5768;
+      const unsigned int v5779 = v5778 * v1;
+      const unsigned int v5780 = v5779 + v28;
+      const unsigned int v5781 = v5780 << 8u;
+      const unsigned int v5782 = v5781 + v5775;
+      out[v5782] = v5776;
+    }
+    const unsigned int v5784 = v41 + v8946;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5785 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5786 = v481.x[12];
+    const float v5787 = v5786 * v5785;
+    const bool v5788 = v5784 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5788) {
+      const unsigned int v5791 = 224u + v8945;
+      const iron_bf16 v5792 = iron_f32_to_bf16(v5787);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5794 = v13 + v5784;
+      const unsigned int v5795 = v5794 * v1;
+      const unsigned int v5796 = v5795 + v28;
+      const unsigned int v5797 = v5796 << 8u;
+      const unsigned int v5798 = v5797 + v5791;
+      out[v5798] = v5792;
+    }
+    const unsigned int v5800 = v41 + v8951;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5801 = v3746.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5802 = v481.x[13];
+    const float v5803 = v5802 * v5801;
+    const bool v5804 = v5800 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5804) {
+      const unsigned int v5807 = 224u + v8950;
+      const iron_bf16 v5808 = iron_f32_to_bf16(v5803);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5810 = v13 + v5800;
+      const unsigned int v5811 = v5810 * v1;
+      const unsigned int v5812 = v5811 + v28;
+      const unsigned int v5813 = v5812 << 8u;
+      const unsigned int v5814 = v5813 + v5807;
+      out[v5814] = v5808;
+    }
+    const unsigned int v5816 = v41 + v8956;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5817 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5818 = v481.x[14];
+    const float v5819 = v5818 * v5817;
+    const bool v5820 = v5816 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5820) {
+      const unsigned int v5823 = 224u + v8955;
+      const iron_bf16 v5824 = iron_f32_to_bf16(v5819);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5826 = v13 + v5816;
+      const unsigned int v5827 = v5826 * v1;
+      const unsigned int v5828 = v5827 + v28;
+      const unsigned int v5829 = v5828 << 8u;
+      const unsigned int v5830 = v5829 + v5823;
+      out[v5830] = v5824;
+    }
+    const unsigned int v5832 = v41 + v8961;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5833 = v3746.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5834 = v481.x[15];
+    const float v5835 = v5834 * v5833;
+    const bool v5836 = v5832 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5836) {
+      const unsigned int v5839 = 224u + v8960;
+      const iron_bf16 v5840 = iron_f32_to_bf16(v5835);  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5842 = v13 + v5832;
+      const unsigned int v5843 = v5842 * v1;
+      const unsigned int v5844 = v5843 + v28;
+      const unsigned int v5845 = v5844 << 8u;
+      const unsigned int v5846 = v5845 + v5839;
+      out[v5846] = v5840;
     }
   }
 }

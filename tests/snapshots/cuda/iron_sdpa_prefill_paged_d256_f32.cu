@@ -28,6 +28,14 @@ __device__ __forceinline__ unsigned int iron_linear_thread() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
 
+// 2^x by ex2.approx.ftz.f32 (PTX ISA, ex2): within 2 ulp of the correctly rounded result,
+// subnormal operands and results flushed to zero. One MUFU.EX2, whatever the compile flags.
+__device__ __forceinline__ float iron_exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // A fragment of ROLE 0 (A, M×K), 1 (B, K×N) or 2 (accumulator, M×N), R×C elements: each
 // lane of the warp owns R·C/32 of them in the layout of mma.m16n8k16, tile by tile (row-major
 // tiles of 16×16 for A, 16×8 for B and accumulators). row()/col() give slot i's position.
@@ -304,5053 +312,5163 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_prefill_paged_d256_f
   const bool v36 = v27 < v20;  // kernels/sdpa/prefill.cpp:93
   if (v36) {
     const float v37 = sinks[v28];  // kernels/sdpa/prefill.cpp:96
-    const unsigned int v39 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_tile.hpp:98
+    const unsigned int v39 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_tile.hpp:114
     const unsigned int v40 = v39 << 4u;
     const unsigned int v41 = v27 + v40;
-    unsigned int v42 = 0u;  // kernels/sdpa/flash_tile.hpp:102
-    const unsigned int v44 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v47 = v44 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v50 = v44 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    unsigned int v42 = 0u;  // kernels/sdpa/flash_tile.hpp:118
+    const unsigned int v44 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v47 = v44 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v50 = v44 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v51 = v50 << 2u;
-    const unsigned int v52 = v27 + v47;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v52 = v27 + v47;  // kernels/sdpa/flash_tile.hpp:75
     const bool v53 = v52 < v20;
-    const unsigned int v56 = v53 ? v52 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v56 = v53 ? v52 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v58 = v13 + v56;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v59 = v58 * v1;
     const unsigned int v60 = v59 + v28;
     const unsigned int v61 = v60 << 8u;
-    const unsigned int v62 = v61 + v51;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v64 = v47 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v62 = v61 + v51;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v64 = v47 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v66 = v64 + v51;
     iron_copy_async<16>(shm0 + v66, q + v62, v53);
-    const unsigned int v69 = v44 + 128u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v71 = v69 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v74 = v69 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v69 = v44 + 128u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v71 = v69 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v74 = v69 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v75 = v74 << 2u;
-    const unsigned int v76 = v27 + v71;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v76 = v27 + v71;  // kernels/sdpa/flash_tile.hpp:75
     const bool v77 = v76 < v20;
-    const unsigned int v80 = v77 ? v76 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v80 = v77 ? v76 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v82 = v13 + v80;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v83 = v82 * v1;
     const unsigned int v84 = v83 + v28;
     const unsigned int v85 = v84 << 8u;
-    const unsigned int v86 = v85 + v75;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v88 = v71 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v86 = v85 + v75;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v88 = v71 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v90 = v88 + v75;
     iron_copy_async<16>(shm0 + v90, q + v86, v77);
-    const unsigned int v93 = v44 + 256u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v95 = v93 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v98 = v93 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v93 = v44 + 256u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v95 = v93 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v98 = v93 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v99 = v98 << 2u;
-    const unsigned int v100 = v27 + v95;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v100 = v27 + v95;  // kernels/sdpa/flash_tile.hpp:75
     const bool v101 = v100 < v20;
-    const unsigned int v104 = v101 ? v100 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v104 = v101 ? v100 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v106 = v13 + v104;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v107 = v106 * v1;
     const unsigned int v108 = v107 + v28;
     const unsigned int v109 = v108 << 8u;
-    const unsigned int v110 = v109 + v99;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v112 = v95 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v110 = v109 + v99;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v112 = v95 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v114 = v112 + v99;
     iron_copy_async<16>(shm0 + v114, q + v110, v101);
-    const unsigned int v117 = v44 + 384u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v119 = v117 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v122 = v117 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v117 = v44 + 384u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v119 = v117 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v122 = v117 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v123 = v122 << 2u;
-    const unsigned int v124 = v27 + v119;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v124 = v27 + v119;  // kernels/sdpa/flash_tile.hpp:75
     const bool v125 = v124 < v20;
-    const unsigned int v128 = v125 ? v124 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v128 = v125 ? v124 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v130 = v13 + v128;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v131 = v130 * v1;
     const unsigned int v132 = v131 + v28;
     const unsigned int v133 = v132 << 8u;
-    const unsigned int v134 = v133 + v123;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v136 = v119 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v134 = v133 + v123;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v136 = v119 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v138 = v136 + v123;
     iron_copy_async<16>(shm0 + v138, q + v134, v125);
-    const unsigned int v141 = v44 + 512u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v143 = v141 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v146 = v141 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v141 = v44 + 512u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v143 = v141 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v146 = v141 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v147 = v146 << 2u;
-    const unsigned int v148 = v27 + v143;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v148 = v27 + v143;  // kernels/sdpa/flash_tile.hpp:75
     const bool v149 = v148 < v20;
-    const unsigned int v152 = v149 ? v148 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v152 = v149 ? v148 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v154 = v13 + v152;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v155 = v154 * v1;
     const unsigned int v156 = v155 + v28;
     const unsigned int v157 = v156 << 8u;
-    const unsigned int v158 = v157 + v147;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v160 = v143 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v158 = v157 + v147;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v160 = v143 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v162 = v160 + v147;
     iron_copy_async<16>(shm0 + v162, q + v158, v149);
-    const unsigned int v165 = v44 + 640u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v167 = v165 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v170 = v165 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v165 = v44 + 640u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v167 = v165 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v170 = v165 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v171 = v170 << 2u;
-    const unsigned int v172 = v27 + v167;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v172 = v27 + v167;  // kernels/sdpa/flash_tile.hpp:75
     const bool v173 = v172 < v20;
-    const unsigned int v176 = v173 ? v172 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v176 = v173 ? v172 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v178 = v13 + v176;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v179 = v178 * v1;
     const unsigned int v180 = v179 + v28;
     const unsigned int v181 = v180 << 8u;
-    const unsigned int v182 = v181 + v171;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v184 = v167 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v182 = v181 + v171;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v184 = v167 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v186 = v184 + v171;
     iron_copy_async<16>(shm0 + v186, q + v182, v173);
-    const unsigned int v189 = v44 + 768u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v191 = v189 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v194 = v189 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v189 = v44 + 768u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v191 = v189 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v194 = v189 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v195 = v194 << 2u;
-    const unsigned int v196 = v27 + v191;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v196 = v27 + v191;  // kernels/sdpa/flash_tile.hpp:75
     const bool v197 = v196 < v20;
-    const unsigned int v200 = v197 ? v196 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v200 = v197 ? v196 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v202 = v13 + v200;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v203 = v202 * v1;
     const unsigned int v204 = v203 + v28;
     const unsigned int v205 = v204 << 8u;
-    const unsigned int v206 = v205 + v195;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v208 = v191 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v206 = v205 + v195;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v208 = v191 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v210 = v208 + v195;
     iron_copy_async<16>(shm0 + v210, q + v206, v197);
-    const unsigned int v213 = v44 + 896u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v215 = v213 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v218 = v213 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v213 = v44 + 896u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v215 = v213 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v218 = v213 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v219 = v218 << 2u;
-    const unsigned int v220 = v27 + v215;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v220 = v27 + v215;  // kernels/sdpa/flash_tile.hpp:75
     const bool v221 = v220 < v20;
-    const unsigned int v224 = v221 ? v220 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v224 = v221 ? v220 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v226 = v13 + v224;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v227 = v226 * v1;
     const unsigned int v228 = v227 + v28;
     const unsigned int v229 = v228 << 8u;
-    const unsigned int v230 = v229 + v219;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v232 = v215 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v230 = v229 + v219;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v232 = v215 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v234 = v232 + v219;
     iron_copy_async<16>(shm0 + v234, q + v230, v221);
-    const unsigned int v237 = v44 + 1024u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v239 = v237 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v242 = v237 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v237 = v44 + 1024u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v239 = v237 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v242 = v237 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v243 = v242 << 2u;
-    const unsigned int v244 = v27 + v239;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v244 = v27 + v239;  // kernels/sdpa/flash_tile.hpp:75
     const bool v245 = v244 < v20;
-    const unsigned int v248 = v245 ? v244 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v248 = v245 ? v244 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v250 = v13 + v248;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v251 = v250 * v1;
     const unsigned int v252 = v251 + v28;
     const unsigned int v253 = v252 << 8u;
-    const unsigned int v254 = v253 + v243;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v256 = v239 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v254 = v253 + v243;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v256 = v239 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v258 = v256 + v243;
     iron_copy_async<16>(shm0 + v258, q + v254, v245);
-    const unsigned int v261 = v44 + 1152u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v263 = v261 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v266 = v261 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v261 = v44 + 1152u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v263 = v261 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v266 = v261 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v267 = v266 << 2u;
-    const unsigned int v268 = v27 + v263;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v268 = v27 + v263;  // kernels/sdpa/flash_tile.hpp:75
     const bool v269 = v268 < v20;
-    const unsigned int v272 = v269 ? v268 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v272 = v269 ? v268 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v274 = v13 + v272;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v275 = v274 * v1;
     const unsigned int v276 = v275 + v28;
     const unsigned int v277 = v276 << 8u;
-    const unsigned int v278 = v277 + v267;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v280 = v263 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v278 = v277 + v267;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v280 = v263 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v282 = v280 + v267;
     iron_copy_async<16>(shm0 + v282, q + v278, v269);
-    const unsigned int v285 = v44 + 1280u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v287 = v285 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v290 = v285 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v285 = v44 + 1280u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v287 = v285 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v290 = v285 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v291 = v290 << 2u;
-    const unsigned int v292 = v27 + v287;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v292 = v27 + v287;  // kernels/sdpa/flash_tile.hpp:75
     const bool v293 = v292 < v20;
-    const unsigned int v296 = v293 ? v292 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v296 = v293 ? v292 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v298 = v13 + v296;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v299 = v298 * v1;
     const unsigned int v300 = v299 + v28;
     const unsigned int v301 = v300 << 8u;
-    const unsigned int v302 = v301 + v291;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v304 = v287 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v302 = v301 + v291;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v304 = v287 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v306 = v304 + v291;
     iron_copy_async<16>(shm0 + v306, q + v302, v293);
-    const unsigned int v309 = v44 + 1408u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v311 = v309 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v314 = v309 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v309 = v44 + 1408u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v311 = v309 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v314 = v309 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v315 = v314 << 2u;
-    const unsigned int v316 = v27 + v311;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v316 = v27 + v311;  // kernels/sdpa/flash_tile.hpp:75
     const bool v317 = v316 < v20;
-    const unsigned int v320 = v317 ? v316 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v320 = v317 ? v316 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v322 = v13 + v320;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v323 = v322 * v1;
     const unsigned int v324 = v323 + v28;
     const unsigned int v325 = v324 << 8u;
-    const unsigned int v326 = v325 + v315;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v328 = v311 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v326 = v325 + v315;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v328 = v311 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v330 = v328 + v315;
     iron_copy_async<16>(shm0 + v330, q + v326, v317);
-    const unsigned int v333 = v44 + 1536u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v335 = v333 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v338 = v333 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v333 = v44 + 1536u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v335 = v333 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v338 = v333 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v339 = v338 << 2u;
-    const unsigned int v340 = v27 + v335;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v340 = v27 + v335;  // kernels/sdpa/flash_tile.hpp:75
     const bool v341 = v340 < v20;
-    const unsigned int v344 = v341 ? v340 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v344 = v341 ? v340 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v346 = v13 + v344;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v347 = v346 * v1;
     const unsigned int v348 = v347 + v28;
     const unsigned int v349 = v348 << 8u;
-    const unsigned int v350 = v349 + v339;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v352 = v335 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v350 = v349 + v339;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v352 = v335 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v354 = v352 + v339;
     iron_copy_async<16>(shm0 + v354, q + v350, v341);
-    const unsigned int v357 = v44 + 1664u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v359 = v357 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v362 = v357 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v357 = v44 + 1664u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v359 = v357 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v362 = v357 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v363 = v362 << 2u;
-    const unsigned int v364 = v27 + v359;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v364 = v27 + v359;  // kernels/sdpa/flash_tile.hpp:75
     const bool v365 = v364 < v20;
-    const unsigned int v368 = v365 ? v364 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v368 = v365 ? v364 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v370 = v13 + v368;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v371 = v370 * v1;
     const unsigned int v372 = v371 + v28;
     const unsigned int v373 = v372 << 8u;
-    const unsigned int v374 = v373 + v363;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v376 = v359 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v374 = v373 + v363;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v376 = v359 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v378 = v376 + v363;
     iron_copy_async<16>(shm0 + v378, q + v374, v365);
-    const unsigned int v381 = v44 + 1792u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v383 = v381 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v386 = v381 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v381 = v44 + 1792u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v383 = v381 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v386 = v381 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v387 = v386 << 2u;
-    const unsigned int v388 = v27 + v383;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v388 = v27 + v383;  // kernels/sdpa/flash_tile.hpp:75
     const bool v389 = v388 < v20;
-    const unsigned int v392 = v389 ? v388 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v392 = v389 ? v388 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v394 = v13 + v392;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v395 = v394 * v1;
     const unsigned int v396 = v395 + v28;
     const unsigned int v397 = v396 << 8u;
-    const unsigned int v398 = v397 + v387;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v400 = v383 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v398 = v397 + v387;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v400 = v383 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v402 = v400 + v387;
     iron_copy_async<16>(shm0 + v402, q + v398, v389);
-    const unsigned int v405 = v44 + 1920u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v407 = v405 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v410 = v405 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v405 = v44 + 1920u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v407 = v405 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v410 = v405 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v411 = v410 << 2u;
-    const unsigned int v412 = v27 + v407;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v412 = v27 + v407;  // kernels/sdpa/flash_tile.hpp:75
     const bool v413 = v412 < v20;
-    const unsigned int v416 = v413 ? v412 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v416 = v413 ? v412 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v418 = v13 + v416;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v419 = v418 * v1;
     const unsigned int v420 = v419 + v28;
     const unsigned int v421 = v420 << 8u;
-    const unsigned int v422 = v421 + v411;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v424 = v407 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v422 = v421 + v411;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v424 = v407 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v426 = v424 + v411;
     iron_copy_async<16>(shm0 + v426, q + v422, v413);
-    const unsigned int v429 = v44 + 2048u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v431 = v429 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v434 = v429 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v429 = v44 + 2048u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v431 = v429 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v434 = v429 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v435 = v434 << 2u;
-    const unsigned int v436 = v27 + v431;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v436 = v27 + v431;  // kernels/sdpa/flash_tile.hpp:75
     const bool v437 = v436 < v20;
-    const unsigned int v440 = v437 ? v436 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v440 = v437 ? v436 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v442 = v13 + v440;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v443 = v442 * v1;
     const unsigned int v444 = v443 + v28;
     const unsigned int v445 = v444 << 8u;
-    const unsigned int v446 = v445 + v435;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v448 = v431 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v446 = v445 + v435;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v448 = v431 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v450 = v448 + v435;
     iron_copy_async<16>(shm0 + v450, q + v446, v437);
-    const unsigned int v453 = v44 + 2176u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v455 = v453 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v458 = v453 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v453 = v44 + 2176u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v455 = v453 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v458 = v453 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v459 = v458 << 2u;
-    const unsigned int v460 = v27 + v455;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v460 = v27 + v455;  // kernels/sdpa/flash_tile.hpp:75
     const bool v461 = v460 < v20;
-    const unsigned int v464 = v461 ? v460 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v464 = v461 ? v460 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v466 = v13 + v464;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v467 = v466 * v1;
     const unsigned int v468 = v467 + v28;
     const unsigned int v469 = v468 << 8u;
-    const unsigned int v470 = v469 + v459;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v472 = v455 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v470 = v469 + v459;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v472 = v455 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v474 = v472 + v459;
     iron_copy_async<16>(shm0 + v474, q + v470, v461);
-    const unsigned int v477 = v44 + 2304u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v479 = v477 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v482 = v477 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v477 = v44 + 2304u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v479 = v477 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v482 = v477 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v483 = v482 << 2u;
-    const unsigned int v484 = v27 + v479;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v484 = v27 + v479;  // kernels/sdpa/flash_tile.hpp:75
     const bool v485 = v484 < v20;
-    const unsigned int v488 = v485 ? v484 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v488 = v485 ? v484 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v490 = v13 + v488;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v491 = v490 * v1;
     const unsigned int v492 = v491 + v28;
     const unsigned int v493 = v492 << 8u;
-    const unsigned int v494 = v493 + v483;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v496 = v479 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v494 = v493 + v483;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v496 = v479 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v498 = v496 + v483;
     iron_copy_async<16>(shm0 + v498, q + v494, v485);
-    const unsigned int v501 = v44 + 2432u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v503 = v501 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v506 = v501 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v501 = v44 + 2432u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v503 = v501 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v506 = v501 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v507 = v506 << 2u;
-    const unsigned int v508 = v27 + v503;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v508 = v27 + v503;  // kernels/sdpa/flash_tile.hpp:75
     const bool v509 = v508 < v20;
-    const unsigned int v512 = v509 ? v508 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v512 = v509 ? v508 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v514 = v13 + v512;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v515 = v514 * v1;
     const unsigned int v516 = v515 + v28;
     const unsigned int v517 = v516 << 8u;
-    const unsigned int v518 = v517 + v507;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v520 = v503 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v518 = v517 + v507;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v520 = v503 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v522 = v520 + v507;
     iron_copy_async<16>(shm0 + v522, q + v518, v509);
-    const unsigned int v525 = v44 + 2560u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v527 = v525 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v530 = v525 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v525 = v44 + 2560u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v527 = v525 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v530 = v525 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v531 = v530 << 2u;
-    const unsigned int v532 = v27 + v527;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v532 = v27 + v527;  // kernels/sdpa/flash_tile.hpp:75
     const bool v533 = v532 < v20;
-    const unsigned int v536 = v533 ? v532 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v536 = v533 ? v532 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v538 = v13 + v536;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v539 = v538 * v1;
     const unsigned int v540 = v539 + v28;
     const unsigned int v541 = v540 << 8u;
-    const unsigned int v542 = v541 + v531;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v544 = v527 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v542 = v541 + v531;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v544 = v527 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v546 = v544 + v531;
     iron_copy_async<16>(shm0 + v546, q + v542, v533);
-    const unsigned int v549 = v44 + 2688u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v551 = v549 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v554 = v549 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v549 = v44 + 2688u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v551 = v549 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v554 = v549 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v555 = v554 << 2u;
-    const unsigned int v556 = v27 + v551;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v556 = v27 + v551;  // kernels/sdpa/flash_tile.hpp:75
     const bool v557 = v556 < v20;
-    const unsigned int v560 = v557 ? v556 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v560 = v557 ? v556 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v562 = v13 + v560;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v563 = v562 * v1;
     const unsigned int v564 = v563 + v28;
     const unsigned int v565 = v564 << 8u;
-    const unsigned int v566 = v565 + v555;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v568 = v551 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v566 = v565 + v555;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v568 = v551 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v570 = v568 + v555;
     iron_copy_async<16>(shm0 + v570, q + v566, v557);
-    const unsigned int v573 = v44 + 2816u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v575 = v573 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v578 = v573 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v573 = v44 + 2816u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v575 = v573 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v578 = v573 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v579 = v578 << 2u;
-    const unsigned int v580 = v27 + v575;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v580 = v27 + v575;  // kernels/sdpa/flash_tile.hpp:75
     const bool v581 = v580 < v20;
-    const unsigned int v584 = v581 ? v580 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v584 = v581 ? v580 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v586 = v13 + v584;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v587 = v586 * v1;
     const unsigned int v588 = v587 + v28;
     const unsigned int v589 = v588 << 8u;
-    const unsigned int v590 = v589 + v579;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v592 = v575 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v590 = v589 + v579;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v592 = v575 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v594 = v592 + v579;
     iron_copy_async<16>(shm0 + v594, q + v590, v581);
-    const unsigned int v597 = v44 + 2944u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v599 = v597 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v602 = v597 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v597 = v44 + 2944u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v599 = v597 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v602 = v597 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v603 = v602 << 2u;
-    const unsigned int v604 = v27 + v599;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v604 = v27 + v599;  // kernels/sdpa/flash_tile.hpp:75
     const bool v605 = v604 < v20;
-    const unsigned int v608 = v605 ? v604 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v608 = v605 ? v604 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v610 = v13 + v608;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v611 = v610 * v1;
     const unsigned int v612 = v611 + v28;
     const unsigned int v613 = v612 << 8u;
-    const unsigned int v614 = v613 + v603;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v616 = v599 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v614 = v613 + v603;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v616 = v599 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v618 = v616 + v603;
     iron_copy_async<16>(shm0 + v618, q + v614, v605);
-    const unsigned int v621 = v44 + 3072u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v623 = v621 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v626 = v621 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v621 = v44 + 3072u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v623 = v621 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v626 = v621 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v627 = v626 << 2u;
-    const unsigned int v628 = v27 + v623;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v628 = v27 + v623;  // kernels/sdpa/flash_tile.hpp:75
     const bool v629 = v628 < v20;
-    const unsigned int v632 = v629 ? v628 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v632 = v629 ? v628 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v634 = v13 + v632;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v635 = v634 * v1;
     const unsigned int v636 = v635 + v28;
     const unsigned int v637 = v636 << 8u;
-    const unsigned int v638 = v637 + v627;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v640 = v623 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v638 = v637 + v627;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v640 = v623 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v642 = v640 + v627;
     iron_copy_async<16>(shm0 + v642, q + v638, v629);
-    const unsigned int v645 = v44 + 3200u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v647 = v645 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v650 = v645 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v645 = v44 + 3200u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v647 = v645 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v650 = v645 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v651 = v650 << 2u;
-    const unsigned int v652 = v27 + v647;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v652 = v27 + v647;  // kernels/sdpa/flash_tile.hpp:75
     const bool v653 = v652 < v20;
-    const unsigned int v656 = v653 ? v652 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v656 = v653 ? v652 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v658 = v13 + v656;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v659 = v658 * v1;
     const unsigned int v660 = v659 + v28;
     const unsigned int v661 = v660 << 8u;
-    const unsigned int v662 = v661 + v651;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v664 = v647 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v662 = v661 + v651;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v664 = v647 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v666 = v664 + v651;
     iron_copy_async<16>(shm0 + v666, q + v662, v653);
-    const unsigned int v669 = v44 + 3328u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v671 = v669 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v674 = v669 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v669 = v44 + 3328u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v671 = v669 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v674 = v669 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v675 = v674 << 2u;
-    const unsigned int v676 = v27 + v671;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v676 = v27 + v671;  // kernels/sdpa/flash_tile.hpp:75
     const bool v677 = v676 < v20;
-    const unsigned int v680 = v677 ? v676 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v680 = v677 ? v676 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v682 = v13 + v680;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v683 = v682 * v1;
     const unsigned int v684 = v683 + v28;
     const unsigned int v685 = v684 << 8u;
-    const unsigned int v686 = v685 + v675;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v688 = v671 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v686 = v685 + v675;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v688 = v671 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v690 = v688 + v675;
     iron_copy_async<16>(shm0 + v690, q + v686, v677);
-    const unsigned int v693 = v44 + 3456u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v695 = v693 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v698 = v693 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v693 = v44 + 3456u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v695 = v693 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v698 = v693 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v699 = v698 << 2u;
-    const unsigned int v700 = v27 + v695;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v700 = v27 + v695;  // kernels/sdpa/flash_tile.hpp:75
     const bool v701 = v700 < v20;
-    const unsigned int v704 = v701 ? v700 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v704 = v701 ? v700 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v706 = v13 + v704;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v707 = v706 * v1;
     const unsigned int v708 = v707 + v28;
     const unsigned int v709 = v708 << 8u;
-    const unsigned int v710 = v709 + v699;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v712 = v695 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v710 = v709 + v699;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v712 = v695 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v714 = v712 + v699;
     iron_copy_async<16>(shm0 + v714, q + v710, v701);
-    const unsigned int v717 = v44 + 3584u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v719 = v717 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v722 = v717 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v717 = v44 + 3584u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v719 = v717 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v722 = v717 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v723 = v722 << 2u;
-    const unsigned int v724 = v27 + v719;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v724 = v27 + v719;  // kernels/sdpa/flash_tile.hpp:75
     const bool v725 = v724 < v20;
-    const unsigned int v728 = v725 ? v724 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v728 = v725 ? v724 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v730 = v13 + v728;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v731 = v730 * v1;
     const unsigned int v732 = v731 + v28;
     const unsigned int v733 = v732 << 8u;
-    const unsigned int v734 = v733 + v723;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v736 = v719 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v734 = v733 + v723;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v736 = v719 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v738 = v736 + v723;
     iron_copy_async<16>(shm0 + v738, q + v734, v725);
-    const unsigned int v741 = v44 + 3712u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v743 = v741 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v746 = v741 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v741 = v44 + 3712u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v743 = v741 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v746 = v741 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v747 = v746 << 2u;
-    const unsigned int v748 = v27 + v743;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v748 = v27 + v743;  // kernels/sdpa/flash_tile.hpp:75
     const bool v749 = v748 < v20;
-    const unsigned int v752 = v749 ? v748 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v752 = v749 ? v748 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v754 = v13 + v752;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v755 = v754 * v1;
     const unsigned int v756 = v755 + v28;
     const unsigned int v757 = v756 << 8u;
-    const unsigned int v758 = v757 + v747;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v760 = v743 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v758 = v757 + v747;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v760 = v743 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v762 = v760 + v747;
     iron_copy_async<16>(shm0 + v762, q + v758, v749);
-    const unsigned int v765 = v44 + 3840u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v767 = v765 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v770 = v765 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v765 = v44 + 3840u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v767 = v765 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v770 = v765 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v771 = v770 << 2u;
-    const unsigned int v772 = v27 + v767;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v772 = v27 + v767;  // kernels/sdpa/flash_tile.hpp:75
     const bool v773 = v772 < v20;
-    const unsigned int v776 = v773 ? v772 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v776 = v773 ? v772 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v778 = v13 + v776;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v779 = v778 * v1;
     const unsigned int v780 = v779 + v28;
     const unsigned int v781 = v780 << 8u;
-    const unsigned int v782 = v781 + v771;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v784 = v767 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v782 = v781 + v771;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v784 = v767 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v786 = v784 + v771;
     iron_copy_async<16>(shm0 + v786, q + v782, v773);
-    const unsigned int v789 = v44 + 3968u;  // kernels/sdpa/flash_tile.hpp:61
-    const unsigned int v791 = v789 >> 6u;  // kernels/sdpa/flash_tile.hpp:62
-    const unsigned int v794 = v789 & 63u;  // kernels/sdpa/flash_tile.hpp:63
+    const unsigned int v789 = v44 + 3968u;  // kernels/sdpa/flash_tile.hpp:72
+    const unsigned int v791 = v789 >> 6u;  // kernels/sdpa/flash_tile.hpp:73
+    const unsigned int v794 = v789 & 63u;  // kernels/sdpa/flash_tile.hpp:74
     const unsigned int v795 = v794 << 2u;
-    const unsigned int v796 = v27 + v791;  // kernels/sdpa/flash_tile.hpp:64
+    const unsigned int v796 = v27 + v791;  // kernels/sdpa/flash_tile.hpp:75
     const bool v797 = v796 < v20;
-    const unsigned int v800 = v797 ? v796 : v42;  // kernels/sdpa/flash_tile.hpp:65
+    const unsigned int v800 = v797 ? v796 : v42;  // kernels/sdpa/flash_tile.hpp:76
     const unsigned int v802 = v13 + v800;  // kernels/sdpa/prefill.cpp:95
     const unsigned int v803 = v802 * v1;
     const unsigned int v804 = v803 + v28;
     const unsigned int v805 = v804 << 8u;
-    const unsigned int v806 = v805 + v795;  // kernels/sdpa/flash_tile.hpp:65
-    const unsigned int v808 = v791 * 260u;  // kernels/sdpa/flash_tile.hpp:66
+    const unsigned int v806 = v805 + v795;  // kernels/sdpa/flash_tile.hpp:76
+    const unsigned int v808 = v791 * 260u;  // kernels/sdpa/flash_tile.hpp:77
     const unsigned int v810 = v808 + v795;
     iron_copy_async<16>(shm0 + v810, q + v806, v797);
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:103
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:104
-    __syncthreads();  // kernels/sdpa/flash_tile.hpp:105
-    iron_frag<float, 0, 16, 16> v812;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v812, 0.0f);
-    iron_frag<float, 0, 16, 16> v814;
-    iron_frag_fill(v814, 0.0f);
-    iron_frag<float, 0, 16, 16> v816;
-    iron_frag_fill(v816, 0.0f);
-    iron_frag<float, 0, 16, 16> v818;
-    iron_frag_fill(v818, 0.0f);
-    iron_frag<float, 0, 16, 16> v820;
-    iron_frag_fill(v820, 0.0f);
-    iron_frag<float, 0, 16, 16> v822;
-    iron_frag_fill(v822, 0.0f);
-    iron_frag<float, 0, 16, 16> v824;
-    iron_frag_fill(v824, 0.0f);
-    iron_frag<float, 0, 16, 16> v826;
-    iron_frag_fill(v826, 0.0f);
-    iron_frag<float, 0, 16, 16> v828;
-    iron_frag_fill(v828, 0.0f);
-    iron_frag<float, 0, 16, 16> v830;
-    iron_frag_fill(v830, 0.0f);
-    iron_frag<float, 0, 16, 16> v832;
-    iron_frag_fill(v832, 0.0f);
-    iron_frag<float, 0, 16, 16> v834;
-    iron_frag_fill(v834, 0.0f);
-    iron_frag<float, 0, 16, 16> v836;
-    iron_frag_fill(v836, 0.0f);
-    iron_frag<float, 0, 16, 16> v838;
-    iron_frag_fill(v838, 0.0f);
-    iron_frag<float, 0, 16, 16> v840;
-    iron_frag_fill(v840, 0.0f);
-    iron_frag<float, 0, 16, 16> v842;
-    iron_frag_fill(v842, 0.0f);
-    const unsigned int v849 = v40 * 260u;  // kernels/sdpa/flash_tile.hpp:108
-    iron_frag_load_shared<false>(v812, shm0, v849, 260u);
-    const unsigned int v858 = v849 + 16u;
-    iron_frag_load_shared<false>(v814, shm0, v858, 260u);
-    const unsigned int v866 = v849 + 32u;
-    iron_frag_load_shared<false>(v816, shm0, v866, 260u);
-    const unsigned int v874 = v849 + 48u;
-    iron_frag_load_shared<false>(v818, shm0, v874, 260u);
-    const unsigned int v882 = v849 + 64u;
-    iron_frag_load_shared<false>(v820, shm0, v882, 260u);
-    const unsigned int v890 = v849 + 80u;
-    iron_frag_load_shared<false>(v822, shm0, v890, 260u);
-    const unsigned int v898 = v849 + 96u;
-    iron_frag_load_shared<false>(v824, shm0, v898, 260u);
-    const unsigned int v906 = v849 + 112u;
-    iron_frag_load_shared<false>(v826, shm0, v906, 260u);
-    const unsigned int v914 = v849 + 128u;
-    iron_frag_load_shared<false>(v828, shm0, v914, 260u);
-    const unsigned int v922 = v849 + 144u;
-    iron_frag_load_shared<false>(v830, shm0, v922, 260u);
-    const unsigned int v930 = v849 + 160u;
-    iron_frag_load_shared<false>(v832, shm0, v930, 260u);
-    const unsigned int v938 = v849 + 176u;
-    iron_frag_load_shared<false>(v834, shm0, v938, 260u);
-    const unsigned int v946 = v849 + 192u;
-    iron_frag_load_shared<false>(v836, shm0, v946, 260u);
-    const unsigned int v954 = v849 + 208u;
-    iron_frag_load_shared<false>(v838, shm0, v954, 260u);
-    const unsigned int v962 = v849 + 224u;
-    iron_frag_load_shared<false>(v840, shm0, v962, 260u);
-    const unsigned int v970 = v849 + 240u;
-    iron_frag_load_shared<false>(v842, shm0, v970, 260u);
-    const unsigned int v972 = v27 + 64u;  // kernels/sdpa/flash_tile.hpp:113
-    const unsigned int v973 = min(v972, v20);
-    const unsigned int v974 = v973 + v35;  // kernels/sdpa/flash_tile.hpp:114
-    const unsigned int v976 = v974 - v20;  // kernels/sdpa/flash_tile.hpp:116
-    const unsigned int v977 = min(v35, v976);
-    const bool v978 = v974 > v20;
-    const unsigned int v979 = v978 ? v977 : v42;
-    const bool v981 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:115
-    const unsigned int v982 = v981 ? v35 : v979;
-    const unsigned int v984 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:117
-    const unsigned int v985 = v984 + 1u;
-    const unsigned int v989 = v985 - v20;  // kernels/sdpa/flash_tile.hpp:119
-    const unsigned int v990 = v989 - v9;
-    const unsigned int v991 = v990 >> 6u;
-    const unsigned int v992 = v991 << 6u;
-    const bool v994 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:118
-    const unsigned int v995 = v20 + v9;
-    const bool v996 = v985 > v995;
-    const bool v997 = v994 && v996;
-    const unsigned int v998 = v997 ? v992 : v42;
-    const float v1000 = v10 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:120
-    iron_frag<float, 2, 16, 8> v1002;  // kernels/sdpa/flash_tile.hpp:122
-    iron_frag_fill(v1002, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 16, 8> v1004;  // kernels/sdpa/flash_tile.hpp:123
-    iron_frag_fill(v1004, 0.0f);
-    iron_frag<float, 2, 16, 32> v1006;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v1006, 0.0f);
-    iron_frag<float, 2, 16, 32> v1008;
-    iron_frag_fill(v1008, 0.0f);
-    iron_frag<float, 2, 16, 32> v1010;
-    iron_frag_fill(v1010, 0.0f);
-    iron_frag<float, 2, 16, 32> v1012;
-    iron_frag_fill(v1012, 0.0f);
-    iron_frag<float, 2, 16, 32> v1014;
-    iron_frag_fill(v1014, 0.0f);
-    iron_frag<float, 2, 16, 32> v1016;
-    iron_frag_fill(v1016, 0.0f);
-    iron_frag<float, 2, 16, 32> v1018;
-    iron_frag_fill(v1018, 0.0f);
-    iron_frag<float, 2, 16, 32> v1020;
-    iron_frag_fill(v1020, 0.0f);
-    const bool v9077 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:146
-    const unsigned int v10253 = static_cast<unsigned int>(v1006.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:167
-    const unsigned int v10254 = static_cast<unsigned int>(v1006.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10258 = static_cast<unsigned int>(v1006.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10259 = static_cast<unsigned int>(v1006.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10263 = static_cast<unsigned int>(v1006.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10264 = static_cast<unsigned int>(v1006.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10268 = static_cast<unsigned int>(v1006.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10269 = static_cast<unsigned int>(v1006.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10273 = static_cast<unsigned int>(v1006.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10274 = static_cast<unsigned int>(v1006.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10278 = static_cast<unsigned int>(v1006.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10279 = static_cast<unsigned int>(v1006.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10283 = static_cast<unsigned int>(v1006.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10284 = static_cast<unsigned int>(v1006.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10288 = static_cast<unsigned int>(v1006.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10289 = static_cast<unsigned int>(v1006.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10293 = static_cast<unsigned int>(v1006.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10294 = static_cast<unsigned int>(v1006.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10298 = static_cast<unsigned int>(v1006.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10299 = static_cast<unsigned int>(v1006.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10303 = static_cast<unsigned int>(v1006.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10304 = static_cast<unsigned int>(v1006.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10308 = static_cast<unsigned int>(v1006.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10309 = static_cast<unsigned int>(v1006.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10313 = static_cast<unsigned int>(v1006.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10314 = static_cast<unsigned int>(v1006.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10318 = static_cast<unsigned int>(v1006.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10319 = static_cast<unsigned int>(v1006.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10323 = static_cast<unsigned int>(v1006.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10324 = static_cast<unsigned int>(v1006.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10328 = static_cast<unsigned int>(v1006.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10329 = static_cast<unsigned int>(v1006.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10333 = static_cast<unsigned int>(v1008.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10334 = static_cast<unsigned int>(v1008.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10338 = static_cast<unsigned int>(v1008.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10339 = static_cast<unsigned int>(v1008.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10343 = static_cast<unsigned int>(v1008.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10344 = static_cast<unsigned int>(v1008.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10348 = static_cast<unsigned int>(v1008.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10349 = static_cast<unsigned int>(v1008.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10353 = static_cast<unsigned int>(v1008.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10354 = static_cast<unsigned int>(v1008.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10358 = static_cast<unsigned int>(v1008.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10359 = static_cast<unsigned int>(v1008.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10363 = static_cast<unsigned int>(v1008.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10364 = static_cast<unsigned int>(v1008.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10368 = static_cast<unsigned int>(v1008.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10369 = static_cast<unsigned int>(v1008.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10373 = static_cast<unsigned int>(v1008.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10374 = static_cast<unsigned int>(v1008.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10378 = static_cast<unsigned int>(v1008.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10379 = static_cast<unsigned int>(v1008.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10383 = static_cast<unsigned int>(v1008.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10384 = static_cast<unsigned int>(v1008.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10388 = static_cast<unsigned int>(v1008.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10389 = static_cast<unsigned int>(v1008.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10393 = static_cast<unsigned int>(v1008.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10394 = static_cast<unsigned int>(v1008.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10398 = static_cast<unsigned int>(v1008.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10399 = static_cast<unsigned int>(v1008.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10403 = static_cast<unsigned int>(v1008.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10404 = static_cast<unsigned int>(v1008.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10408 = static_cast<unsigned int>(v1008.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10409 = static_cast<unsigned int>(v1008.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10413 = static_cast<unsigned int>(v1010.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10414 = static_cast<unsigned int>(v1010.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10418 = static_cast<unsigned int>(v1010.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10419 = static_cast<unsigned int>(v1010.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10423 = static_cast<unsigned int>(v1010.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10424 = static_cast<unsigned int>(v1010.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10428 = static_cast<unsigned int>(v1010.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10429 = static_cast<unsigned int>(v1010.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10433 = static_cast<unsigned int>(v1010.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10434 = static_cast<unsigned int>(v1010.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10438 = static_cast<unsigned int>(v1010.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10439 = static_cast<unsigned int>(v1010.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10443 = static_cast<unsigned int>(v1010.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10444 = static_cast<unsigned int>(v1010.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10448 = static_cast<unsigned int>(v1010.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10449 = static_cast<unsigned int>(v1010.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10453 = static_cast<unsigned int>(v1010.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10454 = static_cast<unsigned int>(v1010.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10458 = static_cast<unsigned int>(v1010.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10459 = static_cast<unsigned int>(v1010.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10463 = static_cast<unsigned int>(v1010.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10464 = static_cast<unsigned int>(v1010.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10468 = static_cast<unsigned int>(v1010.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10469 = static_cast<unsigned int>(v1010.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10473 = static_cast<unsigned int>(v1010.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10474 = static_cast<unsigned int>(v1010.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10478 = static_cast<unsigned int>(v1010.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10479 = static_cast<unsigned int>(v1010.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10483 = static_cast<unsigned int>(v1010.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10484 = static_cast<unsigned int>(v1010.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10488 = static_cast<unsigned int>(v1010.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10489 = static_cast<unsigned int>(v1010.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10493 = static_cast<unsigned int>(v1012.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10494 = static_cast<unsigned int>(v1012.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10498 = static_cast<unsigned int>(v1012.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10499 = static_cast<unsigned int>(v1012.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10503 = static_cast<unsigned int>(v1012.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10504 = static_cast<unsigned int>(v1012.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10508 = static_cast<unsigned int>(v1012.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10509 = static_cast<unsigned int>(v1012.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10513 = static_cast<unsigned int>(v1012.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10514 = static_cast<unsigned int>(v1012.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10518 = static_cast<unsigned int>(v1012.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10519 = static_cast<unsigned int>(v1012.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10523 = static_cast<unsigned int>(v1012.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10524 = static_cast<unsigned int>(v1012.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10528 = static_cast<unsigned int>(v1012.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10529 = static_cast<unsigned int>(v1012.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10533 = static_cast<unsigned int>(v1012.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10534 = static_cast<unsigned int>(v1012.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10538 = static_cast<unsigned int>(v1012.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10539 = static_cast<unsigned int>(v1012.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10543 = static_cast<unsigned int>(v1012.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10544 = static_cast<unsigned int>(v1012.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10548 = static_cast<unsigned int>(v1012.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10549 = static_cast<unsigned int>(v1012.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10553 = static_cast<unsigned int>(v1012.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10554 = static_cast<unsigned int>(v1012.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10558 = static_cast<unsigned int>(v1012.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10559 = static_cast<unsigned int>(v1012.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10563 = static_cast<unsigned int>(v1012.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10564 = static_cast<unsigned int>(v1012.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10568 = static_cast<unsigned int>(v1012.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10569 = static_cast<unsigned int>(v1012.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10573 = static_cast<unsigned int>(v1014.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10574 = static_cast<unsigned int>(v1014.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10578 = static_cast<unsigned int>(v1014.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10579 = static_cast<unsigned int>(v1014.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10583 = static_cast<unsigned int>(v1014.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10584 = static_cast<unsigned int>(v1014.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10588 = static_cast<unsigned int>(v1014.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10589 = static_cast<unsigned int>(v1014.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10593 = static_cast<unsigned int>(v1014.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10594 = static_cast<unsigned int>(v1014.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10598 = static_cast<unsigned int>(v1014.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10599 = static_cast<unsigned int>(v1014.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10603 = static_cast<unsigned int>(v1014.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10604 = static_cast<unsigned int>(v1014.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10608 = static_cast<unsigned int>(v1014.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10609 = static_cast<unsigned int>(v1014.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10613 = static_cast<unsigned int>(v1014.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10614 = static_cast<unsigned int>(v1014.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10618 = static_cast<unsigned int>(v1014.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10619 = static_cast<unsigned int>(v1014.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10623 = static_cast<unsigned int>(v1014.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10624 = static_cast<unsigned int>(v1014.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10628 = static_cast<unsigned int>(v1014.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10629 = static_cast<unsigned int>(v1014.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10633 = static_cast<unsigned int>(v1014.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10634 = static_cast<unsigned int>(v1014.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10638 = static_cast<unsigned int>(v1014.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10639 = static_cast<unsigned int>(v1014.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10643 = static_cast<unsigned int>(v1014.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10644 = static_cast<unsigned int>(v1014.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10648 = static_cast<unsigned int>(v1014.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10649 = static_cast<unsigned int>(v1014.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10653 = static_cast<unsigned int>(v1016.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10654 = static_cast<unsigned int>(v1016.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10658 = static_cast<unsigned int>(v1016.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10659 = static_cast<unsigned int>(v1016.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10663 = static_cast<unsigned int>(v1016.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10664 = static_cast<unsigned int>(v1016.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10668 = static_cast<unsigned int>(v1016.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10669 = static_cast<unsigned int>(v1016.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10673 = static_cast<unsigned int>(v1016.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10674 = static_cast<unsigned int>(v1016.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10678 = static_cast<unsigned int>(v1016.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10679 = static_cast<unsigned int>(v1016.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10683 = static_cast<unsigned int>(v1016.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10684 = static_cast<unsigned int>(v1016.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10688 = static_cast<unsigned int>(v1016.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10689 = static_cast<unsigned int>(v1016.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10693 = static_cast<unsigned int>(v1016.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10694 = static_cast<unsigned int>(v1016.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10698 = static_cast<unsigned int>(v1016.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10699 = static_cast<unsigned int>(v1016.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10703 = static_cast<unsigned int>(v1016.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10704 = static_cast<unsigned int>(v1016.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10708 = static_cast<unsigned int>(v1016.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10709 = static_cast<unsigned int>(v1016.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10713 = static_cast<unsigned int>(v1016.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10714 = static_cast<unsigned int>(v1016.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10718 = static_cast<unsigned int>(v1016.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10719 = static_cast<unsigned int>(v1016.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10723 = static_cast<unsigned int>(v1016.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10724 = static_cast<unsigned int>(v1016.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10728 = static_cast<unsigned int>(v1016.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10729 = static_cast<unsigned int>(v1016.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10733 = static_cast<unsigned int>(v1018.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10734 = static_cast<unsigned int>(v1018.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10738 = static_cast<unsigned int>(v1018.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10739 = static_cast<unsigned int>(v1018.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10743 = static_cast<unsigned int>(v1018.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10744 = static_cast<unsigned int>(v1018.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10748 = static_cast<unsigned int>(v1018.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10749 = static_cast<unsigned int>(v1018.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10753 = static_cast<unsigned int>(v1018.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10754 = static_cast<unsigned int>(v1018.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10758 = static_cast<unsigned int>(v1018.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10759 = static_cast<unsigned int>(v1018.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10763 = static_cast<unsigned int>(v1018.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10764 = static_cast<unsigned int>(v1018.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10768 = static_cast<unsigned int>(v1018.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10769 = static_cast<unsigned int>(v1018.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10773 = static_cast<unsigned int>(v1018.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10774 = static_cast<unsigned int>(v1018.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10778 = static_cast<unsigned int>(v1018.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10779 = static_cast<unsigned int>(v1018.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10783 = static_cast<unsigned int>(v1018.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10784 = static_cast<unsigned int>(v1018.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10788 = static_cast<unsigned int>(v1018.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10789 = static_cast<unsigned int>(v1018.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10793 = static_cast<unsigned int>(v1018.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10794 = static_cast<unsigned int>(v1018.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10798 = static_cast<unsigned int>(v1018.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10799 = static_cast<unsigned int>(v1018.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10803 = static_cast<unsigned int>(v1018.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10804 = static_cast<unsigned int>(v1018.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10808 = static_cast<unsigned int>(v1018.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10809 = static_cast<unsigned int>(v1018.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10813 = static_cast<unsigned int>(v1020.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10814 = static_cast<unsigned int>(v1020.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10818 = static_cast<unsigned int>(v1020.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10819 = static_cast<unsigned int>(v1020.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10823 = static_cast<unsigned int>(v1020.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10824 = static_cast<unsigned int>(v1020.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10828 = static_cast<unsigned int>(v1020.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10829 = static_cast<unsigned int>(v1020.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10833 = static_cast<unsigned int>(v1020.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10834 = static_cast<unsigned int>(v1020.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10838 = static_cast<unsigned int>(v1020.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10839 = static_cast<unsigned int>(v1020.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10843 = static_cast<unsigned int>(v1020.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10844 = static_cast<unsigned int>(v1020.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10848 = static_cast<unsigned int>(v1020.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10849 = static_cast<unsigned int>(v1020.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10853 = static_cast<unsigned int>(v1020.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10854 = static_cast<unsigned int>(v1020.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10858 = static_cast<unsigned int>(v1020.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10859 = static_cast<unsigned int>(v1020.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10863 = static_cast<unsigned int>(v1020.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10864 = static_cast<unsigned int>(v1020.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10868 = static_cast<unsigned int>(v1020.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10869 = static_cast<unsigned int>(v1020.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10873 = static_cast<unsigned int>(v1020.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10874 = static_cast<unsigned int>(v1020.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10878 = static_cast<unsigned int>(v1020.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10879 = static_cast<unsigned int>(v1020.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10883 = static_cast<unsigned int>(v1020.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10884 = static_cast<unsigned int>(v1020.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10888 = static_cast<unsigned int>(v1020.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10889 = static_cast<unsigned int>(v1020.row(15, iron_linear_thread() & 31u));
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:119
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:120
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:121
+    const unsigned int v815 = v40 * 260u;  // kernels/sdpa/flash_tile.hpp:122
+    const unsigned int v817 = v27 + 64u;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v818 = min(v817, v20);
+    const unsigned int v819 = v818 + v35;  // kernels/sdpa/flash_tile.hpp:129
+    const unsigned int v821 = v819 - v20;  // kernels/sdpa/flash_tile.hpp:131
+    const unsigned int v822 = min(v35, v821);
+    const bool v823 = v819 > v20;
+    const unsigned int v824 = v823 ? v822 : v42;
+    const bool v826 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:130
+    const unsigned int v827 = v826 ? v35 : v824;
+    const unsigned int v829 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:132
+    const unsigned int v830 = v829 + 1u;
+    const unsigned int v834 = v830 - v20;  // kernels/sdpa/flash_tile.hpp:134
+    const unsigned int v835 = v834 - v9;
+    const unsigned int v836 = v835 >> 6u;
+    const unsigned int v837 = v836 << 6u;
+    const bool v839 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:133
+    const unsigned int v840 = v20 + v9;
+    const bool v841 = v830 > v840;
+    const bool v842 = v839 && v841;
+    const unsigned int v843 = v842 ? v837 : v42;
+    const float v845 = v10 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:135
+    iron_frag<float, 2, 16, 8> v847;  // kernels/sdpa/flash_tile.hpp:137
+    iron_frag_fill(v847, __uint_as_float(0xff800000u));
+    iron_frag<float, 2, 16, 8> v849;  // kernels/sdpa/flash_tile.hpp:138
+    iron_frag_fill(v849, 0.0f);
+    iron_frag<float, 2, 16, 32> v851;  // /usr/include/c++/12/array:99
+    iron_frag_fill(v851, 0.0f);
+    iron_frag<float, 2, 16, 32> v853;
+    iron_frag_fill(v853, 0.0f);
+    iron_frag<float, 2, 16, 32> v855;
+    iron_frag_fill(v855, 0.0f);
+    iron_frag<float, 2, 16, 32> v857;
+    iron_frag_fill(v857, 0.0f);
+    iron_frag<float, 2, 16, 32> v859;
+    iron_frag_fill(v859, 0.0f);
+    iron_frag<float, 2, 16, 32> v861;
+    iron_frag_fill(v861, 0.0f);
+    iron_frag<float, 2, 16, 32> v863;
+    iron_frag_fill(v863, 0.0f);
+    iron_frag<float, 2, 16, 32> v865;
+    iron_frag_fill(v865, 0.0f);
+    const unsigned int v9049 = v815 + 16u;  // kernels/sdpa/flash_tile.hpp:159
+    const unsigned int v9061 = v815 + 32u;
+    const unsigned int v9073 = v815 + 48u;
+    const unsigned int v9085 = v815 + 64u;
+    const unsigned int v9097 = v815 + 80u;
+    const unsigned int v9109 = v815 + 96u;
+    const unsigned int v9121 = v815 + 112u;
+    const unsigned int v9133 = v815 + 128u;
+    const unsigned int v9145 = v815 + 144u;
+    const unsigned int v9157 = v815 + 160u;
+    const unsigned int v9169 = v815 + 176u;
+    const unsigned int v9181 = v815 + 192u;
+    const unsigned int v9193 = v815 + 208u;
+    const unsigned int v9205 = v815 + 224u;
+    const unsigned int v9217 = v815 + 240u;
+    const bool v9233 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:166
+    const unsigned int v10558 = static_cast<unsigned int>(v851.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:197
+    const unsigned int v10559 = static_cast<unsigned int>(v851.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10563 = static_cast<unsigned int>(v851.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10564 = static_cast<unsigned int>(v851.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10568 = static_cast<unsigned int>(v851.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10569 = static_cast<unsigned int>(v851.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10573 = static_cast<unsigned int>(v851.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10574 = static_cast<unsigned int>(v851.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10578 = static_cast<unsigned int>(v851.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10579 = static_cast<unsigned int>(v851.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10583 = static_cast<unsigned int>(v851.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10584 = static_cast<unsigned int>(v851.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10588 = static_cast<unsigned int>(v851.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10589 = static_cast<unsigned int>(v851.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10593 = static_cast<unsigned int>(v851.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10594 = static_cast<unsigned int>(v851.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10598 = static_cast<unsigned int>(v851.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10599 = static_cast<unsigned int>(v851.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10603 = static_cast<unsigned int>(v851.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10604 = static_cast<unsigned int>(v851.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10608 = static_cast<unsigned int>(v851.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10609 = static_cast<unsigned int>(v851.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10613 = static_cast<unsigned int>(v851.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10614 = static_cast<unsigned int>(v851.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10618 = static_cast<unsigned int>(v851.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10619 = static_cast<unsigned int>(v851.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10623 = static_cast<unsigned int>(v851.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10624 = static_cast<unsigned int>(v851.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10628 = static_cast<unsigned int>(v851.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10629 = static_cast<unsigned int>(v851.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10633 = static_cast<unsigned int>(v851.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10634 = static_cast<unsigned int>(v851.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10638 = static_cast<unsigned int>(v853.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10639 = static_cast<unsigned int>(v853.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10643 = static_cast<unsigned int>(v853.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10644 = static_cast<unsigned int>(v853.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10648 = static_cast<unsigned int>(v853.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10649 = static_cast<unsigned int>(v853.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10653 = static_cast<unsigned int>(v853.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10654 = static_cast<unsigned int>(v853.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10658 = static_cast<unsigned int>(v853.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10659 = static_cast<unsigned int>(v853.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10663 = static_cast<unsigned int>(v853.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10664 = static_cast<unsigned int>(v853.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10668 = static_cast<unsigned int>(v853.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10669 = static_cast<unsigned int>(v853.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10673 = static_cast<unsigned int>(v853.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10674 = static_cast<unsigned int>(v853.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10678 = static_cast<unsigned int>(v853.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10679 = static_cast<unsigned int>(v853.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10683 = static_cast<unsigned int>(v853.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10684 = static_cast<unsigned int>(v853.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10688 = static_cast<unsigned int>(v853.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10689 = static_cast<unsigned int>(v853.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10693 = static_cast<unsigned int>(v853.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10694 = static_cast<unsigned int>(v853.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10698 = static_cast<unsigned int>(v853.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10699 = static_cast<unsigned int>(v853.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10703 = static_cast<unsigned int>(v853.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10704 = static_cast<unsigned int>(v853.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10708 = static_cast<unsigned int>(v853.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10709 = static_cast<unsigned int>(v853.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10713 = static_cast<unsigned int>(v853.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10714 = static_cast<unsigned int>(v853.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10718 = static_cast<unsigned int>(v855.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10719 = static_cast<unsigned int>(v855.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10723 = static_cast<unsigned int>(v855.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10724 = static_cast<unsigned int>(v855.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10728 = static_cast<unsigned int>(v855.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10729 = static_cast<unsigned int>(v855.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10733 = static_cast<unsigned int>(v855.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10734 = static_cast<unsigned int>(v855.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10738 = static_cast<unsigned int>(v855.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10739 = static_cast<unsigned int>(v855.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10743 = static_cast<unsigned int>(v855.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10744 = static_cast<unsigned int>(v855.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10748 = static_cast<unsigned int>(v855.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10749 = static_cast<unsigned int>(v855.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10753 = static_cast<unsigned int>(v855.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10754 = static_cast<unsigned int>(v855.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10758 = static_cast<unsigned int>(v855.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10759 = static_cast<unsigned int>(v855.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10763 = static_cast<unsigned int>(v855.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10764 = static_cast<unsigned int>(v855.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10768 = static_cast<unsigned int>(v855.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10769 = static_cast<unsigned int>(v855.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10773 = static_cast<unsigned int>(v855.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10774 = static_cast<unsigned int>(v855.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10778 = static_cast<unsigned int>(v855.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10779 = static_cast<unsigned int>(v855.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10783 = static_cast<unsigned int>(v855.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10784 = static_cast<unsigned int>(v855.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10788 = static_cast<unsigned int>(v855.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10789 = static_cast<unsigned int>(v855.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10793 = static_cast<unsigned int>(v855.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10794 = static_cast<unsigned int>(v855.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10798 = static_cast<unsigned int>(v857.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10799 = static_cast<unsigned int>(v857.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10803 = static_cast<unsigned int>(v857.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10804 = static_cast<unsigned int>(v857.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10808 = static_cast<unsigned int>(v857.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10809 = static_cast<unsigned int>(v857.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10813 = static_cast<unsigned int>(v857.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10814 = static_cast<unsigned int>(v857.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10818 = static_cast<unsigned int>(v857.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10819 = static_cast<unsigned int>(v857.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10823 = static_cast<unsigned int>(v857.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10824 = static_cast<unsigned int>(v857.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10828 = static_cast<unsigned int>(v857.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10829 = static_cast<unsigned int>(v857.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10833 = static_cast<unsigned int>(v857.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10834 = static_cast<unsigned int>(v857.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10838 = static_cast<unsigned int>(v857.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10839 = static_cast<unsigned int>(v857.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10843 = static_cast<unsigned int>(v857.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10844 = static_cast<unsigned int>(v857.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10848 = static_cast<unsigned int>(v857.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10849 = static_cast<unsigned int>(v857.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10853 = static_cast<unsigned int>(v857.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10854 = static_cast<unsigned int>(v857.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10858 = static_cast<unsigned int>(v857.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10859 = static_cast<unsigned int>(v857.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10863 = static_cast<unsigned int>(v857.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10864 = static_cast<unsigned int>(v857.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10868 = static_cast<unsigned int>(v857.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10869 = static_cast<unsigned int>(v857.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10873 = static_cast<unsigned int>(v857.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10874 = static_cast<unsigned int>(v857.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10878 = static_cast<unsigned int>(v859.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10879 = static_cast<unsigned int>(v859.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10883 = static_cast<unsigned int>(v859.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10884 = static_cast<unsigned int>(v859.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10888 = static_cast<unsigned int>(v859.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10889 = static_cast<unsigned int>(v859.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10893 = static_cast<unsigned int>(v859.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10894 = static_cast<unsigned int>(v859.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10898 = static_cast<unsigned int>(v859.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10899 = static_cast<unsigned int>(v859.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10903 = static_cast<unsigned int>(v859.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10904 = static_cast<unsigned int>(v859.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10908 = static_cast<unsigned int>(v859.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10909 = static_cast<unsigned int>(v859.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10913 = static_cast<unsigned int>(v859.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10914 = static_cast<unsigned int>(v859.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10918 = static_cast<unsigned int>(v859.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10919 = static_cast<unsigned int>(v859.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10923 = static_cast<unsigned int>(v859.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10924 = static_cast<unsigned int>(v859.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10928 = static_cast<unsigned int>(v859.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10929 = static_cast<unsigned int>(v859.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10933 = static_cast<unsigned int>(v859.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10934 = static_cast<unsigned int>(v859.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10938 = static_cast<unsigned int>(v859.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10939 = static_cast<unsigned int>(v859.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10943 = static_cast<unsigned int>(v859.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10944 = static_cast<unsigned int>(v859.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10948 = static_cast<unsigned int>(v859.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10949 = static_cast<unsigned int>(v859.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10953 = static_cast<unsigned int>(v859.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10954 = static_cast<unsigned int>(v859.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10958 = static_cast<unsigned int>(v861.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10959 = static_cast<unsigned int>(v861.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10963 = static_cast<unsigned int>(v861.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10964 = static_cast<unsigned int>(v861.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10968 = static_cast<unsigned int>(v861.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10969 = static_cast<unsigned int>(v861.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10973 = static_cast<unsigned int>(v861.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10974 = static_cast<unsigned int>(v861.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10978 = static_cast<unsigned int>(v861.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10979 = static_cast<unsigned int>(v861.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10983 = static_cast<unsigned int>(v861.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10984 = static_cast<unsigned int>(v861.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10988 = static_cast<unsigned int>(v861.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10989 = static_cast<unsigned int>(v861.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10993 = static_cast<unsigned int>(v861.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10994 = static_cast<unsigned int>(v861.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10998 = static_cast<unsigned int>(v861.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10999 = static_cast<unsigned int>(v861.row(8, iron_linear_thread() & 31u));
+    const unsigned int v11003 = static_cast<unsigned int>(v861.col(9, iron_linear_thread() & 31u));
+    const unsigned int v11004 = static_cast<unsigned int>(v861.row(9, iron_linear_thread() & 31u));
+    const unsigned int v11008 = static_cast<unsigned int>(v861.col(10, iron_linear_thread() & 31u));
+    const unsigned int v11009 = static_cast<unsigned int>(v861.row(10, iron_linear_thread() & 31u));
+    const unsigned int v11013 = static_cast<unsigned int>(v861.col(11, iron_linear_thread() & 31u));
+    const unsigned int v11014 = static_cast<unsigned int>(v861.row(11, iron_linear_thread() & 31u));
+    const unsigned int v11018 = static_cast<unsigned int>(v861.col(12, iron_linear_thread() & 31u));
+    const unsigned int v11019 = static_cast<unsigned int>(v861.row(12, iron_linear_thread() & 31u));
+    const unsigned int v11023 = static_cast<unsigned int>(v861.col(13, iron_linear_thread() & 31u));
+    const unsigned int v11024 = static_cast<unsigned int>(v861.row(13, iron_linear_thread() & 31u));
+    const unsigned int v11028 = static_cast<unsigned int>(v861.col(14, iron_linear_thread() & 31u));
+    const unsigned int v11029 = static_cast<unsigned int>(v861.row(14, iron_linear_thread() & 31u));
+    const unsigned int v11033 = static_cast<unsigned int>(v861.col(15, iron_linear_thread() & 31u));
+    const unsigned int v11034 = static_cast<unsigned int>(v861.row(15, iron_linear_thread() & 31u));
+    const unsigned int v11038 = static_cast<unsigned int>(v863.col(0, iron_linear_thread() & 31u));
+    const unsigned int v11039 = static_cast<unsigned int>(v863.row(0, iron_linear_thread() & 31u));
+    const unsigned int v11043 = static_cast<unsigned int>(v863.col(1, iron_linear_thread() & 31u));
+    const unsigned int v11044 = static_cast<unsigned int>(v863.row(1, iron_linear_thread() & 31u));
+    const unsigned int v11048 = static_cast<unsigned int>(v863.col(2, iron_linear_thread() & 31u));
+    const unsigned int v11049 = static_cast<unsigned int>(v863.row(2, iron_linear_thread() & 31u));
+    const unsigned int v11053 = static_cast<unsigned int>(v863.col(3, iron_linear_thread() & 31u));
+    const unsigned int v11054 = static_cast<unsigned int>(v863.row(3, iron_linear_thread() & 31u));
+    const unsigned int v11058 = static_cast<unsigned int>(v863.col(4, iron_linear_thread() & 31u));
+    const unsigned int v11059 = static_cast<unsigned int>(v863.row(4, iron_linear_thread() & 31u));
+    const unsigned int v11063 = static_cast<unsigned int>(v863.col(5, iron_linear_thread() & 31u));
+    const unsigned int v11064 = static_cast<unsigned int>(v863.row(5, iron_linear_thread() & 31u));
+    const unsigned int v11068 = static_cast<unsigned int>(v863.col(6, iron_linear_thread() & 31u));
+    const unsigned int v11069 = static_cast<unsigned int>(v863.row(6, iron_linear_thread() & 31u));
+    const unsigned int v11073 = static_cast<unsigned int>(v863.col(7, iron_linear_thread() & 31u));
+    const unsigned int v11074 = static_cast<unsigned int>(v863.row(7, iron_linear_thread() & 31u));
+    const unsigned int v11078 = static_cast<unsigned int>(v863.col(8, iron_linear_thread() & 31u));
+    const unsigned int v11079 = static_cast<unsigned int>(v863.row(8, iron_linear_thread() & 31u));
+    const unsigned int v11083 = static_cast<unsigned int>(v863.col(9, iron_linear_thread() & 31u));
+    const unsigned int v11084 = static_cast<unsigned int>(v863.row(9, iron_linear_thread() & 31u));
+    const unsigned int v11088 = static_cast<unsigned int>(v863.col(10, iron_linear_thread() & 31u));
+    const unsigned int v11089 = static_cast<unsigned int>(v863.row(10, iron_linear_thread() & 31u));
+    const unsigned int v11093 = static_cast<unsigned int>(v863.col(11, iron_linear_thread() & 31u));
+    const unsigned int v11094 = static_cast<unsigned int>(v863.row(11, iron_linear_thread() & 31u));
+    const unsigned int v11098 = static_cast<unsigned int>(v863.col(12, iron_linear_thread() & 31u));
+    const unsigned int v11099 = static_cast<unsigned int>(v863.row(12, iron_linear_thread() & 31u));
+    const unsigned int v11103 = static_cast<unsigned int>(v863.col(13, iron_linear_thread() & 31u));
+    const unsigned int v11104 = static_cast<unsigned int>(v863.row(13, iron_linear_thread() & 31u));
+    const unsigned int v11108 = static_cast<unsigned int>(v863.col(14, iron_linear_thread() & 31u));
+    const unsigned int v11109 = static_cast<unsigned int>(v863.row(14, iron_linear_thread() & 31u));
+    const unsigned int v11113 = static_cast<unsigned int>(v863.col(15, iron_linear_thread() & 31u));
+    const unsigned int v11114 = static_cast<unsigned int>(v863.row(15, iron_linear_thread() & 31u));
+    const unsigned int v11118 = static_cast<unsigned int>(v865.col(0, iron_linear_thread() & 31u));
+    const unsigned int v11119 = static_cast<unsigned int>(v865.row(0, iron_linear_thread() & 31u));
+    const unsigned int v11123 = static_cast<unsigned int>(v865.col(1, iron_linear_thread() & 31u));
+    const unsigned int v11124 = static_cast<unsigned int>(v865.row(1, iron_linear_thread() & 31u));
+    const unsigned int v11128 = static_cast<unsigned int>(v865.col(2, iron_linear_thread() & 31u));
+    const unsigned int v11129 = static_cast<unsigned int>(v865.row(2, iron_linear_thread() & 31u));
+    const unsigned int v11133 = static_cast<unsigned int>(v865.col(3, iron_linear_thread() & 31u));
+    const unsigned int v11134 = static_cast<unsigned int>(v865.row(3, iron_linear_thread() & 31u));
+    const unsigned int v11138 = static_cast<unsigned int>(v865.col(4, iron_linear_thread() & 31u));
+    const unsigned int v11139 = static_cast<unsigned int>(v865.row(4, iron_linear_thread() & 31u));
+    const unsigned int v11143 = static_cast<unsigned int>(v865.col(5, iron_linear_thread() & 31u));
+    const unsigned int v11144 = static_cast<unsigned int>(v865.row(5, iron_linear_thread() & 31u));
+    const unsigned int v11148 = static_cast<unsigned int>(v865.col(6, iron_linear_thread() & 31u));
+    const unsigned int v11149 = static_cast<unsigned int>(v865.row(6, iron_linear_thread() & 31u));
+    const unsigned int v11153 = static_cast<unsigned int>(v865.col(7, iron_linear_thread() & 31u));
+    const unsigned int v11154 = static_cast<unsigned int>(v865.row(7, iron_linear_thread() & 31u));
+    const unsigned int v11158 = static_cast<unsigned int>(v865.col(8, iron_linear_thread() & 31u));
+    const unsigned int v11159 = static_cast<unsigned int>(v865.row(8, iron_linear_thread() & 31u));
+    const unsigned int v11163 = static_cast<unsigned int>(v865.col(9, iron_linear_thread() & 31u));
+    const unsigned int v11164 = static_cast<unsigned int>(v865.row(9, iron_linear_thread() & 31u));
+    const unsigned int v11168 = static_cast<unsigned int>(v865.col(10, iron_linear_thread() & 31u));
+    const unsigned int v11169 = static_cast<unsigned int>(v865.row(10, iron_linear_thread() & 31u));
+    const unsigned int v11173 = static_cast<unsigned int>(v865.col(11, iron_linear_thread() & 31u));
+    const unsigned int v11174 = static_cast<unsigned int>(v865.row(11, iron_linear_thread() & 31u));
+    const unsigned int v11178 = static_cast<unsigned int>(v865.col(12, iron_linear_thread() & 31u));
+    const unsigned int v11179 = static_cast<unsigned int>(v865.row(12, iron_linear_thread() & 31u));
+    const unsigned int v11183 = static_cast<unsigned int>(v865.col(13, iron_linear_thread() & 31u));
+    const unsigned int v11184 = static_cast<unsigned int>(v865.row(13, iron_linear_thread() & 31u));
+    const unsigned int v11188 = static_cast<unsigned int>(v865.col(14, iron_linear_thread() & 31u));
+    const unsigned int v11189 = static_cast<unsigned int>(v865.row(14, iron_linear_thread() & 31u));
+    const unsigned int v11193 = static_cast<unsigned int>(v865.col(15, iron_linear_thread() & 31u));
+    const unsigned int v11194 = static_cast<unsigned int>(v865.row(15, iron_linear_thread() & 31u));
 
-    for (unsigned int v7084 = v998; v7084 < v982; v7084 += 64u) {  // kernels/sdpa/flash_tile.hpp:127
-      const unsigned int v7085 = v7084 - v998;
-      const unsigned int v7086 = v7085 >> 6u;
-      const unsigned int v7088 = v7086 % 1u;
+    for (unsigned int v7159 = v843; v7159 < v827; v7159 += 64u) {  // kernels/sdpa/flash_tile.hpp:142
+      const unsigned int v7160 = v7159 - v843;
+      const unsigned int v7161 = v7160 >> 6u;
+      const unsigned int v7163 = v7161 % 1u;
       __syncthreads();
-      const unsigned int v7090 = v7088 * 16640u;  // kernels/sdpa/flash_tile.hpp:131
-      const unsigned int v7100 = v7084 + v47;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7101 = v7100 < v35;
-      const unsigned int v7104 = v7101 ? v7100 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7105 = v7104 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7106 = v32 + v7105;
-      const unsigned int v7107 = block_table[v7106];
-      const unsigned int v7109 = v7104 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7110 = v7107 * v2;
-      const unsigned int v7111 = v7110 + v30;
-      const unsigned int v7112 = v7111 * v6;
-      const unsigned int v7113 = v7112 + v7109;
-      const unsigned int v7114 = v7113 << 8u;
-      const unsigned int v7115 = v7114 + v51;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7118 = v7090 + v64;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7119 = v7118 + v51;
-      iron_copy_async<16>(shm1 + v7119, k_pages + v7115, v7101);
-      const unsigned int v7129 = v7084 + v71;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7130 = v7129 < v35;
-      const unsigned int v7133 = v7130 ? v7129 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7134 = v7133 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7135 = v32 + v7134;
-      const unsigned int v7136 = block_table[v7135];
-      const unsigned int v7138 = v7133 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7139 = v7136 * v2;
-      const unsigned int v7140 = v7139 + v30;
-      const unsigned int v7141 = v7140 * v6;
-      const unsigned int v7142 = v7141 + v7138;
-      const unsigned int v7143 = v7142 << 8u;
-      const unsigned int v7144 = v7143 + v75;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7147 = v7090 + v88;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7148 = v7147 + v75;
-      iron_copy_async<16>(shm1 + v7148, k_pages + v7144, v7130);
-      const unsigned int v7158 = v7084 + v95;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7159 = v7158 < v35;
-      const unsigned int v7162 = v7159 ? v7158 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7163 = v7162 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7164 = v32 + v7163;
-      const unsigned int v7165 = block_table[v7164];
-      const unsigned int v7167 = v7162 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7168 = v7165 * v2;
-      const unsigned int v7169 = v7168 + v30;
-      const unsigned int v7170 = v7169 * v6;
-      const unsigned int v7171 = v7170 + v7167;
-      const unsigned int v7172 = v7171 << 8u;
-      const unsigned int v7173 = v7172 + v99;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7176 = v7090 + v112;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7177 = v7176 + v99;
-      iron_copy_async<16>(shm1 + v7177, k_pages + v7173, v7159);
-      const unsigned int v7187 = v7084 + v119;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7188 = v7187 < v35;
-      const unsigned int v7191 = v7188 ? v7187 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7192 = v7191 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7193 = v32 + v7192;
-      const unsigned int v7194 = block_table[v7193];
-      const unsigned int v7196 = v7191 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7197 = v7194 * v2;
-      const unsigned int v7198 = v7197 + v30;
-      const unsigned int v7199 = v7198 * v6;
-      const unsigned int v7200 = v7199 + v7196;
-      const unsigned int v7201 = v7200 << 8u;
-      const unsigned int v7202 = v7201 + v123;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7205 = v7090 + v136;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7206 = v7205 + v123;
-      iron_copy_async<16>(shm1 + v7206, k_pages + v7202, v7188);
-      const unsigned int v7216 = v7084 + v143;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7217 = v7216 < v35;
-      const unsigned int v7220 = v7217 ? v7216 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7221 = v7220 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7222 = v32 + v7221;
-      const unsigned int v7223 = block_table[v7222];
-      const unsigned int v7225 = v7220 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7226 = v7223 * v2;
-      const unsigned int v7227 = v7226 + v30;
-      const unsigned int v7228 = v7227 * v6;
-      const unsigned int v7229 = v7228 + v7225;
-      const unsigned int v7230 = v7229 << 8u;
-      const unsigned int v7231 = v7230 + v147;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7234 = v7090 + v160;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7235 = v7234 + v147;
-      iron_copy_async<16>(shm1 + v7235, k_pages + v7231, v7217);
-      const unsigned int v7245 = v7084 + v167;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7246 = v7245 < v35;
-      const unsigned int v7249 = v7246 ? v7245 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7250 = v7249 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7251 = v32 + v7250;
-      const unsigned int v7252 = block_table[v7251];
-      const unsigned int v7254 = v7249 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7255 = v7252 * v2;
-      const unsigned int v7256 = v7255 + v30;
-      const unsigned int v7257 = v7256 * v6;
-      const unsigned int v7258 = v7257 + v7254;
-      const unsigned int v7259 = v7258 << 8u;
-      const unsigned int v7260 = v7259 + v171;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7263 = v7090 + v184;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7264 = v7263 + v171;
-      iron_copy_async<16>(shm1 + v7264, k_pages + v7260, v7246);
-      const unsigned int v7274 = v7084 + v191;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7275 = v7274 < v35;
-      const unsigned int v7278 = v7275 ? v7274 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7279 = v7278 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7280 = v32 + v7279;
-      const unsigned int v7281 = block_table[v7280];
-      const unsigned int v7283 = v7278 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7284 = v7281 * v2;
-      const unsigned int v7285 = v7284 + v30;
-      const unsigned int v7286 = v7285 * v6;
-      const unsigned int v7287 = v7286 + v7283;
-      const unsigned int v7288 = v7287 << 8u;
-      const unsigned int v7289 = v7288 + v195;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7292 = v7090 + v208;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7293 = v7292 + v195;
-      iron_copy_async<16>(shm1 + v7293, k_pages + v7289, v7275);
-      const unsigned int v7303 = v7084 + v215;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7304 = v7303 < v35;
-      const unsigned int v7307 = v7304 ? v7303 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7308 = v7307 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7309 = v32 + v7308;
-      const unsigned int v7310 = block_table[v7309];
-      const unsigned int v7312 = v7307 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7313 = v7310 * v2;
-      const unsigned int v7314 = v7313 + v30;
-      const unsigned int v7315 = v7314 * v6;
-      const unsigned int v7316 = v7315 + v7312;
-      const unsigned int v7317 = v7316 << 8u;
-      const unsigned int v7318 = v7317 + v219;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7321 = v7090 + v232;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7322 = v7321 + v219;
-      iron_copy_async<16>(shm1 + v7322, k_pages + v7318, v7304);
-      const unsigned int v7332 = v7084 + v239;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7333 = v7332 < v35;
-      const unsigned int v7336 = v7333 ? v7332 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7337 = v7336 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7338 = v32 + v7337;
-      const unsigned int v7339 = block_table[v7338];
-      const unsigned int v7341 = v7336 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7342 = v7339 * v2;
-      const unsigned int v7343 = v7342 + v30;
-      const unsigned int v7344 = v7343 * v6;
-      const unsigned int v7345 = v7344 + v7341;
-      const unsigned int v7346 = v7345 << 8u;
-      const unsigned int v7347 = v7346 + v243;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7350 = v7090 + v256;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7351 = v7350 + v243;
-      iron_copy_async<16>(shm1 + v7351, k_pages + v7347, v7333);
-      const unsigned int v7361 = v7084 + v263;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7362 = v7361 < v35;
-      const unsigned int v7365 = v7362 ? v7361 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7366 = v7365 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7367 = v32 + v7366;
-      const unsigned int v7368 = block_table[v7367];
-      const unsigned int v7370 = v7365 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7371 = v7368 * v2;
-      const unsigned int v7372 = v7371 + v30;
-      const unsigned int v7373 = v7372 * v6;
-      const unsigned int v7374 = v7373 + v7370;
-      const unsigned int v7375 = v7374 << 8u;
-      const unsigned int v7376 = v7375 + v267;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7379 = v7090 + v280;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7380 = v7379 + v267;
-      iron_copy_async<16>(shm1 + v7380, k_pages + v7376, v7362);
-      const unsigned int v7390 = v7084 + v287;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7391 = v7390 < v35;
-      const unsigned int v7394 = v7391 ? v7390 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7395 = v7394 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7396 = v32 + v7395;
-      const unsigned int v7397 = block_table[v7396];
-      const unsigned int v7399 = v7394 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7400 = v7397 * v2;
-      const unsigned int v7401 = v7400 + v30;
-      const unsigned int v7402 = v7401 * v6;
-      const unsigned int v7403 = v7402 + v7399;
-      const unsigned int v7404 = v7403 << 8u;
-      const unsigned int v7405 = v7404 + v291;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7408 = v7090 + v304;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7409 = v7408 + v291;
-      iron_copy_async<16>(shm1 + v7409, k_pages + v7405, v7391);
-      const unsigned int v7419 = v7084 + v311;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7420 = v7419 < v35;
-      const unsigned int v7423 = v7420 ? v7419 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7424 = v7423 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7425 = v32 + v7424;
-      const unsigned int v7426 = block_table[v7425];
-      const unsigned int v7428 = v7423 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7429 = v7426 * v2;
-      const unsigned int v7430 = v7429 + v30;
-      const unsigned int v7431 = v7430 * v6;
-      const unsigned int v7432 = v7431 + v7428;
-      const unsigned int v7433 = v7432 << 8u;
-      const unsigned int v7434 = v7433 + v315;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7437 = v7090 + v328;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7438 = v7437 + v315;
-      iron_copy_async<16>(shm1 + v7438, k_pages + v7434, v7420);
-      const unsigned int v7448 = v7084 + v335;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7449 = v7448 < v35;
-      const unsigned int v7452 = v7449 ? v7448 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7453 = v7452 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7454 = v32 + v7453;
-      const unsigned int v7455 = block_table[v7454];
-      const unsigned int v7457 = v7452 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7458 = v7455 * v2;
-      const unsigned int v7459 = v7458 + v30;
-      const unsigned int v7460 = v7459 * v6;
-      const unsigned int v7461 = v7460 + v7457;
-      const unsigned int v7462 = v7461 << 8u;
-      const unsigned int v7463 = v7462 + v339;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7466 = v7090 + v352;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7467 = v7466 + v339;
-      iron_copy_async<16>(shm1 + v7467, k_pages + v7463, v7449);
-      const unsigned int v7477 = v7084 + v359;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7478 = v7477 < v35;
-      const unsigned int v7481 = v7478 ? v7477 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7482 = v7481 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7483 = v32 + v7482;
-      const unsigned int v7484 = block_table[v7483];
-      const unsigned int v7486 = v7481 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7487 = v7484 * v2;
-      const unsigned int v7488 = v7487 + v30;
-      const unsigned int v7489 = v7488 * v6;
-      const unsigned int v7490 = v7489 + v7486;
-      const unsigned int v7491 = v7490 << 8u;
-      const unsigned int v7492 = v7491 + v363;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7495 = v7090 + v376;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7496 = v7495 + v363;
-      iron_copy_async<16>(shm1 + v7496, k_pages + v7492, v7478);
-      const unsigned int v7506 = v7084 + v383;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7507 = v7506 < v35;
-      const unsigned int v7510 = v7507 ? v7506 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7511 = v7510 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7512 = v32 + v7511;
-      const unsigned int v7513 = block_table[v7512];
-      const unsigned int v7515 = v7510 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7516 = v7513 * v2;
-      const unsigned int v7517 = v7516 + v30;
-      const unsigned int v7518 = v7517 * v6;
-      const unsigned int v7519 = v7518 + v7515;
-      const unsigned int v7520 = v7519 << 8u;
-      const unsigned int v7521 = v7520 + v387;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7524 = v7090 + v400;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7525 = v7524 + v387;
-      iron_copy_async<16>(shm1 + v7525, k_pages + v7521, v7507);
-      const unsigned int v7535 = v7084 + v407;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7536 = v7535 < v35;
-      const unsigned int v7539 = v7536 ? v7535 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7540 = v7539 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7541 = v32 + v7540;
-      const unsigned int v7542 = block_table[v7541];
-      const unsigned int v7544 = v7539 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7545 = v7542 * v2;
-      const unsigned int v7546 = v7545 + v30;
-      const unsigned int v7547 = v7546 * v6;
-      const unsigned int v7548 = v7547 + v7544;
-      const unsigned int v7549 = v7548 << 8u;
-      const unsigned int v7550 = v7549 + v411;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7553 = v7090 + v424;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7554 = v7553 + v411;
-      iron_copy_async<16>(shm1 + v7554, k_pages + v7550, v7536);
-      const unsigned int v7564 = v7084 + v431;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7565 = v7564 < v35;
-      const unsigned int v7568 = v7565 ? v7564 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7569 = v7568 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7570 = v32 + v7569;
-      const unsigned int v7571 = block_table[v7570];
-      const unsigned int v7573 = v7568 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7574 = v7571 * v2;
-      const unsigned int v7575 = v7574 + v30;
-      const unsigned int v7576 = v7575 * v6;
-      const unsigned int v7577 = v7576 + v7573;
-      const unsigned int v7578 = v7577 << 8u;
-      const unsigned int v7579 = v7578 + v435;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7582 = v7090 + v448;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7583 = v7582 + v435;
-      iron_copy_async<16>(shm1 + v7583, k_pages + v7579, v7565);
-      const unsigned int v7593 = v7084 + v455;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7594 = v7593 < v35;
-      const unsigned int v7597 = v7594 ? v7593 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7598 = v7597 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7599 = v32 + v7598;
-      const unsigned int v7600 = block_table[v7599];
-      const unsigned int v7602 = v7597 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7603 = v7600 * v2;
-      const unsigned int v7604 = v7603 + v30;
-      const unsigned int v7605 = v7604 * v6;
-      const unsigned int v7606 = v7605 + v7602;
-      const unsigned int v7607 = v7606 << 8u;
-      const unsigned int v7608 = v7607 + v459;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7611 = v7090 + v472;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7612 = v7611 + v459;
-      iron_copy_async<16>(shm1 + v7612, k_pages + v7608, v7594);
-      const unsigned int v7622 = v7084 + v479;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7623 = v7622 < v35;
-      const unsigned int v7626 = v7623 ? v7622 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7627 = v7626 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7628 = v32 + v7627;
-      const unsigned int v7629 = block_table[v7628];
-      const unsigned int v7631 = v7626 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7632 = v7629 * v2;
-      const unsigned int v7633 = v7632 + v30;
-      const unsigned int v7634 = v7633 * v6;
-      const unsigned int v7635 = v7634 + v7631;
-      const unsigned int v7636 = v7635 << 8u;
-      const unsigned int v7637 = v7636 + v483;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7640 = v7090 + v496;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7641 = v7640 + v483;
-      iron_copy_async<16>(shm1 + v7641, k_pages + v7637, v7623);
-      const unsigned int v7651 = v7084 + v503;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7652 = v7651 < v35;
-      const unsigned int v7655 = v7652 ? v7651 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7656 = v7655 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7657 = v32 + v7656;
-      const unsigned int v7658 = block_table[v7657];
-      const unsigned int v7660 = v7655 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7661 = v7658 * v2;
-      const unsigned int v7662 = v7661 + v30;
-      const unsigned int v7663 = v7662 * v6;
-      const unsigned int v7664 = v7663 + v7660;
-      const unsigned int v7665 = v7664 << 8u;
-      const unsigned int v7666 = v7665 + v507;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7669 = v7090 + v520;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7670 = v7669 + v507;
-      iron_copy_async<16>(shm1 + v7670, k_pages + v7666, v7652);
-      const unsigned int v7680 = v7084 + v527;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7681 = v7680 < v35;
-      const unsigned int v7684 = v7681 ? v7680 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7685 = v7684 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7686 = v32 + v7685;
-      const unsigned int v7687 = block_table[v7686];
-      const unsigned int v7689 = v7684 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7690 = v7687 * v2;
-      const unsigned int v7691 = v7690 + v30;
-      const unsigned int v7692 = v7691 * v6;
-      const unsigned int v7693 = v7692 + v7689;
-      const unsigned int v7694 = v7693 << 8u;
-      const unsigned int v7695 = v7694 + v531;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7698 = v7090 + v544;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7699 = v7698 + v531;
-      iron_copy_async<16>(shm1 + v7699, k_pages + v7695, v7681);
-      const unsigned int v7709 = v7084 + v551;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7710 = v7709 < v35;
-      const unsigned int v7713 = v7710 ? v7709 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7714 = v7713 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7715 = v32 + v7714;
-      const unsigned int v7716 = block_table[v7715];
-      const unsigned int v7718 = v7713 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7719 = v7716 * v2;
-      const unsigned int v7720 = v7719 + v30;
-      const unsigned int v7721 = v7720 * v6;
-      const unsigned int v7722 = v7721 + v7718;
-      const unsigned int v7723 = v7722 << 8u;
-      const unsigned int v7724 = v7723 + v555;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7727 = v7090 + v568;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7728 = v7727 + v555;
-      iron_copy_async<16>(shm1 + v7728, k_pages + v7724, v7710);
-      const unsigned int v7738 = v7084 + v575;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7739 = v7738 < v35;
-      const unsigned int v7742 = v7739 ? v7738 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7743 = v7742 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7744 = v32 + v7743;
-      const unsigned int v7745 = block_table[v7744];
-      const unsigned int v7747 = v7742 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7748 = v7745 * v2;
-      const unsigned int v7749 = v7748 + v30;
-      const unsigned int v7750 = v7749 * v6;
-      const unsigned int v7751 = v7750 + v7747;
-      const unsigned int v7752 = v7751 << 8u;
-      const unsigned int v7753 = v7752 + v579;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7756 = v7090 + v592;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7757 = v7756 + v579;
-      iron_copy_async<16>(shm1 + v7757, k_pages + v7753, v7739);
-      const unsigned int v7767 = v7084 + v599;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7768 = v7767 < v35;
-      const unsigned int v7771 = v7768 ? v7767 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7772 = v7771 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7773 = v32 + v7772;
-      const unsigned int v7774 = block_table[v7773];
-      const unsigned int v7776 = v7771 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7777 = v7774 * v2;
-      const unsigned int v7778 = v7777 + v30;
-      const unsigned int v7779 = v7778 * v6;
-      const unsigned int v7780 = v7779 + v7776;
-      const unsigned int v7781 = v7780 << 8u;
-      const unsigned int v7782 = v7781 + v603;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7785 = v7090 + v616;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7786 = v7785 + v603;
-      iron_copy_async<16>(shm1 + v7786, k_pages + v7782, v7768);
-      const unsigned int v7796 = v7084 + v623;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7797 = v7796 < v35;
-      const unsigned int v7800 = v7797 ? v7796 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7801 = v7800 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7802 = v32 + v7801;
-      const unsigned int v7803 = block_table[v7802];
-      const unsigned int v7805 = v7800 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7806 = v7803 * v2;
-      const unsigned int v7807 = v7806 + v30;
-      const unsigned int v7808 = v7807 * v6;
-      const unsigned int v7809 = v7808 + v7805;
-      const unsigned int v7810 = v7809 << 8u;
-      const unsigned int v7811 = v7810 + v627;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7814 = v7090 + v640;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7815 = v7814 + v627;
-      iron_copy_async<16>(shm1 + v7815, k_pages + v7811, v7797);
-      const unsigned int v7825 = v7084 + v647;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7826 = v7825 < v35;
-      const unsigned int v7829 = v7826 ? v7825 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7830 = v7829 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7831 = v32 + v7830;
-      const unsigned int v7832 = block_table[v7831];
-      const unsigned int v7834 = v7829 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7835 = v7832 * v2;
-      const unsigned int v7836 = v7835 + v30;
-      const unsigned int v7837 = v7836 * v6;
-      const unsigned int v7838 = v7837 + v7834;
-      const unsigned int v7839 = v7838 << 8u;
-      const unsigned int v7840 = v7839 + v651;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7843 = v7090 + v664;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7844 = v7843 + v651;
-      iron_copy_async<16>(shm1 + v7844, k_pages + v7840, v7826);
-      const unsigned int v7854 = v7084 + v671;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7855 = v7854 < v35;
-      const unsigned int v7858 = v7855 ? v7854 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7859 = v7858 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7860 = v32 + v7859;
-      const unsigned int v7861 = block_table[v7860];
-      const unsigned int v7863 = v7858 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7864 = v7861 * v2;
-      const unsigned int v7865 = v7864 + v30;
-      const unsigned int v7866 = v7865 * v6;
-      const unsigned int v7867 = v7866 + v7863;
-      const unsigned int v7868 = v7867 << 8u;
-      const unsigned int v7869 = v7868 + v675;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7872 = v7090 + v688;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7873 = v7872 + v675;
-      iron_copy_async<16>(shm1 + v7873, k_pages + v7869, v7855);
-      const unsigned int v7883 = v7084 + v695;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7884 = v7883 < v35;
-      const unsigned int v7887 = v7884 ? v7883 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7888 = v7887 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7889 = v32 + v7888;
-      const unsigned int v7890 = block_table[v7889];
-      const unsigned int v7892 = v7887 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7893 = v7890 * v2;
-      const unsigned int v7894 = v7893 + v30;
-      const unsigned int v7895 = v7894 * v6;
-      const unsigned int v7896 = v7895 + v7892;
-      const unsigned int v7897 = v7896 << 8u;
-      const unsigned int v7898 = v7897 + v699;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7901 = v7090 + v712;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7902 = v7901 + v699;
-      iron_copy_async<16>(shm1 + v7902, k_pages + v7898, v7884);
-      const unsigned int v7912 = v7084 + v719;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7913 = v7912 < v35;
-      const unsigned int v7916 = v7913 ? v7912 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7917 = v7916 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7918 = v32 + v7917;
-      const unsigned int v7919 = block_table[v7918];
-      const unsigned int v7921 = v7916 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7922 = v7919 * v2;
-      const unsigned int v7923 = v7922 + v30;
-      const unsigned int v7924 = v7923 * v6;
-      const unsigned int v7925 = v7924 + v7921;
-      const unsigned int v7926 = v7925 << 8u;
-      const unsigned int v7927 = v7926 + v723;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7930 = v7090 + v736;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7931 = v7930 + v723;
-      iron_copy_async<16>(shm1 + v7931, k_pages + v7927, v7913);
-      const unsigned int v7941 = v7084 + v743;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7942 = v7941 < v35;
-      const unsigned int v7945 = v7942 ? v7941 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7946 = v7945 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7947 = v32 + v7946;
-      const unsigned int v7948 = block_table[v7947];
-      const unsigned int v7950 = v7945 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7951 = v7948 * v2;
-      const unsigned int v7952 = v7951 + v30;
-      const unsigned int v7953 = v7952 * v6;
-      const unsigned int v7954 = v7953 + v7950;
-      const unsigned int v7955 = v7954 << 8u;
-      const unsigned int v7956 = v7955 + v747;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7959 = v7090 + v760;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7960 = v7959 + v747;
-      iron_copy_async<16>(shm1 + v7960, k_pages + v7956, v7942);
-      const unsigned int v7970 = v7084 + v767;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v7971 = v7970 < v35;
-      const unsigned int v7974 = v7971 ? v7970 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7975 = v7974 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v7976 = v32 + v7975;
-      const unsigned int v7977 = block_table[v7976];
-      const unsigned int v7979 = v7974 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v7980 = v7977 * v2;
-      const unsigned int v7981 = v7980 + v30;
-      const unsigned int v7982 = v7981 * v6;
-      const unsigned int v7983 = v7982 + v7979;
-      const unsigned int v7984 = v7983 << 8u;
-      const unsigned int v7985 = v7984 + v771;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v7988 = v7090 + v784;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v7989 = v7988 + v771;
-      iron_copy_async<16>(shm1 + v7989, k_pages + v7985, v7971);
-      const unsigned int v7999 = v7084 + v791;  // kernels/sdpa/flash_tile.hpp:64
-      const bool v8000 = v7999 < v35;
-      const unsigned int v8003 = v8000 ? v7999 : v42;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v8004 = v8003 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8005 = v32 + v8004;
-      const unsigned int v8006 = block_table[v8005];
-      const unsigned int v8008 = v8003 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8009 = v8006 * v2;
-      const unsigned int v8010 = v8009 + v30;
-      const unsigned int v8011 = v8010 * v6;
-      const unsigned int v8012 = v8011 + v8008;
-      const unsigned int v8013 = v8012 << 8u;
-      const unsigned int v8014 = v8013 + v795;  // kernels/sdpa/flash_tile.hpp:65
-      const unsigned int v8017 = v7090 + v808;  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8018 = v8017 + v795;
-      iron_copy_async<16>(shm1 + v8018, k_pages + v8014, v8000);
-      const unsigned int v8037 = block_table[v7106];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8040 = v8037 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8041 = v8040 + v30;
-      const unsigned int v8042 = v8041 * v6;
-      const unsigned int v8043 = v8042 + v7109;
-      const unsigned int v8044 = v8043 << 8u;
-      const unsigned int v8045 = v8044 + v51;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7119, v_pages + v8045, v7101);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8066 = block_table[v7135];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8069 = v8066 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8070 = v8069 + v30;
-      const unsigned int v8071 = v8070 * v6;
-      const unsigned int v8072 = v8071 + v7138;
-      const unsigned int v8073 = v8072 << 8u;
-      const unsigned int v8074 = v8073 + v75;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7148, v_pages + v8074, v7130);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8095 = block_table[v7164];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8098 = v8095 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8099 = v8098 + v30;
-      const unsigned int v8100 = v8099 * v6;
-      const unsigned int v8101 = v8100 + v7167;
-      const unsigned int v8102 = v8101 << 8u;
-      const unsigned int v8103 = v8102 + v99;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7177, v_pages + v8103, v7159);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8124 = block_table[v7193];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8127 = v8124 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8128 = v8127 + v30;
-      const unsigned int v8129 = v8128 * v6;
-      const unsigned int v8130 = v8129 + v7196;
-      const unsigned int v8131 = v8130 << 8u;
-      const unsigned int v8132 = v8131 + v123;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7206, v_pages + v8132, v7188);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8153 = block_table[v7222];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8156 = v8153 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8157 = v8156 + v30;
-      const unsigned int v8158 = v8157 * v6;
-      const unsigned int v8159 = v8158 + v7225;
-      const unsigned int v8160 = v8159 << 8u;
-      const unsigned int v8161 = v8160 + v147;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7235, v_pages + v8161, v7217);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8182 = block_table[v7251];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8185 = v8182 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8186 = v8185 + v30;
-      const unsigned int v8187 = v8186 * v6;
-      const unsigned int v8188 = v8187 + v7254;
-      const unsigned int v8189 = v8188 << 8u;
-      const unsigned int v8190 = v8189 + v171;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7264, v_pages + v8190, v7246);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8211 = block_table[v7280];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8214 = v8211 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8215 = v8214 + v30;
-      const unsigned int v8216 = v8215 * v6;
-      const unsigned int v8217 = v8216 + v7283;
-      const unsigned int v8218 = v8217 << 8u;
-      const unsigned int v8219 = v8218 + v195;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7293, v_pages + v8219, v7275);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8240 = block_table[v7309];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8243 = v8240 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8244 = v8243 + v30;
-      const unsigned int v8245 = v8244 * v6;
-      const unsigned int v8246 = v8245 + v7312;
-      const unsigned int v8247 = v8246 << 8u;
-      const unsigned int v8248 = v8247 + v219;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7322, v_pages + v8248, v7304);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8269 = block_table[v7338];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8272 = v8269 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8273 = v8272 + v30;
-      const unsigned int v8274 = v8273 * v6;
-      const unsigned int v8275 = v8274 + v7341;
-      const unsigned int v8276 = v8275 << 8u;
-      const unsigned int v8277 = v8276 + v243;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7351, v_pages + v8277, v7333);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8298 = block_table[v7367];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8301 = v8298 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8302 = v8301 + v30;
-      const unsigned int v8303 = v8302 * v6;
-      const unsigned int v8304 = v8303 + v7370;
-      const unsigned int v8305 = v8304 << 8u;
-      const unsigned int v8306 = v8305 + v267;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7380, v_pages + v8306, v7362);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8327 = block_table[v7396];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8330 = v8327 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8331 = v8330 + v30;
-      const unsigned int v8332 = v8331 * v6;
-      const unsigned int v8333 = v8332 + v7399;
-      const unsigned int v8334 = v8333 << 8u;
-      const unsigned int v8335 = v8334 + v291;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7409, v_pages + v8335, v7391);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8356 = block_table[v7425];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8359 = v8356 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8360 = v8359 + v30;
-      const unsigned int v8361 = v8360 * v6;
-      const unsigned int v8362 = v8361 + v7428;
-      const unsigned int v8363 = v8362 << 8u;
-      const unsigned int v8364 = v8363 + v315;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7438, v_pages + v8364, v7420);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8385 = block_table[v7454];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8388 = v8385 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8389 = v8388 + v30;
-      const unsigned int v8390 = v8389 * v6;
-      const unsigned int v8391 = v8390 + v7457;
-      const unsigned int v8392 = v8391 << 8u;
-      const unsigned int v8393 = v8392 + v339;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7467, v_pages + v8393, v7449);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8414 = block_table[v7483];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8417 = v8414 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8418 = v8417 + v30;
-      const unsigned int v8419 = v8418 * v6;
-      const unsigned int v8420 = v8419 + v7486;
-      const unsigned int v8421 = v8420 << 8u;
-      const unsigned int v8422 = v8421 + v363;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7496, v_pages + v8422, v7478);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8443 = block_table[v7512];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8446 = v8443 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8447 = v8446 + v30;
-      const unsigned int v8448 = v8447 * v6;
-      const unsigned int v8449 = v8448 + v7515;
-      const unsigned int v8450 = v8449 << 8u;
-      const unsigned int v8451 = v8450 + v387;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7525, v_pages + v8451, v7507);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8472 = block_table[v7541];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8475 = v8472 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8476 = v8475 + v30;
-      const unsigned int v8477 = v8476 * v6;
-      const unsigned int v8478 = v8477 + v7544;
-      const unsigned int v8479 = v8478 << 8u;
-      const unsigned int v8480 = v8479 + v411;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7554, v_pages + v8480, v7536);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8501 = block_table[v7570];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8504 = v8501 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8505 = v8504 + v30;
-      const unsigned int v8506 = v8505 * v6;
-      const unsigned int v8507 = v8506 + v7573;
-      const unsigned int v8508 = v8507 << 8u;
-      const unsigned int v8509 = v8508 + v435;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7583, v_pages + v8509, v7565);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8530 = block_table[v7599];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8533 = v8530 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8534 = v8533 + v30;
-      const unsigned int v8535 = v8534 * v6;
-      const unsigned int v8536 = v8535 + v7602;
-      const unsigned int v8537 = v8536 << 8u;
-      const unsigned int v8538 = v8537 + v459;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7612, v_pages + v8538, v7594);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8559 = block_table[v7628];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8562 = v8559 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8563 = v8562 + v30;
-      const unsigned int v8564 = v8563 * v6;
-      const unsigned int v8565 = v8564 + v7631;
-      const unsigned int v8566 = v8565 << 8u;
-      const unsigned int v8567 = v8566 + v483;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7641, v_pages + v8567, v7623);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8588 = block_table[v7657];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8591 = v8588 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8592 = v8591 + v30;
-      const unsigned int v8593 = v8592 * v6;
-      const unsigned int v8594 = v8593 + v7660;
-      const unsigned int v8595 = v8594 << 8u;
-      const unsigned int v8596 = v8595 + v507;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7670, v_pages + v8596, v7652);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8617 = block_table[v7686];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8620 = v8617 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8621 = v8620 + v30;
-      const unsigned int v8622 = v8621 * v6;
-      const unsigned int v8623 = v8622 + v7689;
-      const unsigned int v8624 = v8623 << 8u;
-      const unsigned int v8625 = v8624 + v531;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7699, v_pages + v8625, v7681);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8646 = block_table[v7715];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8649 = v8646 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8650 = v8649 + v30;
-      const unsigned int v8651 = v8650 * v6;
-      const unsigned int v8652 = v8651 + v7718;
-      const unsigned int v8653 = v8652 << 8u;
-      const unsigned int v8654 = v8653 + v555;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7728, v_pages + v8654, v7710);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8675 = block_table[v7744];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8678 = v8675 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8679 = v8678 + v30;
-      const unsigned int v8680 = v8679 * v6;
-      const unsigned int v8681 = v8680 + v7747;
-      const unsigned int v8682 = v8681 << 8u;
-      const unsigned int v8683 = v8682 + v579;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7757, v_pages + v8683, v7739);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8704 = block_table[v7773];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8707 = v8704 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8708 = v8707 + v30;
-      const unsigned int v8709 = v8708 * v6;
-      const unsigned int v8710 = v8709 + v7776;
-      const unsigned int v8711 = v8710 << 8u;
-      const unsigned int v8712 = v8711 + v603;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7786, v_pages + v8712, v7768);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8733 = block_table[v7802];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8736 = v8733 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8737 = v8736 + v30;
-      const unsigned int v8738 = v8737 * v6;
-      const unsigned int v8739 = v8738 + v7805;
-      const unsigned int v8740 = v8739 << 8u;
-      const unsigned int v8741 = v8740 + v627;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7815, v_pages + v8741, v7797);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8762 = block_table[v7831];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8765 = v8762 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8766 = v8765 + v30;
-      const unsigned int v8767 = v8766 * v6;
-      const unsigned int v8768 = v8767 + v7834;
-      const unsigned int v8769 = v8768 << 8u;
-      const unsigned int v8770 = v8769 + v651;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7844, v_pages + v8770, v7826);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8791 = block_table[v7860];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8794 = v8791 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8795 = v8794 + v30;
-      const unsigned int v8796 = v8795 * v6;
-      const unsigned int v8797 = v8796 + v7863;
-      const unsigned int v8798 = v8797 << 8u;
-      const unsigned int v8799 = v8798 + v675;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7873, v_pages + v8799, v7855);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8820 = block_table[v7889];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8823 = v8820 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8824 = v8823 + v30;
-      const unsigned int v8825 = v8824 * v6;
-      const unsigned int v8826 = v8825 + v7892;
-      const unsigned int v8827 = v8826 << 8u;
-      const unsigned int v8828 = v8827 + v699;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7902, v_pages + v8828, v7884);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8849 = block_table[v7918];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8852 = v8849 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8853 = v8852 + v30;
-      const unsigned int v8854 = v8853 * v6;
-      const unsigned int v8855 = v8854 + v7921;
-      const unsigned int v8856 = v8855 << 8u;
-      const unsigned int v8857 = v8856 + v723;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7931, v_pages + v8857, v7913);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8878 = block_table[v7947];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8881 = v8878 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8882 = v8881 + v30;
-      const unsigned int v8883 = v8882 * v6;
-      const unsigned int v8884 = v8883 + v7950;
-      const unsigned int v8885 = v8884 << 8u;
-      const unsigned int v8886 = v8885 + v747;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7960, v_pages + v8886, v7942);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8907 = block_table[v7976];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8910 = v8907 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8911 = v8910 + v30;
-      const unsigned int v8912 = v8911 * v6;
-      const unsigned int v8913 = v8912 + v7979;
-      const unsigned int v8914 = v8913 << 8u;
-      const unsigned int v8915 = v8914 + v771;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v7989, v_pages + v8915, v7971);  // kernels/sdpa/flash_tile.hpp:66
-      const unsigned int v8936 = block_table[v8005];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v8939 = v8936 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v8940 = v8939 + v30;
-      const unsigned int v8941 = v8940 * v6;
-      const unsigned int v8942 = v8941 + v8008;
-      const unsigned int v8943 = v8942 << 8u;
-      const unsigned int v8944 = v8943 + v795;  // kernels/sdpa/flash_tile.hpp:65
-      iron_copy_async<16>(shm2 + v8018, v_pages + v8944, v8000);  // kernels/sdpa/flash_tile.hpp:66
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:127
+      const unsigned int v7165 = v7163 * 16640u;  // kernels/sdpa/flash_tile.hpp:146
+      const unsigned int v7175 = v7159 + v47;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7176 = v7175 < v35;
+      const unsigned int v7179 = v7176 ? v7175 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7180 = v7179 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7181 = v32 + v7180;
+      const unsigned int v7182 = block_table[v7181];
+      const unsigned int v7184 = v7179 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7185 = v7182 * v2;
+      const unsigned int v7186 = v7185 + v30;
+      const unsigned int v7187 = v7186 * v6;
+      const unsigned int v7188 = v7187 + v7184;
+      const unsigned int v7189 = v7188 << 8u;
+      const unsigned int v7190 = v7189 + v51;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7193 = v7165 + v64;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7194 = v7193 + v51;
+      iron_copy_async<16>(shm1 + v7194, k_pages + v7190, v7176);
+      const unsigned int v7204 = v7159 + v71;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7205 = v7204 < v35;
+      const unsigned int v7208 = v7205 ? v7204 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7209 = v7208 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7210 = v32 + v7209;
+      const unsigned int v7211 = block_table[v7210];
+      const unsigned int v7213 = v7208 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7214 = v7211 * v2;
+      const unsigned int v7215 = v7214 + v30;
+      const unsigned int v7216 = v7215 * v6;
+      const unsigned int v7217 = v7216 + v7213;
+      const unsigned int v7218 = v7217 << 8u;
+      const unsigned int v7219 = v7218 + v75;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7222 = v7165 + v88;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7223 = v7222 + v75;
+      iron_copy_async<16>(shm1 + v7223, k_pages + v7219, v7205);
+      const unsigned int v7233 = v7159 + v95;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7234 = v7233 < v35;
+      const unsigned int v7237 = v7234 ? v7233 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7238 = v7237 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7239 = v32 + v7238;
+      const unsigned int v7240 = block_table[v7239];
+      const unsigned int v7242 = v7237 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7243 = v7240 * v2;
+      const unsigned int v7244 = v7243 + v30;
+      const unsigned int v7245 = v7244 * v6;
+      const unsigned int v7246 = v7245 + v7242;
+      const unsigned int v7247 = v7246 << 8u;
+      const unsigned int v7248 = v7247 + v99;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7251 = v7165 + v112;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7252 = v7251 + v99;
+      iron_copy_async<16>(shm1 + v7252, k_pages + v7248, v7234);
+      const unsigned int v7262 = v7159 + v119;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7263 = v7262 < v35;
+      const unsigned int v7266 = v7263 ? v7262 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7267 = v7266 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7268 = v32 + v7267;
+      const unsigned int v7269 = block_table[v7268];
+      const unsigned int v7271 = v7266 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7272 = v7269 * v2;
+      const unsigned int v7273 = v7272 + v30;
+      const unsigned int v7274 = v7273 * v6;
+      const unsigned int v7275 = v7274 + v7271;
+      const unsigned int v7276 = v7275 << 8u;
+      const unsigned int v7277 = v7276 + v123;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7280 = v7165 + v136;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7281 = v7280 + v123;
+      iron_copy_async<16>(shm1 + v7281, k_pages + v7277, v7263);
+      const unsigned int v7291 = v7159 + v143;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7292 = v7291 < v35;
+      const unsigned int v7295 = v7292 ? v7291 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7296 = v7295 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7297 = v32 + v7296;
+      const unsigned int v7298 = block_table[v7297];
+      const unsigned int v7300 = v7295 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7301 = v7298 * v2;
+      const unsigned int v7302 = v7301 + v30;
+      const unsigned int v7303 = v7302 * v6;
+      const unsigned int v7304 = v7303 + v7300;
+      const unsigned int v7305 = v7304 << 8u;
+      const unsigned int v7306 = v7305 + v147;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7309 = v7165 + v160;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7310 = v7309 + v147;
+      iron_copy_async<16>(shm1 + v7310, k_pages + v7306, v7292);
+      const unsigned int v7320 = v7159 + v167;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7321 = v7320 < v35;
+      const unsigned int v7324 = v7321 ? v7320 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7325 = v7324 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7326 = v32 + v7325;
+      const unsigned int v7327 = block_table[v7326];
+      const unsigned int v7329 = v7324 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7330 = v7327 * v2;
+      const unsigned int v7331 = v7330 + v30;
+      const unsigned int v7332 = v7331 * v6;
+      const unsigned int v7333 = v7332 + v7329;
+      const unsigned int v7334 = v7333 << 8u;
+      const unsigned int v7335 = v7334 + v171;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7338 = v7165 + v184;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7339 = v7338 + v171;
+      iron_copy_async<16>(shm1 + v7339, k_pages + v7335, v7321);
+      const unsigned int v7349 = v7159 + v191;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7350 = v7349 < v35;
+      const unsigned int v7353 = v7350 ? v7349 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7354 = v7353 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7355 = v32 + v7354;
+      const unsigned int v7356 = block_table[v7355];
+      const unsigned int v7358 = v7353 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7359 = v7356 * v2;
+      const unsigned int v7360 = v7359 + v30;
+      const unsigned int v7361 = v7360 * v6;
+      const unsigned int v7362 = v7361 + v7358;
+      const unsigned int v7363 = v7362 << 8u;
+      const unsigned int v7364 = v7363 + v195;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7367 = v7165 + v208;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7368 = v7367 + v195;
+      iron_copy_async<16>(shm1 + v7368, k_pages + v7364, v7350);
+      const unsigned int v7378 = v7159 + v215;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7379 = v7378 < v35;
+      const unsigned int v7382 = v7379 ? v7378 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7383 = v7382 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7384 = v32 + v7383;
+      const unsigned int v7385 = block_table[v7384];
+      const unsigned int v7387 = v7382 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7388 = v7385 * v2;
+      const unsigned int v7389 = v7388 + v30;
+      const unsigned int v7390 = v7389 * v6;
+      const unsigned int v7391 = v7390 + v7387;
+      const unsigned int v7392 = v7391 << 8u;
+      const unsigned int v7393 = v7392 + v219;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7396 = v7165 + v232;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7397 = v7396 + v219;
+      iron_copy_async<16>(shm1 + v7397, k_pages + v7393, v7379);
+      const unsigned int v7407 = v7159 + v239;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7408 = v7407 < v35;
+      const unsigned int v7411 = v7408 ? v7407 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7412 = v7411 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7413 = v32 + v7412;
+      const unsigned int v7414 = block_table[v7413];
+      const unsigned int v7416 = v7411 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7417 = v7414 * v2;
+      const unsigned int v7418 = v7417 + v30;
+      const unsigned int v7419 = v7418 * v6;
+      const unsigned int v7420 = v7419 + v7416;
+      const unsigned int v7421 = v7420 << 8u;
+      const unsigned int v7422 = v7421 + v243;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7425 = v7165 + v256;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7426 = v7425 + v243;
+      iron_copy_async<16>(shm1 + v7426, k_pages + v7422, v7408);
+      const unsigned int v7436 = v7159 + v263;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7437 = v7436 < v35;
+      const unsigned int v7440 = v7437 ? v7436 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7441 = v7440 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7442 = v32 + v7441;
+      const unsigned int v7443 = block_table[v7442];
+      const unsigned int v7445 = v7440 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7446 = v7443 * v2;
+      const unsigned int v7447 = v7446 + v30;
+      const unsigned int v7448 = v7447 * v6;
+      const unsigned int v7449 = v7448 + v7445;
+      const unsigned int v7450 = v7449 << 8u;
+      const unsigned int v7451 = v7450 + v267;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7454 = v7165 + v280;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7455 = v7454 + v267;
+      iron_copy_async<16>(shm1 + v7455, k_pages + v7451, v7437);
+      const unsigned int v7465 = v7159 + v287;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7466 = v7465 < v35;
+      const unsigned int v7469 = v7466 ? v7465 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7470 = v7469 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7471 = v32 + v7470;
+      const unsigned int v7472 = block_table[v7471];
+      const unsigned int v7474 = v7469 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7475 = v7472 * v2;
+      const unsigned int v7476 = v7475 + v30;
+      const unsigned int v7477 = v7476 * v6;
+      const unsigned int v7478 = v7477 + v7474;
+      const unsigned int v7479 = v7478 << 8u;
+      const unsigned int v7480 = v7479 + v291;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7483 = v7165 + v304;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7484 = v7483 + v291;
+      iron_copy_async<16>(shm1 + v7484, k_pages + v7480, v7466);
+      const unsigned int v7494 = v7159 + v311;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7495 = v7494 < v35;
+      const unsigned int v7498 = v7495 ? v7494 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7499 = v7498 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7500 = v32 + v7499;
+      const unsigned int v7501 = block_table[v7500];
+      const unsigned int v7503 = v7498 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7504 = v7501 * v2;
+      const unsigned int v7505 = v7504 + v30;
+      const unsigned int v7506 = v7505 * v6;
+      const unsigned int v7507 = v7506 + v7503;
+      const unsigned int v7508 = v7507 << 8u;
+      const unsigned int v7509 = v7508 + v315;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7512 = v7165 + v328;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7513 = v7512 + v315;
+      iron_copy_async<16>(shm1 + v7513, k_pages + v7509, v7495);
+      const unsigned int v7523 = v7159 + v335;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7524 = v7523 < v35;
+      const unsigned int v7527 = v7524 ? v7523 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7528 = v7527 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7529 = v32 + v7528;
+      const unsigned int v7530 = block_table[v7529];
+      const unsigned int v7532 = v7527 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7533 = v7530 * v2;
+      const unsigned int v7534 = v7533 + v30;
+      const unsigned int v7535 = v7534 * v6;
+      const unsigned int v7536 = v7535 + v7532;
+      const unsigned int v7537 = v7536 << 8u;
+      const unsigned int v7538 = v7537 + v339;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7541 = v7165 + v352;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7542 = v7541 + v339;
+      iron_copy_async<16>(shm1 + v7542, k_pages + v7538, v7524);
+      const unsigned int v7552 = v7159 + v359;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7553 = v7552 < v35;
+      const unsigned int v7556 = v7553 ? v7552 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7557 = v7556 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7558 = v32 + v7557;
+      const unsigned int v7559 = block_table[v7558];
+      const unsigned int v7561 = v7556 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7562 = v7559 * v2;
+      const unsigned int v7563 = v7562 + v30;
+      const unsigned int v7564 = v7563 * v6;
+      const unsigned int v7565 = v7564 + v7561;
+      const unsigned int v7566 = v7565 << 8u;
+      const unsigned int v7567 = v7566 + v363;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7570 = v7165 + v376;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7571 = v7570 + v363;
+      iron_copy_async<16>(shm1 + v7571, k_pages + v7567, v7553);
+      const unsigned int v7581 = v7159 + v383;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7582 = v7581 < v35;
+      const unsigned int v7585 = v7582 ? v7581 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7586 = v7585 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7587 = v32 + v7586;
+      const unsigned int v7588 = block_table[v7587];
+      const unsigned int v7590 = v7585 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7591 = v7588 * v2;
+      const unsigned int v7592 = v7591 + v30;
+      const unsigned int v7593 = v7592 * v6;
+      const unsigned int v7594 = v7593 + v7590;
+      const unsigned int v7595 = v7594 << 8u;
+      const unsigned int v7596 = v7595 + v387;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7599 = v7165 + v400;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7600 = v7599 + v387;
+      iron_copy_async<16>(shm1 + v7600, k_pages + v7596, v7582);
+      const unsigned int v7610 = v7159 + v407;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7611 = v7610 < v35;
+      const unsigned int v7614 = v7611 ? v7610 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7615 = v7614 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7616 = v32 + v7615;
+      const unsigned int v7617 = block_table[v7616];
+      const unsigned int v7619 = v7614 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7620 = v7617 * v2;
+      const unsigned int v7621 = v7620 + v30;
+      const unsigned int v7622 = v7621 * v6;
+      const unsigned int v7623 = v7622 + v7619;
+      const unsigned int v7624 = v7623 << 8u;
+      const unsigned int v7625 = v7624 + v411;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7628 = v7165 + v424;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7629 = v7628 + v411;
+      iron_copy_async<16>(shm1 + v7629, k_pages + v7625, v7611);
+      const unsigned int v7639 = v7159 + v431;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7640 = v7639 < v35;
+      const unsigned int v7643 = v7640 ? v7639 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7644 = v7643 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7645 = v32 + v7644;
+      const unsigned int v7646 = block_table[v7645];
+      const unsigned int v7648 = v7643 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7649 = v7646 * v2;
+      const unsigned int v7650 = v7649 + v30;
+      const unsigned int v7651 = v7650 * v6;
+      const unsigned int v7652 = v7651 + v7648;
+      const unsigned int v7653 = v7652 << 8u;
+      const unsigned int v7654 = v7653 + v435;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7657 = v7165 + v448;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7658 = v7657 + v435;
+      iron_copy_async<16>(shm1 + v7658, k_pages + v7654, v7640);
+      const unsigned int v7668 = v7159 + v455;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7669 = v7668 < v35;
+      const unsigned int v7672 = v7669 ? v7668 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7673 = v7672 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7674 = v32 + v7673;
+      const unsigned int v7675 = block_table[v7674];
+      const unsigned int v7677 = v7672 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7678 = v7675 * v2;
+      const unsigned int v7679 = v7678 + v30;
+      const unsigned int v7680 = v7679 * v6;
+      const unsigned int v7681 = v7680 + v7677;
+      const unsigned int v7682 = v7681 << 8u;
+      const unsigned int v7683 = v7682 + v459;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7686 = v7165 + v472;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7687 = v7686 + v459;
+      iron_copy_async<16>(shm1 + v7687, k_pages + v7683, v7669);
+      const unsigned int v7697 = v7159 + v479;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7698 = v7697 < v35;
+      const unsigned int v7701 = v7698 ? v7697 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7702 = v7701 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7703 = v32 + v7702;
+      const unsigned int v7704 = block_table[v7703];
+      const unsigned int v7706 = v7701 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7707 = v7704 * v2;
+      const unsigned int v7708 = v7707 + v30;
+      const unsigned int v7709 = v7708 * v6;
+      const unsigned int v7710 = v7709 + v7706;
+      const unsigned int v7711 = v7710 << 8u;
+      const unsigned int v7712 = v7711 + v483;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7715 = v7165 + v496;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7716 = v7715 + v483;
+      iron_copy_async<16>(shm1 + v7716, k_pages + v7712, v7698);
+      const unsigned int v7726 = v7159 + v503;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7727 = v7726 < v35;
+      const unsigned int v7730 = v7727 ? v7726 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7731 = v7730 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7732 = v32 + v7731;
+      const unsigned int v7733 = block_table[v7732];
+      const unsigned int v7735 = v7730 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7736 = v7733 * v2;
+      const unsigned int v7737 = v7736 + v30;
+      const unsigned int v7738 = v7737 * v6;
+      const unsigned int v7739 = v7738 + v7735;
+      const unsigned int v7740 = v7739 << 8u;
+      const unsigned int v7741 = v7740 + v507;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7744 = v7165 + v520;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7745 = v7744 + v507;
+      iron_copy_async<16>(shm1 + v7745, k_pages + v7741, v7727);
+      const unsigned int v7755 = v7159 + v527;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7756 = v7755 < v35;
+      const unsigned int v7759 = v7756 ? v7755 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7760 = v7759 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7761 = v32 + v7760;
+      const unsigned int v7762 = block_table[v7761];
+      const unsigned int v7764 = v7759 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7765 = v7762 * v2;
+      const unsigned int v7766 = v7765 + v30;
+      const unsigned int v7767 = v7766 * v6;
+      const unsigned int v7768 = v7767 + v7764;
+      const unsigned int v7769 = v7768 << 8u;
+      const unsigned int v7770 = v7769 + v531;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7773 = v7165 + v544;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7774 = v7773 + v531;
+      iron_copy_async<16>(shm1 + v7774, k_pages + v7770, v7756);
+      const unsigned int v7784 = v7159 + v551;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7785 = v7784 < v35;
+      const unsigned int v7788 = v7785 ? v7784 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7789 = v7788 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7790 = v32 + v7789;
+      const unsigned int v7791 = block_table[v7790];
+      const unsigned int v7793 = v7788 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7794 = v7791 * v2;
+      const unsigned int v7795 = v7794 + v30;
+      const unsigned int v7796 = v7795 * v6;
+      const unsigned int v7797 = v7796 + v7793;
+      const unsigned int v7798 = v7797 << 8u;
+      const unsigned int v7799 = v7798 + v555;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7802 = v7165 + v568;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7803 = v7802 + v555;
+      iron_copy_async<16>(shm1 + v7803, k_pages + v7799, v7785);
+      const unsigned int v7813 = v7159 + v575;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7814 = v7813 < v35;
+      const unsigned int v7817 = v7814 ? v7813 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7818 = v7817 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7819 = v32 + v7818;
+      const unsigned int v7820 = block_table[v7819];
+      const unsigned int v7822 = v7817 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7823 = v7820 * v2;
+      const unsigned int v7824 = v7823 + v30;
+      const unsigned int v7825 = v7824 * v6;
+      const unsigned int v7826 = v7825 + v7822;
+      const unsigned int v7827 = v7826 << 8u;
+      const unsigned int v7828 = v7827 + v579;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7831 = v7165 + v592;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7832 = v7831 + v579;
+      iron_copy_async<16>(shm1 + v7832, k_pages + v7828, v7814);
+      const unsigned int v7842 = v7159 + v599;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7843 = v7842 < v35;
+      const unsigned int v7846 = v7843 ? v7842 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7847 = v7846 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7848 = v32 + v7847;
+      const unsigned int v7849 = block_table[v7848];
+      const unsigned int v7851 = v7846 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7852 = v7849 * v2;
+      const unsigned int v7853 = v7852 + v30;
+      const unsigned int v7854 = v7853 * v6;
+      const unsigned int v7855 = v7854 + v7851;
+      const unsigned int v7856 = v7855 << 8u;
+      const unsigned int v7857 = v7856 + v603;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7860 = v7165 + v616;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7861 = v7860 + v603;
+      iron_copy_async<16>(shm1 + v7861, k_pages + v7857, v7843);
+      const unsigned int v7871 = v7159 + v623;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7872 = v7871 < v35;
+      const unsigned int v7875 = v7872 ? v7871 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7876 = v7875 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7877 = v32 + v7876;
+      const unsigned int v7878 = block_table[v7877];
+      const unsigned int v7880 = v7875 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7881 = v7878 * v2;
+      const unsigned int v7882 = v7881 + v30;
+      const unsigned int v7883 = v7882 * v6;
+      const unsigned int v7884 = v7883 + v7880;
+      const unsigned int v7885 = v7884 << 8u;
+      const unsigned int v7886 = v7885 + v627;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7889 = v7165 + v640;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7890 = v7889 + v627;
+      iron_copy_async<16>(shm1 + v7890, k_pages + v7886, v7872);
+      const unsigned int v7900 = v7159 + v647;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7901 = v7900 < v35;
+      const unsigned int v7904 = v7901 ? v7900 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7905 = v7904 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7906 = v32 + v7905;
+      const unsigned int v7907 = block_table[v7906];
+      const unsigned int v7909 = v7904 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7910 = v7907 * v2;
+      const unsigned int v7911 = v7910 + v30;
+      const unsigned int v7912 = v7911 * v6;
+      const unsigned int v7913 = v7912 + v7909;
+      const unsigned int v7914 = v7913 << 8u;
+      const unsigned int v7915 = v7914 + v651;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7918 = v7165 + v664;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7919 = v7918 + v651;
+      iron_copy_async<16>(shm1 + v7919, k_pages + v7915, v7901);
+      const unsigned int v7929 = v7159 + v671;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7930 = v7929 < v35;
+      const unsigned int v7933 = v7930 ? v7929 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7934 = v7933 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7935 = v32 + v7934;
+      const unsigned int v7936 = block_table[v7935];
+      const unsigned int v7938 = v7933 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7939 = v7936 * v2;
+      const unsigned int v7940 = v7939 + v30;
+      const unsigned int v7941 = v7940 * v6;
+      const unsigned int v7942 = v7941 + v7938;
+      const unsigned int v7943 = v7942 << 8u;
+      const unsigned int v7944 = v7943 + v675;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7947 = v7165 + v688;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7948 = v7947 + v675;
+      iron_copy_async<16>(shm1 + v7948, k_pages + v7944, v7930);
+      const unsigned int v7958 = v7159 + v695;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7959 = v7958 < v35;
+      const unsigned int v7962 = v7959 ? v7958 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7963 = v7962 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7964 = v32 + v7963;
+      const unsigned int v7965 = block_table[v7964];
+      const unsigned int v7967 = v7962 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7968 = v7965 * v2;
+      const unsigned int v7969 = v7968 + v30;
+      const unsigned int v7970 = v7969 * v6;
+      const unsigned int v7971 = v7970 + v7967;
+      const unsigned int v7972 = v7971 << 8u;
+      const unsigned int v7973 = v7972 + v699;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7976 = v7165 + v712;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v7977 = v7976 + v699;
+      iron_copy_async<16>(shm1 + v7977, k_pages + v7973, v7959);
+      const unsigned int v7987 = v7159 + v719;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v7988 = v7987 < v35;
+      const unsigned int v7991 = v7988 ? v7987 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v7992 = v7991 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v7993 = v32 + v7992;
+      const unsigned int v7994 = block_table[v7993];
+      const unsigned int v7996 = v7991 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v7997 = v7994 * v2;
+      const unsigned int v7998 = v7997 + v30;
+      const unsigned int v7999 = v7998 * v6;
+      const unsigned int v8000 = v7999 + v7996;
+      const unsigned int v8001 = v8000 << 8u;
+      const unsigned int v8002 = v8001 + v723;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8005 = v7165 + v736;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8006 = v8005 + v723;
+      iron_copy_async<16>(shm1 + v8006, k_pages + v8002, v7988);
+      const unsigned int v8016 = v7159 + v743;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v8017 = v8016 < v35;
+      const unsigned int v8020 = v8017 ? v8016 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8021 = v8020 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8022 = v32 + v8021;
+      const unsigned int v8023 = block_table[v8022];
+      const unsigned int v8025 = v8020 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8026 = v8023 * v2;
+      const unsigned int v8027 = v8026 + v30;
+      const unsigned int v8028 = v8027 * v6;
+      const unsigned int v8029 = v8028 + v8025;
+      const unsigned int v8030 = v8029 << 8u;
+      const unsigned int v8031 = v8030 + v747;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8034 = v7165 + v760;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8035 = v8034 + v747;
+      iron_copy_async<16>(shm1 + v8035, k_pages + v8031, v8017);
+      const unsigned int v8045 = v7159 + v767;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v8046 = v8045 < v35;
+      const unsigned int v8049 = v8046 ? v8045 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8050 = v8049 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8051 = v32 + v8050;
+      const unsigned int v8052 = block_table[v8051];
+      const unsigned int v8054 = v8049 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8055 = v8052 * v2;
+      const unsigned int v8056 = v8055 + v30;
+      const unsigned int v8057 = v8056 * v6;
+      const unsigned int v8058 = v8057 + v8054;
+      const unsigned int v8059 = v8058 << 8u;
+      const unsigned int v8060 = v8059 + v771;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8063 = v7165 + v784;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8064 = v8063 + v771;
+      iron_copy_async<16>(shm1 + v8064, k_pages + v8060, v8046);
+      const unsigned int v8074 = v7159 + v791;  // kernels/sdpa/flash_tile.hpp:75
+      const bool v8075 = v8074 < v35;
+      const unsigned int v8078 = v8075 ? v8074 : v42;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8079 = v8078 / v6;  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8080 = v32 + v8079;
+      const unsigned int v8081 = block_table[v8080];
+      const unsigned int v8083 = v8078 % v6;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8084 = v8081 * v2;
+      const unsigned int v8085 = v8084 + v30;
+      const unsigned int v8086 = v8085 * v6;
+      const unsigned int v8087 = v8086 + v8083;
+      const unsigned int v8088 = v8087 << 8u;
+      const unsigned int v8089 = v8088 + v795;  // kernels/sdpa/flash_tile.hpp:76
+      const unsigned int v8092 = v7165 + v808;  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8093 = v8092 + v795;
+      iron_copy_async<16>(shm1 + v8093, k_pages + v8089, v8075);
+      const unsigned int v8112 = block_table[v7181];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8115 = v8112 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8116 = v8115 + v30;
+      const unsigned int v8117 = v8116 * v6;
+      const unsigned int v8118 = v8117 + v7184;
+      const unsigned int v8119 = v8118 << 8u;
+      const unsigned int v8120 = v8119 + v51;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7194, v_pages + v8120, v7176);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8141 = block_table[v7210];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8144 = v8141 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8145 = v8144 + v30;
+      const unsigned int v8146 = v8145 * v6;
+      const unsigned int v8147 = v8146 + v7213;
+      const unsigned int v8148 = v8147 << 8u;
+      const unsigned int v8149 = v8148 + v75;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7223, v_pages + v8149, v7205);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8170 = block_table[v7239];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8173 = v8170 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8174 = v8173 + v30;
+      const unsigned int v8175 = v8174 * v6;
+      const unsigned int v8176 = v8175 + v7242;
+      const unsigned int v8177 = v8176 << 8u;
+      const unsigned int v8178 = v8177 + v99;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7252, v_pages + v8178, v7234);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8199 = block_table[v7268];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8202 = v8199 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8203 = v8202 + v30;
+      const unsigned int v8204 = v8203 * v6;
+      const unsigned int v8205 = v8204 + v7271;
+      const unsigned int v8206 = v8205 << 8u;
+      const unsigned int v8207 = v8206 + v123;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7281, v_pages + v8207, v7263);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8228 = block_table[v7297];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8231 = v8228 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8232 = v8231 + v30;
+      const unsigned int v8233 = v8232 * v6;
+      const unsigned int v8234 = v8233 + v7300;
+      const unsigned int v8235 = v8234 << 8u;
+      const unsigned int v8236 = v8235 + v147;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7310, v_pages + v8236, v7292);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8257 = block_table[v7326];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8260 = v8257 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8261 = v8260 + v30;
+      const unsigned int v8262 = v8261 * v6;
+      const unsigned int v8263 = v8262 + v7329;
+      const unsigned int v8264 = v8263 << 8u;
+      const unsigned int v8265 = v8264 + v171;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7339, v_pages + v8265, v7321);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8286 = block_table[v7355];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8289 = v8286 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8290 = v8289 + v30;
+      const unsigned int v8291 = v8290 * v6;
+      const unsigned int v8292 = v8291 + v7358;
+      const unsigned int v8293 = v8292 << 8u;
+      const unsigned int v8294 = v8293 + v195;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7368, v_pages + v8294, v7350);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8315 = block_table[v7384];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8318 = v8315 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8319 = v8318 + v30;
+      const unsigned int v8320 = v8319 * v6;
+      const unsigned int v8321 = v8320 + v7387;
+      const unsigned int v8322 = v8321 << 8u;
+      const unsigned int v8323 = v8322 + v219;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7397, v_pages + v8323, v7379);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8344 = block_table[v7413];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8347 = v8344 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8348 = v8347 + v30;
+      const unsigned int v8349 = v8348 * v6;
+      const unsigned int v8350 = v8349 + v7416;
+      const unsigned int v8351 = v8350 << 8u;
+      const unsigned int v8352 = v8351 + v243;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7426, v_pages + v8352, v7408);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8373 = block_table[v7442];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8376 = v8373 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8377 = v8376 + v30;
+      const unsigned int v8378 = v8377 * v6;
+      const unsigned int v8379 = v8378 + v7445;
+      const unsigned int v8380 = v8379 << 8u;
+      const unsigned int v8381 = v8380 + v267;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7455, v_pages + v8381, v7437);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8402 = block_table[v7471];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8405 = v8402 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8406 = v8405 + v30;
+      const unsigned int v8407 = v8406 * v6;
+      const unsigned int v8408 = v8407 + v7474;
+      const unsigned int v8409 = v8408 << 8u;
+      const unsigned int v8410 = v8409 + v291;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7484, v_pages + v8410, v7466);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8431 = block_table[v7500];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8434 = v8431 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8435 = v8434 + v30;
+      const unsigned int v8436 = v8435 * v6;
+      const unsigned int v8437 = v8436 + v7503;
+      const unsigned int v8438 = v8437 << 8u;
+      const unsigned int v8439 = v8438 + v315;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7513, v_pages + v8439, v7495);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8460 = block_table[v7529];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8463 = v8460 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8464 = v8463 + v30;
+      const unsigned int v8465 = v8464 * v6;
+      const unsigned int v8466 = v8465 + v7532;
+      const unsigned int v8467 = v8466 << 8u;
+      const unsigned int v8468 = v8467 + v339;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7542, v_pages + v8468, v7524);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8489 = block_table[v7558];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8492 = v8489 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8493 = v8492 + v30;
+      const unsigned int v8494 = v8493 * v6;
+      const unsigned int v8495 = v8494 + v7561;
+      const unsigned int v8496 = v8495 << 8u;
+      const unsigned int v8497 = v8496 + v363;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7571, v_pages + v8497, v7553);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8518 = block_table[v7587];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8521 = v8518 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8522 = v8521 + v30;
+      const unsigned int v8523 = v8522 * v6;
+      const unsigned int v8524 = v8523 + v7590;
+      const unsigned int v8525 = v8524 << 8u;
+      const unsigned int v8526 = v8525 + v387;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7600, v_pages + v8526, v7582);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8547 = block_table[v7616];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8550 = v8547 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8551 = v8550 + v30;
+      const unsigned int v8552 = v8551 * v6;
+      const unsigned int v8553 = v8552 + v7619;
+      const unsigned int v8554 = v8553 << 8u;
+      const unsigned int v8555 = v8554 + v411;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7629, v_pages + v8555, v7611);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8576 = block_table[v7645];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8579 = v8576 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8580 = v8579 + v30;
+      const unsigned int v8581 = v8580 * v6;
+      const unsigned int v8582 = v8581 + v7648;
+      const unsigned int v8583 = v8582 << 8u;
+      const unsigned int v8584 = v8583 + v435;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7658, v_pages + v8584, v7640);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8605 = block_table[v7674];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8608 = v8605 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8609 = v8608 + v30;
+      const unsigned int v8610 = v8609 * v6;
+      const unsigned int v8611 = v8610 + v7677;
+      const unsigned int v8612 = v8611 << 8u;
+      const unsigned int v8613 = v8612 + v459;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7687, v_pages + v8613, v7669);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8634 = block_table[v7703];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8637 = v8634 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8638 = v8637 + v30;
+      const unsigned int v8639 = v8638 * v6;
+      const unsigned int v8640 = v8639 + v7706;
+      const unsigned int v8641 = v8640 << 8u;
+      const unsigned int v8642 = v8641 + v483;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7716, v_pages + v8642, v7698);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8663 = block_table[v7732];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8666 = v8663 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8667 = v8666 + v30;
+      const unsigned int v8668 = v8667 * v6;
+      const unsigned int v8669 = v8668 + v7735;
+      const unsigned int v8670 = v8669 << 8u;
+      const unsigned int v8671 = v8670 + v507;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7745, v_pages + v8671, v7727);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8692 = block_table[v7761];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8695 = v8692 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8696 = v8695 + v30;
+      const unsigned int v8697 = v8696 * v6;
+      const unsigned int v8698 = v8697 + v7764;
+      const unsigned int v8699 = v8698 << 8u;
+      const unsigned int v8700 = v8699 + v531;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7774, v_pages + v8700, v7756);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8721 = block_table[v7790];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8724 = v8721 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8725 = v8724 + v30;
+      const unsigned int v8726 = v8725 * v6;
+      const unsigned int v8727 = v8726 + v7793;
+      const unsigned int v8728 = v8727 << 8u;
+      const unsigned int v8729 = v8728 + v555;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7803, v_pages + v8729, v7785);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8750 = block_table[v7819];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8753 = v8750 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8754 = v8753 + v30;
+      const unsigned int v8755 = v8754 * v6;
+      const unsigned int v8756 = v8755 + v7822;
+      const unsigned int v8757 = v8756 << 8u;
+      const unsigned int v8758 = v8757 + v579;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7832, v_pages + v8758, v7814);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8779 = block_table[v7848];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8782 = v8779 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8783 = v8782 + v30;
+      const unsigned int v8784 = v8783 * v6;
+      const unsigned int v8785 = v8784 + v7851;
+      const unsigned int v8786 = v8785 << 8u;
+      const unsigned int v8787 = v8786 + v603;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7861, v_pages + v8787, v7843);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8808 = block_table[v7877];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8811 = v8808 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8812 = v8811 + v30;
+      const unsigned int v8813 = v8812 * v6;
+      const unsigned int v8814 = v8813 + v7880;
+      const unsigned int v8815 = v8814 << 8u;
+      const unsigned int v8816 = v8815 + v627;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7890, v_pages + v8816, v7872);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8837 = block_table[v7906];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8840 = v8837 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8841 = v8840 + v30;
+      const unsigned int v8842 = v8841 * v6;
+      const unsigned int v8843 = v8842 + v7909;
+      const unsigned int v8844 = v8843 << 8u;
+      const unsigned int v8845 = v8844 + v651;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7919, v_pages + v8845, v7901);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8866 = block_table[v7935];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8869 = v8866 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8870 = v8869 + v30;
+      const unsigned int v8871 = v8870 * v6;
+      const unsigned int v8872 = v8871 + v7938;
+      const unsigned int v8873 = v8872 << 8u;
+      const unsigned int v8874 = v8873 + v675;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7948, v_pages + v8874, v7930);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8895 = block_table[v7964];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8898 = v8895 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8899 = v8898 + v30;
+      const unsigned int v8900 = v8899 * v6;
+      const unsigned int v8901 = v8900 + v7967;
+      const unsigned int v8902 = v8901 << 8u;
+      const unsigned int v8903 = v8902 + v699;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v7977, v_pages + v8903, v7959);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8924 = block_table[v7993];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8927 = v8924 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8928 = v8927 + v30;
+      const unsigned int v8929 = v8928 * v6;
+      const unsigned int v8930 = v8929 + v7996;
+      const unsigned int v8931 = v8930 << 8u;
+      const unsigned int v8932 = v8931 + v723;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v8006, v_pages + v8932, v7988);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8953 = block_table[v8022];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8956 = v8953 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8957 = v8956 + v30;
+      const unsigned int v8958 = v8957 * v6;
+      const unsigned int v8959 = v8958 + v8025;
+      const unsigned int v8960 = v8959 << 8u;
+      const unsigned int v8961 = v8960 + v747;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v8035, v_pages + v8961, v8017);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v8982 = block_table[v8051];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v8985 = v8982 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v8986 = v8985 + v30;
+      const unsigned int v8987 = v8986 * v6;
+      const unsigned int v8988 = v8987 + v8054;
+      const unsigned int v8989 = v8988 << 8u;
+      const unsigned int v8990 = v8989 + v771;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v8064, v_pages + v8990, v8046);  // kernels/sdpa/flash_tile.hpp:77
+      const unsigned int v9011 = block_table[v8080];  // kernels/sdpa/kv_sources.hpp:66
+      const unsigned int v9014 = v9011 * v2;  // kernels/sdpa/kv_sources.hpp:67
+      const unsigned int v9015 = v9014 + v30;
+      const unsigned int v9016 = v9015 * v6;
+      const unsigned int v9017 = v9016 + v8083;
+      const unsigned int v9018 = v9017 << 8u;
+      const unsigned int v9019 = v9018 + v795;  // kernels/sdpa/flash_tile.hpp:76
+      iron_copy_async<16>(shm2 + v8093, v_pages + v9019, v8075);  // kernels/sdpa/flash_tile.hpp:77
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_tile.hpp:142
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      iron_frag<float, 2, 16, 64> v8950;  // kernels/sdpa/flash_tile.hpp:136
-      iron_frag_fill(v8950, 0.0f);
-      iron_frag<float, 1, 16, 64> v8952;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8952, 0.0f);
-      iron_frag_load_shared<true>(v8952, shm1, v7090, 260u);  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_mma_software(v8950, v812, v8952);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8959;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8959, 0.0f);
-      const unsigned int v8964 = v7090 + 16u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8959, shm1, v8964, 260u);
-      iron_frag_mma_software(v8950, v814, v8959);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8966;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8966, 0.0f);
-      const unsigned int v8971 = v7090 + 32u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8966, shm1, v8971, 260u);
-      iron_frag_mma_software(v8950, v816, v8966);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8973;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8973, 0.0f);
-      const unsigned int v8978 = v7090 + 48u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8973, shm1, v8978, 260u);
-      iron_frag_mma_software(v8950, v818, v8973);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8980;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8980, 0.0f);
-      const unsigned int v8985 = v7090 + 64u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8980, shm1, v8985, 260u);
-      iron_frag_mma_software(v8950, v820, v8980);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8987;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8987, 0.0f);
-      const unsigned int v8992 = v7090 + 80u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8987, shm1, v8992, 260u);
-      iron_frag_mma_software(v8950, v822, v8987);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v8994;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v8994, 0.0f);
-      const unsigned int v8999 = v7090 + 96u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v8994, shm1, v8999, 260u);
-      iron_frag_mma_software(v8950, v824, v8994);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v9001;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v9001, 0.0f);
-      const unsigned int v9006 = v7090 + 112u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v9001, shm1, v9006, 260u);
-      iron_frag_mma_software(v8950, v826, v9001);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v9008;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v9008, 0.0f);
-      const unsigned int v9013 = v7090 + 128u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v9008, shm1, v9013, 260u);
-      iron_frag_mma_software(v8950, v828, v9008);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v9015;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v9015, 0.0f);
-      const unsigned int v9020 = v7090 + 144u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v9015, shm1, v9020, 260u);
-      iron_frag_mma_software(v8950, v830, v9015);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v9022;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v9022, 0.0f);
-      const unsigned int v9027 = v7090 + 160u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v9022, shm1, v9027, 260u);
-      iron_frag_mma_software(v8950, v832, v9022);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v9029;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v9029, 0.0f);
-      const unsigned int v9034 = v7090 + 176u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v9029, shm1, v9034, 260u);
-      iron_frag_mma_software(v8950, v834, v9029);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v9036;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v9036, 0.0f);
-      const unsigned int v9041 = v7090 + 192u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v9036, shm1, v9041, 260u);
-      iron_frag_mma_software(v8950, v836, v9036);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v9043;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v9043, 0.0f);
-      const unsigned int v9048 = v7090 + 208u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v9043, shm1, v9048, 260u);
-      iron_frag_mma_software(v8950, v838, v9043);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v9050;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v9050, 0.0f);
-      const unsigned int v9055 = v7090 + 224u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v9050, shm1, v9055, 260u);
-      iron_frag_mma_software(v8950, v840, v9050);  // kernels/sdpa/flash_tile.hpp:140
-      iron_frag<float, 1, 16, 64> v9057;  // kernels/sdpa/flash_tile.hpp:138
-      iron_frag_fill(v9057, 0.0f);
-      const unsigned int v9062 = v7090 + 240u;  // kernels/sdpa/flash_tile.hpp:139
-      iron_frag_load_shared<true>(v9057, shm1, v9062, 260u);
-      iron_frag_mma_software(v8950, v842, v9057);  // kernels/sdpa/flash_tile.hpp:140
-      const unsigned int v9063 = static_cast<unsigned int>(v8950.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9064 = static_cast<unsigned int>(v8950.row(0, iron_linear_thread() & 31u));
-      const float v9065 = v8950.x[0];
-      const unsigned int v9066 = v41 + v9064;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9067 = v7084 + v9063;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9068 = v9067 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9071 = v9066 + v35;
-      const unsigned int v9072 = v9067 + v20;
-      const bool v9073 = v9072 <= v9071;
-      const bool v9074 = v981 || v9073;
-      const bool v9075 = v9068 && v9074;
-      const unsigned int v9078 = v9067 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9079 = v9078 + v20;
-      const bool v9081 = v9071 < v9079;
-      const bool v9082 = v9077 || v9081;
-      const bool v9083 = v9075 && v9082;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9085 = v9065 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9086 = v9083 ? v9085 : __uint_as_float(0xff800000u);
-      v8950.x[0] = v9086;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9087 = static_cast<unsigned int>(v8950.col(1, iron_linear_thread() & 31u));
-      const unsigned int v9088 = static_cast<unsigned int>(v8950.row(1, iron_linear_thread() & 31u));
-      const float v9089 = v8950.x[1];
-      const unsigned int v9090 = v41 + v9088;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9091 = v7084 + v9087;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9092 = v9091 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9095 = v9090 + v35;
-      const unsigned int v9096 = v9091 + v20;
-      const bool v9097 = v9096 <= v9095;
-      const bool v9098 = v981 || v9097;
-      const bool v9099 = v9092 && v9098;
-      const unsigned int v9102 = v9091 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9103 = v9102 + v20;
-      const bool v9105 = v9095 < v9103;
-      const bool v9106 = v9077 || v9105;
-      const bool v9107 = v9099 && v9106;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9109 = v9089 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9110 = v9107 ? v9109 : __uint_as_float(0xff800000u);
-      v8950.x[1] = v9110;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9111 = static_cast<unsigned int>(v8950.col(2, iron_linear_thread() & 31u));
-      const unsigned int v9112 = static_cast<unsigned int>(v8950.row(2, iron_linear_thread() & 31u));
-      const float v9113 = v8950.x[2];
-      const unsigned int v9114 = v41 + v9112;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9115 = v7084 + v9111;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9116 = v9115 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9119 = v9114 + v35;
-      const unsigned int v9120 = v9115 + v20;
-      const bool v9121 = v9120 <= v9119;
-      const bool v9122 = v981 || v9121;
-      const bool v9123 = v9116 && v9122;
-      const unsigned int v9126 = v9115 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9127 = v9126 + v20;
-      const bool v9129 = v9119 < v9127;
-      const bool v9130 = v9077 || v9129;
-      const bool v9131 = v9123 && v9130;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9133 = v9113 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9134 = v9131 ? v9133 : __uint_as_float(0xff800000u);
-      v8950.x[2] = v9134;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9135 = static_cast<unsigned int>(v8950.col(3, iron_linear_thread() & 31u));
-      const unsigned int v9136 = static_cast<unsigned int>(v8950.row(3, iron_linear_thread() & 31u));
-      const float v9137 = v8950.x[3];
-      const unsigned int v9138 = v41 + v9136;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9139 = v7084 + v9135;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9140 = v9139 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9143 = v9138 + v35;
-      const unsigned int v9144 = v9139 + v20;
-      const bool v9145 = v9144 <= v9143;
-      const bool v9146 = v981 || v9145;
-      const bool v9147 = v9140 && v9146;
-      const unsigned int v9150 = v9139 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9151 = v9150 + v20;
-      const bool v9153 = v9143 < v9151;
-      const bool v9154 = v9077 || v9153;
-      const bool v9155 = v9147 && v9154;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9157 = v9137 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9158 = v9155 ? v9157 : __uint_as_float(0xff800000u);
-      v8950.x[3] = v9158;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9159 = static_cast<unsigned int>(v8950.col(4, iron_linear_thread() & 31u));
-      const unsigned int v9160 = static_cast<unsigned int>(v8950.row(4, iron_linear_thread() & 31u));
-      const float v9161 = v8950.x[4];
-      const unsigned int v9162 = v41 + v9160;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9163 = v7084 + v9159;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9164 = v9163 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9167 = v9162 + v35;
-      const unsigned int v9168 = v9163 + v20;
-      const bool v9169 = v9168 <= v9167;
-      const bool v9170 = v981 || v9169;
-      const bool v9171 = v9164 && v9170;
-      const unsigned int v9174 = v9163 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9175 = v9174 + v20;
-      const bool v9177 = v9167 < v9175;
-      const bool v9178 = v9077 || v9177;
-      const bool v9179 = v9171 && v9178;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9181 = v9161 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9182 = v9179 ? v9181 : __uint_as_float(0xff800000u);
-      v8950.x[4] = v9182;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9183 = static_cast<unsigned int>(v8950.col(5, iron_linear_thread() & 31u));
-      const unsigned int v9184 = static_cast<unsigned int>(v8950.row(5, iron_linear_thread() & 31u));
-      const float v9185 = v8950.x[5];
-      const unsigned int v9186 = v41 + v9184;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9187 = v7084 + v9183;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9188 = v9187 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9191 = v9186 + v35;
-      const unsigned int v9192 = v9187 + v20;
-      const bool v9193 = v9192 <= v9191;
-      const bool v9194 = v981 || v9193;
-      const bool v9195 = v9188 && v9194;
-      const unsigned int v9198 = v9187 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9199 = v9198 + v20;
-      const bool v9201 = v9191 < v9199;
-      const bool v9202 = v9077 || v9201;
-      const bool v9203 = v9195 && v9202;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9205 = v9185 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9206 = v9203 ? v9205 : __uint_as_float(0xff800000u);
-      v8950.x[5] = v9206;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9207 = static_cast<unsigned int>(v8950.col(6, iron_linear_thread() & 31u));
-      const unsigned int v9208 = static_cast<unsigned int>(v8950.row(6, iron_linear_thread() & 31u));
-      const float v9209 = v8950.x[6];
-      const unsigned int v9210 = v41 + v9208;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9211 = v7084 + v9207;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9212 = v9211 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9215 = v9210 + v35;
-      const unsigned int v9216 = v9211 + v20;
-      const bool v9217 = v9216 <= v9215;
-      const bool v9218 = v981 || v9217;
-      const bool v9219 = v9212 && v9218;
-      const unsigned int v9222 = v9211 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9223 = v9222 + v20;
-      const bool v9225 = v9215 < v9223;
-      const bool v9226 = v9077 || v9225;
-      const bool v9227 = v9219 && v9226;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9229 = v9209 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9230 = v9227 ? v9229 : __uint_as_float(0xff800000u);
-      v8950.x[6] = v9230;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9231 = static_cast<unsigned int>(v8950.col(7, iron_linear_thread() & 31u));
-      const unsigned int v9232 = static_cast<unsigned int>(v8950.row(7, iron_linear_thread() & 31u));
-      const float v9233 = v8950.x[7];
-      const unsigned int v9234 = v41 + v9232;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9235 = v7084 + v9231;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9236 = v9235 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9239 = v9234 + v35;
-      const unsigned int v9240 = v9235 + v20;
-      const bool v9241 = v9240 <= v9239;
-      const bool v9242 = v981 || v9241;
-      const bool v9243 = v9236 && v9242;
-      const unsigned int v9246 = v9235 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9247 = v9246 + v20;
-      const bool v9249 = v9239 < v9247;
-      const bool v9250 = v9077 || v9249;
-      const bool v9251 = v9243 && v9250;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9253 = v9233 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9254 = v9251 ? v9253 : __uint_as_float(0xff800000u);
-      v8950.x[7] = v9254;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9255 = static_cast<unsigned int>(v8950.col(8, iron_linear_thread() & 31u));
-      const unsigned int v9256 = static_cast<unsigned int>(v8950.row(8, iron_linear_thread() & 31u));
-      const float v9257 = v8950.x[8];
-      const unsigned int v9258 = v41 + v9256;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9259 = v7084 + v9255;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9260 = v9259 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9263 = v9258 + v35;
-      const unsigned int v9264 = v9259 + v20;
-      const bool v9265 = v9264 <= v9263;
-      const bool v9266 = v981 || v9265;
-      const bool v9267 = v9260 && v9266;
-      const unsigned int v9270 = v9259 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9271 = v9270 + v20;
-      const bool v9273 = v9263 < v9271;
-      const bool v9274 = v9077 || v9273;
-      const bool v9275 = v9267 && v9274;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9277 = v9257 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9278 = v9275 ? v9277 : __uint_as_float(0xff800000u);
-      v8950.x[8] = v9278;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9279 = static_cast<unsigned int>(v8950.col(9, iron_linear_thread() & 31u));
-      const unsigned int v9280 = static_cast<unsigned int>(v8950.row(9, iron_linear_thread() & 31u));
-      const float v9281 = v8950.x[9];
-      const unsigned int v9282 = v41 + v9280;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9283 = v7084 + v9279;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9284 = v9283 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9287 = v9282 + v35;
-      const unsigned int v9288 = v9283 + v20;
-      const bool v9289 = v9288 <= v9287;
-      const bool v9290 = v981 || v9289;
-      const bool v9291 = v9284 && v9290;
-      const unsigned int v9294 = v9283 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9295 = v9294 + v20;
-      const bool v9297 = v9287 < v9295;
-      const bool v9298 = v9077 || v9297;
-      const bool v9299 = v9291 && v9298;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9301 = v9281 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9302 = v9299 ? v9301 : __uint_as_float(0xff800000u);
-      v8950.x[9] = v9302;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9303 = static_cast<unsigned int>(v8950.col(10, iron_linear_thread() & 31u));
-      const unsigned int v9304 = static_cast<unsigned int>(v8950.row(10, iron_linear_thread() & 31u));
-      const float v9305 = v8950.x[10];
-      const unsigned int v9306 = v41 + v9304;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9307 = v7084 + v9303;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9308 = v9307 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9311 = v9306 + v35;
-      const unsigned int v9312 = v9307 + v20;
-      const bool v9313 = v9312 <= v9311;
-      const bool v9314 = v981 || v9313;
-      const bool v9315 = v9308 && v9314;
-      const unsigned int v9318 = v9307 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9319 = v9318 + v20;
-      const bool v9321 = v9311 < v9319;
-      const bool v9322 = v9077 || v9321;
-      const bool v9323 = v9315 && v9322;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9325 = v9305 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9326 = v9323 ? v9325 : __uint_as_float(0xff800000u);
-      v8950.x[10] = v9326;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9327 = static_cast<unsigned int>(v8950.col(11, iron_linear_thread() & 31u));
-      const unsigned int v9328 = static_cast<unsigned int>(v8950.row(11, iron_linear_thread() & 31u));
-      const float v9329 = v8950.x[11];
-      const unsigned int v9330 = v41 + v9328;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9331 = v7084 + v9327;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9332 = v9331 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9335 = v9330 + v35;
-      const unsigned int v9336 = v9331 + v20;
-      const bool v9337 = v9336 <= v9335;
-      const bool v9338 = v981 || v9337;
-      const bool v9339 = v9332 && v9338;
-      const unsigned int v9342 = v9331 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9343 = v9342 + v20;
-      const bool v9345 = v9335 < v9343;
-      const bool v9346 = v9077 || v9345;
-      const bool v9347 = v9339 && v9346;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9349 = v9329 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9350 = v9347 ? v9349 : __uint_as_float(0xff800000u);
-      v8950.x[11] = v9350;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9351 = static_cast<unsigned int>(v8950.col(12, iron_linear_thread() & 31u));
-      const unsigned int v9352 = static_cast<unsigned int>(v8950.row(12, iron_linear_thread() & 31u));
-      const float v9353 = v8950.x[12];
-      const unsigned int v9354 = v41 + v9352;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9355 = v7084 + v9351;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9356 = v9355 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9359 = v9354 + v35;
-      const unsigned int v9360 = v9355 + v20;
-      const bool v9361 = v9360 <= v9359;
-      const bool v9362 = v981 || v9361;
-      const bool v9363 = v9356 && v9362;
-      const unsigned int v9366 = v9355 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9367 = v9366 + v20;
-      const bool v9369 = v9359 < v9367;
-      const bool v9370 = v9077 || v9369;
-      const bool v9371 = v9363 && v9370;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9373 = v9353 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9374 = v9371 ? v9373 : __uint_as_float(0xff800000u);
-      v8950.x[12] = v9374;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9375 = static_cast<unsigned int>(v8950.col(13, iron_linear_thread() & 31u));
-      const unsigned int v9376 = static_cast<unsigned int>(v8950.row(13, iron_linear_thread() & 31u));
-      const float v9377 = v8950.x[13];
-      const unsigned int v9378 = v41 + v9376;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9379 = v7084 + v9375;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9380 = v9379 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9383 = v9378 + v35;
-      const unsigned int v9384 = v9379 + v20;
-      const bool v9385 = v9384 <= v9383;
-      const bool v9386 = v981 || v9385;
-      const bool v9387 = v9380 && v9386;
-      const unsigned int v9390 = v9379 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9391 = v9390 + v20;
-      const bool v9393 = v9383 < v9391;
-      const bool v9394 = v9077 || v9393;
-      const bool v9395 = v9387 && v9394;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9397 = v9377 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9398 = v9395 ? v9397 : __uint_as_float(0xff800000u);
-      v8950.x[13] = v9398;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9399 = static_cast<unsigned int>(v8950.col(14, iron_linear_thread() & 31u));
-      const unsigned int v9400 = static_cast<unsigned int>(v8950.row(14, iron_linear_thread() & 31u));
-      const float v9401 = v8950.x[14];
-      const unsigned int v9402 = v41 + v9400;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9403 = v7084 + v9399;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9404 = v9403 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9407 = v9402 + v35;
-      const unsigned int v9408 = v9403 + v20;
-      const bool v9409 = v9408 <= v9407;
-      const bool v9410 = v981 || v9409;
-      const bool v9411 = v9404 && v9410;
-      const unsigned int v9414 = v9403 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9415 = v9414 + v20;
-      const bool v9417 = v9407 < v9415;
-      const bool v9418 = v9077 || v9417;
-      const bool v9419 = v9411 && v9418;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9421 = v9401 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9422 = v9419 ? v9421 : __uint_as_float(0xff800000u);
-      v8950.x[14] = v9422;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9423 = static_cast<unsigned int>(v8950.col(15, iron_linear_thread() & 31u));
-      const unsigned int v9424 = static_cast<unsigned int>(v8950.row(15, iron_linear_thread() & 31u));
-      const float v9425 = v8950.x[15];
-      const unsigned int v9426 = v41 + v9424;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9427 = v7084 + v9423;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9428 = v9427 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9431 = v9426 + v35;
-      const unsigned int v9432 = v9427 + v20;
-      const bool v9433 = v9432 <= v9431;
-      const bool v9434 = v981 || v9433;
-      const bool v9435 = v9428 && v9434;
-      const unsigned int v9438 = v9427 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9439 = v9438 + v20;
-      const bool v9441 = v9431 < v9439;
-      const bool v9442 = v9077 || v9441;
-      const bool v9443 = v9435 && v9442;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9445 = v9425 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9446 = v9443 ? v9445 : __uint_as_float(0xff800000u);
-      v8950.x[15] = v9446;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9447 = static_cast<unsigned int>(v8950.col(16, iron_linear_thread() & 31u));
-      const unsigned int v9448 = static_cast<unsigned int>(v8950.row(16, iron_linear_thread() & 31u));
-      const float v9449 = v8950.x[16];
-      const unsigned int v9450 = v41 + v9448;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9451 = v7084 + v9447;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9452 = v9451 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9455 = v9450 + v35;
-      const unsigned int v9456 = v9451 + v20;
-      const bool v9457 = v9456 <= v9455;
-      const bool v9458 = v981 || v9457;
-      const bool v9459 = v9452 && v9458;
-      const unsigned int v9462 = v9451 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9463 = v9462 + v20;
-      const bool v9465 = v9455 < v9463;
-      const bool v9466 = v9077 || v9465;
-      const bool v9467 = v9459 && v9466;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9469 = v9449 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9470 = v9467 ? v9469 : __uint_as_float(0xff800000u);
-      v8950.x[16] = v9470;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9471 = static_cast<unsigned int>(v8950.col(17, iron_linear_thread() & 31u));
-      const unsigned int v9472 = static_cast<unsigned int>(v8950.row(17, iron_linear_thread() & 31u));
-      const float v9473 = v8950.x[17];
-      const unsigned int v9474 = v41 + v9472;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9475 = v7084 + v9471;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9476 = v9475 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9479 = v9474 + v35;
-      const unsigned int v9480 = v9475 + v20;
-      const bool v9481 = v9480 <= v9479;
-      const bool v9482 = v981 || v9481;
-      const bool v9483 = v9476 && v9482;
-      const unsigned int v9486 = v9475 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9487 = v9486 + v20;
-      const bool v9489 = v9479 < v9487;
-      const bool v9490 = v9077 || v9489;
-      const bool v9491 = v9483 && v9490;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9493 = v9473 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9494 = v9491 ? v9493 : __uint_as_float(0xff800000u);
-      v8950.x[17] = v9494;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9495 = static_cast<unsigned int>(v8950.col(18, iron_linear_thread() & 31u));
-      const unsigned int v9496 = static_cast<unsigned int>(v8950.row(18, iron_linear_thread() & 31u));
-      const float v9497 = v8950.x[18];
-      const unsigned int v9498 = v41 + v9496;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9499 = v7084 + v9495;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9500 = v9499 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9503 = v9498 + v35;
-      const unsigned int v9504 = v9499 + v20;
-      const bool v9505 = v9504 <= v9503;
-      const bool v9506 = v981 || v9505;
-      const bool v9507 = v9500 && v9506;
-      const unsigned int v9510 = v9499 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9511 = v9510 + v20;
-      const bool v9513 = v9503 < v9511;
-      const bool v9514 = v9077 || v9513;
-      const bool v9515 = v9507 && v9514;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9517 = v9497 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9518 = v9515 ? v9517 : __uint_as_float(0xff800000u);
-      v8950.x[18] = v9518;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9519 = static_cast<unsigned int>(v8950.col(19, iron_linear_thread() & 31u));
-      const unsigned int v9520 = static_cast<unsigned int>(v8950.row(19, iron_linear_thread() & 31u));
-      const float v9521 = v8950.x[19];
-      const unsigned int v9522 = v41 + v9520;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9523 = v7084 + v9519;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9524 = v9523 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9527 = v9522 + v35;
-      const unsigned int v9528 = v9523 + v20;
-      const bool v9529 = v9528 <= v9527;
-      const bool v9530 = v981 || v9529;
-      const bool v9531 = v9524 && v9530;
-      const unsigned int v9534 = v9523 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9535 = v9534 + v20;
-      const bool v9537 = v9527 < v9535;
-      const bool v9538 = v9077 || v9537;
-      const bool v9539 = v9531 && v9538;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9541 = v9521 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9542 = v9539 ? v9541 : __uint_as_float(0xff800000u);
-      v8950.x[19] = v9542;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9543 = static_cast<unsigned int>(v8950.col(20, iron_linear_thread() & 31u));
-      const unsigned int v9544 = static_cast<unsigned int>(v8950.row(20, iron_linear_thread() & 31u));
-      const float v9545 = v8950.x[20];
-      const unsigned int v9546 = v41 + v9544;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9547 = v7084 + v9543;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9548 = v9547 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9551 = v9546 + v35;
-      const unsigned int v9552 = v9547 + v20;
-      const bool v9553 = v9552 <= v9551;
-      const bool v9554 = v981 || v9553;
-      const bool v9555 = v9548 && v9554;
-      const unsigned int v9558 = v9547 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9559 = v9558 + v20;
-      const bool v9561 = v9551 < v9559;
-      const bool v9562 = v9077 || v9561;
-      const bool v9563 = v9555 && v9562;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9565 = v9545 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9566 = v9563 ? v9565 : __uint_as_float(0xff800000u);
-      v8950.x[20] = v9566;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9567 = static_cast<unsigned int>(v8950.col(21, iron_linear_thread() & 31u));
-      const unsigned int v9568 = static_cast<unsigned int>(v8950.row(21, iron_linear_thread() & 31u));
-      const float v9569 = v8950.x[21];
-      const unsigned int v9570 = v41 + v9568;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9571 = v7084 + v9567;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9572 = v9571 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9575 = v9570 + v35;
-      const unsigned int v9576 = v9571 + v20;
-      const bool v9577 = v9576 <= v9575;
-      const bool v9578 = v981 || v9577;
-      const bool v9579 = v9572 && v9578;
-      const unsigned int v9582 = v9571 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9583 = v9582 + v20;
-      const bool v9585 = v9575 < v9583;
-      const bool v9586 = v9077 || v9585;
-      const bool v9587 = v9579 && v9586;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9589 = v9569 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9590 = v9587 ? v9589 : __uint_as_float(0xff800000u);
-      v8950.x[21] = v9590;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9591 = static_cast<unsigned int>(v8950.col(22, iron_linear_thread() & 31u));
-      const unsigned int v9592 = static_cast<unsigned int>(v8950.row(22, iron_linear_thread() & 31u));
-      const float v9593 = v8950.x[22];
-      const unsigned int v9594 = v41 + v9592;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9595 = v7084 + v9591;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9596 = v9595 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9599 = v9594 + v35;
-      const unsigned int v9600 = v9595 + v20;
-      const bool v9601 = v9600 <= v9599;
-      const bool v9602 = v981 || v9601;
-      const bool v9603 = v9596 && v9602;
-      const unsigned int v9606 = v9595 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9607 = v9606 + v20;
-      const bool v9609 = v9599 < v9607;
-      const bool v9610 = v9077 || v9609;
-      const bool v9611 = v9603 && v9610;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9613 = v9593 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9614 = v9611 ? v9613 : __uint_as_float(0xff800000u);
-      v8950.x[22] = v9614;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9615 = static_cast<unsigned int>(v8950.col(23, iron_linear_thread() & 31u));
-      const unsigned int v9616 = static_cast<unsigned int>(v8950.row(23, iron_linear_thread() & 31u));
-      const float v9617 = v8950.x[23];
-      const unsigned int v9618 = v41 + v9616;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9619 = v7084 + v9615;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9620 = v9619 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9623 = v9618 + v35;
-      const unsigned int v9624 = v9619 + v20;
-      const bool v9625 = v9624 <= v9623;
-      const bool v9626 = v981 || v9625;
-      const bool v9627 = v9620 && v9626;
-      const unsigned int v9630 = v9619 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9631 = v9630 + v20;
-      const bool v9633 = v9623 < v9631;
-      const bool v9634 = v9077 || v9633;
-      const bool v9635 = v9627 && v9634;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9637 = v9617 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9638 = v9635 ? v9637 : __uint_as_float(0xff800000u);
-      v8950.x[23] = v9638;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9639 = static_cast<unsigned int>(v8950.col(24, iron_linear_thread() & 31u));
-      const unsigned int v9640 = static_cast<unsigned int>(v8950.row(24, iron_linear_thread() & 31u));
-      const float v9641 = v8950.x[24];
-      const unsigned int v9642 = v41 + v9640;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9643 = v7084 + v9639;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9644 = v9643 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9647 = v9642 + v35;
-      const unsigned int v9648 = v9643 + v20;
-      const bool v9649 = v9648 <= v9647;
-      const bool v9650 = v981 || v9649;
-      const bool v9651 = v9644 && v9650;
-      const unsigned int v9654 = v9643 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9655 = v9654 + v20;
-      const bool v9657 = v9647 < v9655;
-      const bool v9658 = v9077 || v9657;
-      const bool v9659 = v9651 && v9658;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9661 = v9641 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9662 = v9659 ? v9661 : __uint_as_float(0xff800000u);
-      v8950.x[24] = v9662;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9663 = static_cast<unsigned int>(v8950.col(25, iron_linear_thread() & 31u));
-      const unsigned int v9664 = static_cast<unsigned int>(v8950.row(25, iron_linear_thread() & 31u));
-      const float v9665 = v8950.x[25];
-      const unsigned int v9666 = v41 + v9664;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9667 = v7084 + v9663;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9668 = v9667 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9671 = v9666 + v35;
-      const unsigned int v9672 = v9667 + v20;
-      const bool v9673 = v9672 <= v9671;
-      const bool v9674 = v981 || v9673;
-      const bool v9675 = v9668 && v9674;
-      const unsigned int v9678 = v9667 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9679 = v9678 + v20;
-      const bool v9681 = v9671 < v9679;
-      const bool v9682 = v9077 || v9681;
-      const bool v9683 = v9675 && v9682;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9685 = v9665 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9686 = v9683 ? v9685 : __uint_as_float(0xff800000u);
-      v8950.x[25] = v9686;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9687 = static_cast<unsigned int>(v8950.col(26, iron_linear_thread() & 31u));
-      const unsigned int v9688 = static_cast<unsigned int>(v8950.row(26, iron_linear_thread() & 31u));
-      const float v9689 = v8950.x[26];
-      const unsigned int v9690 = v41 + v9688;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9691 = v7084 + v9687;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9692 = v9691 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9695 = v9690 + v35;
-      const unsigned int v9696 = v9691 + v20;
-      const bool v9697 = v9696 <= v9695;
-      const bool v9698 = v981 || v9697;
-      const bool v9699 = v9692 && v9698;
-      const unsigned int v9702 = v9691 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9703 = v9702 + v20;
-      const bool v9705 = v9695 < v9703;
-      const bool v9706 = v9077 || v9705;
-      const bool v9707 = v9699 && v9706;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9709 = v9689 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9710 = v9707 ? v9709 : __uint_as_float(0xff800000u);
-      v8950.x[26] = v9710;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9711 = static_cast<unsigned int>(v8950.col(27, iron_linear_thread() & 31u));
-      const unsigned int v9712 = static_cast<unsigned int>(v8950.row(27, iron_linear_thread() & 31u));
-      const float v9713 = v8950.x[27];
-      const unsigned int v9714 = v41 + v9712;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9715 = v7084 + v9711;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9716 = v9715 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9719 = v9714 + v35;
-      const unsigned int v9720 = v9715 + v20;
-      const bool v9721 = v9720 <= v9719;
-      const bool v9722 = v981 || v9721;
-      const bool v9723 = v9716 && v9722;
-      const unsigned int v9726 = v9715 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9727 = v9726 + v20;
-      const bool v9729 = v9719 < v9727;
-      const bool v9730 = v9077 || v9729;
-      const bool v9731 = v9723 && v9730;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9733 = v9713 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9734 = v9731 ? v9733 : __uint_as_float(0xff800000u);
-      v8950.x[27] = v9734;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9735 = static_cast<unsigned int>(v8950.col(28, iron_linear_thread() & 31u));
-      const unsigned int v9736 = static_cast<unsigned int>(v8950.row(28, iron_linear_thread() & 31u));
-      const float v9737 = v8950.x[28];
-      const unsigned int v9738 = v41 + v9736;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9739 = v7084 + v9735;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9740 = v9739 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9743 = v9738 + v35;
-      const unsigned int v9744 = v9739 + v20;
-      const bool v9745 = v9744 <= v9743;
-      const bool v9746 = v981 || v9745;
-      const bool v9747 = v9740 && v9746;
-      const unsigned int v9750 = v9739 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9751 = v9750 + v20;
-      const bool v9753 = v9743 < v9751;
-      const bool v9754 = v9077 || v9753;
-      const bool v9755 = v9747 && v9754;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9757 = v9737 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9758 = v9755 ? v9757 : __uint_as_float(0xff800000u);
-      v8950.x[28] = v9758;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9759 = static_cast<unsigned int>(v8950.col(29, iron_linear_thread() & 31u));
-      const unsigned int v9760 = static_cast<unsigned int>(v8950.row(29, iron_linear_thread() & 31u));
-      const float v9761 = v8950.x[29];
-      const unsigned int v9762 = v41 + v9760;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9763 = v7084 + v9759;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9764 = v9763 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9767 = v9762 + v35;
-      const unsigned int v9768 = v9763 + v20;
-      const bool v9769 = v9768 <= v9767;
-      const bool v9770 = v981 || v9769;
-      const bool v9771 = v9764 && v9770;
-      const unsigned int v9774 = v9763 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9775 = v9774 + v20;
-      const bool v9777 = v9767 < v9775;
-      const bool v9778 = v9077 || v9777;
-      const bool v9779 = v9771 && v9778;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9781 = v9761 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9782 = v9779 ? v9781 : __uint_as_float(0xff800000u);
-      v8950.x[29] = v9782;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9783 = static_cast<unsigned int>(v8950.col(30, iron_linear_thread() & 31u));
-      const unsigned int v9784 = static_cast<unsigned int>(v8950.row(30, iron_linear_thread() & 31u));
-      const float v9785 = v8950.x[30];
-      const unsigned int v9786 = v41 + v9784;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9787 = v7084 + v9783;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9788 = v9787 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9791 = v9786 + v35;
-      const unsigned int v9792 = v9787 + v20;
-      const bool v9793 = v9792 <= v9791;
-      const bool v9794 = v981 || v9793;
-      const bool v9795 = v9788 && v9794;
-      const unsigned int v9798 = v9787 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9799 = v9798 + v20;
-      const bool v9801 = v9791 < v9799;
-      const bool v9802 = v9077 || v9801;
-      const bool v9803 = v9795 && v9802;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9805 = v9785 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9806 = v9803 ? v9805 : __uint_as_float(0xff800000u);
-      v8950.x[30] = v9806;  // kernels/sdpa/flash_tile.hpp:142
-      const unsigned int v9807 = static_cast<unsigned int>(v8950.col(31, iron_linear_thread() & 31u));
-      const unsigned int v9808 = static_cast<unsigned int>(v8950.row(31, iron_linear_thread() & 31u));
-      const float v9809 = v8950.x[31];
-      const unsigned int v9810 = v41 + v9808;  // kernels/sdpa/flash_tile.hpp:143
-      const unsigned int v9811 = v7084 + v9807;  // kernels/sdpa/flash_tile.hpp:144
-      const bool v9812 = v9811 < v35;  // kernels/sdpa/flash_tile.hpp:145
-      const unsigned int v9815 = v9810 + v35;
-      const unsigned int v9816 = v9811 + v20;
-      const bool v9817 = v9816 <= v9815;
-      const bool v9818 = v981 || v9817;
-      const bool v9819 = v9812 && v9818;
-      const unsigned int v9822 = v9811 + v9;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v9823 = v9822 + v20;
-      const bool v9825 = v9815 < v9823;
-      const bool v9826 = v9077 || v9825;
-      const bool v9827 = v9819 && v9826;  // kernels/sdpa/flash_tile.hpp:145
-      const float v9829 = v9809 * v1000;  // kernels/sdpa/flash_tile.hpp:147
-      const float v9830 = v9827 ? v9829 : __uint_as_float(0xff800000u);
-      v8950.x[31] = v9830;  // kernels/sdpa/flash_tile.hpp:142
-      iron_frag<float, 2, 16, 8> v9832;  // kernels/sdpa/flash_tile.hpp:150
-      iron_frag_fill(v9832, 0.0f);
-      iron_frag_row_reduce<false>(v9832, v8950);
-      iron_frag<float, 2, 16, 8> v9834;  // kernels/sdpa/flash_tile.hpp:151
-      iron_frag_fill(v9834, 0.0f);
-      const float v9838 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:153
-      const float v9839 = v9832.x[0];  // kernels/sdpa/flash_tile.hpp:154
-      const float v9840 = fmaxf(v9838, v9839);
-      const bool v9843 = v9840 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9844 = v9843 ? 0.0f : v9840;
-      const float v9845 = v9838 - v9844;  // kernels/sdpa/flash_tile.hpp:154
-      const float v9846 = exp2f(v9845);
-      v9834.x[0] = v9846;  // kernels/sdpa/flash_tile.hpp:152
-      const float v9850 = v1002.x[1];  // kernels/sdpa/flash_tile.hpp:153
-      const float v9851 = v9832.x[1];  // kernels/sdpa/flash_tile.hpp:154
-      const float v9852 = fmaxf(v9850, v9851);
-      const bool v9855 = v9852 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9856 = v9855 ? 0.0f : v9852;
-      const float v9857 = v9850 - v9856;  // kernels/sdpa/flash_tile.hpp:154
-      const float v9858 = exp2f(v9857);
-      v9834.x[1] = v9858;  // kernels/sdpa/flash_tile.hpp:152
-      const float v9862 = v1002.x[2];  // kernels/sdpa/flash_tile.hpp:153
-      const float v9863 = v9832.x[2];  // kernels/sdpa/flash_tile.hpp:154
-      const float v9864 = fmaxf(v9862, v9863);
-      const bool v9867 = v9864 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9868 = v9867 ? 0.0f : v9864;
-      const float v9869 = v9862 - v9868;  // kernels/sdpa/flash_tile.hpp:154
-      const float v9870 = exp2f(v9869);
-      v9834.x[2] = v9870;  // kernels/sdpa/flash_tile.hpp:152
-      const float v9874 = v1002.x[3];  // kernels/sdpa/flash_tile.hpp:153
-      const float v9875 = v9832.x[3];  // kernels/sdpa/flash_tile.hpp:154
-      const float v9876 = fmaxf(v9874, v9875);
-      const bool v9879 = v9876 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9880 = v9879 ? 0.0f : v9876;
-      const float v9881 = v9874 - v9880;  // kernels/sdpa/flash_tile.hpp:154
-      const float v9882 = exp2f(v9881);
-      v9834.x[3] = v9882;  // kernels/sdpa/flash_tile.hpp:152
-      const float v9885 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:156
-      const float v9886 = v9832.x[0];  // kernels/sdpa/flash_tile.hpp:157
-      const float v9887 = fmaxf(v9885, v9886);
-      v1002.x[0] = v9887;  // kernels/sdpa/flash_tile.hpp:156
-      const float v9890 = v1002.x[1];
-      const float v9891 = v9832.x[1];  // kernels/sdpa/flash_tile.hpp:157
-      const float v9892 = fmaxf(v9890, v9891);
-      v1002.x[1] = v9892;  // kernels/sdpa/flash_tile.hpp:156
-      const float v9895 = v1002.x[2];
-      const float v9896 = v9832.x[2];  // kernels/sdpa/flash_tile.hpp:157
-      const float v9897 = fmaxf(v9895, v9896);
-      v1002.x[2] = v9897;  // kernels/sdpa/flash_tile.hpp:156
-      const float v9900 = v1002.x[3];
-      const float v9901 = v9832.x[3];  // kernels/sdpa/flash_tile.hpp:157
-      const float v9902 = fmaxf(v9900, v9901);
-      v1002.x[3] = v9902;  // kernels/sdpa/flash_tile.hpp:156
-      const float v9905 = v8950.x[0];  // kernels/sdpa/flash_tile.hpp:159
-      const float v9906 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9909 = v9906 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9910 = v9909 ? 0.0f : v9906;
-      const float v9911 = v9905 - v9910;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9912 = exp2f(v9911);
-      v8950.x[0] = v9912;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9915 = v8950.x[1];
-      const float v9916 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9919 = v9916 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9920 = v9919 ? 0.0f : v9916;
-      const float v9921 = v9915 - v9920;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9922 = exp2f(v9921);
-      v8950.x[1] = v9922;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9925 = v8950.x[2];
-      const float v9926 = v1002.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9929 = v9926 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9930 = v9929 ? 0.0f : v9926;
-      const float v9931 = v9925 - v9930;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9932 = exp2f(v9931);
-      v8950.x[2] = v9932;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9935 = v8950.x[3];
-      const float v9936 = v1002.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9939 = v9936 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9940 = v9939 ? 0.0f : v9936;
-      const float v9941 = v9935 - v9940;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9942 = exp2f(v9941);
-      v8950.x[3] = v9942;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9945 = v8950.x[4];
-      const float v9946 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9949 = v9946 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9950 = v9949 ? 0.0f : v9946;
-      const float v9951 = v9945 - v9950;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9952 = exp2f(v9951);
-      v8950.x[4] = v9952;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9955 = v8950.x[5];
-      const float v9956 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9959 = v9956 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9960 = v9959 ? 0.0f : v9956;
-      const float v9961 = v9955 - v9960;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9962 = exp2f(v9961);
-      v8950.x[5] = v9962;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9965 = v8950.x[6];
-      const float v9966 = v1002.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9969 = v9966 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9970 = v9969 ? 0.0f : v9966;
-      const float v9971 = v9965 - v9970;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9972 = exp2f(v9971);
-      v8950.x[6] = v9972;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9975 = v8950.x[7];
-      const float v9976 = v1002.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9979 = v9976 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9980 = v9979 ? 0.0f : v9976;
-      const float v9981 = v9975 - v9980;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9982 = exp2f(v9981);
-      v8950.x[7] = v9982;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9985 = v8950.x[8];
-      const float v9986 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9989 = v9986 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v9990 = v9989 ? 0.0f : v9986;
-      const float v9991 = v9985 - v9990;  // kernels/sdpa/flash_tile.hpp:160
-      const float v9992 = exp2f(v9991);
-      v8950.x[8] = v9992;  // kernels/sdpa/flash_tile.hpp:159
-      const float v9995 = v8950.x[9];
-      const float v9996 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v9999 = v9996 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10000 = v9999 ? 0.0f : v9996;
-      const float v10001 = v9995 - v10000;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10002 = exp2f(v10001);
-      v8950.x[9] = v10002;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10005 = v8950.x[10];
-      const float v10006 = v1002.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10009 = v10006 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10010 = v10009 ? 0.0f : v10006;
-      const float v10011 = v10005 - v10010;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10012 = exp2f(v10011);
-      v8950.x[10] = v10012;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10015 = v8950.x[11];
-      const float v10016 = v1002.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10019 = v10016 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10020 = v10019 ? 0.0f : v10016;
-      const float v10021 = v10015 - v10020;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10022 = exp2f(v10021);
-      v8950.x[11] = v10022;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10025 = v8950.x[12];
-      const float v10026 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10029 = v10026 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10030 = v10029 ? 0.0f : v10026;
-      const float v10031 = v10025 - v10030;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10032 = exp2f(v10031);
-      v8950.x[12] = v10032;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10035 = v8950.x[13];
-      const float v10036 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10039 = v10036 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10040 = v10039 ? 0.0f : v10036;
-      const float v10041 = v10035 - v10040;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10042 = exp2f(v10041);
-      v8950.x[13] = v10042;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10045 = v8950.x[14];
-      const float v10046 = v1002.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10049 = v10046 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10050 = v10049 ? 0.0f : v10046;
-      const float v10051 = v10045 - v10050;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10052 = exp2f(v10051);
-      v8950.x[14] = v10052;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10055 = v8950.x[15];
-      const float v10056 = v1002.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10059 = v10056 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10060 = v10059 ? 0.0f : v10056;
-      const float v10061 = v10055 - v10060;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10062 = exp2f(v10061);
-      v8950.x[15] = v10062;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10065 = v8950.x[16];
-      const float v10066 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10069 = v10066 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10070 = v10069 ? 0.0f : v10066;
-      const float v10071 = v10065 - v10070;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10072 = exp2f(v10071);
-      v8950.x[16] = v10072;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10075 = v8950.x[17];
-      const float v10076 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10079 = v10076 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10080 = v10079 ? 0.0f : v10076;
-      const float v10081 = v10075 - v10080;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10082 = exp2f(v10081);
-      v8950.x[17] = v10082;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10085 = v8950.x[18];
-      const float v10086 = v1002.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10089 = v10086 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10090 = v10089 ? 0.0f : v10086;
-      const float v10091 = v10085 - v10090;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10092 = exp2f(v10091);
-      v8950.x[18] = v10092;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10095 = v8950.x[19];
-      const float v10096 = v1002.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10099 = v10096 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10100 = v10099 ? 0.0f : v10096;
-      const float v10101 = v10095 - v10100;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10102 = exp2f(v10101);
-      v8950.x[19] = v10102;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10105 = v8950.x[20];
-      const float v10106 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10109 = v10106 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10110 = v10109 ? 0.0f : v10106;
-      const float v10111 = v10105 - v10110;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10112 = exp2f(v10111);
-      v8950.x[20] = v10112;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10115 = v8950.x[21];
-      const float v10116 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10119 = v10116 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10120 = v10119 ? 0.0f : v10116;
-      const float v10121 = v10115 - v10120;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10122 = exp2f(v10121);
-      v8950.x[21] = v10122;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10125 = v8950.x[22];
-      const float v10126 = v1002.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10129 = v10126 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10130 = v10129 ? 0.0f : v10126;
-      const float v10131 = v10125 - v10130;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10132 = exp2f(v10131);
-      v8950.x[22] = v10132;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10135 = v8950.x[23];
-      const float v10136 = v1002.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10139 = v10136 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10140 = v10139 ? 0.0f : v10136;
-      const float v10141 = v10135 - v10140;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10142 = exp2f(v10141);
-      v8950.x[23] = v10142;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10145 = v8950.x[24];
-      const float v10146 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10149 = v10146 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10150 = v10149 ? 0.0f : v10146;
-      const float v10151 = v10145 - v10150;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10152 = exp2f(v10151);
-      v8950.x[24] = v10152;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10155 = v8950.x[25];
-      const float v10156 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10159 = v10156 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10160 = v10159 ? 0.0f : v10156;
-      const float v10161 = v10155 - v10160;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10162 = exp2f(v10161);
-      v8950.x[25] = v10162;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10165 = v8950.x[26];
-      const float v10166 = v1002.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10169 = v10166 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10170 = v10169 ? 0.0f : v10166;
-      const float v10171 = v10165 - v10170;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10172 = exp2f(v10171);
-      v8950.x[26] = v10172;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10175 = v8950.x[27];
-      const float v10176 = v1002.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10179 = v10176 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10180 = v10179 ? 0.0f : v10176;
-      const float v10181 = v10175 - v10180;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10182 = exp2f(v10181);
-      v8950.x[27] = v10182;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10185 = v8950.x[28];
-      const float v10186 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10189 = v10186 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10190 = v10189 ? 0.0f : v10186;
-      const float v10191 = v10185 - v10190;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10192 = exp2f(v10191);
-      v8950.x[28] = v10192;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10195 = v8950.x[29];
-      const float v10196 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10199 = v10196 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10200 = v10199 ? 0.0f : v10196;
-      const float v10201 = v10195 - v10200;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10202 = exp2f(v10201);
-      v8950.x[29] = v10202;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10205 = v8950.x[30];
-      const float v10206 = v1002.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10209 = v10206 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10210 = v10209 ? 0.0f : v10206;
-      const float v10211 = v10205 - v10210;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10212 = exp2f(v10211);
-      v8950.x[30] = v10212;  // kernels/sdpa/flash_tile.hpp:159
-      const float v10215 = v8950.x[31];
-      const float v10216 = v1002.x[2];  // kernels/sdpa/flash_tile.hpp:160
-      const bool v10219 = v10216 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-      const float v10220 = v10219 ? 0.0f : v10216;
-      const float v10221 = v10215 - v10220;  // kernels/sdpa/flash_tile.hpp:160
-      const float v10222 = exp2f(v10221);
-      v8950.x[31] = v10222;  // kernels/sdpa/flash_tile.hpp:159
-      iron_frag<float, 2, 16, 8> v10224;  // kernels/sdpa/flash_tile.hpp:162
-      iron_frag_fill(v10224, 0.0f);
-      iron_frag_row_reduce<true>(v10224, v8950);
-      const float v10227 = v1004.x[0];  // kernels/sdpa/flash_tile.hpp:163
-      const float v10228 = v10224.x[0];  // kernels/sdpa/flash_tile.hpp:164
-      const float v10229 = v9834.x[0];
-      const float v10230 = v10227 * v10229;
-      const float v10231 = v10230 + v10228;
-      v1004.x[0] = v10231;  // kernels/sdpa/flash_tile.hpp:163
-      const float v10234 = v1004.x[1];
-      const float v10235 = v10224.x[1];  // kernels/sdpa/flash_tile.hpp:164
-      const float v10236 = v9834.x[1];
-      const float v10237 = v10234 * v10236;
-      const float v10238 = v10237 + v10235;
-      v1004.x[1] = v10238;  // kernels/sdpa/flash_tile.hpp:163
-      const float v10241 = v1004.x[2];
-      const float v10242 = v10224.x[2];  // kernels/sdpa/flash_tile.hpp:164
-      const float v10243 = v9834.x[2];
-      const float v10244 = v10241 * v10243;
-      const float v10245 = v10244 + v10242;
-      v1004.x[2] = v10245;  // kernels/sdpa/flash_tile.hpp:163
-      const float v10248 = v1004.x[3];
-      const float v10249 = v10224.x[3];  // kernels/sdpa/flash_tile.hpp:164
-      const float v10250 = v9834.x[3];
-      const float v10251 = v10248 * v10250;
-      const float v10252 = v10251 + v10249;
-      v1004.x[3] = v10252;  // kernels/sdpa/flash_tile.hpp:163
-      const float v10255 = v1006.x[0];  // kernels/sdpa/flash_tile.hpp:167
-      const float v10256 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10257 = v10255 * v10256;
-      v1006.x[0] = v10257;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10260 = v1006.x[1];
-      const float v10261 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10262 = v10260 * v10261;
-      v1006.x[1] = v10262;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10265 = v1006.x[2];
-      const float v10266 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10267 = v10265 * v10266;
-      v1006.x[2] = v10267;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10270 = v1006.x[3];
-      const float v10271 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10272 = v10270 * v10271;
-      v1006.x[3] = v10272;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10275 = v1006.x[4];
-      const float v10276 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10277 = v10275 * v10276;
-      v1006.x[4] = v10277;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10280 = v1006.x[5];
-      const float v10281 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10282 = v10280 * v10281;
-      v1006.x[5] = v10282;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10285 = v1006.x[6];
-      const float v10286 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10287 = v10285 * v10286;
-      v1006.x[6] = v10287;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10290 = v1006.x[7];
-      const float v10291 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10292 = v10290 * v10291;
-      v1006.x[7] = v10292;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10295 = v1006.x[8];
-      const float v10296 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10297 = v10295 * v10296;
-      v1006.x[8] = v10297;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10300 = v1006.x[9];
-      const float v10301 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10302 = v10300 * v10301;
-      v1006.x[9] = v10302;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10305 = v1006.x[10];
-      const float v10306 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10307 = v10305 * v10306;
-      v1006.x[10] = v10307;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10310 = v1006.x[11];
-      const float v10311 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10312 = v10310 * v10311;
-      v1006.x[11] = v10312;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10315 = v1006.x[12];
-      const float v10316 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10317 = v10315 * v10316;
-      v1006.x[12] = v10317;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10320 = v1006.x[13];
-      const float v10321 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10322 = v10320 * v10321;
-      v1006.x[13] = v10322;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10325 = v1006.x[14];
-      const float v10326 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10327 = v10325 * v10326;
-      v1006.x[14] = v10327;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10330 = v1006.x[15];
-      const float v10331 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10332 = v10330 * v10331;
-      v1006.x[15] = v10332;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10335 = v1008.x[0];
-      const float v10336 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10337 = v10335 * v10336;
-      v1008.x[0] = v10337;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10340 = v1008.x[1];
-      const float v10341 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10342 = v10340 * v10341;
-      v1008.x[1] = v10342;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10345 = v1008.x[2];
-      const float v10346 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10347 = v10345 * v10346;
-      v1008.x[2] = v10347;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10350 = v1008.x[3];
-      const float v10351 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10352 = v10350 * v10351;
-      v1008.x[3] = v10352;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10355 = v1008.x[4];
-      const float v10356 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10357 = v10355 * v10356;
-      v1008.x[4] = v10357;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10360 = v1008.x[5];
-      const float v10361 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10362 = v10360 * v10361;
-      v1008.x[5] = v10362;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10365 = v1008.x[6];
-      const float v10366 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10367 = v10365 * v10366;
-      v1008.x[6] = v10367;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10370 = v1008.x[7];
-      const float v10371 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10372 = v10370 * v10371;
-      v1008.x[7] = v10372;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10375 = v1008.x[8];
-      const float v10376 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10377 = v10375 * v10376;
-      v1008.x[8] = v10377;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10380 = v1008.x[9];
-      const float v10381 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10382 = v10380 * v10381;
-      v1008.x[9] = v10382;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10385 = v1008.x[10];
-      const float v10386 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10387 = v10385 * v10386;
-      v1008.x[10] = v10387;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10390 = v1008.x[11];
-      const float v10391 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10392 = v10390 * v10391;
-      v1008.x[11] = v10392;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10395 = v1008.x[12];
-      const float v10396 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10397 = v10395 * v10396;
-      v1008.x[12] = v10397;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10400 = v1008.x[13];
-      const float v10401 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10402 = v10400 * v10401;
-      v1008.x[13] = v10402;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10405 = v1008.x[14];
-      const float v10406 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10407 = v10405 * v10406;
-      v1008.x[14] = v10407;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10410 = v1008.x[15];
-      const float v10411 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10412 = v10410 * v10411;
-      v1008.x[15] = v10412;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10415 = v1010.x[0];
-      const float v10416 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10417 = v10415 * v10416;
-      v1010.x[0] = v10417;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10420 = v1010.x[1];
-      const float v10421 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10422 = v10420 * v10421;
-      v1010.x[1] = v10422;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10425 = v1010.x[2];
-      const float v10426 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10427 = v10425 * v10426;
-      v1010.x[2] = v10427;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10430 = v1010.x[3];
-      const float v10431 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10432 = v10430 * v10431;
-      v1010.x[3] = v10432;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10435 = v1010.x[4];
-      const float v10436 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10437 = v10435 * v10436;
-      v1010.x[4] = v10437;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10440 = v1010.x[5];
-      const float v10441 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10442 = v10440 * v10441;
-      v1010.x[5] = v10442;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10445 = v1010.x[6];
-      const float v10446 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10447 = v10445 * v10446;
-      v1010.x[6] = v10447;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10450 = v1010.x[7];
-      const float v10451 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10452 = v10450 * v10451;
-      v1010.x[7] = v10452;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10455 = v1010.x[8];
-      const float v10456 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10457 = v10455 * v10456;
-      v1010.x[8] = v10457;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10460 = v1010.x[9];
-      const float v10461 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10462 = v10460 * v10461;
-      v1010.x[9] = v10462;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10465 = v1010.x[10];
-      const float v10466 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10467 = v10465 * v10466;
-      v1010.x[10] = v10467;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10470 = v1010.x[11];
-      const float v10471 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10472 = v10470 * v10471;
-      v1010.x[11] = v10472;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10475 = v1010.x[12];
-      const float v10476 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10477 = v10475 * v10476;
-      v1010.x[12] = v10477;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10480 = v1010.x[13];
-      const float v10481 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10482 = v10480 * v10481;
-      v1010.x[13] = v10482;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10485 = v1010.x[14];
-      const float v10486 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10487 = v10485 * v10486;
-      v1010.x[14] = v10487;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10490 = v1010.x[15];
-      const float v10491 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10492 = v10490 * v10491;
-      v1010.x[15] = v10492;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10495 = v1012.x[0];
-      const float v10496 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10497 = v10495 * v10496;
-      v1012.x[0] = v10497;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10500 = v1012.x[1];
-      const float v10501 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10502 = v10500 * v10501;
-      v1012.x[1] = v10502;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10505 = v1012.x[2];
-      const float v10506 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10507 = v10505 * v10506;
-      v1012.x[2] = v10507;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10510 = v1012.x[3];
-      const float v10511 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10512 = v10510 * v10511;
-      v1012.x[3] = v10512;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10515 = v1012.x[4];
-      const float v10516 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10517 = v10515 * v10516;
-      v1012.x[4] = v10517;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10520 = v1012.x[5];
-      const float v10521 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10522 = v10520 * v10521;
-      v1012.x[5] = v10522;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10525 = v1012.x[6];
-      const float v10526 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10527 = v10525 * v10526;
-      v1012.x[6] = v10527;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10530 = v1012.x[7];
-      const float v10531 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10532 = v10530 * v10531;
-      v1012.x[7] = v10532;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10535 = v1012.x[8];
-      const float v10536 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10537 = v10535 * v10536;
-      v1012.x[8] = v10537;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10540 = v1012.x[9];
-      const float v10541 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10542 = v10540 * v10541;
-      v1012.x[9] = v10542;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10545 = v1012.x[10];
-      const float v10546 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10547 = v10545 * v10546;
-      v1012.x[10] = v10547;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10550 = v1012.x[11];
-      const float v10551 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10552 = v10550 * v10551;
-      v1012.x[11] = v10552;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10555 = v1012.x[12];
-      const float v10556 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
-      const float v10557 = v10555 * v10556;
-      v1012.x[12] = v10557;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10560 = v1012.x[13];
-      const float v10561 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      iron_frag<float, 2, 16, 64> v9025;  // kernels/sdpa/flash_tile.hpp:151
+      iron_frag_fill(v9025, 0.0f);
+      iron_frag<float, 1, 16, 64> v9027;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9027, 0.0f);
+      iron_frag_load_shared<true>(v9027, shm1, v7165, 260u);  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag<float, 0, 16, 16> v9034;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9034, 0.0f);
+      iron_frag_load_shared<false>(v9034, shm0, v815, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9025, v9034, v9027);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9039;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9039, 0.0f);
+      const unsigned int v9044 = v7165 + 16u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9039, shm1, v9044, 260u);
+      iron_frag<float, 0, 16, 16> v9046;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9046, 0.0f);
+      iron_frag_load_shared<false>(v9046, shm0, v9049, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9025, v9046, v9039);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9051;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9051, 0.0f);
+      const unsigned int v9056 = v7165 + 32u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9051, shm1, v9056, 260u);
+      iron_frag<float, 0, 16, 16> v9058;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9058, 0.0f);
+      iron_frag_load_shared<false>(v9058, shm0, v9061, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9025, v9058, v9051);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9063;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9063, 0.0f);
+      const unsigned int v9068 = v7165 + 48u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9063, shm1, v9068, 260u);
+      iron_frag<float, 0, 16, 16> v9070;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9070, 0.0f);
+      iron_frag_load_shared<false>(v9070, shm0, v9073, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9025, v9070, v9063);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9075;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9075, 0.0f);
+      const unsigned int v9080 = v7165 + 64u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9075, shm1, v9080, 260u);
+      iron_frag<float, 0, 16, 16> v9082;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9082, 0.0f);
+      iron_frag_load_shared<false>(v9082, shm0, v9085, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9025, v9082, v9075);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9087;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9087, 0.0f);
+      const unsigned int v9092 = v7165 + 80u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9087, shm1, v9092, 260u);
+      iron_frag<float, 0, 16, 16> v9094;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9094, 0.0f);
+      iron_frag_load_shared<false>(v9094, shm0, v9097, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9025, v9094, v9087);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9099;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9099, 0.0f);
+      const unsigned int v9104 = v7165 + 96u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9099, shm1, v9104, 260u);
+      iron_frag<float, 0, 16, 16> v9106;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9106, 0.0f);
+      iron_frag_load_shared<false>(v9106, shm0, v9109, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9025, v9106, v9099);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9111;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9111, 0.0f);
+      const unsigned int v9116 = v7165 + 112u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9111, shm1, v9116, 260u);
+      iron_frag<float, 0, 16, 16> v9118;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9118, 0.0f);
+      iron_frag_load_shared<false>(v9118, shm0, v9121, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9025, v9118, v9111);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9123;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9123, 0.0f);
+      const unsigned int v9128 = v7165 + 128u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9123, shm1, v9128, 260u);
+      iron_frag<float, 0, 16, 16> v9130;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9130, 0.0f);
+      iron_frag_load_shared<false>(v9130, shm0, v9133, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9025, v9130, v9123);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9135;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9135, 0.0f);
+      const unsigned int v9140 = v7165 + 144u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9135, shm1, v9140, 260u);
+      iron_frag<float, 0, 16, 16> v9142;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9142, 0.0f);
+      iron_frag_load_shared<false>(v9142, shm0, v9145, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9025, v9142, v9135);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9147;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9147, 0.0f);
+      const unsigned int v9152 = v7165 + 160u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9147, shm1, v9152, 260u);
+      iron_frag<float, 0, 16, 16> v9154;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9154, 0.0f);
+      iron_frag_load_shared<false>(v9154, shm0, v9157, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9025, v9154, v9147);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9159;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9159, 0.0f);
+      const unsigned int v9164 = v7165 + 176u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9159, shm1, v9164, 260u);
+      iron_frag<float, 0, 16, 16> v9166;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9166, 0.0f);
+      iron_frag_load_shared<false>(v9166, shm0, v9169, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9025, v9166, v9159);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9171;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9171, 0.0f);
+      const unsigned int v9176 = v7165 + 192u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9171, shm1, v9176, 260u);
+      iron_frag<float, 0, 16, 16> v9178;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9178, 0.0f);
+      iron_frag_load_shared<false>(v9178, shm0, v9181, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9025, v9178, v9171);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9183;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9183, 0.0f);
+      const unsigned int v9188 = v7165 + 208u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9183, shm1, v9188, 260u);
+      iron_frag<float, 0, 16, 16> v9190;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9190, 0.0f);
+      iron_frag_load_shared<false>(v9190, shm0, v9193, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9025, v9190, v9183);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9195;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9195, 0.0f);
+      const unsigned int v9200 = v7165 + 224u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9195, shm1, v9200, 260u);
+      iron_frag<float, 0, 16, 16> v9202;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9202, 0.0f);
+      iron_frag_load_shared<false>(v9202, shm0, v9205, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9025, v9202, v9195);  // kernels/sdpa/flash_tile.hpp:160
+      iron_frag<float, 1, 16, 64> v9207;  // kernels/sdpa/flash_tile.hpp:153
+      iron_frag_fill(v9207, 0.0f);
+      const unsigned int v9212 = v7165 + 240u;  // kernels/sdpa/flash_tile.hpp:154
+      iron_frag_load_shared<true>(v9207, shm1, v9212, 260u);
+      iron_frag<float, 0, 16, 16> v9214;  // kernels/sdpa/flash_tile.hpp:158
+      iron_frag_fill(v9214, 0.0f);
+      iron_frag_load_shared<false>(v9214, shm0, v9217, 260u);  // kernels/sdpa/flash_tile.hpp:159
+      iron_frag_mma_software(v9025, v9214, v9207);  // kernels/sdpa/flash_tile.hpp:160
+      const unsigned int v9219 = v7159 + 64u;  // kernels/sdpa/flash_tile.hpp:164
+      const bool v9220 = v9219 <= v35;
+      const unsigned int v9228 = v9219 + v20;  // kernels/sdpa/flash_tile.hpp:165
+      const bool v9229 = v9228 <= v830;
+      const bool v9230 = v826 || v9229;
+      const bool v9231 = v9220 && v9230;  // kernels/sdpa/flash_tile.hpp:164
+      const unsigned int v9234 = v7159 + v9;  // kernels/sdpa/flash_tile.hpp:166
+      const unsigned int v9235 = v9234 + v20;
+      const bool v9237 = v819 <= v9235;
+      const bool v9238 = v9233 || v9237;
+      const bool v9239 = v9231 && v9238;  // kernels/sdpa/flash_tile.hpp:165
+      if (v9239) {  // kernels/sdpa/flash_tile.hpp:167
+        const float v9242 = v9025.x[0];  // kernels/sdpa/flash_tile.hpp:168
+        const float v9243 = v9242 * v845;
+        v9025.x[0] = v9243;
+        const float v9246 = v9025.x[1];
+        const float v9247 = v9246 * v845;
+        v9025.x[1] = v9247;
+        const float v9250 = v9025.x[2];
+        const float v9251 = v9250 * v845;
+        v9025.x[2] = v9251;
+        const float v9254 = v9025.x[3];
+        const float v9255 = v9254 * v845;
+        v9025.x[3] = v9255;
+        const float v9258 = v9025.x[4];
+        const float v9259 = v9258 * v845;
+        v9025.x[4] = v9259;
+        const float v9262 = v9025.x[5];
+        const float v9263 = v9262 * v845;
+        v9025.x[5] = v9263;
+        const float v9266 = v9025.x[6];
+        const float v9267 = v9266 * v845;
+        v9025.x[6] = v9267;
+        const float v9270 = v9025.x[7];
+        const float v9271 = v9270 * v845;
+        v9025.x[7] = v9271;
+        const float v9274 = v9025.x[8];
+        const float v9275 = v9274 * v845;
+        v9025.x[8] = v9275;
+        const float v9278 = v9025.x[9];
+        const float v9279 = v9278 * v845;
+        v9025.x[9] = v9279;
+        const float v9282 = v9025.x[10];
+        const float v9283 = v9282 * v845;
+        v9025.x[10] = v9283;
+        const float v9286 = v9025.x[11];
+        const float v9287 = v9286 * v845;
+        v9025.x[11] = v9287;
+        const float v9290 = v9025.x[12];
+        const float v9291 = v9290 * v845;
+        v9025.x[12] = v9291;
+        const float v9294 = v9025.x[13];
+        const float v9295 = v9294 * v845;
+        v9025.x[13] = v9295;
+        const float v9298 = v9025.x[14];
+        const float v9299 = v9298 * v845;
+        v9025.x[14] = v9299;
+        const float v9302 = v9025.x[15];
+        const float v9303 = v9302 * v845;
+        v9025.x[15] = v9303;
+        const float v9306 = v9025.x[16];
+        const float v9307 = v9306 * v845;
+        v9025.x[16] = v9307;
+        const float v9310 = v9025.x[17];
+        const float v9311 = v9310 * v845;
+        v9025.x[17] = v9311;
+        const float v9314 = v9025.x[18];
+        const float v9315 = v9314 * v845;
+        v9025.x[18] = v9315;
+        const float v9318 = v9025.x[19];
+        const float v9319 = v9318 * v845;
+        v9025.x[19] = v9319;
+        const float v9322 = v9025.x[20];
+        const float v9323 = v9322 * v845;
+        v9025.x[20] = v9323;
+        const float v9326 = v9025.x[21];
+        const float v9327 = v9326 * v845;
+        v9025.x[21] = v9327;
+        const float v9330 = v9025.x[22];
+        const float v9331 = v9330 * v845;
+        v9025.x[22] = v9331;
+        const float v9334 = v9025.x[23];
+        const float v9335 = v9334 * v845;
+        v9025.x[23] = v9335;
+        const float v9338 = v9025.x[24];
+        const float v9339 = v9338 * v845;
+        v9025.x[24] = v9339;
+        const float v9342 = v9025.x[25];
+        const float v9343 = v9342 * v845;
+        v9025.x[25] = v9343;
+        const float v9346 = v9025.x[26];
+        const float v9347 = v9346 * v845;
+        v9025.x[26] = v9347;
+        const float v9350 = v9025.x[27];
+        const float v9351 = v9350 * v845;
+        v9025.x[27] = v9351;
+        const float v9354 = v9025.x[28];
+        const float v9355 = v9354 * v845;
+        v9025.x[28] = v9355;
+        const float v9358 = v9025.x[29];
+        const float v9359 = v9358 * v845;
+        v9025.x[29] = v9359;
+        const float v9362 = v9025.x[30];
+        const float v9363 = v9362 * v845;
+        v9025.x[30] = v9363;
+        const float v9366 = v9025.x[31];
+        const float v9367 = v9366 * v845;
+        v9025.x[31] = v9367;
+      } else {
+        const unsigned int v9368 = static_cast<unsigned int>(v9025.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9369 = static_cast<unsigned int>(v9025.row(0, iron_linear_thread() & 31u));
+        const float v9370 = v9025.x[0];
+        const unsigned int v9371 = v41 + v9369;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9372 = v7159 + v9368;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9373 = v9372 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9376 = v9371 + v35;
+        const unsigned int v9377 = v9372 + v20;
+        const bool v9378 = v9377 <= v9376;
+        const bool v9379 = v826 || v9378;
+        const bool v9380 = v9373 && v9379;
+        const unsigned int v9383 = v9372 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9384 = v9383 + v20;
+        const bool v9386 = v9376 < v9384;
+        const bool v9387 = v9233 || v9386;
+        const bool v9388 = v9380 && v9387;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9390 = v9370 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9391 = v9388 ? v9390 : __uint_as_float(0xff800000u);
+        v9025.x[0] = v9391;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9392 = static_cast<unsigned int>(v9025.col(1, iron_linear_thread() & 31u));
+        const unsigned int v9393 = static_cast<unsigned int>(v9025.row(1, iron_linear_thread() & 31u));
+        const float v9394 = v9025.x[1];
+        const unsigned int v9395 = v41 + v9393;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9396 = v7159 + v9392;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9397 = v9396 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9400 = v9395 + v35;
+        const unsigned int v9401 = v9396 + v20;
+        const bool v9402 = v9401 <= v9400;
+        const bool v9403 = v826 || v9402;
+        const bool v9404 = v9397 && v9403;
+        const unsigned int v9407 = v9396 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9408 = v9407 + v20;
+        const bool v9410 = v9400 < v9408;
+        const bool v9411 = v9233 || v9410;
+        const bool v9412 = v9404 && v9411;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9414 = v9394 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9415 = v9412 ? v9414 : __uint_as_float(0xff800000u);
+        v9025.x[1] = v9415;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9416 = static_cast<unsigned int>(v9025.col(2, iron_linear_thread() & 31u));
+        const unsigned int v9417 = static_cast<unsigned int>(v9025.row(2, iron_linear_thread() & 31u));
+        const float v9418 = v9025.x[2];
+        const unsigned int v9419 = v41 + v9417;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9420 = v7159 + v9416;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9421 = v9420 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9424 = v9419 + v35;
+        const unsigned int v9425 = v9420 + v20;
+        const bool v9426 = v9425 <= v9424;
+        const bool v9427 = v826 || v9426;
+        const bool v9428 = v9421 && v9427;
+        const unsigned int v9431 = v9420 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9432 = v9431 + v20;
+        const bool v9434 = v9424 < v9432;
+        const bool v9435 = v9233 || v9434;
+        const bool v9436 = v9428 && v9435;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9438 = v9418 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9439 = v9436 ? v9438 : __uint_as_float(0xff800000u);
+        v9025.x[2] = v9439;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9440 = static_cast<unsigned int>(v9025.col(3, iron_linear_thread() & 31u));
+        const unsigned int v9441 = static_cast<unsigned int>(v9025.row(3, iron_linear_thread() & 31u));
+        const float v9442 = v9025.x[3];
+        const unsigned int v9443 = v41 + v9441;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9444 = v7159 + v9440;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9445 = v9444 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9448 = v9443 + v35;
+        const unsigned int v9449 = v9444 + v20;
+        const bool v9450 = v9449 <= v9448;
+        const bool v9451 = v826 || v9450;
+        const bool v9452 = v9445 && v9451;
+        const unsigned int v9455 = v9444 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9456 = v9455 + v20;
+        const bool v9458 = v9448 < v9456;
+        const bool v9459 = v9233 || v9458;
+        const bool v9460 = v9452 && v9459;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9462 = v9442 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9463 = v9460 ? v9462 : __uint_as_float(0xff800000u);
+        v9025.x[3] = v9463;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9464 = static_cast<unsigned int>(v9025.col(4, iron_linear_thread() & 31u));
+        const unsigned int v9465 = static_cast<unsigned int>(v9025.row(4, iron_linear_thread() & 31u));
+        const float v9466 = v9025.x[4];
+        const unsigned int v9467 = v41 + v9465;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9468 = v7159 + v9464;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9469 = v9468 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9472 = v9467 + v35;
+        const unsigned int v9473 = v9468 + v20;
+        const bool v9474 = v9473 <= v9472;
+        const bool v9475 = v826 || v9474;
+        const bool v9476 = v9469 && v9475;
+        const unsigned int v9479 = v9468 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9480 = v9479 + v20;
+        const bool v9482 = v9472 < v9480;
+        const bool v9483 = v9233 || v9482;
+        const bool v9484 = v9476 && v9483;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9486 = v9466 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9487 = v9484 ? v9486 : __uint_as_float(0xff800000u);
+        v9025.x[4] = v9487;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9488 = static_cast<unsigned int>(v9025.col(5, iron_linear_thread() & 31u));
+        const unsigned int v9489 = static_cast<unsigned int>(v9025.row(5, iron_linear_thread() & 31u));
+        const float v9490 = v9025.x[5];
+        const unsigned int v9491 = v41 + v9489;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9492 = v7159 + v9488;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9493 = v9492 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9496 = v9491 + v35;
+        const unsigned int v9497 = v9492 + v20;
+        const bool v9498 = v9497 <= v9496;
+        const bool v9499 = v826 || v9498;
+        const bool v9500 = v9493 && v9499;
+        const unsigned int v9503 = v9492 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9504 = v9503 + v20;
+        const bool v9506 = v9496 < v9504;
+        const bool v9507 = v9233 || v9506;
+        const bool v9508 = v9500 && v9507;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9510 = v9490 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9511 = v9508 ? v9510 : __uint_as_float(0xff800000u);
+        v9025.x[5] = v9511;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9512 = static_cast<unsigned int>(v9025.col(6, iron_linear_thread() & 31u));
+        const unsigned int v9513 = static_cast<unsigned int>(v9025.row(6, iron_linear_thread() & 31u));
+        const float v9514 = v9025.x[6];
+        const unsigned int v9515 = v41 + v9513;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9516 = v7159 + v9512;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9517 = v9516 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9520 = v9515 + v35;
+        const unsigned int v9521 = v9516 + v20;
+        const bool v9522 = v9521 <= v9520;
+        const bool v9523 = v826 || v9522;
+        const bool v9524 = v9517 && v9523;
+        const unsigned int v9527 = v9516 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9528 = v9527 + v20;
+        const bool v9530 = v9520 < v9528;
+        const bool v9531 = v9233 || v9530;
+        const bool v9532 = v9524 && v9531;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9534 = v9514 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9535 = v9532 ? v9534 : __uint_as_float(0xff800000u);
+        v9025.x[6] = v9535;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9536 = static_cast<unsigned int>(v9025.col(7, iron_linear_thread() & 31u));
+        const unsigned int v9537 = static_cast<unsigned int>(v9025.row(7, iron_linear_thread() & 31u));
+        const float v9538 = v9025.x[7];
+        const unsigned int v9539 = v41 + v9537;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9540 = v7159 + v9536;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9541 = v9540 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9544 = v9539 + v35;
+        const unsigned int v9545 = v9540 + v20;
+        const bool v9546 = v9545 <= v9544;
+        const bool v9547 = v826 || v9546;
+        const bool v9548 = v9541 && v9547;
+        const unsigned int v9551 = v9540 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9552 = v9551 + v20;
+        const bool v9554 = v9544 < v9552;
+        const bool v9555 = v9233 || v9554;
+        const bool v9556 = v9548 && v9555;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9558 = v9538 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9559 = v9556 ? v9558 : __uint_as_float(0xff800000u);
+        v9025.x[7] = v9559;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9560 = static_cast<unsigned int>(v9025.col(8, iron_linear_thread() & 31u));
+        const unsigned int v9561 = static_cast<unsigned int>(v9025.row(8, iron_linear_thread() & 31u));
+        const float v9562 = v9025.x[8];
+        const unsigned int v9563 = v41 + v9561;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9564 = v7159 + v9560;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9565 = v9564 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9568 = v9563 + v35;
+        const unsigned int v9569 = v9564 + v20;
+        const bool v9570 = v9569 <= v9568;
+        const bool v9571 = v826 || v9570;
+        const bool v9572 = v9565 && v9571;
+        const unsigned int v9575 = v9564 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9576 = v9575 + v20;
+        const bool v9578 = v9568 < v9576;
+        const bool v9579 = v9233 || v9578;
+        const bool v9580 = v9572 && v9579;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9582 = v9562 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9583 = v9580 ? v9582 : __uint_as_float(0xff800000u);
+        v9025.x[8] = v9583;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9584 = static_cast<unsigned int>(v9025.col(9, iron_linear_thread() & 31u));
+        const unsigned int v9585 = static_cast<unsigned int>(v9025.row(9, iron_linear_thread() & 31u));
+        const float v9586 = v9025.x[9];
+        const unsigned int v9587 = v41 + v9585;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9588 = v7159 + v9584;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9589 = v9588 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9592 = v9587 + v35;
+        const unsigned int v9593 = v9588 + v20;
+        const bool v9594 = v9593 <= v9592;
+        const bool v9595 = v826 || v9594;
+        const bool v9596 = v9589 && v9595;
+        const unsigned int v9599 = v9588 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9600 = v9599 + v20;
+        const bool v9602 = v9592 < v9600;
+        const bool v9603 = v9233 || v9602;
+        const bool v9604 = v9596 && v9603;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9606 = v9586 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9607 = v9604 ? v9606 : __uint_as_float(0xff800000u);
+        v9025.x[9] = v9607;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9608 = static_cast<unsigned int>(v9025.col(10, iron_linear_thread() & 31u));
+        const unsigned int v9609 = static_cast<unsigned int>(v9025.row(10, iron_linear_thread() & 31u));
+        const float v9610 = v9025.x[10];
+        const unsigned int v9611 = v41 + v9609;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9612 = v7159 + v9608;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9613 = v9612 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9616 = v9611 + v35;
+        const unsigned int v9617 = v9612 + v20;
+        const bool v9618 = v9617 <= v9616;
+        const bool v9619 = v826 || v9618;
+        const bool v9620 = v9613 && v9619;
+        const unsigned int v9623 = v9612 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9624 = v9623 + v20;
+        const bool v9626 = v9616 < v9624;
+        const bool v9627 = v9233 || v9626;
+        const bool v9628 = v9620 && v9627;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9630 = v9610 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9631 = v9628 ? v9630 : __uint_as_float(0xff800000u);
+        v9025.x[10] = v9631;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9632 = static_cast<unsigned int>(v9025.col(11, iron_linear_thread() & 31u));
+        const unsigned int v9633 = static_cast<unsigned int>(v9025.row(11, iron_linear_thread() & 31u));
+        const float v9634 = v9025.x[11];
+        const unsigned int v9635 = v41 + v9633;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9636 = v7159 + v9632;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9637 = v9636 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9640 = v9635 + v35;
+        const unsigned int v9641 = v9636 + v20;
+        const bool v9642 = v9641 <= v9640;
+        const bool v9643 = v826 || v9642;
+        const bool v9644 = v9637 && v9643;
+        const unsigned int v9647 = v9636 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9648 = v9647 + v20;
+        const bool v9650 = v9640 < v9648;
+        const bool v9651 = v9233 || v9650;
+        const bool v9652 = v9644 && v9651;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9654 = v9634 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9655 = v9652 ? v9654 : __uint_as_float(0xff800000u);
+        v9025.x[11] = v9655;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9656 = static_cast<unsigned int>(v9025.col(12, iron_linear_thread() & 31u));
+        const unsigned int v9657 = static_cast<unsigned int>(v9025.row(12, iron_linear_thread() & 31u));
+        const float v9658 = v9025.x[12];
+        const unsigned int v9659 = v41 + v9657;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9660 = v7159 + v9656;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9661 = v9660 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9664 = v9659 + v35;
+        const unsigned int v9665 = v9660 + v20;
+        const bool v9666 = v9665 <= v9664;
+        const bool v9667 = v826 || v9666;
+        const bool v9668 = v9661 && v9667;
+        const unsigned int v9671 = v9660 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9672 = v9671 + v20;
+        const bool v9674 = v9664 < v9672;
+        const bool v9675 = v9233 || v9674;
+        const bool v9676 = v9668 && v9675;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9678 = v9658 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9679 = v9676 ? v9678 : __uint_as_float(0xff800000u);
+        v9025.x[12] = v9679;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9680 = static_cast<unsigned int>(v9025.col(13, iron_linear_thread() & 31u));
+        const unsigned int v9681 = static_cast<unsigned int>(v9025.row(13, iron_linear_thread() & 31u));
+        const float v9682 = v9025.x[13];
+        const unsigned int v9683 = v41 + v9681;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9684 = v7159 + v9680;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9685 = v9684 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9688 = v9683 + v35;
+        const unsigned int v9689 = v9684 + v20;
+        const bool v9690 = v9689 <= v9688;
+        const bool v9691 = v826 || v9690;
+        const bool v9692 = v9685 && v9691;
+        const unsigned int v9695 = v9684 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9696 = v9695 + v20;
+        const bool v9698 = v9688 < v9696;
+        const bool v9699 = v9233 || v9698;
+        const bool v9700 = v9692 && v9699;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9702 = v9682 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9703 = v9700 ? v9702 : __uint_as_float(0xff800000u);
+        v9025.x[13] = v9703;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9704 = static_cast<unsigned int>(v9025.col(14, iron_linear_thread() & 31u));
+        const unsigned int v9705 = static_cast<unsigned int>(v9025.row(14, iron_linear_thread() & 31u));
+        const float v9706 = v9025.x[14];
+        const unsigned int v9707 = v41 + v9705;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9708 = v7159 + v9704;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9709 = v9708 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9712 = v9707 + v35;
+        const unsigned int v9713 = v9708 + v20;
+        const bool v9714 = v9713 <= v9712;
+        const bool v9715 = v826 || v9714;
+        const bool v9716 = v9709 && v9715;
+        const unsigned int v9719 = v9708 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9720 = v9719 + v20;
+        const bool v9722 = v9712 < v9720;
+        const bool v9723 = v9233 || v9722;
+        const bool v9724 = v9716 && v9723;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9726 = v9706 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9727 = v9724 ? v9726 : __uint_as_float(0xff800000u);
+        v9025.x[14] = v9727;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9728 = static_cast<unsigned int>(v9025.col(15, iron_linear_thread() & 31u));
+        const unsigned int v9729 = static_cast<unsigned int>(v9025.row(15, iron_linear_thread() & 31u));
+        const float v9730 = v9025.x[15];
+        const unsigned int v9731 = v41 + v9729;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9732 = v7159 + v9728;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9733 = v9732 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9736 = v9731 + v35;
+        const unsigned int v9737 = v9732 + v20;
+        const bool v9738 = v9737 <= v9736;
+        const bool v9739 = v826 || v9738;
+        const bool v9740 = v9733 && v9739;
+        const unsigned int v9743 = v9732 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9744 = v9743 + v20;
+        const bool v9746 = v9736 < v9744;
+        const bool v9747 = v9233 || v9746;
+        const bool v9748 = v9740 && v9747;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9750 = v9730 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9751 = v9748 ? v9750 : __uint_as_float(0xff800000u);
+        v9025.x[15] = v9751;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9752 = static_cast<unsigned int>(v9025.col(16, iron_linear_thread() & 31u));
+        const unsigned int v9753 = static_cast<unsigned int>(v9025.row(16, iron_linear_thread() & 31u));
+        const float v9754 = v9025.x[16];
+        const unsigned int v9755 = v41 + v9753;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9756 = v7159 + v9752;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9757 = v9756 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9760 = v9755 + v35;
+        const unsigned int v9761 = v9756 + v20;
+        const bool v9762 = v9761 <= v9760;
+        const bool v9763 = v826 || v9762;
+        const bool v9764 = v9757 && v9763;
+        const unsigned int v9767 = v9756 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9768 = v9767 + v20;
+        const bool v9770 = v9760 < v9768;
+        const bool v9771 = v9233 || v9770;
+        const bool v9772 = v9764 && v9771;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9774 = v9754 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9775 = v9772 ? v9774 : __uint_as_float(0xff800000u);
+        v9025.x[16] = v9775;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9776 = static_cast<unsigned int>(v9025.col(17, iron_linear_thread() & 31u));
+        const unsigned int v9777 = static_cast<unsigned int>(v9025.row(17, iron_linear_thread() & 31u));
+        const float v9778 = v9025.x[17];
+        const unsigned int v9779 = v41 + v9777;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9780 = v7159 + v9776;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9781 = v9780 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9784 = v9779 + v35;
+        const unsigned int v9785 = v9780 + v20;
+        const bool v9786 = v9785 <= v9784;
+        const bool v9787 = v826 || v9786;
+        const bool v9788 = v9781 && v9787;
+        const unsigned int v9791 = v9780 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9792 = v9791 + v20;
+        const bool v9794 = v9784 < v9792;
+        const bool v9795 = v9233 || v9794;
+        const bool v9796 = v9788 && v9795;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9798 = v9778 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9799 = v9796 ? v9798 : __uint_as_float(0xff800000u);
+        v9025.x[17] = v9799;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9800 = static_cast<unsigned int>(v9025.col(18, iron_linear_thread() & 31u));
+        const unsigned int v9801 = static_cast<unsigned int>(v9025.row(18, iron_linear_thread() & 31u));
+        const float v9802 = v9025.x[18];
+        const unsigned int v9803 = v41 + v9801;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9804 = v7159 + v9800;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9805 = v9804 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9808 = v9803 + v35;
+        const unsigned int v9809 = v9804 + v20;
+        const bool v9810 = v9809 <= v9808;
+        const bool v9811 = v826 || v9810;
+        const bool v9812 = v9805 && v9811;
+        const unsigned int v9815 = v9804 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9816 = v9815 + v20;
+        const bool v9818 = v9808 < v9816;
+        const bool v9819 = v9233 || v9818;
+        const bool v9820 = v9812 && v9819;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9822 = v9802 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9823 = v9820 ? v9822 : __uint_as_float(0xff800000u);
+        v9025.x[18] = v9823;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9824 = static_cast<unsigned int>(v9025.col(19, iron_linear_thread() & 31u));
+        const unsigned int v9825 = static_cast<unsigned int>(v9025.row(19, iron_linear_thread() & 31u));
+        const float v9826 = v9025.x[19];
+        const unsigned int v9827 = v41 + v9825;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9828 = v7159 + v9824;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9829 = v9828 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9832 = v9827 + v35;
+        const unsigned int v9833 = v9828 + v20;
+        const bool v9834 = v9833 <= v9832;
+        const bool v9835 = v826 || v9834;
+        const bool v9836 = v9829 && v9835;
+        const unsigned int v9839 = v9828 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9840 = v9839 + v20;
+        const bool v9842 = v9832 < v9840;
+        const bool v9843 = v9233 || v9842;
+        const bool v9844 = v9836 && v9843;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9846 = v9826 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9847 = v9844 ? v9846 : __uint_as_float(0xff800000u);
+        v9025.x[19] = v9847;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9848 = static_cast<unsigned int>(v9025.col(20, iron_linear_thread() & 31u));
+        const unsigned int v9849 = static_cast<unsigned int>(v9025.row(20, iron_linear_thread() & 31u));
+        const float v9850 = v9025.x[20];
+        const unsigned int v9851 = v41 + v9849;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9852 = v7159 + v9848;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9853 = v9852 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9856 = v9851 + v35;
+        const unsigned int v9857 = v9852 + v20;
+        const bool v9858 = v9857 <= v9856;
+        const bool v9859 = v826 || v9858;
+        const bool v9860 = v9853 && v9859;
+        const unsigned int v9863 = v9852 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9864 = v9863 + v20;
+        const bool v9866 = v9856 < v9864;
+        const bool v9867 = v9233 || v9866;
+        const bool v9868 = v9860 && v9867;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9870 = v9850 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9871 = v9868 ? v9870 : __uint_as_float(0xff800000u);
+        v9025.x[20] = v9871;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9872 = static_cast<unsigned int>(v9025.col(21, iron_linear_thread() & 31u));
+        const unsigned int v9873 = static_cast<unsigned int>(v9025.row(21, iron_linear_thread() & 31u));
+        const float v9874 = v9025.x[21];
+        const unsigned int v9875 = v41 + v9873;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9876 = v7159 + v9872;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9877 = v9876 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9880 = v9875 + v35;
+        const unsigned int v9881 = v9876 + v20;
+        const bool v9882 = v9881 <= v9880;
+        const bool v9883 = v826 || v9882;
+        const bool v9884 = v9877 && v9883;
+        const unsigned int v9887 = v9876 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9888 = v9887 + v20;
+        const bool v9890 = v9880 < v9888;
+        const bool v9891 = v9233 || v9890;
+        const bool v9892 = v9884 && v9891;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9894 = v9874 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9895 = v9892 ? v9894 : __uint_as_float(0xff800000u);
+        v9025.x[21] = v9895;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9896 = static_cast<unsigned int>(v9025.col(22, iron_linear_thread() & 31u));
+        const unsigned int v9897 = static_cast<unsigned int>(v9025.row(22, iron_linear_thread() & 31u));
+        const float v9898 = v9025.x[22];
+        const unsigned int v9899 = v41 + v9897;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9900 = v7159 + v9896;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9901 = v9900 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9904 = v9899 + v35;
+        const unsigned int v9905 = v9900 + v20;
+        const bool v9906 = v9905 <= v9904;
+        const bool v9907 = v826 || v9906;
+        const bool v9908 = v9901 && v9907;
+        const unsigned int v9911 = v9900 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9912 = v9911 + v20;
+        const bool v9914 = v9904 < v9912;
+        const bool v9915 = v9233 || v9914;
+        const bool v9916 = v9908 && v9915;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9918 = v9898 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9919 = v9916 ? v9918 : __uint_as_float(0xff800000u);
+        v9025.x[22] = v9919;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9920 = static_cast<unsigned int>(v9025.col(23, iron_linear_thread() & 31u));
+        const unsigned int v9921 = static_cast<unsigned int>(v9025.row(23, iron_linear_thread() & 31u));
+        const float v9922 = v9025.x[23];
+        const unsigned int v9923 = v41 + v9921;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9924 = v7159 + v9920;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9925 = v9924 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9928 = v9923 + v35;
+        const unsigned int v9929 = v9924 + v20;
+        const bool v9930 = v9929 <= v9928;
+        const bool v9931 = v826 || v9930;
+        const bool v9932 = v9925 && v9931;
+        const unsigned int v9935 = v9924 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9936 = v9935 + v20;
+        const bool v9938 = v9928 < v9936;
+        const bool v9939 = v9233 || v9938;
+        const bool v9940 = v9932 && v9939;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9942 = v9922 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9943 = v9940 ? v9942 : __uint_as_float(0xff800000u);
+        v9025.x[23] = v9943;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9944 = static_cast<unsigned int>(v9025.col(24, iron_linear_thread() & 31u));
+        const unsigned int v9945 = static_cast<unsigned int>(v9025.row(24, iron_linear_thread() & 31u));
+        const float v9946 = v9025.x[24];
+        const unsigned int v9947 = v41 + v9945;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9948 = v7159 + v9944;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9949 = v9948 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9952 = v9947 + v35;
+        const unsigned int v9953 = v9948 + v20;
+        const bool v9954 = v9953 <= v9952;
+        const bool v9955 = v826 || v9954;
+        const bool v9956 = v9949 && v9955;
+        const unsigned int v9959 = v9948 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9960 = v9959 + v20;
+        const bool v9962 = v9952 < v9960;
+        const bool v9963 = v9233 || v9962;
+        const bool v9964 = v9956 && v9963;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9966 = v9946 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9967 = v9964 ? v9966 : __uint_as_float(0xff800000u);
+        v9025.x[24] = v9967;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9968 = static_cast<unsigned int>(v9025.col(25, iron_linear_thread() & 31u));
+        const unsigned int v9969 = static_cast<unsigned int>(v9025.row(25, iron_linear_thread() & 31u));
+        const float v9970 = v9025.x[25];
+        const unsigned int v9971 = v41 + v9969;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9972 = v7159 + v9968;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9973 = v9972 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v9976 = v9971 + v35;
+        const unsigned int v9977 = v9972 + v20;
+        const bool v9978 = v9977 <= v9976;
+        const bool v9979 = v826 || v9978;
+        const bool v9980 = v9973 && v9979;
+        const unsigned int v9983 = v9972 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v9984 = v9983 + v20;
+        const bool v9986 = v9976 < v9984;
+        const bool v9987 = v9233 || v9986;
+        const bool v9988 = v9980 && v9987;  // kernels/sdpa/flash_tile.hpp:174
+        const float v9990 = v9970 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v9991 = v9988 ? v9990 : __uint_as_float(0xff800000u);
+        v9025.x[25] = v9991;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v9992 = static_cast<unsigned int>(v9025.col(26, iron_linear_thread() & 31u));
+        const unsigned int v9993 = static_cast<unsigned int>(v9025.row(26, iron_linear_thread() & 31u));
+        const float v9994 = v9025.x[26];
+        const unsigned int v9995 = v41 + v9993;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v9996 = v7159 + v9992;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v9997 = v9996 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10000 = v9995 + v35;
+        const unsigned int v10001 = v9996 + v20;
+        const bool v10002 = v10001 <= v10000;
+        const bool v10003 = v826 || v10002;
+        const bool v10004 = v9997 && v10003;
+        const unsigned int v10007 = v9996 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10008 = v10007 + v20;
+        const bool v10010 = v10000 < v10008;
+        const bool v10011 = v9233 || v10010;
+        const bool v10012 = v10004 && v10011;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10014 = v9994 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10015 = v10012 ? v10014 : __uint_as_float(0xff800000u);
+        v9025.x[26] = v10015;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10016 = static_cast<unsigned int>(v9025.col(27, iron_linear_thread() & 31u));
+        const unsigned int v10017 = static_cast<unsigned int>(v9025.row(27, iron_linear_thread() & 31u));
+        const float v10018 = v9025.x[27];
+        const unsigned int v10019 = v41 + v10017;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10020 = v7159 + v10016;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10021 = v10020 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10024 = v10019 + v35;
+        const unsigned int v10025 = v10020 + v20;
+        const bool v10026 = v10025 <= v10024;
+        const bool v10027 = v826 || v10026;
+        const bool v10028 = v10021 && v10027;
+        const unsigned int v10031 = v10020 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10032 = v10031 + v20;
+        const bool v10034 = v10024 < v10032;
+        const bool v10035 = v9233 || v10034;
+        const bool v10036 = v10028 && v10035;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10038 = v10018 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10039 = v10036 ? v10038 : __uint_as_float(0xff800000u);
+        v9025.x[27] = v10039;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10040 = static_cast<unsigned int>(v9025.col(28, iron_linear_thread() & 31u));
+        const unsigned int v10041 = static_cast<unsigned int>(v9025.row(28, iron_linear_thread() & 31u));
+        const float v10042 = v9025.x[28];
+        const unsigned int v10043 = v41 + v10041;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10044 = v7159 + v10040;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10045 = v10044 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10048 = v10043 + v35;
+        const unsigned int v10049 = v10044 + v20;
+        const bool v10050 = v10049 <= v10048;
+        const bool v10051 = v826 || v10050;
+        const bool v10052 = v10045 && v10051;
+        const unsigned int v10055 = v10044 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10056 = v10055 + v20;
+        const bool v10058 = v10048 < v10056;
+        const bool v10059 = v9233 || v10058;
+        const bool v10060 = v10052 && v10059;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10062 = v10042 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10063 = v10060 ? v10062 : __uint_as_float(0xff800000u);
+        v9025.x[28] = v10063;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10064 = static_cast<unsigned int>(v9025.col(29, iron_linear_thread() & 31u));
+        const unsigned int v10065 = static_cast<unsigned int>(v9025.row(29, iron_linear_thread() & 31u));
+        const float v10066 = v9025.x[29];
+        const unsigned int v10067 = v41 + v10065;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10068 = v7159 + v10064;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10069 = v10068 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10072 = v10067 + v35;
+        const unsigned int v10073 = v10068 + v20;
+        const bool v10074 = v10073 <= v10072;
+        const bool v10075 = v826 || v10074;
+        const bool v10076 = v10069 && v10075;
+        const unsigned int v10079 = v10068 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10080 = v10079 + v20;
+        const bool v10082 = v10072 < v10080;
+        const bool v10083 = v9233 || v10082;
+        const bool v10084 = v10076 && v10083;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10086 = v10066 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10087 = v10084 ? v10086 : __uint_as_float(0xff800000u);
+        v9025.x[29] = v10087;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10088 = static_cast<unsigned int>(v9025.col(30, iron_linear_thread() & 31u));
+        const unsigned int v10089 = static_cast<unsigned int>(v9025.row(30, iron_linear_thread() & 31u));
+        const float v10090 = v9025.x[30];
+        const unsigned int v10091 = v41 + v10089;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10092 = v7159 + v10088;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10093 = v10092 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10096 = v10091 + v35;
+        const unsigned int v10097 = v10092 + v20;
+        const bool v10098 = v10097 <= v10096;
+        const bool v10099 = v826 || v10098;
+        const bool v10100 = v10093 && v10099;
+        const unsigned int v10103 = v10092 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10104 = v10103 + v20;
+        const bool v10106 = v10096 < v10104;
+        const bool v10107 = v9233 || v10106;
+        const bool v10108 = v10100 && v10107;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10110 = v10090 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10111 = v10108 ? v10110 : __uint_as_float(0xff800000u);
+        v9025.x[30] = v10111;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v10112 = static_cast<unsigned int>(v9025.col(31, iron_linear_thread() & 31u));
+        const unsigned int v10113 = static_cast<unsigned int>(v9025.row(31, iron_linear_thread() & 31u));
+        const float v10114 = v9025.x[31];
+        const unsigned int v10115 = v41 + v10113;  // kernels/sdpa/flash_tile.hpp:172
+        const unsigned int v10116 = v7159 + v10112;  // kernels/sdpa/flash_tile.hpp:173
+        const bool v10117 = v10116 < v35;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v10120 = v10115 + v35;
+        const unsigned int v10121 = v10116 + v20;
+        const bool v10122 = v10121 <= v10120;
+        const bool v10123 = v826 || v10122;
+        const bool v10124 = v10117 && v10123;
+        const unsigned int v10127 = v10116 + v9;  // kernels/sdpa/flash_tile.hpp:175
+        const unsigned int v10128 = v10127 + v20;
+        const bool v10130 = v10120 < v10128;
+        const bool v10131 = v9233 || v10130;
+        const bool v10132 = v10124 && v10131;  // kernels/sdpa/flash_tile.hpp:174
+        const float v10134 = v10114 * v845;  // kernels/sdpa/flash_tile.hpp:176
+        const float v10135 = v10132 ? v10134 : __uint_as_float(0xff800000u);
+        v9025.x[31] = v10135;  // kernels/sdpa/flash_tile.hpp:171
+      }
+      iron_frag<float, 2, 16, 8> v10137;  // kernels/sdpa/flash_tile.hpp:180
+      iron_frag_fill(v10137, 0.0f);
+      iron_frag_row_reduce<false>(v10137, v9025);
+      iron_frag<float, 2, 16, 8> v10139;  // kernels/sdpa/flash_tile.hpp:181
+      iron_frag_fill(v10139, 0.0f);
+      const float v10143 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:183
+      const float v10144 = v10137.x[0];  // kernels/sdpa/flash_tile.hpp:184
+      const float v10145 = fmaxf(v10143, v10144);
+      const bool v10148 = v10145 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10149 = v10148 ? 0.0f : v10145;
+      const float v10150 = v10143 - v10149;  // kernels/sdpa/flash_tile.hpp:184
+      const float v10151 = iron_exp2_approx(v10150);
+      v10139.x[0] = v10151;  // kernels/sdpa/flash_tile.hpp:182
+      const float v10155 = v847.x[1];  // kernels/sdpa/flash_tile.hpp:183
+      const float v10156 = v10137.x[1];  // kernels/sdpa/flash_tile.hpp:184
+      const float v10157 = fmaxf(v10155, v10156);
+      const bool v10160 = v10157 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10161 = v10160 ? 0.0f : v10157;
+      const float v10162 = v10155 - v10161;  // kernels/sdpa/flash_tile.hpp:184
+      const float v10163 = iron_exp2_approx(v10162);
+      v10139.x[1] = v10163;  // kernels/sdpa/flash_tile.hpp:182
+      const float v10167 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:183
+      const float v10168 = v10137.x[2];  // kernels/sdpa/flash_tile.hpp:184
+      const float v10169 = fmaxf(v10167, v10168);
+      const bool v10172 = v10169 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10173 = v10172 ? 0.0f : v10169;
+      const float v10174 = v10167 - v10173;  // kernels/sdpa/flash_tile.hpp:184
+      const float v10175 = iron_exp2_approx(v10174);
+      v10139.x[2] = v10175;  // kernels/sdpa/flash_tile.hpp:182
+      const float v10179 = v847.x[3];  // kernels/sdpa/flash_tile.hpp:183
+      const float v10180 = v10137.x[3];  // kernels/sdpa/flash_tile.hpp:184
+      const float v10181 = fmaxf(v10179, v10180);
+      const bool v10184 = v10181 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10185 = v10184 ? 0.0f : v10181;
+      const float v10186 = v10179 - v10185;  // kernels/sdpa/flash_tile.hpp:184
+      const float v10187 = iron_exp2_approx(v10186);
+      v10139.x[3] = v10187;  // kernels/sdpa/flash_tile.hpp:182
+      const float v10190 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v10191 = v10137.x[0];  // kernels/sdpa/flash_tile.hpp:187
+      const float v10192 = fmaxf(v10190, v10191);
+      v847.x[0] = v10192;  // kernels/sdpa/flash_tile.hpp:186
+      const float v10195 = v847.x[1];
+      const float v10196 = v10137.x[1];  // kernels/sdpa/flash_tile.hpp:187
+      const float v10197 = fmaxf(v10195, v10196);
+      v847.x[1] = v10197;  // kernels/sdpa/flash_tile.hpp:186
+      const float v10200 = v847.x[2];
+      const float v10201 = v10137.x[2];  // kernels/sdpa/flash_tile.hpp:187
+      const float v10202 = fmaxf(v10200, v10201);
+      v847.x[2] = v10202;  // kernels/sdpa/flash_tile.hpp:186
+      const float v10205 = v847.x[3];
+      const float v10206 = v10137.x[3];  // kernels/sdpa/flash_tile.hpp:187
+      const float v10207 = fmaxf(v10205, v10206);
+      v847.x[3] = v10207;  // kernels/sdpa/flash_tile.hpp:186
+      const float v10210 = v9025.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v10211 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10214 = v10211 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10215 = v10214 ? 0.0f : v10211;
+      const float v10216 = v10210 - v10215;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10217 = iron_exp2_approx(v10216);
+      v9025.x[0] = v10217;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10220 = v9025.x[1];
+      const float v10221 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10224 = v10221 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10225 = v10224 ? 0.0f : v10221;
+      const float v10226 = v10220 - v10225;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10227 = iron_exp2_approx(v10226);
+      v9025.x[1] = v10227;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10230 = v9025.x[2];
+      const float v10231 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10234 = v10231 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10235 = v10234 ? 0.0f : v10231;
+      const float v10236 = v10230 - v10235;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10237 = iron_exp2_approx(v10236);
+      v9025.x[2] = v10237;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10240 = v9025.x[3];
+      const float v10241 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10244 = v10241 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10245 = v10244 ? 0.0f : v10241;
+      const float v10246 = v10240 - v10245;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10247 = iron_exp2_approx(v10246);
+      v9025.x[3] = v10247;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10250 = v9025.x[4];
+      const float v10251 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10254 = v10251 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10255 = v10254 ? 0.0f : v10251;
+      const float v10256 = v10250 - v10255;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10257 = iron_exp2_approx(v10256);
+      v9025.x[4] = v10257;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10260 = v9025.x[5];
+      const float v10261 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10264 = v10261 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10265 = v10264 ? 0.0f : v10261;
+      const float v10266 = v10260 - v10265;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10267 = iron_exp2_approx(v10266);
+      v9025.x[5] = v10267;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10270 = v9025.x[6];
+      const float v10271 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10274 = v10271 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10275 = v10274 ? 0.0f : v10271;
+      const float v10276 = v10270 - v10275;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10277 = iron_exp2_approx(v10276);
+      v9025.x[6] = v10277;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10280 = v9025.x[7];
+      const float v10281 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10284 = v10281 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10285 = v10284 ? 0.0f : v10281;
+      const float v10286 = v10280 - v10285;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10287 = iron_exp2_approx(v10286);
+      v9025.x[7] = v10287;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10290 = v9025.x[8];
+      const float v10291 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10294 = v10291 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10295 = v10294 ? 0.0f : v10291;
+      const float v10296 = v10290 - v10295;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10297 = iron_exp2_approx(v10296);
+      v9025.x[8] = v10297;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10300 = v9025.x[9];
+      const float v10301 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10304 = v10301 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10305 = v10304 ? 0.0f : v10301;
+      const float v10306 = v10300 - v10305;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10307 = iron_exp2_approx(v10306);
+      v9025.x[9] = v10307;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10310 = v9025.x[10];
+      const float v10311 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10314 = v10311 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10315 = v10314 ? 0.0f : v10311;
+      const float v10316 = v10310 - v10315;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10317 = iron_exp2_approx(v10316);
+      v9025.x[10] = v10317;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10320 = v9025.x[11];
+      const float v10321 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10324 = v10321 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10325 = v10324 ? 0.0f : v10321;
+      const float v10326 = v10320 - v10325;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10327 = iron_exp2_approx(v10326);
+      v9025.x[11] = v10327;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10330 = v9025.x[12];
+      const float v10331 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10334 = v10331 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10335 = v10334 ? 0.0f : v10331;
+      const float v10336 = v10330 - v10335;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10337 = iron_exp2_approx(v10336);
+      v9025.x[12] = v10337;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10340 = v9025.x[13];
+      const float v10341 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10344 = v10341 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10345 = v10344 ? 0.0f : v10341;
+      const float v10346 = v10340 - v10345;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10347 = iron_exp2_approx(v10346);
+      v9025.x[13] = v10347;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10350 = v9025.x[14];
+      const float v10351 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10354 = v10351 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10355 = v10354 ? 0.0f : v10351;
+      const float v10356 = v10350 - v10355;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10357 = iron_exp2_approx(v10356);
+      v9025.x[14] = v10357;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10360 = v9025.x[15];
+      const float v10361 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10364 = v10361 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10365 = v10364 ? 0.0f : v10361;
+      const float v10366 = v10360 - v10365;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10367 = iron_exp2_approx(v10366);
+      v9025.x[15] = v10367;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10370 = v9025.x[16];
+      const float v10371 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10374 = v10371 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10375 = v10374 ? 0.0f : v10371;
+      const float v10376 = v10370 - v10375;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10377 = iron_exp2_approx(v10376);
+      v9025.x[16] = v10377;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10380 = v9025.x[17];
+      const float v10381 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10384 = v10381 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10385 = v10384 ? 0.0f : v10381;
+      const float v10386 = v10380 - v10385;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10387 = iron_exp2_approx(v10386);
+      v9025.x[17] = v10387;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10390 = v9025.x[18];
+      const float v10391 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10394 = v10391 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10395 = v10394 ? 0.0f : v10391;
+      const float v10396 = v10390 - v10395;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10397 = iron_exp2_approx(v10396);
+      v9025.x[18] = v10397;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10400 = v9025.x[19];
+      const float v10401 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10404 = v10401 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10405 = v10404 ? 0.0f : v10401;
+      const float v10406 = v10400 - v10405;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10407 = iron_exp2_approx(v10406);
+      v9025.x[19] = v10407;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10410 = v9025.x[20];
+      const float v10411 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10414 = v10411 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10415 = v10414 ? 0.0f : v10411;
+      const float v10416 = v10410 - v10415;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10417 = iron_exp2_approx(v10416);
+      v9025.x[20] = v10417;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10420 = v9025.x[21];
+      const float v10421 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10424 = v10421 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10425 = v10424 ? 0.0f : v10421;
+      const float v10426 = v10420 - v10425;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10427 = iron_exp2_approx(v10426);
+      v9025.x[21] = v10427;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10430 = v9025.x[22];
+      const float v10431 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10434 = v10431 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10435 = v10434 ? 0.0f : v10431;
+      const float v10436 = v10430 - v10435;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10437 = iron_exp2_approx(v10436);
+      v9025.x[22] = v10437;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10440 = v9025.x[23];
+      const float v10441 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10444 = v10441 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10445 = v10444 ? 0.0f : v10441;
+      const float v10446 = v10440 - v10445;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10447 = iron_exp2_approx(v10446);
+      v9025.x[23] = v10447;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10450 = v9025.x[24];
+      const float v10451 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10454 = v10451 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10455 = v10454 ? 0.0f : v10451;
+      const float v10456 = v10450 - v10455;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10457 = iron_exp2_approx(v10456);
+      v9025.x[24] = v10457;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10460 = v9025.x[25];
+      const float v10461 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10464 = v10461 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10465 = v10464 ? 0.0f : v10461;
+      const float v10466 = v10460 - v10465;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10467 = iron_exp2_approx(v10466);
+      v9025.x[25] = v10467;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10470 = v9025.x[26];
+      const float v10471 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10474 = v10471 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10475 = v10474 ? 0.0f : v10471;
+      const float v10476 = v10470 - v10475;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10477 = iron_exp2_approx(v10476);
+      v9025.x[26] = v10477;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10480 = v9025.x[27];
+      const float v10481 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10484 = v10481 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10485 = v10484 ? 0.0f : v10481;
+      const float v10486 = v10480 - v10485;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10487 = iron_exp2_approx(v10486);
+      v9025.x[27] = v10487;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10490 = v9025.x[28];
+      const float v10491 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10494 = v10491 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10495 = v10494 ? 0.0f : v10491;
+      const float v10496 = v10490 - v10495;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10497 = iron_exp2_approx(v10496);
+      v9025.x[28] = v10497;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10500 = v9025.x[29];
+      const float v10501 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10504 = v10501 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10505 = v10504 ? 0.0f : v10501;
+      const float v10506 = v10500 - v10505;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10507 = iron_exp2_approx(v10506);
+      v9025.x[29] = v10507;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10510 = v9025.x[30];
+      const float v10511 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10514 = v10511 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10515 = v10514 ? 0.0f : v10511;
+      const float v10516 = v10510 - v10515;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10517 = iron_exp2_approx(v10516);
+      v9025.x[30] = v10517;  // kernels/sdpa/flash_tile.hpp:189
+      const float v10520 = v9025.x[31];
+      const float v10521 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:190
+      const bool v10524 = v10521 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+      const float v10525 = v10524 ? 0.0f : v10521;
+      const float v10526 = v10520 - v10525;  // kernels/sdpa/flash_tile.hpp:190
+      const float v10527 = iron_exp2_approx(v10526);
+      v9025.x[31] = v10527;  // kernels/sdpa/flash_tile.hpp:189
+      iron_frag<float, 2, 16, 8> v10529;  // kernels/sdpa/flash_tile.hpp:192
+      iron_frag_fill(v10529, 0.0f);
+      iron_frag_row_reduce<true>(v10529, v9025);
+      const float v10532 = v849.x[0];  // kernels/sdpa/flash_tile.hpp:193
+      const float v10533 = v10529.x[0];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10534 = v10139.x[0];
+      const float v10535 = v10532 * v10534;
+      const float v10536 = v10535 + v10533;
+      v849.x[0] = v10536;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10539 = v849.x[1];
+      const float v10540 = v10529.x[1];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10541 = v10139.x[1];
+      const float v10542 = v10539 * v10541;
+      const float v10543 = v10542 + v10540;
+      v849.x[1] = v10543;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10546 = v849.x[2];
+      const float v10547 = v10529.x[2];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10548 = v10139.x[2];
+      const float v10549 = v10546 * v10548;
+      const float v10550 = v10549 + v10547;
+      v849.x[2] = v10550;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10553 = v849.x[3];
+      const float v10554 = v10529.x[3];  // kernels/sdpa/flash_tile.hpp:194
+      const float v10555 = v10139.x[3];
+      const float v10556 = v10553 * v10555;
+      const float v10557 = v10556 + v10554;
+      v849.x[3] = v10557;  // kernels/sdpa/flash_tile.hpp:193
+      const float v10560 = v851.x[0];  // kernels/sdpa/flash_tile.hpp:197
+      const float v10561 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10562 = v10560 * v10561;
-      v1012.x[13] = v10562;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10565 = v1012.x[14];
-      const float v10566 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v851.x[0] = v10562;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10565 = v851.x[1];
+      const float v10566 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10567 = v10565 * v10566;
-      v1012.x[14] = v10567;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10570 = v1012.x[15];
-      const float v10571 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v851.x[1] = v10567;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10570 = v851.x[2];
+      const float v10571 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10572 = v10570 * v10571;
-      v1012.x[15] = v10572;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10575 = v1014.x[0];
-      const float v10576 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v851.x[2] = v10572;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10575 = v851.x[3];
+      const float v10576 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10577 = v10575 * v10576;
-      v1014.x[0] = v10577;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10580 = v1014.x[1];
-      const float v10581 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v851.x[3] = v10577;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10580 = v851.x[4];
+      const float v10581 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10582 = v10580 * v10581;
-      v1014.x[1] = v10582;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10585 = v1014.x[2];
-      const float v10586 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v851.x[4] = v10582;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10585 = v851.x[5];
+      const float v10586 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10587 = v10585 * v10586;
-      v1014.x[2] = v10587;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10590 = v1014.x[3];
-      const float v10591 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v851.x[5] = v10587;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10590 = v851.x[6];
+      const float v10591 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10592 = v10590 * v10591;
-      v1014.x[3] = v10592;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10595 = v1014.x[4];
-      const float v10596 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v851.x[6] = v10592;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10595 = v851.x[7];
+      const float v10596 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10597 = v10595 * v10596;
-      v1014.x[4] = v10597;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10600 = v1014.x[5];
-      const float v10601 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v851.x[7] = v10597;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10600 = v851.x[8];
+      const float v10601 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10602 = v10600 * v10601;
-      v1014.x[5] = v10602;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10605 = v1014.x[6];
-      const float v10606 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v851.x[8] = v10602;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10605 = v851.x[9];
+      const float v10606 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10607 = v10605 * v10606;
-      v1014.x[6] = v10607;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10610 = v1014.x[7];
-      const float v10611 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v851.x[9] = v10607;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10610 = v851.x[10];
+      const float v10611 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10612 = v10610 * v10611;
-      v1014.x[7] = v10612;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10615 = v1014.x[8];
-      const float v10616 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v851.x[10] = v10612;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10615 = v851.x[11];
+      const float v10616 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10617 = v10615 * v10616;
-      v1014.x[8] = v10617;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10620 = v1014.x[9];
-      const float v10621 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v851.x[11] = v10617;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10620 = v851.x[12];
+      const float v10621 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10622 = v10620 * v10621;
-      v1014.x[9] = v10622;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10625 = v1014.x[10];
-      const float v10626 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v851.x[12] = v10622;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10625 = v851.x[13];
+      const float v10626 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10627 = v10625 * v10626;
-      v1014.x[10] = v10627;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10630 = v1014.x[11];
-      const float v10631 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v851.x[13] = v10627;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10630 = v851.x[14];
+      const float v10631 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10632 = v10630 * v10631;
-      v1014.x[11] = v10632;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10635 = v1014.x[12];
-      const float v10636 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v851.x[14] = v10632;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10635 = v851.x[15];
+      const float v10636 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10637 = v10635 * v10636;
-      v1014.x[12] = v10637;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10640 = v1014.x[13];
-      const float v10641 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v851.x[15] = v10637;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10640 = v853.x[0];
+      const float v10641 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10642 = v10640 * v10641;
-      v1014.x[13] = v10642;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10645 = v1014.x[14];
-      const float v10646 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[0] = v10642;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10645 = v853.x[1];
+      const float v10646 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10647 = v10645 * v10646;
-      v1014.x[14] = v10647;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10650 = v1014.x[15];
-      const float v10651 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[1] = v10647;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10650 = v853.x[2];
+      const float v10651 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10652 = v10650 * v10651;
-      v1014.x[15] = v10652;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10655 = v1016.x[0];
-      const float v10656 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[2] = v10652;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10655 = v853.x[3];
+      const float v10656 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10657 = v10655 * v10656;
-      v1016.x[0] = v10657;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10660 = v1016.x[1];
-      const float v10661 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[3] = v10657;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10660 = v853.x[4];
+      const float v10661 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10662 = v10660 * v10661;
-      v1016.x[1] = v10662;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10665 = v1016.x[2];
-      const float v10666 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[4] = v10662;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10665 = v853.x[5];
+      const float v10666 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10667 = v10665 * v10666;
-      v1016.x[2] = v10667;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10670 = v1016.x[3];
-      const float v10671 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[5] = v10667;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10670 = v853.x[6];
+      const float v10671 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10672 = v10670 * v10671;
-      v1016.x[3] = v10672;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10675 = v1016.x[4];
-      const float v10676 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[6] = v10672;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10675 = v853.x[7];
+      const float v10676 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10677 = v10675 * v10676;
-      v1016.x[4] = v10677;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10680 = v1016.x[5];
-      const float v10681 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[7] = v10677;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10680 = v853.x[8];
+      const float v10681 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10682 = v10680 * v10681;
-      v1016.x[5] = v10682;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10685 = v1016.x[6];
-      const float v10686 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[8] = v10682;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10685 = v853.x[9];
+      const float v10686 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10687 = v10685 * v10686;
-      v1016.x[6] = v10687;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10690 = v1016.x[7];
-      const float v10691 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[9] = v10687;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10690 = v853.x[10];
+      const float v10691 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10692 = v10690 * v10691;
-      v1016.x[7] = v10692;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10695 = v1016.x[8];
-      const float v10696 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[10] = v10692;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10695 = v853.x[11];
+      const float v10696 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10697 = v10695 * v10696;
-      v1016.x[8] = v10697;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10700 = v1016.x[9];
-      const float v10701 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[11] = v10697;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10700 = v853.x[12];
+      const float v10701 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10702 = v10700 * v10701;
-      v1016.x[9] = v10702;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10705 = v1016.x[10];
-      const float v10706 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[12] = v10702;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10705 = v853.x[13];
+      const float v10706 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10707 = v10705 * v10706;
-      v1016.x[10] = v10707;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10710 = v1016.x[11];
-      const float v10711 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[13] = v10707;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10710 = v853.x[14];
+      const float v10711 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10712 = v10710 * v10711;
-      v1016.x[11] = v10712;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10715 = v1016.x[12];
-      const float v10716 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[14] = v10712;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10715 = v853.x[15];
+      const float v10716 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10717 = v10715 * v10716;
-      v1016.x[12] = v10717;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10720 = v1016.x[13];
-      const float v10721 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v853.x[15] = v10717;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10720 = v855.x[0];
+      const float v10721 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10722 = v10720 * v10721;
-      v1016.x[13] = v10722;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10725 = v1016.x[14];
-      const float v10726 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[0] = v10722;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10725 = v855.x[1];
+      const float v10726 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10727 = v10725 * v10726;
-      v1016.x[14] = v10727;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10730 = v1016.x[15];
-      const float v10731 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[1] = v10727;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10730 = v855.x[2];
+      const float v10731 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10732 = v10730 * v10731;
-      v1016.x[15] = v10732;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10735 = v1018.x[0];
-      const float v10736 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[2] = v10732;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10735 = v855.x[3];
+      const float v10736 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10737 = v10735 * v10736;
-      v1018.x[0] = v10737;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10740 = v1018.x[1];
-      const float v10741 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[3] = v10737;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10740 = v855.x[4];
+      const float v10741 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10742 = v10740 * v10741;
-      v1018.x[1] = v10742;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10745 = v1018.x[2];
-      const float v10746 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[4] = v10742;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10745 = v855.x[5];
+      const float v10746 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10747 = v10745 * v10746;
-      v1018.x[2] = v10747;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10750 = v1018.x[3];
-      const float v10751 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[5] = v10747;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10750 = v855.x[6];
+      const float v10751 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10752 = v10750 * v10751;
-      v1018.x[3] = v10752;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10755 = v1018.x[4];
-      const float v10756 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[6] = v10752;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10755 = v855.x[7];
+      const float v10756 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10757 = v10755 * v10756;
-      v1018.x[4] = v10757;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10760 = v1018.x[5];
-      const float v10761 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[7] = v10757;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10760 = v855.x[8];
+      const float v10761 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10762 = v10760 * v10761;
-      v1018.x[5] = v10762;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10765 = v1018.x[6];
-      const float v10766 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[8] = v10762;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10765 = v855.x[9];
+      const float v10766 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10767 = v10765 * v10766;
-      v1018.x[6] = v10767;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10770 = v1018.x[7];
-      const float v10771 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[9] = v10767;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10770 = v855.x[10];
+      const float v10771 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10772 = v10770 * v10771;
-      v1018.x[7] = v10772;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10775 = v1018.x[8];
-      const float v10776 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[10] = v10772;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10775 = v855.x[11];
+      const float v10776 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10777 = v10775 * v10776;
-      v1018.x[8] = v10777;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10780 = v1018.x[9];
-      const float v10781 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[11] = v10777;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10780 = v855.x[12];
+      const float v10781 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10782 = v10780 * v10781;
-      v1018.x[9] = v10782;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10785 = v1018.x[10];
-      const float v10786 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[12] = v10782;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10785 = v855.x[13];
+      const float v10786 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10787 = v10785 * v10786;
-      v1018.x[10] = v10787;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10790 = v1018.x[11];
-      const float v10791 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[13] = v10787;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10790 = v855.x[14];
+      const float v10791 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10792 = v10790 * v10791;
-      v1018.x[11] = v10792;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10795 = v1018.x[12];
-      const float v10796 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[14] = v10792;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10795 = v855.x[15];
+      const float v10796 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10797 = v10795 * v10796;
-      v1018.x[12] = v10797;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10800 = v1018.x[13];
-      const float v10801 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v855.x[15] = v10797;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10800 = v857.x[0];
+      const float v10801 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10802 = v10800 * v10801;
-      v1018.x[13] = v10802;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10805 = v1018.x[14];
-      const float v10806 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[0] = v10802;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10805 = v857.x[1];
+      const float v10806 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10807 = v10805 * v10806;
-      v1018.x[14] = v10807;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10810 = v1018.x[15];
-      const float v10811 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[1] = v10807;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10810 = v857.x[2];
+      const float v10811 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10812 = v10810 * v10811;
-      v1018.x[15] = v10812;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10815 = v1020.x[0];
-      const float v10816 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[2] = v10812;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10815 = v857.x[3];
+      const float v10816 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10817 = v10815 * v10816;
-      v1020.x[0] = v10817;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10820 = v1020.x[1];
-      const float v10821 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[3] = v10817;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10820 = v857.x[4];
+      const float v10821 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10822 = v10820 * v10821;
-      v1020.x[1] = v10822;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10825 = v1020.x[2];
-      const float v10826 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[4] = v10822;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10825 = v857.x[5];
+      const float v10826 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10827 = v10825 * v10826;
-      v1020.x[2] = v10827;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10830 = v1020.x[3];
-      const float v10831 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[5] = v10827;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10830 = v857.x[6];
+      const float v10831 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10832 = v10830 * v10831;
-      v1020.x[3] = v10832;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10835 = v1020.x[4];
-      const float v10836 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[6] = v10832;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10835 = v857.x[7];
+      const float v10836 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10837 = v10835 * v10836;
-      v1020.x[4] = v10837;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10840 = v1020.x[5];
-      const float v10841 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[7] = v10837;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10840 = v857.x[8];
+      const float v10841 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10842 = v10840 * v10841;
-      v1020.x[5] = v10842;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10845 = v1020.x[6];
-      const float v10846 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[8] = v10842;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10845 = v857.x[9];
+      const float v10846 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10847 = v10845 * v10846;
-      v1020.x[6] = v10847;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10850 = v1020.x[7];
-      const float v10851 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[9] = v10847;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10850 = v857.x[10];
+      const float v10851 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10852 = v10850 * v10851;
-      v1020.x[7] = v10852;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10855 = v1020.x[8];
-      const float v10856 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[10] = v10852;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10855 = v857.x[11];
+      const float v10856 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10857 = v10855 * v10856;
-      v1020.x[8] = v10857;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10860 = v1020.x[9];
-      const float v10861 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[11] = v10857;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10860 = v857.x[12];
+      const float v10861 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10862 = v10860 * v10861;
-      v1020.x[9] = v10862;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10865 = v1020.x[10];
-      const float v10866 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[12] = v10862;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10865 = v857.x[13];
+      const float v10866 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10867 = v10865 * v10866;
-      v1020.x[10] = v10867;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10870 = v1020.x[11];
-      const float v10871 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[13] = v10867;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10870 = v857.x[14];
+      const float v10871 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10872 = v10870 * v10871;
-      v1020.x[11] = v10872;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10875 = v1020.x[12];
-      const float v10876 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[14] = v10872;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10875 = v857.x[15];
+      const float v10876 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10877 = v10875 * v10876;
-      v1020.x[12] = v10877;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10880 = v1020.x[13];
-      const float v10881 = v9834.x[0];  // kernels/sdpa/flash_tile.hpp:168
+      v857.x[15] = v10877;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10880 = v859.x[0];
+      const float v10881 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10882 = v10880 * v10881;
-      v1020.x[13] = v10882;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10885 = v1020.x[14];
-      const float v10886 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[0] = v10882;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10885 = v859.x[1];
+      const float v10886 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
       const float v10887 = v10885 * v10886;
-      v1020.x[14] = v10887;  // kernels/sdpa/flash_tile.hpp:167
-      const float v10890 = v1020.x[15];
-      const float v10891 = v9834.x[2];  // kernels/sdpa/flash_tile.hpp:168
+      v859.x[1] = v10887;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10890 = v859.x[2];
+      const float v10891 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
       const float v10892 = v10890 * v10891;
-      v1020.x[15] = v10892;  // kernels/sdpa/flash_tile.hpp:167
-      iron_frag<float, 0, 16, 64> v10894;  // kernels/sdpa/flash_tile.hpp:172
-      iron_frag_fill(v10894, 0.0f);
-      iron_frag_convert(v10894, v8950);
-      iron_frag<float, 1, 64, 32> v10896;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10896, 0.0f);
-      iron_frag_load_shared<false>(v10896, shm2, v7090, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1006, v10894, v10896);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10903;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10903, 0.0f);
-      iron_frag_load_shared<false>(v10903, shm2, v8971, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1008, v10894, v10903);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10910;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10910, 0.0f);
-      iron_frag_load_shared<false>(v10910, shm2, v8985, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1010, v10894, v10910);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10917;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10917, 0.0f);
-      iron_frag_load_shared<false>(v10917, shm2, v8999, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1012, v10894, v10917);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10924;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10924, 0.0f);
-      iron_frag_load_shared<false>(v10924, shm2, v9013, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1014, v10894, v10924);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10931;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10931, 0.0f);
-      iron_frag_load_shared<false>(v10931, shm2, v9027, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1016, v10894, v10931);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10938;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10938, 0.0f);
-      iron_frag_load_shared<false>(v10938, shm2, v9041, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1018, v10894, v10938);  // kernels/sdpa/flash_tile.hpp:176
-      iron_frag<float, 1, 64, 32> v10945;  // kernels/sdpa/flash_tile.hpp:174
-      iron_frag_fill(v10945, 0.0f);
-      iron_frag_load_shared<false>(v10945, shm2, v9055, 260u);  // kernels/sdpa/flash_tile.hpp:175
-      iron_frag_mma_software(v1020, v10894, v10945);  // kernels/sdpa/flash_tile.hpp:176
-    }
-    __syncthreads();  // kernels/sdpa/flash_tile.hpp:127
-    const float v4889 = v37 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:181
-    iron_frag<float, 2, 16, 8> v4891;  // kernels/sdpa/flash_tile.hpp:182
-    iron_frag_fill(v4891, 0.0f);
-    const float v4895 = v1002.x[0];  // kernels/sdpa/flash_tile.hpp:184
-    const float v4896 = fmaxf(v4895, v4889);
-    const bool v4899 = v4896 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v4900 = v4899 ? 0.0f : v4896;
-    v4891.x[0] = v4900;  // kernels/sdpa/flash_tile.hpp:183
-    const float v4904 = v1002.x[1];  // kernels/sdpa/flash_tile.hpp:184
-    const float v4905 = fmaxf(v4904, v4889);
-    const bool v4908 = v4905 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v4909 = v4908 ? 0.0f : v4905;
-    v4891.x[1] = v4909;  // kernels/sdpa/flash_tile.hpp:183
-    const float v4913 = v1002.x[2];  // kernels/sdpa/flash_tile.hpp:184
-    const float v4914 = fmaxf(v4913, v4889);
-    const bool v4917 = v4914 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v4918 = v4917 ? 0.0f : v4914;
-    v4891.x[2] = v4918;  // kernels/sdpa/flash_tile.hpp:183
-    const float v4922 = v1002.x[3];  // kernels/sdpa/flash_tile.hpp:184
-    const float v4923 = fmaxf(v4922, v4889);
-    const bool v4926 = v4923 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:73
-    const float v4927 = v4926 ? 0.0f : v4923;
-    v4891.x[3] = v4927;  // kernels/sdpa/flash_tile.hpp:183
-    iron_frag<float, 2, 16, 8> v4929;  // kernels/sdpa/flash_tile.hpp:186
-    iron_frag_fill(v4929, 0.0f);
-    const float v4933 = v4891.x[0];  // kernels/sdpa/flash_tile.hpp:188
-    const float v4934 = v4889 - v4933;
-    const float v4935 = exp2f(v4934);
-    const float v4937 = v1002.x[0];
-    const float v4938 = v4937 - v4933;
-    const float v4939 = exp2f(v4938);
-    const float v4940 = v1004.x[0];
-    const float v4941 = v4940 * v4939;
-    const float v4942 = v4941 + v4935;
-    v4929.x[0] = v4942;  // kernels/sdpa/flash_tile.hpp:187
-    const float v4946 = v4891.x[1];  // kernels/sdpa/flash_tile.hpp:188
-    const float v4947 = v4889 - v4946;
-    const float v4948 = exp2f(v4947);
-    const float v4950 = v1002.x[1];
-    const float v4951 = v4950 - v4946;
-    const float v4952 = exp2f(v4951);
-    const float v4953 = v1004.x[1];
-    const float v4954 = v4953 * v4952;
-    const float v4955 = v4954 + v4948;
-    v4929.x[1] = v4955;  // kernels/sdpa/flash_tile.hpp:187
-    const float v4959 = v4891.x[2];  // kernels/sdpa/flash_tile.hpp:188
-    const float v4960 = v4889 - v4959;
-    const float v4961 = exp2f(v4960);
-    const float v4963 = v1002.x[2];
-    const float v4964 = v4963 - v4959;
-    const float v4965 = exp2f(v4964);
-    const float v4966 = v1004.x[2];
-    const float v4967 = v4966 * v4965;
-    const float v4968 = v4967 + v4961;
-    v4929.x[2] = v4968;  // kernels/sdpa/flash_tile.hpp:187
-    const float v4972 = v4891.x[3];  // kernels/sdpa/flash_tile.hpp:188
-    const float v4973 = v4889 - v4972;
-    const float v4974 = exp2f(v4973);
-    const float v4976 = v1002.x[3];
-    const float v4977 = v4976 - v4972;
-    const float v4978 = exp2f(v4977);
-    const float v4979 = v1004.x[3];
-    const float v4980 = v4979 * v4978;
-    const float v4981 = v4980 + v4974;
-    v4929.x[3] = v4981;  // kernels/sdpa/flash_tile.hpp:187
-    iron_frag<float, 2, 16, 8> v4983;  // kernels/sdpa/flash_tile.hpp:190
-    iron_frag_fill(v4983, 0.0f);
-    const float v4987 = v4929.x[0];  // kernels/sdpa/flash_tile.hpp:192
-    const float v4989 = v4891.x[0];  // kernels/sdpa/flash_tile.hpp:193
-    const float v4990 = v1002.x[0];
-    const float v4991 = v4990 - v4989;
-    const float v4992 = exp2f(v4991);
-    const float v4993 = v4992 / v4987;
-    const bool v4995 = v4987 > 0.0f;
-    const float v4996 = v4995 ? v4993 : 0.0f;
-    v4983.x[0] = v4996;  // kernels/sdpa/flash_tile.hpp:191
-    const float v5000 = v4929.x[1];  // kernels/sdpa/flash_tile.hpp:192
-    const float v5002 = v4891.x[1];  // kernels/sdpa/flash_tile.hpp:193
-    const float v5003 = v1002.x[1];
-    const float v5004 = v5003 - v5002;
-    const float v5005 = exp2f(v5004);
-    const float v5006 = v5005 / v5000;
-    const bool v5008 = v5000 > 0.0f;
-    const float v5009 = v5008 ? v5006 : 0.0f;
-    v4983.x[1] = v5009;  // kernels/sdpa/flash_tile.hpp:191
-    const float v5013 = v4929.x[2];  // kernels/sdpa/flash_tile.hpp:192
-    const float v5015 = v4891.x[2];  // kernels/sdpa/flash_tile.hpp:193
-    const float v5016 = v1002.x[2];
-    const float v5017 = v5016 - v5015;
-    const float v5018 = exp2f(v5017);
-    const float v5019 = v5018 / v5013;
-    const bool v5021 = v5013 > 0.0f;
-    const float v5022 = v5021 ? v5019 : 0.0f;
-    v4983.x[2] = v5022;  // kernels/sdpa/flash_tile.hpp:191
-    const float v5026 = v4929.x[3];  // kernels/sdpa/flash_tile.hpp:192
-    const float v5028 = v4891.x[3];  // kernels/sdpa/flash_tile.hpp:193
-    const float v5029 = v1002.x[3];
-    const float v5030 = v5029 - v5028;
-    const float v5031 = exp2f(v5030);
-    const float v5032 = v5031 / v5026;
-    const bool v5034 = v5026 > 0.0f;
-    const float v5035 = v5034 ? v5032 : 0.0f;
-    v4983.x[3] = v5035;  // kernels/sdpa/flash_tile.hpp:191
-    const unsigned int v5037 = v41 + v10254;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5038 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5039 = v1006.x[0];
-    const float v5040 = v5039 * v5038;
-    const bool v5041 = v5037 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5041) {
-      const unsigned int v5047 = v13 + v5037;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5048 = v5047 * v1;
-      const unsigned int v5049 = v5048 + v28;
-      const unsigned int v5050 = v5049 << 8u;
-      const unsigned int v5051 = v5050 + v10253;
-      out[v5051] = v5040;
-    }
-    const unsigned int v5053 = v41 + v10259;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5054 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5055 = v1006.x[1];
-    const float v5056 = v5055 * v5054;
-    const bool v5057 = v5053 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5057) {
-      const unsigned int v5063 = v13 + v5053;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5064 = v5063 * v1;
-      const unsigned int v5065 = v5064 + v28;
-      const unsigned int v5066 = v5065 << 8u;
-      const unsigned int v5067 = v5066 + v10258;
-      out[v5067] = v5056;
-    }
-    const unsigned int v5069 = v41 + v10264;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5070 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5071 = v1006.x[2];
-    const float v5072 = v5071 * v5070;
-    const bool v5073 = v5069 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5073) {
-      const unsigned int v5079 = v13 + v5069;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5080 = v5079 * v1;
-      const unsigned int v5081 = v5080 + v28;
-      const unsigned int v5082 = v5081 << 8u;
-      const unsigned int v5083 = v5082 + v10263;
-      out[v5083] = v5072;
-    }
-    const unsigned int v5085 = v41 + v10269;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5086 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5087 = v1006.x[3];
-    const float v5088 = v5087 * v5086;
-    const bool v5089 = v5085 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5089) {
-      const unsigned int v5095 = v13 + v5085;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5096 = v5095 * v1;
-      const unsigned int v5097 = v5096 + v28;
-      const unsigned int v5098 = v5097 << 8u;
-      const unsigned int v5099 = v5098 + v10268;
-      out[v5099] = v5088;
-    }
-    const unsigned int v5101 = v41 + v10274;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5102 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5103 = v1006.x[4];
-    const float v5104 = v5103 * v5102;
-    const bool v5105 = v5101 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5105) {
-      const unsigned int v5111 = v13 + v5101;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5112 = v5111 * v1;
-      const unsigned int v5113 = v5112 + v28;
-      const unsigned int v5114 = v5113 << 8u;
-      const unsigned int v5115 = v5114 + v10273;
-      out[v5115] = v5104;
-    }
-    const unsigned int v5117 = v41 + v10279;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5118 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5119 = v1006.x[5];
-    const float v5120 = v5119 * v5118;
-    const bool v5121 = v5117 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5121) {
-      const unsigned int v5127 = v13 + v5117;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5128 = v5127 * v1;
-      const unsigned int v5129 = v5128 + v28;
-      const unsigned int v5130 = v5129 << 8u;
-      const unsigned int v5131 = v5130 + v10278;
-      out[v5131] = v5120;
-    }
-    const unsigned int v5133 = v41 + v10284;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5134 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5135 = v1006.x[6];
-    const float v5136 = v5135 * v5134;
-    const bool v5137 = v5133 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5137) {
-      const unsigned int v5143 = v13 + v5133;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5144 = v5143 * v1;
-      const unsigned int v5145 = v5144 + v28;
-      const unsigned int v5146 = v5145 << 8u;
-      const unsigned int v5147 = v5146 + v10283;
-      out[v5147] = v5136;
-    }
-    const unsigned int v5149 = v41 + v10289;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5150 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5151 = v1006.x[7];
-    const float v5152 = v5151 * v5150;
-    const bool v5153 = v5149 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5153) {
-      const unsigned int v5159 = v13 + v5149;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5160 = v5159 * v1;
-      const unsigned int v5161 = v5160 + v28;
-      const unsigned int v5162 = v5161 << 8u;
-      const unsigned int v5163 = v5162 + v10288;
-      out[v5163] = v5152;
-    }
-    const unsigned int v5165 = v41 + v10294;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5166 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5167 = v1006.x[8];
-    const float v5168 = v5167 * v5166;
-    const bool v5169 = v5165 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5169) {
-      const unsigned int v5175 = v13 + v5165;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5176 = v5175 * v1;
-      const unsigned int v5177 = v5176 + v28;
-      const unsigned int v5178 = v5177 << 8u;
-      const unsigned int v5179 = v5178 + v10293;
-      out[v5179] = v5168;
-    }
-    const unsigned int v5181 = v41 + v10299;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5182 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5183 = v1006.x[9];
-    const float v5184 = v5183 * v5182;
-    const bool v5185 = v5181 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5185) {
-      const unsigned int v5191 = v13 + v5181;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5192 = v5191 * v1;
-      const unsigned int v5193 = v5192 + v28;
-      const unsigned int v5194 = v5193 << 8u;
-      const unsigned int v5195 = v5194 + v10298;
-      out[v5195] = v5184;
-    }
-    const unsigned int v5197 = v41 + v10304;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5198 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5199 = v1006.x[10];
-    const float v5200 = v5199 * v5198;
-    const bool v5201 = v5197 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5201) {
-      const unsigned int v5207 = v13 + v5197;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5208 = v5207 * v1;
-      const unsigned int v5209 = v5208 + v28;
-      const unsigned int v5210 = v5209 << 8u;
-      const unsigned int v5211 = v5210 + v10303;
-      out[v5211] = v5200;
-    }
-    const unsigned int v5213 = v41 + v10309;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5214 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5215 = v1006.x[11];
-    const float v5216 = v5215 * v5214;
-    const bool v5217 = v5213 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5217) {
-      const unsigned int v5223 = v13 + v5213;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5224 = v5223 * v1;
-      const unsigned int v5225 = v5224 + v28;
-      const unsigned int v5226 = v5225 << 8u;
-      const unsigned int v5227 = v5226 + v10308;
-      out[v5227] = v5216;
-    }
-    const unsigned int v5229 = v41 + v10314;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5230 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5231 = v1006.x[12];
-    const float v5232 = v5231 * v5230;
-    const bool v5233 = v5229 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5233) {
-      const unsigned int v5239 = v13 + v5229;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5240 = v5239 * v1;
-      const unsigned int v5241 = v5240 + v28;
-      const unsigned int v5242 = v5241 << 8u;
-      const unsigned int v5243 = v5242 + v10313;
-      out[v5243] = v5232;
-    }
-    const unsigned int v5245 = v41 + v10319;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5246 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5247 = v1006.x[13];
-    const float v5248 = v5247 * v5246;
-    const bool v5249 = v5245 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5249) {
-      const unsigned int v5255 = v13 + v5245;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5256 = v5255 * v1;
-      const unsigned int v5257 = v5256 + v28;
-      const unsigned int v5258 = v5257 << 8u;
-      const unsigned int v5259 = v5258 + v10318;
-      out[v5259] = v5248;
-    }
-    const unsigned int v5261 = v41 + v10324;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5262 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5263 = v1006.x[14];
-    const float v5264 = v5263 * v5262;
-    const bool v5265 = v5261 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5265) {
-      const unsigned int v5271 = v13 + v5261;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5272 = v5271 * v1;
-      const unsigned int v5273 = v5272 + v28;
-      const unsigned int v5274 = v5273 << 8u;
-      const unsigned int v5275 = v5274 + v10323;
-      out[v5275] = v5264;
-    }
-    const unsigned int v5277 = v41 + v10329;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5278 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5279 = v1006.x[15];
-    const float v5280 = v5279 * v5278;
-    const bool v5281 = v5277 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5281) {
-      const unsigned int v5287 = v13 + v5277;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5288 = v5287 * v1;
-      const unsigned int v5289 = v5288 + v28;
-      const unsigned int v5290 = v5289 << 8u;
-      const unsigned int v5291 = v5290 + v10328;
-      out[v5291] = v5280;
-    }
-    const unsigned int v5293 = v41 + v10334;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5294 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5295 = v1008.x[0];
-    const float v5296 = v5295 * v5294;
-    const bool v5297 = v5293 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5297) {
-      const unsigned int v5300 = 32u + v10333;
-      const unsigned int v5303 = v13 + v5293;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5304 = v5303 * v1;
-      const unsigned int v5305 = v5304 + v28;
-      const unsigned int v5306 = v5305 << 8u;
-      const unsigned int v5307 = v5306 + v5300;
-      out[v5307] = v5296;
-    }
-    const unsigned int v5309 = v41 + v10339;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5310 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5311 = v1008.x[1];
-    const float v5312 = v5311 * v5310;
-    const bool v5313 = v5309 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5313) {
-      const unsigned int v5316 = 32u + v10338;
-      const unsigned int v5319 = v13 + v5309;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5320 = v5319 * v1;
-      const unsigned int v5321 = v5320 + v28;
-      const unsigned int v5322 = v5321 << 8u;
-      const unsigned int v5323 = v5322 + v5316;
-      out[v5323] = v5312;
-    }
-    const unsigned int v5325 = v41 + v10344;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5326 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5327 = v1008.x[2];
-    const float v5328 = v5327 * v5326;
-    const bool v5329 = v5325 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5329) {
-      const unsigned int v5332 = 32u + v10343;
-      const unsigned int v5335 = v13 + v5325;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5336 = v5335 * v1;
-      const unsigned int v5337 = v5336 + v28;
-      const unsigned int v5338 = v5337 << 8u;
-      const unsigned int v5339 = v5338 + v5332;
-      out[v5339] = v5328;
-    }
-    const unsigned int v5341 = v41 + v10349;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5342 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5343 = v1008.x[3];
-    const float v5344 = v5343 * v5342;
-    const bool v5345 = v5341 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5345) {
-      const unsigned int v5348 = 32u + v10348;
-      const unsigned int v5351 = v13 + v5341;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5352 = v5351 * v1;
-      const unsigned int v5353 = v5352 + v28;
-      const unsigned int v5354 = v5353 << 8u;
-      const unsigned int v5355 = v5354 + v5348;
-      out[v5355] = v5344;
-    }
-    const unsigned int v5357 = v41 + v10354;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5358 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5359 = v1008.x[4];
-    const float v5360 = v5359 * v5358;
-    const bool v5361 = v5357 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5361) {
-      const unsigned int v5364 = 32u + v10353;
-      const unsigned int v5367 = v13 + v5357;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5368 = v5367 * v1;
-      const unsigned int v5369 = v5368 + v28;
-      const unsigned int v5370 = v5369 << 8u;
-      const unsigned int v5371 = v5370 + v5364;
-      out[v5371] = v5360;
-    }
-    const unsigned int v5373 = v41 + v10359;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5374 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5375 = v1008.x[5];
-    const float v5376 = v5375 * v5374;
-    const bool v5377 = v5373 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5377) {
-      const unsigned int v5380 = 32u + v10358;
-      const unsigned int v5383 = v13 + v5373;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5384 = v5383 * v1;
-      const unsigned int v5385 = v5384 + v28;
-      const unsigned int v5386 = v5385 << 8u;
-      const unsigned int v5387 = v5386 + v5380;
-      out[v5387] = v5376;
-    }
-    const unsigned int v5389 = v41 + v10364;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5390 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5391 = v1008.x[6];
-    const float v5392 = v5391 * v5390;
-    const bool v5393 = v5389 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5393) {
-      const unsigned int v5396 = 32u + v10363;
-      const unsigned int v5399 = v13 + v5389;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5400 = v5399 * v1;
-      const unsigned int v5401 = v5400 + v28;
-      const unsigned int v5402 = v5401 << 8u;
-      const unsigned int v5403 = v5402 + v5396;
-      out[v5403] = v5392;
-    }
-    const unsigned int v5405 = v41 + v10369;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5406 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5407 = v1008.x[7];
-    const float v5408 = v5407 * v5406;
-    const bool v5409 = v5405 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5409) {
-      const unsigned int v5412 = 32u + v10368;
-      const unsigned int v5415 = v13 + v5405;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5416 = v5415 * v1;
-      const unsigned int v5417 = v5416 + v28;
-      const unsigned int v5418 = v5417 << 8u;
-      const unsigned int v5419 = v5418 + v5412;
-      out[v5419] = v5408;
-    }
-    const unsigned int v5421 = v41 + v10374;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5422 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5423 = v1008.x[8];
-    const float v5424 = v5423 * v5422;
-    const bool v5425 = v5421 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5425) {
-      const unsigned int v5428 = 32u + v10373;
-      const unsigned int v5431 = v13 + v5421;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5432 = v5431 * v1;
-      const unsigned int v5433 = v5432 + v28;
-      const unsigned int v5434 = v5433 << 8u;
-      const unsigned int v5435 = v5434 + v5428;
-      out[v5435] = v5424;
-    }
-    const unsigned int v5437 = v41 + v10379;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5438 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5439 = v1008.x[9];
-    const float v5440 = v5439 * v5438;
-    const bool v5441 = v5437 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5441) {
-      const unsigned int v5444 = 32u + v10378;
-      const unsigned int v5447 = v13 + v5437;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5448 = v5447 * v1;
-      const unsigned int v5449 = v5448 + v28;
-      const unsigned int v5450 = v5449 << 8u;
-      const unsigned int v5451 = v5450 + v5444;
-      out[v5451] = v5440;
-    }
-    const unsigned int v5453 = v41 + v10384;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5454 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5455 = v1008.x[10];
-    const float v5456 = v5455 * v5454;
-    const bool v5457 = v5453 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5457) {
-      const unsigned int v5460 = 32u + v10383;
-      const unsigned int v5463 = v13 + v5453;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5464 = v5463 * v1;
-      const unsigned int v5465 = v5464 + v28;
-      const unsigned int v5466 = v5465 << 8u;
-      const unsigned int v5467 = v5466 + v5460;
-      out[v5467] = v5456;
-    }
-    const unsigned int v5469 = v41 + v10389;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5470 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5471 = v1008.x[11];
-    const float v5472 = v5471 * v5470;
-    const bool v5473 = v5469 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5473) {
-      const unsigned int v5476 = 32u + v10388;
-      const unsigned int v5479 = v13 + v5469;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5480 = v5479 * v1;
-      const unsigned int v5481 = v5480 + v28;
-      const unsigned int v5482 = v5481 << 8u;
-      const unsigned int v5483 = v5482 + v5476;
-      out[v5483] = v5472;
-    }
-    const unsigned int v5485 = v41 + v10394;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5486 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5487 = v1008.x[12];
-    const float v5488 = v5487 * v5486;
-    const bool v5489 = v5485 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5489) {
-      const unsigned int v5492 = 32u + v10393;
-      const unsigned int v5495 = v13 + v5485;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5496 = v5495 * v1;
-      const unsigned int v5497 = v5496 + v28;
-      const unsigned int v5498 = v5497 << 8u;
-      const unsigned int v5499 = v5498 + v5492;
-      out[v5499] = v5488;
-    }
-    const unsigned int v5501 = v41 + v10399;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5502 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5503 = v1008.x[13];
-    const float v5504 = v5503 * v5502;
-    const bool v5505 = v5501 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5505) {
-      const unsigned int v5508 = 32u + v10398;
-      const unsigned int v5511 = v13 + v5501;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5512 = v5511 * v1;
-      const unsigned int v5513 = v5512 + v28;
-      const unsigned int v5514 = v5513 << 8u;
-      const unsigned int v5515 = v5514 + v5508;
-      out[v5515] = v5504;
-    }
-    const unsigned int v5517 = v41 + v10404;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5518 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5519 = v1008.x[14];
-    const float v5520 = v5519 * v5518;
-    const bool v5521 = v5517 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5521) {
-      const unsigned int v5524 = 32u + v10403;
-      const unsigned int v5527 = v13 + v5517;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5528 = v5527 * v1;
-      const unsigned int v5529 = v5528 + v28;
-      const unsigned int v5530 = v5529 << 8u;
-      const unsigned int v5531 = v5530 + v5524;
-      out[v5531] = v5520;
-    }
-    const unsigned int v5533 = v41 + v10409;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5534 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5535 = v1008.x[15];
-    const float v5536 = v5535 * v5534;
-    const bool v5537 = v5533 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5537) {
-      const unsigned int v5540 = 32u + v10408;
-      const unsigned int v5543 = v13 + v5533;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5544 = v5543 * v1;
-      const unsigned int v5545 = v5544 + v28;
-      const unsigned int v5546 = v5545 << 8u;
-      const unsigned int v5547 = v5546 + v5540;
-      out[v5547] = v5536;
-    }
-    const unsigned int v5549 = v41 + v10414;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5550 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5551 = v1010.x[0];
-    const float v5552 = v5551 * v5550;
-    const bool v5553 = v5549 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5553) {
-      const unsigned int v5556 = 64u + v10413;
-      const unsigned int v5559 = v13 + v5549;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5560 = v5559 * v1;
-      const unsigned int v5561 = v5560 + v28;
-      const unsigned int v5562 = v5561 << 8u;
-      const unsigned int v5563 = v5562 + v5556;
-      out[v5563] = v5552;
-    }
-    const unsigned int v5565 = v41 + v10419;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5566 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5567 = v1010.x[1];
-    const float v5568 = v5567 * v5566;
-    const bool v5569 = v5565 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5569) {
-      const unsigned int v5572 = 64u + v10418;
-      const unsigned int v5575 = v13 + v5565;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5576 = v5575 * v1;
-      const unsigned int v5577 = v5576 + v28;
-      const unsigned int v5578 = v5577 << 8u;
-      const unsigned int v5579 = v5578 + v5572;
-      out[v5579] = v5568;
-    }
-    const unsigned int v5581 = v41 + v10424;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5582 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5583 = v1010.x[2];
-    const float v5584 = v5583 * v5582;
-    const bool v5585 = v5581 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5585) {
-      const unsigned int v5588 = 64u + v10423;
-      const unsigned int v5591 = v13 + v5581;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5592 = v5591 * v1;
-      const unsigned int v5593 = v5592 + v28;
-      const unsigned int v5594 = v5593 << 8u;
-      const unsigned int v5595 = v5594 + v5588;
-      out[v5595] = v5584;
-    }
-    const unsigned int v5597 = v41 + v10429;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5598 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5599 = v1010.x[3];
-    const float v5600 = v5599 * v5598;
-    const bool v5601 = v5597 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5601) {
-      const unsigned int v5604 = 64u + v10428;
-      const unsigned int v5607 = v13 + v5597;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5608 = v5607 * v1;
-      const unsigned int v5609 = v5608 + v28;
-      const unsigned int v5610 = v5609 << 8u;
-      const unsigned int v5611 = v5610 + v5604;
-      out[v5611] = v5600;
-    }
-    const unsigned int v5613 = v41 + v10434;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5614 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5615 = v1010.x[4];
-    const float v5616 = v5615 * v5614;
-    const bool v5617 = v5613 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5617) {
-      const unsigned int v5620 = 64u + v10433;
-      const unsigned int v5623 = v13 + v5613;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5624 = v5623 * v1;
-      const unsigned int v5625 = v5624 + v28;
-      const unsigned int v5626 = v5625 << 8u;
-      const unsigned int v5627 = v5626 + v5620;
-      out[v5627] = v5616;
-    }
-    const unsigned int v5629 = v41 + v10439;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5630 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5631 = v1010.x[5];
-    const float v5632 = v5631 * v5630;
-    const bool v5633 = v5629 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5633) {
-      const unsigned int v5636 = 64u + v10438;
-      const unsigned int v5639 = v13 + v5629;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5640 = v5639 * v1;
-      const unsigned int v5641 = v5640 + v28;
-      const unsigned int v5642 = v5641 << 8u;
-      const unsigned int v5643 = v5642 + v5636;
-      out[v5643] = v5632;
-    }
-    const unsigned int v5645 = v41 + v10444;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5646 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5647 = v1010.x[6];
-    const float v5648 = v5647 * v5646;
-    const bool v5649 = v5645 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5649) {
-      const unsigned int v5652 = 64u + v10443;
-      const unsigned int v5655 = v13 + v5645;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5656 = v5655 * v1;
-      const unsigned int v5657 = v5656 + v28;
-      const unsigned int v5658 = v5657 << 8u;
-      const unsigned int v5659 = v5658 + v5652;
-      out[v5659] = v5648;
-    }
-    const unsigned int v5661 = v41 + v10449;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5662 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5663 = v1010.x[7];
-    const float v5664 = v5663 * v5662;
-    const bool v5665 = v5661 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5665) {
-      const unsigned int v5668 = 64u + v10448;
-      const unsigned int v5671 = v13 + v5661;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5672 = v5671 * v1;
-      const unsigned int v5673 = v5672 + v28;
-      const unsigned int v5674 = v5673 << 8u;
-      const unsigned int v5675 = v5674 + v5668;
-      out[v5675] = v5664;
-    }
-    const unsigned int v5677 = v41 + v10454;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5678 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5679 = v1010.x[8];
-    const float v5680 = v5679 * v5678;
-    const bool v5681 = v5677 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5681) {
-      const unsigned int v5684 = 64u + v10453;
-      const unsigned int v5687 = v13 + v5677;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5688 = v5687 * v1;
-      const unsigned int v5689 = v5688 + v28;
-      const unsigned int v5690 = v5689 << 8u;
-      const unsigned int v5691 = v5690 + v5684;
-      out[v5691] = v5680;
-    }
-    const unsigned int v5693 = v41 + v10459;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5694 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5695 = v1010.x[9];
-    const float v5696 = v5695 * v5694;
-    const bool v5697 = v5693 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5697) {
-      const unsigned int v5700 = 64u + v10458;
-      const unsigned int v5703 = v13 + v5693;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5704 = v5703 * v1;
-      const unsigned int v5705 = v5704 + v28;
-      const unsigned int v5706 = v5705 << 8u;
-      const unsigned int v5707 = v5706 + v5700;
-      out[v5707] = v5696;
-    }
-    const unsigned int v5709 = v41 + v10464;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5710 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5711 = v1010.x[10];
-    const float v5712 = v5711 * v5710;
-    const bool v5713 = v5709 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5713) {
-      const unsigned int v5716 = 64u + v10463;
-      const unsigned int v5719 = v13 + v5709;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5720 = v5719 * v1;
-      const unsigned int v5721 = v5720 + v28;
-      const unsigned int v5722 = v5721 << 8u;
-      const unsigned int v5723 = v5722 + v5716;
-      out[v5723] = v5712;
-    }
-    const unsigned int v5725 = v41 + v10469;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5726 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5727 = v1010.x[11];
-    const float v5728 = v5727 * v5726;
-    const bool v5729 = v5725 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5729) {
-      const unsigned int v5732 = 64u + v10468;
-      const unsigned int v5735 = v13 + v5725;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5736 = v5735 * v1;
-      const unsigned int v5737 = v5736 + v28;
-      const unsigned int v5738 = v5737 << 8u;
-      const unsigned int v5739 = v5738 + v5732;
-      out[v5739] = v5728;
-    }
-    const unsigned int v5741 = v41 + v10474;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5742 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5743 = v1010.x[12];
-    const float v5744 = v5743 * v5742;
-    const bool v5745 = v5741 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5745) {
-      const unsigned int v5748 = 64u + v10473;
-      const unsigned int v5751 = v13 + v5741;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5752 = v5751 * v1;
-      const unsigned int v5753 = v5752 + v28;
-      const unsigned int v5754 = v5753 << 8u;
-      const unsigned int v5755 = v5754 + v5748;
-      out[v5755] = v5744;
-    }
-    const unsigned int v5757 = v41 + v10479;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5758 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5759 = v1010.x[13];
-    const float v5760 = v5759 * v5758;
-    const bool v5761 = v5757 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5761) {
-      const unsigned int v5764 = 64u + v10478;
-      const unsigned int v5767 = v13 + v5757;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5768 = v5767 * v1;
-      const unsigned int v5769 = v5768 + v28;
-      const unsigned int v5770 = v5769 << 8u;
-      const unsigned int v5771 = v5770 + v5764;
-      out[v5771] = v5760;
-    }
-    const unsigned int v5773 = v41 + v10484;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5774 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5775 = v1010.x[14];
-    const float v5776 = v5775 * v5774;
-    const bool v5777 = v5773 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5777) {
-      const unsigned int v5780 = 64u + v10483;
-      const unsigned int v5783 = v13 + v5773;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5784 = v5783 * v1;
-      const unsigned int v5785 = v5784 + v28;
-      const unsigned int v5786 = v5785 << 8u;
-      const unsigned int v5787 = v5786 + v5780;
-      out[v5787] = v5776;
-    }
-    const unsigned int v5789 = v41 + v10489;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5790 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5791 = v1010.x[15];
-    const float v5792 = v5791 * v5790;
-    const bool v5793 = v5789 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5793) {
-      const unsigned int v5796 = 64u + v10488;
-      const unsigned int v5799 = v13 + v5789;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5800 = v5799 * v1;
-      const unsigned int v5801 = v5800 + v28;
-      const unsigned int v5802 = v5801 << 8u;
-      const unsigned int v5803 = v5802 + v5796;
-      out[v5803] = v5792;
-    }
-    const unsigned int v5805 = v41 + v10494;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5806 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5807 = v1012.x[0];
-    const float v5808 = v5807 * v5806;
-    const bool v5809 = v5805 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5809) {
-      const unsigned int v5812 = 96u + v10493;
-      const unsigned int v5815 = v13 + v5805;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5816 = v5815 * v1;
-      const unsigned int v5817 = v5816 + v28;
-      const unsigned int v5818 = v5817 << 8u;
-      const unsigned int v5819 = v5818 + v5812;
-      out[v5819] = v5808;
-    }
-    const unsigned int v5821 = v41 + v10499;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5822 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5823 = v1012.x[1];
-    const float v5824 = v5823 * v5822;
-    const bool v5825 = v5821 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5825) {
-      const unsigned int v5828 = 96u + v10498;
-      const unsigned int v5831 = v13 + v5821;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5832 = v5831 * v1;
-      const unsigned int v5833 = v5832 + v28;
-      const unsigned int v5834 = v5833 << 8u;
-      const unsigned int v5835 = v5834 + v5828;
-      out[v5835] = v5824;
-    }
-    const unsigned int v5837 = v41 + v10504;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5838 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5839 = v1012.x[2];
-    const float v5840 = v5839 * v5838;
-    const bool v5841 = v5837 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5841) {
-      const unsigned int v5844 = 96u + v10503;
-      const unsigned int v5847 = v13 + v5837;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5848 = v5847 * v1;
-      const unsigned int v5849 = v5848 + v28;
-      const unsigned int v5850 = v5849 << 8u;
-      const unsigned int v5851 = v5850 + v5844;
-      out[v5851] = v5840;
-    }
-    const unsigned int v5853 = v41 + v10509;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5854 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5855 = v1012.x[3];
-    const float v5856 = v5855 * v5854;
-    const bool v5857 = v5853 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5857) {
-      const unsigned int v5860 = 96u + v10508;
-      const unsigned int v5863 = v13 + v5853;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5864 = v5863 * v1;
-      const unsigned int v5865 = v5864 + v28;
-      const unsigned int v5866 = v5865 << 8u;
-      const unsigned int v5867 = v5866 + v5860;
-      out[v5867] = v5856;
-    }
-    const unsigned int v5869 = v41 + v10514;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5870 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5871 = v1012.x[4];
-    const float v5872 = v5871 * v5870;
-    const bool v5873 = v5869 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5873) {
-      const unsigned int v5876 = 96u + v10513;
-      const unsigned int v5879 = v13 + v5869;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5880 = v5879 * v1;
-      const unsigned int v5881 = v5880 + v28;
-      const unsigned int v5882 = v5881 << 8u;
-      const unsigned int v5883 = v5882 + v5876;
-      out[v5883] = v5872;
-    }
-    const unsigned int v5885 = v41 + v10519;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5886 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5887 = v1012.x[5];
-    const float v5888 = v5887 * v5886;
-    const bool v5889 = v5885 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5889) {
-      const unsigned int v5892 = 96u + v10518;
-      const unsigned int v5895 = v13 + v5885;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5896 = v5895 * v1;
-      const unsigned int v5897 = v5896 + v28;
-      const unsigned int v5898 = v5897 << 8u;
-      const unsigned int v5899 = v5898 + v5892;
-      out[v5899] = v5888;
-    }
-    const unsigned int v5901 = v41 + v10524;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5902 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5903 = v1012.x[6];
-    const float v5904 = v5903 * v5902;
-    const bool v5905 = v5901 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5905) {
-      const unsigned int v5908 = 96u + v10523;
-      const unsigned int v5911 = v13 + v5901;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5912 = v5911 * v1;
-      const unsigned int v5913 = v5912 + v28;
-      const unsigned int v5914 = v5913 << 8u;
-      const unsigned int v5915 = v5914 + v5908;
-      out[v5915] = v5904;
-    }
-    const unsigned int v5917 = v41 + v10529;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5918 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5919 = v1012.x[7];
-    const float v5920 = v5919 * v5918;
-    const bool v5921 = v5917 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5921) {
-      const unsigned int v5924 = 96u + v10528;
-      const unsigned int v5927 = v13 + v5917;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5928 = v5927 * v1;
-      const unsigned int v5929 = v5928 + v28;
-      const unsigned int v5930 = v5929 << 8u;
-      const unsigned int v5931 = v5930 + v5924;
-      out[v5931] = v5920;
-    }
-    const unsigned int v5933 = v41 + v10534;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5934 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5935 = v1012.x[8];
-    const float v5936 = v5935 * v5934;
-    const bool v5937 = v5933 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5937) {
-      const unsigned int v5940 = 96u + v10533;
-      const unsigned int v5943 = v13 + v5933;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5944 = v5943 * v1;
-      const unsigned int v5945 = v5944 + v28;
-      const unsigned int v5946 = v5945 << 8u;
-      const unsigned int v5947 = v5946 + v5940;
-      out[v5947] = v5936;
-    }
-    const unsigned int v5949 = v41 + v10539;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5950 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5951 = v1012.x[9];
-    const float v5952 = v5951 * v5950;
-    const bool v5953 = v5949 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5953) {
-      const unsigned int v5956 = 96u + v10538;
-      const unsigned int v5959 = v13 + v5949;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5960 = v5959 * v1;
-      const unsigned int v5961 = v5960 + v28;
-      const unsigned int v5962 = v5961 << 8u;
-      const unsigned int v5963 = v5962 + v5956;
-      out[v5963] = v5952;
-    }
-    const unsigned int v5965 = v41 + v10544;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5966 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5967 = v1012.x[10];
-    const float v5968 = v5967 * v5966;
-    const bool v5969 = v5965 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5969) {
-      const unsigned int v5972 = 96u + v10543;
-      const unsigned int v5975 = v13 + v5965;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5976 = v5975 * v1;
-      const unsigned int v5977 = v5976 + v28;
-      const unsigned int v5978 = v5977 << 8u;
-      const unsigned int v5979 = v5978 + v5972;
-      out[v5979] = v5968;
-    }
-    const unsigned int v5981 = v41 + v10549;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5982 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5983 = v1012.x[11];
-    const float v5984 = v5983 * v5982;
-    const bool v5985 = v5981 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v5985) {
-      const unsigned int v5988 = 96u + v10548;
-      const unsigned int v5991 = v13 + v5981;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v5992 = v5991 * v1;
-      const unsigned int v5993 = v5992 + v28;
-      const unsigned int v5994 = v5993 << 8u;
-      const unsigned int v5995 = v5994 + v5988;
-      out[v5995] = v5984;
-    }
-    const unsigned int v5997 = v41 + v10554;  // kernels/sdpa/flash_tile.hpp:197
-    const float v5998 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v5999 = v1012.x[12];
-    const float v6000 = v5999 * v5998;
-    const bool v6001 = v5997 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6001) {
-      const unsigned int v6004 = 96u + v10553;
-      const unsigned int v6007 = v13 + v5997;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6008 = v6007 * v1;
-      const unsigned int v6009 = v6008 + v28;
-      const unsigned int v6010 = v6009 << 8u;
-      const unsigned int v6011 = v6010 + v6004;
-      out[v6011] = v6000;
-    }
-    const unsigned int v6013 = v41 + v10559;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6014 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6015 = v1012.x[13];
-    const float v6016 = v6015 * v6014;
-    const bool v6017 = v6013 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6017) {
-      const unsigned int v6020 = 96u + v10558;
-      const unsigned int v6023 = v13 + v6013;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6024 = v6023 * v1;
-      const unsigned int v6025 = v6024 + v28;
-      const unsigned int v6026 = v6025 << 8u;
-      const unsigned int v6027 = v6026 + v6020;
-      out[v6027] = v6016;
-    }
-    const unsigned int v6029 = v41 + v10564;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6030 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6031 = v1012.x[14];
-    const float v6032 = v6031 * v6030;
-    const bool v6033 = v6029 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6033) {
-      const unsigned int v6036 = 96u + v10563;
-      const unsigned int v6039 = v13 + v6029;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6040 = v6039 * v1;
-      const unsigned int v6041 = v6040 + v28;
-      const unsigned int v6042 = v6041 << 8u;
-      const unsigned int v6043 = v6042 + v6036;
-      out[v6043] = v6032;
-    }
-    const unsigned int v6045 = v41 + v10569;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6046 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6047 = v1012.x[15];
-    const float v6048 = v6047 * v6046;
-    const bool v6049 = v6045 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6049) {
-      const unsigned int v6052 = 96u + v10568;
-      const unsigned int v6055 = v13 + v6045;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6056 = v6055 * v1;
-      const unsigned int v6057 = v6056 + v28;
-      const unsigned int v6058 = v6057 << 8u;
-      const unsigned int v6059 = v6058 + v6052;
-      out[v6059] = v6048;
-    }
-    const unsigned int v6061 = v41 + v10574;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6062 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6063 = v1014.x[0];
-    const float v6064 = v6063 * v6062;
-    const bool v6065 = v6061 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6065) {
-      const unsigned int v6068 = 128u + v10573;
-      const unsigned int v6071 = v13 + v6061;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6072 = v6071 * v1;
-      const unsigned int v6073 = v6072 + v28;
-      const unsigned int v6074 = v6073 << 8u;
-      const unsigned int v6075 = v6074 + v6068;
-      out[v6075] = v6064;
-    }
-    const unsigned int v6077 = v41 + v10579;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6078 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6079 = v1014.x[1];
-    const float v6080 = v6079 * v6078;
-    const bool v6081 = v6077 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6081) {
-      const unsigned int v6084 = 128u + v10578;
-      const unsigned int v6087 = v13 + v6077;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6088 = v6087 * v1;
-      const unsigned int v6089 = v6088 + v28;
-      const unsigned int v6090 = v6089 << 8u;
-      const unsigned int v6091 = v6090 + v6084;
-      out[v6091] = v6080;
-    }
-    const unsigned int v6093 = v41 + v10584;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6094 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6095 = v1014.x[2];
-    const float v6096 = v6095 * v6094;
-    const bool v6097 = v6093 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6097) {
-      const unsigned int v6100 = 128u + v10583;
-      const unsigned int v6103 = v13 + v6093;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6104 = v6103 * v1;
-      const unsigned int v6105 = v6104 + v28;
-      const unsigned int v6106 = v6105 << 8u;
-      const unsigned int v6107 = v6106 + v6100;
-      out[v6107] = v6096;
-    }
-    const unsigned int v6109 = v41 + v10589;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6110 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6111 = v1014.x[3];
-    const float v6112 = v6111 * v6110;
-    const bool v6113 = v6109 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6113) {
-      const unsigned int v6116 = 128u + v10588;
-      const unsigned int v6119 = v13 + v6109;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6120 = v6119 * v1;
-      const unsigned int v6121 = v6120 + v28;
-      const unsigned int v6122 = v6121 << 8u;
-      const unsigned int v6123 = v6122 + v6116;
-      out[v6123] = v6112;
-    }
-    const unsigned int v6125 = v41 + v10594;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6126 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6127 = v1014.x[4];
-    const float v6128 = v6127 * v6126;
-    const bool v6129 = v6125 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6129) {
-      const unsigned int v6132 = 128u + v10593;
-      const unsigned int v6135 = v13 + v6125;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6136 = v6135 * v1;
-      const unsigned int v6137 = v6136 + v28;
-      const unsigned int v6138 = v6137 << 8u;
-      const unsigned int v6139 = v6138 + v6132;
-      out[v6139] = v6128;
-    }
-    const unsigned int v6141 = v41 + v10599;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6142 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6143 = v1014.x[5];
-    const float v6144 = v6143 * v6142;
-    const bool v6145 = v6141 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6145) {
-      const unsigned int v6148 = 128u + v10598;
-      const unsigned int v6151 = v13 + v6141;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6152 = v6151 * v1;
-      const unsigned int v6153 = v6152 + v28;
-      const unsigned int v6154 = v6153 << 8u;
-      const unsigned int v6155 = v6154 + v6148;
-      out[v6155] = v6144;
-    }
-    const unsigned int v6157 = v41 + v10604;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6158 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6159 = v1014.x[6];
-    const float v6160 = v6159 * v6158;
-    const bool v6161 = v6157 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6161) {
-      const unsigned int v6164 = 128u + v10603;
-      const unsigned int v6167 = v13 + v6157;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6168 = v6167 * v1;
-      const unsigned int v6169 = v6168 + v28;
-      const unsigned int v6170 = v6169 << 8u;
-      const unsigned int v6171 = v6170 + v6164;
-      out[v6171] = v6160;
-    }
-    const unsigned int v6173 = v41 + v10609;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6174 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6175 = v1014.x[7];
-    const float v6176 = v6175 * v6174;
-    const bool v6177 = v6173 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6177) {
-      const unsigned int v6180 = 128u + v10608;
-      const unsigned int v6183 = v13 + v6173;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6184 = v6183 * v1;
-      const unsigned int v6185 = v6184 + v28;
-      const unsigned int v6186 = v6185 << 8u;
-      const unsigned int v6187 = v6186 + v6180;
-      out[v6187] = v6176;
-    }
-    const unsigned int v6189 = v41 + v10614;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6190 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6191 = v1014.x[8];
-    const float v6192 = v6191 * v6190;
-    const bool v6193 = v6189 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6193) {
-      const unsigned int v6196 = 128u + v10613;
-      const unsigned int v6199 = v13 + v6189;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6200 = v6199 * v1;
-      const unsigned int v6201 = v6200 + v28;
-      const unsigned int v6202 = v6201 << 8u;
-      const unsigned int v6203 = v6202 + v6196;
-      out[v6203] = v6192;
-    }
-    const unsigned int v6205 = v41 + v10619;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6206 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6207 = v1014.x[9];
-    const float v6208 = v6207 * v6206;
-    const bool v6209 = v6205 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6209) {
-      const unsigned int v6212 = 128u + v10618;
-      const unsigned int v6215 = v13 + v6205;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6216 = v6215 * v1;
-      const unsigned int v6217 = v6216 + v28;
-      const unsigned int v6218 = v6217 << 8u;
-      const unsigned int v6219 = v6218 + v6212;
-      out[v6219] = v6208;
-    }
-    const unsigned int v6221 = v41 + v10624;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6222 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6223 = v1014.x[10];
-    const float v6224 = v6223 * v6222;
-    const bool v6225 = v6221 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6225) {
-      const unsigned int v6228 = 128u + v10623;
-      const unsigned int v6231 = v13 + v6221;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6232 = v6231 * v1;
-      const unsigned int v6233 = v6232 + v28;
-      const unsigned int v6234 = v6233 << 8u;
-      const unsigned int v6235 = v6234 + v6228;
-      out[v6235] = v6224;
-    }
-    const unsigned int v6237 = v41 + v10629;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6238 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6239 = v1014.x[11];
-    const float v6240 = v6239 * v6238;
-    const bool v6241 = v6237 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6241) {
-      const unsigned int v6244 = 128u + v10628;
-      const unsigned int v6247 = v13 + v6237;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6248 = v6247 * v1;
-      const unsigned int v6249 = v6248 + v28;
-      const unsigned int v6250 = v6249 << 8u;
-      const unsigned int v6251 = v6250 + v6244;
-      out[v6251] = v6240;
-    }
-    const unsigned int v6253 = v41 + v10634;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6254 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6255 = v1014.x[12];
-    const float v6256 = v6255 * v6254;
-    const bool v6257 = v6253 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6257) {
-      const unsigned int v6260 = 128u + v10633;
-      const unsigned int v6263 = v13 + v6253;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6264 = v6263 * v1;
-      const unsigned int v6265 = v6264 + v28;
-      const unsigned int v6266 = v6265 << 8u;
-      const unsigned int v6267 = v6266 + v6260;
-      out[v6267] = v6256;
-    }
-    const unsigned int v6269 = v41 + v10639;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6270 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6271 = v1014.x[13];
-    const float v6272 = v6271 * v6270;
-    const bool v6273 = v6269 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6273) {
-      const unsigned int v6276 = 128u + v10638;
-      const unsigned int v6279 = v13 + v6269;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6280 = v6279 * v1;
-      const unsigned int v6281 = v6280 + v28;
-      const unsigned int v6282 = v6281 << 8u;
-      const unsigned int v6283 = v6282 + v6276;
-      out[v6283] = v6272;
-    }
-    const unsigned int v6285 = v41 + v10644;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6286 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6287 = v1014.x[14];
-    const float v6288 = v6287 * v6286;
-    const bool v6289 = v6285 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6289) {
-      const unsigned int v6292 = 128u + v10643;
-      const unsigned int v6295 = v13 + v6285;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6296 = v6295 * v1;
-      const unsigned int v6297 = v6296 + v28;
-      const unsigned int v6298 = v6297 << 8u;
-      const unsigned int v6299 = v6298 + v6292;
-      out[v6299] = v6288;
-    }
-    const unsigned int v6301 = v41 + v10649;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6302 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6303 = v1014.x[15];
-    const float v6304 = v6303 * v6302;
-    const bool v6305 = v6301 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6305) {
-      const unsigned int v6308 = 128u + v10648;
-      const unsigned int v6311 = v13 + v6301;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6312 = v6311 * v1;
-      const unsigned int v6313 = v6312 + v28;
-      const unsigned int v6314 = v6313 << 8u;
-      const unsigned int v6315 = v6314 + v6308;
-      out[v6315] = v6304;
-    }
-    const unsigned int v6317 = v41 + v10654;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6318 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6319 = v1016.x[0];
-    const float v6320 = v6319 * v6318;
-    const bool v6321 = v6317 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6321) {
-      const unsigned int v6324 = 160u + v10653;
-      const unsigned int v6327 = v13 + v6317;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6328 = v6327 * v1;
-      const unsigned int v6329 = v6328 + v28;
-      const unsigned int v6330 = v6329 << 8u;
-      const unsigned int v6331 = v6330 + v6324;
-      out[v6331] = v6320;
-    }
-    const unsigned int v6333 = v41 + v10659;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6334 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6335 = v1016.x[1];
-    const float v6336 = v6335 * v6334;
-    const bool v6337 = v6333 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6337) {
-      const unsigned int v6340 = 160u + v10658;
-      const unsigned int v6343 = v13 + v6333;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6344 = v6343 * v1;
-      const unsigned int v6345 = v6344 + v28;
-      const unsigned int v6346 = v6345 << 8u;
-      const unsigned int v6347 = v6346 + v6340;
-      out[v6347] = v6336;
-    }
-    const unsigned int v6349 = v41 + v10664;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6350 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6351 = v1016.x[2];
-    const float v6352 = v6351 * v6350;
-    const bool v6353 = v6349 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6353) {
-      const unsigned int v6356 = 160u + v10663;
-      const unsigned int v6359 = v13 + v6349;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6360 = v6359 * v1;
-      const unsigned int v6361 = v6360 + v28;
-      const unsigned int v6362 = v6361 << 8u;
-      const unsigned int v6363 = v6362 + v6356;
-      out[v6363] = v6352;
-    }
-    const unsigned int v6365 = v41 + v10669;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6366 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6367 = v1016.x[3];
-    const float v6368 = v6367 * v6366;
-    const bool v6369 = v6365 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6369) {
-      const unsigned int v6372 = 160u + v10668;
-      const unsigned int v6375 = v13 + v6365;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6376 = v6375 * v1;
-      const unsigned int v6377 = v6376 + v28;
-      const unsigned int v6378 = v6377 << 8u;
-      const unsigned int v6379 = v6378 + v6372;
-      out[v6379] = v6368;
-    }
-    const unsigned int v6381 = v41 + v10674;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6382 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6383 = v1016.x[4];
-    const float v6384 = v6383 * v6382;
-    const bool v6385 = v6381 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6385) {
-      const unsigned int v6388 = 160u + v10673;
-      const unsigned int v6391 = v13 + v6381;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6392 = v6391 * v1;
-      const unsigned int v6393 = v6392 + v28;
-      const unsigned int v6394 = v6393 << 8u;
-      const unsigned int v6395 = v6394 + v6388;
-      out[v6395] = v6384;
-    }
-    const unsigned int v6397 = v41 + v10679;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6398 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6399 = v1016.x[5];
-    const float v6400 = v6399 * v6398;
-    const bool v6401 = v6397 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6401) {
-      const unsigned int v6404 = 160u + v10678;
-      const unsigned int v6407 = v13 + v6397;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6408 = v6407 * v1;
-      const unsigned int v6409 = v6408 + v28;
-      const unsigned int v6410 = v6409 << 8u;
-      const unsigned int v6411 = v6410 + v6404;
-      out[v6411] = v6400;
-    }
-    const unsigned int v6413 = v41 + v10684;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6414 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6415 = v1016.x[6];
-    const float v6416 = v6415 * v6414;
-    const bool v6417 = v6413 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6417) {
-      const unsigned int v6420 = 160u + v10683;
-      const unsigned int v6423 = v13 + v6413;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6424 = v6423 * v1;
-      const unsigned int v6425 = v6424 + v28;
-      const unsigned int v6426 = v6425 << 8u;
-      const unsigned int v6427 = v6426 + v6420;
-      out[v6427] = v6416;
-    }
-    const unsigned int v6429 = v41 + v10689;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6430 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6431 = v1016.x[7];
-    const float v6432 = v6431 * v6430;
-    const bool v6433 = v6429 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6433) {
-      const unsigned int v6436 = 160u + v10688;
-      const unsigned int v6439 = v13 + v6429;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6440 = v6439 * v1;
-      const unsigned int v6441 = v6440 + v28;
-      const unsigned int v6442 = v6441 << 8u;
-      const unsigned int v6443 = v6442 + v6436;
-      out[v6443] = v6432;
-    }
-    const unsigned int v6445 = v41 + v10694;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6446 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6447 = v1016.x[8];
-    const float v6448 = v6447 * v6446;
-    const bool v6449 = v6445 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6449) {
-      const unsigned int v6452 = 160u + v10693;
-      const unsigned int v6455 = v13 + v6445;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6456 = v6455 * v1;
-      const unsigned int v6457 = v6456 + v28;
-      const unsigned int v6458 = v6457 << 8u;
-      const unsigned int v6459 = v6458 + v6452;
-      out[v6459] = v6448;
-    }
-    const unsigned int v6461 = v41 + v10699;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6462 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6463 = v1016.x[9];
-    const float v6464 = v6463 * v6462;
-    const bool v6465 = v6461 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6465) {
-      const unsigned int v6468 = 160u + v10698;
-      const unsigned int v6471 = v13 + v6461;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6472 = v6471 * v1;
-      const unsigned int v6473 = v6472 + v28;
-      const unsigned int v6474 = v6473 << 8u;
-      const unsigned int v6475 = v6474 + v6468;
-      out[v6475] = v6464;
-    }
-    const unsigned int v6477 = v41 + v10704;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6478 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6479 = v1016.x[10];
-    const float v6480 = v6479 * v6478;
-    const bool v6481 = v6477 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6481) {
-      const unsigned int v6484 = 160u + v10703;
-      const unsigned int v6487 = v13 + v6477;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6488 = v6487 * v1;
-      const unsigned int v6489 = v6488 + v28;
-      const unsigned int v6490 = v6489 << 8u;
-      const unsigned int v6491 = v6490 + v6484;
-      out[v6491] = v6480;
-    }
-    const unsigned int v6493 = v41 + v10709;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6494 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6495 = v1016.x[11];
-    const float v6496 = v6495 * v6494;
-    const bool v6497 = v6493 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6497) {
-      const unsigned int v6500 = 160u + v10708;
-      const unsigned int v6503 = v13 + v6493;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6504 = v6503 * v1;
-      const unsigned int v6505 = v6504 + v28;
-      const unsigned int v6506 = v6505 << 8u;
-      const unsigned int v6507 = v6506 + v6500;
-      out[v6507] = v6496;
-    }
-    const unsigned int v6509 = v41 + v10714;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6510 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6511 = v1016.x[12];
-    const float v6512 = v6511 * v6510;
-    const bool v6513 = v6509 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6513) {
-      const unsigned int v6516 = 160u + v10713;
-      const unsigned int v6519 = v13 + v6509;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6520 = v6519 * v1;
-      const unsigned int v6521 = v6520 + v28;
-      const unsigned int v6522 = v6521 << 8u;
-      const unsigned int v6523 = v6522 + v6516;
-      out[v6523] = v6512;
-    }
-    const unsigned int v6525 = v41 + v10719;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6526 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6527 = v1016.x[13];
-    const float v6528 = v6527 * v6526;
-    const bool v6529 = v6525 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6529) {
-      const unsigned int v6532 = 160u + v10718;
-      const unsigned int v6535 = v13 + v6525;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6536 = v6535 * v1;
-      const unsigned int v6537 = v6536 + v28;
-      const unsigned int v6538 = v6537 << 8u;
-      const unsigned int v6539 = v6538 + v6532;
-      out[v6539] = v6528;
-    }
-    const unsigned int v6541 = v41 + v10724;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6542 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6543 = v1016.x[14];
-    const float v6544 = v6543 * v6542;
-    const bool v6545 = v6541 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6545) {
-      const unsigned int v6548 = 160u + v10723;
-      const unsigned int v6551 = v13 + v6541;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6552 = v6551 * v1;
-      const unsigned int v6553 = v6552 + v28;
-      const unsigned int v6554 = v6553 << 8u;
-      const unsigned int v6555 = v6554 + v6548;
-      out[v6555] = v6544;
-    }
-    const unsigned int v6557 = v41 + v10729;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6558 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6559 = v1016.x[15];
-    const float v6560 = v6559 * v6558;
-    const bool v6561 = v6557 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6561) {
-      const unsigned int v6564 = 160u + v10728;
-      const unsigned int v6567 = v13 + v6557;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6568 = v6567 * v1;
-      const unsigned int v6569 = v6568 + v28;
-      const unsigned int v6570 = v6569 << 8u;
-      const unsigned int v6571 = v6570 + v6564;
-      out[v6571] = v6560;
-    }
-    const unsigned int v6573 = v41 + v10734;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6574 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6575 = v1018.x[0];
-    const float v6576 = v6575 * v6574;
-    const bool v6577 = v6573 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6577) {
-      const unsigned int v6580 = 192u + v10733;
-      const unsigned int v6583 = v13 + v6573;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6584 = v6583 * v1;
-      const unsigned int v6585 = v6584 + v28;
-      const unsigned int v6586 = v6585 << 8u;
-      const unsigned int v6587 = v6586 + v6580;
-      out[v6587] = v6576;
-    }
-    const unsigned int v6589 = v41 + v10739;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6590 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6591 = v1018.x[1];
-    const float v6592 = v6591 * v6590;
-    const bool v6593 = v6589 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6593) {
-      const unsigned int v6596 = 192u + v10738;
-      const unsigned int v6599 = v13 + v6589;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6600 = v6599 * v1;
-      const unsigned int v6601 = v6600 + v28;
-      const unsigned int v6602 = v6601 << 8u;
-      const unsigned int v6603 = v6602 + v6596;
-      out[v6603] = v6592;
-    }
-    const unsigned int v6605 = v41 + v10744;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6606 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6607 = v1018.x[2];
-    const float v6608 = v6607 * v6606;
-    const bool v6609 = v6605 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6609) {
-      const unsigned int v6612 = 192u + v10743;
-      const unsigned int v6615 = v13 + v6605;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6616 = v6615 * v1;
-      const unsigned int v6617 = v6616 + v28;
-      const unsigned int v6618 = v6617 << 8u;
-      const unsigned int v6619 = v6618 + v6612;
-      out[v6619] = v6608;
-    }
-    const unsigned int v6621 = v41 + v10749;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6622 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6623 = v1018.x[3];
-    const float v6624 = v6623 * v6622;
-    const bool v6625 = v6621 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6625) {
-      const unsigned int v6628 = 192u + v10748;
-      const unsigned int v6631 = v13 + v6621;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6632 = v6631 * v1;
-      const unsigned int v6633 = v6632 + v28;
-      const unsigned int v6634 = v6633 << 8u;
-      const unsigned int v6635 = v6634 + v6628;
-      out[v6635] = v6624;
-    }
-    const unsigned int v6637 = v41 + v10754;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6638 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6639 = v1018.x[4];
-    const float v6640 = v6639 * v6638;
-    const bool v6641 = v6637 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6641) {
-      const unsigned int v6644 = 192u + v10753;
-      const unsigned int v6647 = v13 + v6637;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6648 = v6647 * v1;
-      const unsigned int v6649 = v6648 + v28;
-      const unsigned int v6650 = v6649 << 8u;
-      const unsigned int v6651 = v6650 + v6644;
-      out[v6651] = v6640;
-    }
-    const unsigned int v6653 = v41 + v10759;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6654 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6655 = v1018.x[5];
-    const float v6656 = v6655 * v6654;
-    const bool v6657 = v6653 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6657) {
-      const unsigned int v6660 = 192u + v10758;
-      const unsigned int v6663 = v13 + v6653;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6664 = v6663 * v1;
-      const unsigned int v6665 = v6664 + v28;
-      const unsigned int v6666 = v6665 << 8u;
-      const unsigned int v6667 = v6666 + v6660;
-      out[v6667] = v6656;
-    }
-    const unsigned int v6669 = v41 + v10764;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6670 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6671 = v1018.x[6];
-    const float v6672 = v6671 * v6670;
-    const bool v6673 = v6669 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6673) {
-      const unsigned int v6676 = 192u + v10763;
-      const unsigned int v6679 = v13 + v6669;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6680 = v6679 * v1;
-      const unsigned int v6681 = v6680 + v28;
-      const unsigned int v6682 = v6681 << 8u;
-      const unsigned int v6683 = v6682 + v6676;
-      out[v6683] = v6672;
-    }
-    const unsigned int v6685 = v41 + v10769;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6686 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6687 = v1018.x[7];
-    const float v6688 = v6687 * v6686;
-    const bool v6689 = v6685 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6689) {
-      const unsigned int v6692 = 192u + v10768;
-      const unsigned int v6695 = v13 + v6685;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6696 = v6695 * v1;
-      const unsigned int v6697 = v6696 + v28;
-      const unsigned int v6698 = v6697 << 8u;
-      const unsigned int v6699 = v6698 + v6692;
-      out[v6699] = v6688;
-    }
-    const unsigned int v6701 = v41 + v10774;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6702 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6703 = v1018.x[8];
-    const float v6704 = v6703 * v6702;
-    const bool v6705 = v6701 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6705) {
-      const unsigned int v6708 = 192u + v10773;
-      const unsigned int v6711 = v13 + v6701;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6712 = v6711 * v1;
-      const unsigned int v6713 = v6712 + v28;
-      const unsigned int v6714 = v6713 << 8u;
-      const unsigned int v6715 = v6714 + v6708;
-      out[v6715] = v6704;
-    }
-    const unsigned int v6717 = v41 + v10779;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6718 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6719 = v1018.x[9];
-    const float v6720 = v6719 * v6718;
-    const bool v6721 = v6717 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6721) {
-      const unsigned int v6724 = 192u + v10778;
-      const unsigned int v6727 = v13 + v6717;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6728 = v6727 * v1;
-      const unsigned int v6729 = v6728 + v28;
-      const unsigned int v6730 = v6729 << 8u;
-      const unsigned int v6731 = v6730 + v6724;
-      out[v6731] = v6720;
-    }
-    const unsigned int v6733 = v41 + v10784;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6734 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6735 = v1018.x[10];
-    const float v6736 = v6735 * v6734;
-    const bool v6737 = v6733 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6737) {
-      const unsigned int v6740 = 192u + v10783;
-      const unsigned int v6743 = v13 + v6733;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6744 = v6743 * v1;
-      const unsigned int v6745 = v6744 + v28;
-      const unsigned int v6746 = v6745 << 8u;
-      const unsigned int v6747 = v6746 + v6740;
-      out[v6747] = v6736;
-    }
-    const unsigned int v6749 = v41 + v10789;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6750 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6751 = v1018.x[11];
-    const float v6752 = v6751 * v6750;
-    const bool v6753 = v6749 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6753) {
-      const unsigned int v6756 = 192u + v10788;
-      const unsigned int v6759 = v13 + v6749;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6760 = v6759 * v1;
-      const unsigned int v6761 = v6760 + v28;
-      const unsigned int v6762 = v6761 << 8u;
-      const unsigned int v6763 = v6762 + v6756;
-      out[v6763] = v6752;
-    }
-    const unsigned int v6765 = v41 + v10794;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6766 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6767 = v1018.x[12];
-    const float v6768 = v6767 * v6766;
-    const bool v6769 = v6765 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6769) {
-      const unsigned int v6772 = 192u + v10793;
-      const unsigned int v6775 = v13 + v6765;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6776 = v6775 * v1;
-      const unsigned int v6777 = v6776 + v28;
-      const unsigned int v6778 = v6777 << 8u;
-      const unsigned int v6779 = v6778 + v6772;
-      out[v6779] = v6768;
-    }
-    const unsigned int v6781 = v41 + v10799;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6782 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6783 = v1018.x[13];
-    const float v6784 = v6783 * v6782;
-    const bool v6785 = v6781 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6785) {
-      const unsigned int v6788 = 192u + v10798;
-      const unsigned int v6791 = v13 + v6781;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6792 = v6791 * v1;
-      const unsigned int v6793 = v6792 + v28;
-      const unsigned int v6794 = v6793 << 8u;
-      const unsigned int v6795 = v6794 + v6788;
-      out[v6795] = v6784;
-    }
-    const unsigned int v6797 = v41 + v10804;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6798 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6799 = v1018.x[14];
-    const float v6800 = v6799 * v6798;
-    const bool v6801 = v6797 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6801) {
-      const unsigned int v6804 = 192u + v10803;
-      const unsigned int v6807 = v13 + v6797;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6808 = v6807 * v1;
-      const unsigned int v6809 = v6808 + v28;
-      const unsigned int v6810 = v6809 << 8u;
-      const unsigned int v6811 = v6810 + v6804;
-      out[v6811] = v6800;
-    }
-    const unsigned int v6813 = v41 + v10809;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6814 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6815 = v1018.x[15];
-    const float v6816 = v6815 * v6814;
-    const bool v6817 = v6813 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6817) {
-      const unsigned int v6820 = 192u + v10808;
-      const unsigned int v6823 = v13 + v6813;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6824 = v6823 * v1;
-      const unsigned int v6825 = v6824 + v28;
-      const unsigned int v6826 = v6825 << 8u;
-      const unsigned int v6827 = v6826 + v6820;
-      out[v6827] = v6816;
-    }
-    const unsigned int v6829 = v41 + v10814;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6830 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6831 = v1020.x[0];
-    const float v6832 = v6831 * v6830;
-    const bool v6833 = v6829 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6833) {
-      const unsigned int v6836 = 224u + v10813;
-      const unsigned int v6839 = v13 + v6829;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6840 = v6839 * v1;
-      const unsigned int v6841 = v6840 + v28;
-      const unsigned int v6842 = v6841 << 8u;
-      const unsigned int v6843 = v6842 + v6836;
-      out[v6843] = v6832;
-    }
-    const unsigned int v6845 = v41 + v10819;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6846 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6847 = v1020.x[1];
-    const float v6848 = v6847 * v6846;
-    const bool v6849 = v6845 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6849) {
-      const unsigned int v6852 = 224u + v10818;
-      const unsigned int v6855 = v13 + v6845;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6856 = v6855 * v1;
-      const unsigned int v6857 = v6856 + v28;
-      const unsigned int v6858 = v6857 << 8u;
-      const unsigned int v6859 = v6858 + v6852;
-      out[v6859] = v6848;
-    }
-    const unsigned int v6861 = v41 + v10824;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6862 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6863 = v1020.x[2];
-    const float v6864 = v6863 * v6862;
-    const bool v6865 = v6861 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6865) {
-      const unsigned int v6868 = 224u + v10823;
-      const unsigned int v6871 = v13 + v6861;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6872 = v6871 * v1;
-      const unsigned int v6873 = v6872 + v28;
-      const unsigned int v6874 = v6873 << 8u;
-      const unsigned int v6875 = v6874 + v6868;
-      out[v6875] = v6864;
-    }
-    const unsigned int v6877 = v41 + v10829;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6878 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6879 = v1020.x[3];
-    const float v6880 = v6879 * v6878;
-    const bool v6881 = v6877 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6881) {
-      const unsigned int v6884 = 224u + v10828;
-      const unsigned int v6887 = v13 + v6877;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6888 = v6887 * v1;
-      const unsigned int v6889 = v6888 + v28;
-      const unsigned int v6890 = v6889 << 8u;
-      const unsigned int v6891 = v6890 + v6884;
-      out[v6891] = v6880;
-    }
-    const unsigned int v6893 = v41 + v10834;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6894 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6895 = v1020.x[4];
-    const float v6896 = v6895 * v6894;
-    const bool v6897 = v6893 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6897) {
-      const unsigned int v6900 = 224u + v10833;
-      const unsigned int v6903 = v13 + v6893;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6904 = v6903 * v1;
-      const unsigned int v6905 = v6904 + v28;
-      const unsigned int v6906 = v6905 << 8u;
-      const unsigned int v6907 = v6906 + v6900;
-      out[v6907] = v6896;
-    }
-    const unsigned int v6909 = v41 + v10839;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6910 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6911 = v1020.x[5];
-    const float v6912 = v6911 * v6910;
-    const bool v6913 = v6909 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6913) {
-      const unsigned int v6916 = 224u + v10838;
-      const unsigned int v6919 = v13 + v6909;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6920 = v6919 * v1;
-      const unsigned int v6921 = v6920 + v28;
-      const unsigned int v6922 = v6921 << 8u;
-      const unsigned int v6923 = v6922 + v6916;
-      out[v6923] = v6912;
-    }
-    const unsigned int v6925 = v41 + v10844;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6926 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6927 = v1020.x[6];
-    const float v6928 = v6927 * v6926;
-    const bool v6929 = v6925 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6929) {
-      const unsigned int v6932 = 224u + v10843;
-      const unsigned int v6935 = v13 + v6925;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6936 = v6935 * v1;
-      const unsigned int v6937 = v6936 + v28;
-      const unsigned int v6938 = v6937 << 8u;
-      const unsigned int v6939 = v6938 + v6932;
-      out[v6939] = v6928;
-    }
-    const unsigned int v6941 = v41 + v10849;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6942 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6943 = v1020.x[7];
-    const float v6944 = v6943 * v6942;
-    const bool v6945 = v6941 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6945) {
-      const unsigned int v6948 = 224u + v10848;
-      const unsigned int v6951 = v13 + v6941;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6952 = v6951 * v1;
-      const unsigned int v6953 = v6952 + v28;
-      const unsigned int v6954 = v6953 << 8u;
-      const unsigned int v6955 = v6954 + v6948;
-      out[v6955] = v6944;
-    }
-    const unsigned int v6957 = v41 + v10854;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6958 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6959 = v1020.x[8];
-    const float v6960 = v6959 * v6958;
-    const bool v6961 = v6957 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6961) {
-      const unsigned int v6964 = 224u + v10853;
-      const unsigned int v6967 = v13 + v6957;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6968 = v6967 * v1;
-      const unsigned int v6969 = v6968 + v28;
-      const unsigned int v6970 = v6969 << 8u;
-      const unsigned int v6971 = v6970 + v6964;
-      out[v6971] = v6960;
-    }
-    const unsigned int v6973 = v41 + v10859;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6974 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6975 = v1020.x[9];
-    const float v6976 = v6975 * v6974;
-    const bool v6977 = v6973 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6977) {
-      const unsigned int v6980 = 224u + v10858;
-      const unsigned int v6983 = v13 + v6973;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v6984 = v6983 * v1;
-      const unsigned int v6985 = v6984 + v28;
-      const unsigned int v6986 = v6985 << 8u;
-      const unsigned int v6987 = v6986 + v6980;
-      out[v6987] = v6976;
-    }
-    const unsigned int v6989 = v41 + v10864;  // kernels/sdpa/flash_tile.hpp:197
-    const float v6990 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v6991 = v1020.x[10];
-    const float v6992 = v6991 * v6990;
-    const bool v6993 = v6989 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v6993) {
-      const unsigned int v6996 = 224u + v10863;
-      const unsigned int v6999 = v13 + v6989;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v7000 = v6999 * v1;
-      const unsigned int v7001 = v7000 + v28;
-      const unsigned int v7002 = v7001 << 8u;
-      const unsigned int v7003 = v7002 + v6996;
-      out[v7003] = v6992;
-    }
-    const unsigned int v7005 = v41 + v10869;  // kernels/sdpa/flash_tile.hpp:197
-    const float v7006 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v7007 = v1020.x[11];
-    const float v7008 = v7007 * v7006;
-    const bool v7009 = v7005 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v7009) {
-      const unsigned int v7012 = 224u + v10868;
-      const unsigned int v7015 = v13 + v7005;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v7016 = v7015 * v1;
-      const unsigned int v7017 = v7016 + v28;
-      const unsigned int v7018 = v7017 << 8u;
-      const unsigned int v7019 = v7018 + v7012;
-      out[v7019] = v7008;
-    }
-    const unsigned int v7021 = v41 + v10874;  // kernels/sdpa/flash_tile.hpp:197
-    const float v7022 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v7023 = v1020.x[12];
-    const float v7024 = v7023 * v7022;
-    const bool v7025 = v7021 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v7025) {
-      const unsigned int v7028 = 224u + v10873;
-      const unsigned int v7031 = v13 + v7021;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v7032 = v7031 * v1;
-      const unsigned int v7033 = v7032 + v28;
-      const unsigned int v7034 = v7033 << 8u;
-      const unsigned int v7035 = v7034 + v7028;
-      out[v7035] = v7024;
-    }
-    const unsigned int v7037 = v41 + v10879;  // kernels/sdpa/flash_tile.hpp:197
-    const float v7038 = v4983.x[0];  // kernels/sdpa/flash_tile.hpp:198
-    const float v7039 = v1020.x[13];
-    const float v7040 = v7039 * v7038;
-    const bool v7041 = v7037 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v7041) {
-      const unsigned int v7044 = 224u + v10878;
-      const unsigned int v7047 = v13 + v7037;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v7048 = v7047 * v1;
-      const unsigned int v7049 = v7048 + v28;
-      const unsigned int v7050 = v7049 << 8u;
-      const unsigned int v7051 = v7050 + v7044;
-      out[v7051] = v7040;
-    }
-    const unsigned int v7053 = v41 + v10884;  // kernels/sdpa/flash_tile.hpp:197
-    const float v7054 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v7055 = v1020.x[14];
-    const float v7056 = v7055 * v7054;
-    const bool v7057 = v7053 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v7057) {
-      const unsigned int v7060 = 224u + v10883;
-      const unsigned int v7063 = v13 + v7053;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v7064 = v7063 * v1;
-      const unsigned int v7065 = v7064 + v28;
-      const unsigned int v7066 = v7065 << 8u;
-      const unsigned int v7067 = v7066 + v7060;
-      out[v7067] = v7056;
-    }
-    const unsigned int v7069 = v41 + v10889;  // kernels/sdpa/flash_tile.hpp:197
-    const float v7070 = v4983.x[2];  // kernels/sdpa/flash_tile.hpp:198
-    const float v7071 = v1020.x[15];
-    const float v7072 = v7071 * v7070;
-    const bool v7073 = v7069 < v20;  // kernels/sdpa/flash_tile.hpp:199
-    if (v7073) {
-      const unsigned int v7076 = 224u + v10888;
-      const unsigned int v7079 = v13 + v7069;  // kernels/sdpa/prefill.cpp:98
-      const unsigned int v7080 = v7079 * v1;
-      const unsigned int v7081 = v7080 + v28;
-      const unsigned int v7082 = v7081 << 8u;
-      const unsigned int v7083 = v7082 + v7076;
-      out[v7083] = v7072;
+      v859.x[2] = v10892;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10895 = v859.x[3];
+      const float v10896 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10897 = v10895 * v10896;
+      v859.x[3] = v10897;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10900 = v859.x[4];
+      const float v10901 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10902 = v10900 * v10901;
+      v859.x[4] = v10902;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10905 = v859.x[5];
+      const float v10906 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10907 = v10905 * v10906;
+      v859.x[5] = v10907;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10910 = v859.x[6];
+      const float v10911 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10912 = v10910 * v10911;
+      v859.x[6] = v10912;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10915 = v859.x[7];
+      const float v10916 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10917 = v10915 * v10916;
+      v859.x[7] = v10917;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10920 = v859.x[8];
+      const float v10921 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10922 = v10920 * v10921;
+      v859.x[8] = v10922;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10925 = v859.x[9];
+      const float v10926 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10927 = v10925 * v10926;
+      v859.x[9] = v10927;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10930 = v859.x[10];
+      const float v10931 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10932 = v10930 * v10931;
+      v859.x[10] = v10932;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10935 = v859.x[11];
+      const float v10936 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10937 = v10935 * v10936;
+      v859.x[11] = v10937;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10940 = v859.x[12];
+      const float v10941 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10942 = v10940 * v10941;
+      v859.x[12] = v10942;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10945 = v859.x[13];
+      const float v10946 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10947 = v10945 * v10946;
+      v859.x[13] = v10947;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10950 = v859.x[14];
+      const float v10951 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10952 = v10950 * v10951;
+      v859.x[14] = v10952;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10955 = v859.x[15];
+      const float v10956 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10957 = v10955 * v10956;
+      v859.x[15] = v10957;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10960 = v861.x[0];
+      const float v10961 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10962 = v10960 * v10961;
+      v861.x[0] = v10962;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10965 = v861.x[1];
+      const float v10966 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10967 = v10965 * v10966;
+      v861.x[1] = v10967;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10970 = v861.x[2];
+      const float v10971 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10972 = v10970 * v10971;
+      v861.x[2] = v10972;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10975 = v861.x[3];
+      const float v10976 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10977 = v10975 * v10976;
+      v861.x[3] = v10977;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10980 = v861.x[4];
+      const float v10981 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10982 = v10980 * v10981;
+      v861.x[4] = v10982;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10985 = v861.x[5];
+      const float v10986 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10987 = v10985 * v10986;
+      v861.x[5] = v10987;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10990 = v861.x[6];
+      const float v10991 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10992 = v10990 * v10991;
+      v861.x[6] = v10992;  // kernels/sdpa/flash_tile.hpp:197
+      const float v10995 = v861.x[7];
+      const float v10996 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v10997 = v10995 * v10996;
+      v861.x[7] = v10997;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11000 = v861.x[8];
+      const float v11001 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11002 = v11000 * v11001;
+      v861.x[8] = v11002;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11005 = v861.x[9];
+      const float v11006 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11007 = v11005 * v11006;
+      v861.x[9] = v11007;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11010 = v861.x[10];
+      const float v11011 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11012 = v11010 * v11011;
+      v861.x[10] = v11012;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11015 = v861.x[11];
+      const float v11016 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11017 = v11015 * v11016;
+      v861.x[11] = v11017;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11020 = v861.x[12];
+      const float v11021 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11022 = v11020 * v11021;
+      v861.x[12] = v11022;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11025 = v861.x[13];
+      const float v11026 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11027 = v11025 * v11026;
+      v861.x[13] = v11027;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11030 = v861.x[14];
+      const float v11031 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11032 = v11030 * v11031;
+      v861.x[14] = v11032;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11035 = v861.x[15];
+      const float v11036 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11037 = v11035 * v11036;
+      v861.x[15] = v11037;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11040 = v863.x[0];
+      const float v11041 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11042 = v11040 * v11041;
+      v863.x[0] = v11042;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11045 = v863.x[1];
+      const float v11046 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11047 = v11045 * v11046;
+      v863.x[1] = v11047;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11050 = v863.x[2];
+      const float v11051 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11052 = v11050 * v11051;
+      v863.x[2] = v11052;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11055 = v863.x[3];
+      const float v11056 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11057 = v11055 * v11056;
+      v863.x[3] = v11057;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11060 = v863.x[4];
+      const float v11061 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11062 = v11060 * v11061;
+      v863.x[4] = v11062;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11065 = v863.x[5];
+      const float v11066 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11067 = v11065 * v11066;
+      v863.x[5] = v11067;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11070 = v863.x[6];
+      const float v11071 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11072 = v11070 * v11071;
+      v863.x[6] = v11072;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11075 = v863.x[7];
+      const float v11076 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11077 = v11075 * v11076;
+      v863.x[7] = v11077;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11080 = v863.x[8];
+      const float v11081 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11082 = v11080 * v11081;
+      v863.x[8] = v11082;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11085 = v863.x[9];
+      const float v11086 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11087 = v11085 * v11086;
+      v863.x[9] = v11087;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11090 = v863.x[10];
+      const float v11091 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11092 = v11090 * v11091;
+      v863.x[10] = v11092;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11095 = v863.x[11];
+      const float v11096 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11097 = v11095 * v11096;
+      v863.x[11] = v11097;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11100 = v863.x[12];
+      const float v11101 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11102 = v11100 * v11101;
+      v863.x[12] = v11102;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11105 = v863.x[13];
+      const float v11106 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11107 = v11105 * v11106;
+      v863.x[13] = v11107;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11110 = v863.x[14];
+      const float v11111 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11112 = v11110 * v11111;
+      v863.x[14] = v11112;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11115 = v863.x[15];
+      const float v11116 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11117 = v11115 * v11116;
+      v863.x[15] = v11117;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11120 = v865.x[0];
+      const float v11121 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11122 = v11120 * v11121;
+      v865.x[0] = v11122;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11125 = v865.x[1];
+      const float v11126 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11127 = v11125 * v11126;
+      v865.x[1] = v11127;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11130 = v865.x[2];
+      const float v11131 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11132 = v11130 * v11131;
+      v865.x[2] = v11132;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11135 = v865.x[3];
+      const float v11136 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11137 = v11135 * v11136;
+      v865.x[3] = v11137;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11140 = v865.x[4];
+      const float v11141 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11142 = v11140 * v11141;
+      v865.x[4] = v11142;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11145 = v865.x[5];
+      const float v11146 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11147 = v11145 * v11146;
+      v865.x[5] = v11147;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11150 = v865.x[6];
+      const float v11151 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11152 = v11150 * v11151;
+      v865.x[6] = v11152;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11155 = v865.x[7];
+      const float v11156 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11157 = v11155 * v11156;
+      v865.x[7] = v11157;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11160 = v865.x[8];
+      const float v11161 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11162 = v11160 * v11161;
+      v865.x[8] = v11162;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11165 = v865.x[9];
+      const float v11166 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11167 = v11165 * v11166;
+      v865.x[9] = v11167;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11170 = v865.x[10];
+      const float v11171 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11172 = v11170 * v11171;
+      v865.x[10] = v11172;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11175 = v865.x[11];
+      const float v11176 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11177 = v11175 * v11176;
+      v865.x[11] = v11177;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11180 = v865.x[12];
+      const float v11181 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11182 = v11180 * v11181;
+      v865.x[12] = v11182;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11185 = v865.x[13];
+      const float v11186 = v10139.x[0];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11187 = v11185 * v11186;
+      v865.x[13] = v11187;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11190 = v865.x[14];
+      const float v11191 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11192 = v11190 * v11191;
+      v865.x[14] = v11192;  // kernels/sdpa/flash_tile.hpp:197
+      const float v11195 = v865.x[15];
+      const float v11196 = v10139.x[2];  // kernels/sdpa/flash_tile.hpp:198
+      const float v11197 = v11195 * v11196;
+      v865.x[15] = v11197;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag<float, 0, 16, 64> v11199;  // kernels/sdpa/flash_tile.hpp:202
+      iron_frag_fill(v11199, 0.0f);
+      iron_frag_convert(v11199, v9025);
+      iron_frag<float, 1, 64, 32> v11201;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v11201, 0.0f);
+      iron_frag_load_shared<false>(v11201, shm2, v7165, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v851, v11199, v11201);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v11208;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v11208, 0.0f);
+      iron_frag_load_shared<false>(v11208, shm2, v9056, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v853, v11199, v11208);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v11215;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v11215, 0.0f);
+      iron_frag_load_shared<false>(v11215, shm2, v9080, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v855, v11199, v11215);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v11222;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v11222, 0.0f);
+      iron_frag_load_shared<false>(v11222, shm2, v9104, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v857, v11199, v11222);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v11229;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v11229, 0.0f);
+      iron_frag_load_shared<false>(v11229, shm2, v9128, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v859, v11199, v11229);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v11236;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v11236, 0.0f);
+      iron_frag_load_shared<false>(v11236, shm2, v9152, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v861, v11199, v11236);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v11243;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v11243, 0.0f);
+      iron_frag_load_shared<false>(v11243, shm2, v9176, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v863, v11199, v11243);  // kernels/sdpa/flash_tile.hpp:206
+      iron_frag<float, 1, 64, 32> v11250;  // kernels/sdpa/flash_tile.hpp:204
+      iron_frag_fill(v11250, 0.0f);
+      iron_frag_load_shared<false>(v11250, shm2, v9200, 260u);  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag_mma_software(v865, v11199, v11250);  // kernels/sdpa/flash_tile.hpp:206
+    }
+    __syncthreads();  // kernels/sdpa/flash_tile.hpp:142
+    const float v4964 = v37 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:211
+    iron_frag<float, 2, 16, 8> v4966;  // kernels/sdpa/flash_tile.hpp:212
+    iron_frag_fill(v4966, 0.0f);
+    const float v4970 = v847.x[0];  // kernels/sdpa/flash_tile.hpp:214
+    const float v4971 = fmaxf(v4970, v4964);
+    const bool v4974 = v4971 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v4975 = v4974 ? 0.0f : v4971;
+    v4966.x[0] = v4975;  // kernels/sdpa/flash_tile.hpp:213
+    const float v4979 = v847.x[1];  // kernels/sdpa/flash_tile.hpp:214
+    const float v4980 = fmaxf(v4979, v4964);
+    const bool v4983 = v4980 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v4984 = v4983 ? 0.0f : v4980;
+    v4966.x[1] = v4984;  // kernels/sdpa/flash_tile.hpp:213
+    const float v4988 = v847.x[2];  // kernels/sdpa/flash_tile.hpp:214
+    const float v4989 = fmaxf(v4988, v4964);
+    const bool v4992 = v4989 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v4993 = v4992 ? 0.0f : v4989;
+    v4966.x[2] = v4993;  // kernels/sdpa/flash_tile.hpp:213
+    const float v4997 = v847.x[3];  // kernels/sdpa/flash_tile.hpp:214
+    const float v4998 = fmaxf(v4997, v4964);
+    const bool v5001 = v4998 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:84
+    const float v5002 = v5001 ? 0.0f : v4998;
+    v4966.x[3] = v5002;  // kernels/sdpa/flash_tile.hpp:213
+    iron_frag<float, 2, 16, 8> v5004;  // kernels/sdpa/flash_tile.hpp:216
+    iron_frag_fill(v5004, 0.0f);
+    const float v5008 = v4966.x[0];  // kernels/sdpa/flash_tile.hpp:218
+    const float v5009 = v4964 - v5008;
+    const float v5010 = exp2f(v5009);
+    const float v5012 = v847.x[0];
+    const float v5013 = v5012 - v5008;
+    const float v5014 = exp2f(v5013);
+    const float v5015 = v849.x[0];
+    const float v5016 = v5015 * v5014;
+    const float v5017 = v5016 + v5010;
+    v5004.x[0] = v5017;  // kernels/sdpa/flash_tile.hpp:217
+    const float v5021 = v4966.x[1];  // kernels/sdpa/flash_tile.hpp:218
+    const float v5022 = v4964 - v5021;
+    const float v5023 = exp2f(v5022);
+    const float v5025 = v847.x[1];
+    const float v5026 = v5025 - v5021;
+    const float v5027 = exp2f(v5026);
+    const float v5028 = v849.x[1];
+    const float v5029 = v5028 * v5027;
+    const float v5030 = v5029 + v5023;
+    v5004.x[1] = v5030;  // kernels/sdpa/flash_tile.hpp:217
+    const float v5034 = v4966.x[2];  // kernels/sdpa/flash_tile.hpp:218
+    const float v5035 = v4964 - v5034;
+    const float v5036 = exp2f(v5035);
+    const float v5038 = v847.x[2];
+    const float v5039 = v5038 - v5034;
+    const float v5040 = exp2f(v5039);
+    const float v5041 = v849.x[2];
+    const float v5042 = v5041 * v5040;
+    const float v5043 = v5042 + v5036;
+    v5004.x[2] = v5043;  // kernels/sdpa/flash_tile.hpp:217
+    const float v5047 = v4966.x[3];  // kernels/sdpa/flash_tile.hpp:218
+    const float v5048 = v4964 - v5047;
+    const float v5049 = exp2f(v5048);
+    const float v5051 = v847.x[3];
+    const float v5052 = v5051 - v5047;
+    const float v5053 = exp2f(v5052);
+    const float v5054 = v849.x[3];
+    const float v5055 = v5054 * v5053;
+    const float v5056 = v5055 + v5049;
+    v5004.x[3] = v5056;  // kernels/sdpa/flash_tile.hpp:217
+    iron_frag<float, 2, 16, 8> v5058;  // kernels/sdpa/flash_tile.hpp:220
+    iron_frag_fill(v5058, 0.0f);
+    const float v5062 = v5004.x[0];  // kernels/sdpa/flash_tile.hpp:222
+    const float v5064 = v4966.x[0];  // kernels/sdpa/flash_tile.hpp:223
+    const float v5065 = v847.x[0];
+    const float v5066 = v5065 - v5064;
+    const float v5067 = exp2f(v5066);
+    const float v5068 = v5067 / v5062;
+    const bool v5070 = v5062 > 0.0f;
+    const float v5071 = v5070 ? v5068 : 0.0f;
+    v5058.x[0] = v5071;  // kernels/sdpa/flash_tile.hpp:221
+    const float v5075 = v5004.x[1];  // kernels/sdpa/flash_tile.hpp:222
+    const float v5077 = v4966.x[1];  // kernels/sdpa/flash_tile.hpp:223
+    const float v5078 = v847.x[1];
+    const float v5079 = v5078 - v5077;
+    const float v5080 = exp2f(v5079);
+    const float v5081 = v5080 / v5075;
+    const bool v5083 = v5075 > 0.0f;
+    const float v5084 = v5083 ? v5081 : 0.0f;
+    v5058.x[1] = v5084;  // kernels/sdpa/flash_tile.hpp:221
+    const float v5088 = v5004.x[2];  // kernels/sdpa/flash_tile.hpp:222
+    const float v5090 = v4966.x[2];  // kernels/sdpa/flash_tile.hpp:223
+    const float v5091 = v847.x[2];
+    const float v5092 = v5091 - v5090;
+    const float v5093 = exp2f(v5092);
+    const float v5094 = v5093 / v5088;
+    const bool v5096 = v5088 > 0.0f;
+    const float v5097 = v5096 ? v5094 : 0.0f;
+    v5058.x[2] = v5097;  // kernels/sdpa/flash_tile.hpp:221
+    const float v5101 = v5004.x[3];  // kernels/sdpa/flash_tile.hpp:222
+    const float v5103 = v4966.x[3];  // kernels/sdpa/flash_tile.hpp:223
+    const float v5104 = v847.x[3];
+    const float v5105 = v5104 - v5103;
+    const float v5106 = exp2f(v5105);
+    const float v5107 = v5106 / v5101;
+    const bool v5109 = v5101 > 0.0f;
+    const float v5110 = v5109 ? v5107 : 0.0f;
+    v5058.x[3] = v5110;  // kernels/sdpa/flash_tile.hpp:221
+    const unsigned int v5112 = v41 + v10559;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5113 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5114 = v851.x[0];
+    const float v5115 = v5114 * v5113;
+    const bool v5116 = v5112 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5116) {
+      const unsigned int v5122 = v13 + v5112;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5123 = v5122 * v1;
+      const unsigned int v5124 = v5123 + v28;
+      const unsigned int v5125 = v5124 << 8u;
+      const unsigned int v5126 = v5125 + v10558;
+      out[v5126] = v5115;
+    }
+    const unsigned int v5128 = v41 + v10564;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5129 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5130 = v851.x[1];
+    const float v5131 = v5130 * v5129;
+    const bool v5132 = v5128 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5132) {
+      const unsigned int v5138 = v13 + v5128;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5139 = v5138 * v1;
+      const unsigned int v5140 = v5139 + v28;
+      const unsigned int v5141 = v5140 << 8u;
+      const unsigned int v5142 = v5141 + v10563;
+      out[v5142] = v5131;
+    }
+    const unsigned int v5144 = v41 + v10569;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5145 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5146 = v851.x[2];
+    const float v5147 = v5146 * v5145;
+    const bool v5148 = v5144 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5148) {
+      const unsigned int v5154 = v13 + v5144;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5155 = v5154 * v1;
+      const unsigned int v5156 = v5155 + v28;
+      const unsigned int v5157 = v5156 << 8u;
+      const unsigned int v5158 = v5157 + v10568;
+      out[v5158] = v5147;
+    }
+    const unsigned int v5160 = v41 + v10574;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5161 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5162 = v851.x[3];
+    const float v5163 = v5162 * v5161;
+    const bool v5164 = v5160 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5164) {
+      const unsigned int v5170 = v13 + v5160;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5171 = v5170 * v1;
+      const unsigned int v5172 = v5171 + v28;
+      const unsigned int v5173 = v5172 << 8u;
+      const unsigned int v5174 = v5173 + v10573;
+      out[v5174] = v5163;
+    }
+    const unsigned int v5176 = v41 + v10579;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5177 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5178 = v851.x[4];
+    const float v5179 = v5178 * v5177;
+    const bool v5180 = v5176 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5180) {
+      const unsigned int v5186 = v13 + v5176;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5187 = v5186 * v1;
+      const unsigned int v5188 = v5187 + v28;
+      const unsigned int v5189 = v5188 << 8u;
+      const unsigned int v5190 = v5189 + v10578;
+      out[v5190] = v5179;
+    }
+    const unsigned int v5192 = v41 + v10584;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5193 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5194 = v851.x[5];
+    const float v5195 = v5194 * v5193;
+    const bool v5196 = v5192 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5196) {
+      const unsigned int v5202 = v13 + v5192;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5203 = v5202 * v1;
+      const unsigned int v5204 = v5203 + v28;
+      const unsigned int v5205 = v5204 << 8u;
+      const unsigned int v5206 = v5205 + v10583;
+      out[v5206] = v5195;
+    }
+    const unsigned int v5208 = v41 + v10589;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5209 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5210 = v851.x[6];
+    const float v5211 = v5210 * v5209;
+    const bool v5212 = v5208 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5212) {
+      const unsigned int v5218 = v13 + v5208;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5219 = v5218 * v1;
+      const unsigned int v5220 = v5219 + v28;
+      const unsigned int v5221 = v5220 << 8u;
+      const unsigned int v5222 = v5221 + v10588;
+      out[v5222] = v5211;
+    }
+    const unsigned int v5224 = v41 + v10594;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5225 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5226 = v851.x[7];
+    const float v5227 = v5226 * v5225;
+    const bool v5228 = v5224 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5228) {
+      const unsigned int v5234 = v13 + v5224;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5235 = v5234 * v1;
+      const unsigned int v5236 = v5235 + v28;
+      const unsigned int v5237 = v5236 << 8u;
+      const unsigned int v5238 = v5237 + v10593;
+      out[v5238] = v5227;
+    }
+    const unsigned int v5240 = v41 + v10599;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5241 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5242 = v851.x[8];
+    const float v5243 = v5242 * v5241;
+    const bool v5244 = v5240 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5244) {
+      const unsigned int v5250 = v13 + v5240;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5251 = v5250 * v1;
+      const unsigned int v5252 = v5251 + v28;
+      const unsigned int v5253 = v5252 << 8u;
+      const unsigned int v5254 = v5253 + v10598;
+      out[v5254] = v5243;
+    }
+    const unsigned int v5256 = v41 + v10604;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5257 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5258 = v851.x[9];
+    const float v5259 = v5258 * v5257;
+    const bool v5260 = v5256 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5260) {
+      const unsigned int v5266 = v13 + v5256;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5267 = v5266 * v1;
+      const unsigned int v5268 = v5267 + v28;
+      const unsigned int v5269 = v5268 << 8u;
+      const unsigned int v5270 = v5269 + v10603;
+      out[v5270] = v5259;
+    }
+    const unsigned int v5272 = v41 + v10609;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5273 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5274 = v851.x[10];
+    const float v5275 = v5274 * v5273;
+    const bool v5276 = v5272 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5276) {
+      const unsigned int v5282 = v13 + v5272;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5283 = v5282 * v1;
+      const unsigned int v5284 = v5283 + v28;
+      const unsigned int v5285 = v5284 << 8u;
+      const unsigned int v5286 = v5285 + v10608;
+      out[v5286] = v5275;
+    }
+    const unsigned int v5288 = v41 + v10614;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5289 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5290 = v851.x[11];
+    const float v5291 = v5290 * v5289;
+    const bool v5292 = v5288 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5292) {
+      const unsigned int v5298 = v13 + v5288;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5299 = v5298 * v1;
+      const unsigned int v5300 = v5299 + v28;
+      const unsigned int v5301 = v5300 << 8u;
+      const unsigned int v5302 = v5301 + v10613;
+      out[v5302] = v5291;
+    }
+    const unsigned int v5304 = v41 + v10619;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5305 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5306 = v851.x[12];
+    const float v5307 = v5306 * v5305;
+    const bool v5308 = v5304 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5308) {
+      const unsigned int v5314 = v13 + v5304;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5315 = v5314 * v1;
+      const unsigned int v5316 = v5315 + v28;
+      const unsigned int v5317 = v5316 << 8u;
+      const unsigned int v5318 = v5317 + v10618;
+      out[v5318] = v5307;
+    }
+    const unsigned int v5320 = v41 + v10624;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5321 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5322 = v851.x[13];
+    const float v5323 = v5322 * v5321;
+    const bool v5324 = v5320 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5324) {
+      const unsigned int v5330 = v13 + v5320;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5331 = v5330 * v1;
+      const unsigned int v5332 = v5331 + v28;
+      const unsigned int v5333 = v5332 << 8u;
+      const unsigned int v5334 = v5333 + v10623;
+      out[v5334] = v5323;
+    }
+    const unsigned int v5336 = v41 + v10629;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5337 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5338 = v851.x[14];
+    const float v5339 = v5338 * v5337;
+    const bool v5340 = v5336 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5340) {
+      const unsigned int v5346 = v13 + v5336;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5347 = v5346 * v1;
+      const unsigned int v5348 = v5347 + v28;
+      const unsigned int v5349 = v5348 << 8u;
+      const unsigned int v5350 = v5349 + v10628;
+      out[v5350] = v5339;
+    }
+    const unsigned int v5352 = v41 + v10634;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5353 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5354 = v851.x[15];
+    const float v5355 = v5354 * v5353;
+    const bool v5356 = v5352 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5356) {
+      const unsigned int v5362 = v13 + v5352;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5363 = v5362 * v1;
+      const unsigned int v5364 = v5363 + v28;
+      const unsigned int v5365 = v5364 << 8u;
+      const unsigned int v5366 = v5365 + v10633;
+      out[v5366] = v5355;
+    }
+    const unsigned int v5368 = v41 + v10639;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5369 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5370 = v853.x[0];
+    const float v5371 = v5370 * v5369;
+    const bool v5372 = v5368 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5372) {
+      const unsigned int v5375 = 32u + v10638;
+      const unsigned int v5378 = v13 + v5368;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5379 = v5378 * v1;
+      const unsigned int v5380 = v5379 + v28;
+      const unsigned int v5381 = v5380 << 8u;
+      const unsigned int v5382 = v5381 + v5375;
+      out[v5382] = v5371;
+    }
+    const unsigned int v5384 = v41 + v10644;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5385 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5386 = v853.x[1];
+    const float v5387 = v5386 * v5385;
+    const bool v5388 = v5384 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5388) {
+      const unsigned int v5391 = 32u + v10643;
+      const unsigned int v5394 = v13 + v5384;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5395 = v5394 * v1;
+      const unsigned int v5396 = v5395 + v28;
+      const unsigned int v5397 = v5396 << 8u;
+      const unsigned int v5398 = v5397 + v5391;
+      out[v5398] = v5387;
+    }
+    const unsigned int v5400 = v41 + v10649;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5401 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5402 = v853.x[2];
+    const float v5403 = v5402 * v5401;
+    const bool v5404 = v5400 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5404) {
+      const unsigned int v5407 = 32u + v10648;
+      const unsigned int v5410 = v13 + v5400;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5411 = v5410 * v1;
+      const unsigned int v5412 = v5411 + v28;
+      const unsigned int v5413 = v5412 << 8u;
+      const unsigned int v5414 = v5413 + v5407;
+      out[v5414] = v5403;
+    }
+    const unsigned int v5416 = v41 + v10654;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5417 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5418 = v853.x[3];
+    const float v5419 = v5418 * v5417;
+    const bool v5420 = v5416 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5420) {
+      const unsigned int v5423 = 32u + v10653;
+      const unsigned int v5426 = v13 + v5416;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5427 = v5426 * v1;
+      const unsigned int v5428 = v5427 + v28;
+      const unsigned int v5429 = v5428 << 8u;
+      const unsigned int v5430 = v5429 + v5423;
+      out[v5430] = v5419;
+    }
+    const unsigned int v5432 = v41 + v10659;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5433 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5434 = v853.x[4];
+    const float v5435 = v5434 * v5433;
+    const bool v5436 = v5432 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5436) {
+      const unsigned int v5439 = 32u + v10658;
+      const unsigned int v5442 = v13 + v5432;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5443 = v5442 * v1;
+      const unsigned int v5444 = v5443 + v28;
+      const unsigned int v5445 = v5444 << 8u;
+      const unsigned int v5446 = v5445 + v5439;
+      out[v5446] = v5435;
+    }
+    const unsigned int v5448 = v41 + v10664;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5449 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5450 = v853.x[5];
+    const float v5451 = v5450 * v5449;
+    const bool v5452 = v5448 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5452) {
+      const unsigned int v5455 = 32u + v10663;
+      const unsigned int v5458 = v13 + v5448;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5459 = v5458 * v1;
+      const unsigned int v5460 = v5459 + v28;
+      const unsigned int v5461 = v5460 << 8u;
+      const unsigned int v5462 = v5461 + v5455;
+      out[v5462] = v5451;
+    }
+    const unsigned int v5464 = v41 + v10669;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5465 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5466 = v853.x[6];
+    const float v5467 = v5466 * v5465;
+    const bool v5468 = v5464 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5468) {
+      const unsigned int v5471 = 32u + v10668;
+      const unsigned int v5474 = v13 + v5464;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5475 = v5474 * v1;
+      const unsigned int v5476 = v5475 + v28;
+      const unsigned int v5477 = v5476 << 8u;
+      const unsigned int v5478 = v5477 + v5471;
+      out[v5478] = v5467;
+    }
+    const unsigned int v5480 = v41 + v10674;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5481 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5482 = v853.x[7];
+    const float v5483 = v5482 * v5481;
+    const bool v5484 = v5480 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5484) {
+      const unsigned int v5487 = 32u + v10673;
+      const unsigned int v5490 = v13 + v5480;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5491 = v5490 * v1;
+      const unsigned int v5492 = v5491 + v28;
+      const unsigned int v5493 = v5492 << 8u;
+      const unsigned int v5494 = v5493 + v5487;
+      out[v5494] = v5483;
+    }
+    const unsigned int v5496 = v41 + v10679;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5497 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5498 = v853.x[8];
+    const float v5499 = v5498 * v5497;
+    const bool v5500 = v5496 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5500) {
+      const unsigned int v5503 = 32u + v10678;
+      const unsigned int v5506 = v13 + v5496;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5507 = v5506 * v1;
+      const unsigned int v5508 = v5507 + v28;
+      const unsigned int v5509 = v5508 << 8u;
+      const unsigned int v5510 = v5509 + v5503;
+      out[v5510] = v5499;
+    }
+    const unsigned int v5512 = v41 + v10684;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5513 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5514 = v853.x[9];
+    const float v5515 = v5514 * v5513;
+    const bool v5516 = v5512 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5516) {
+      const unsigned int v5519 = 32u + v10683;
+      const unsigned int v5522 = v13 + v5512;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5523 = v5522 * v1;
+      const unsigned int v5524 = v5523 + v28;
+      const unsigned int v5525 = v5524 << 8u;
+      const unsigned int v5526 = v5525 + v5519;
+      out[v5526] = v5515;
+    }
+    const unsigned int v5528 = v41 + v10689;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5529 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5530 = v853.x[10];
+    const float v5531 = v5530 * v5529;
+    const bool v5532 = v5528 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5532) {
+      const unsigned int v5535 = 32u + v10688;
+      const unsigned int v5538 = v13 + v5528;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5539 = v5538 * v1;
+      const unsigned int v5540 = v5539 + v28;
+      const unsigned int v5541 = v5540 << 8u;
+      const unsigned int v5542 = v5541 + v5535;
+      out[v5542] = v5531;
+    }
+    const unsigned int v5544 = v41 + v10694;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5545 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5546 = v853.x[11];
+    const float v5547 = v5546 * v5545;
+    const bool v5548 = v5544 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5548) {
+      const unsigned int v5551 = 32u + v10693;
+      const unsigned int v5554 = v13 + v5544;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5555 = v5554 * v1;
+      const unsigned int v5556 = v5555 + v28;
+      const unsigned int v5557 = v5556 << 8u;
+      const unsigned int v5558 = v5557 + v5551;
+      out[v5558] = v5547;
+    }
+    const unsigned int v5560 = v41 + v10699;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5561 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5562 = v853.x[12];
+    const float v5563 = v5562 * v5561;
+    const bool v5564 = v5560 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5564) {
+      const unsigned int v5567 = 32u + v10698;
+      const unsigned int v5570 = v13 + v5560;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5571 = v5570 * v1;
+      const unsigned int v5572 = v5571 + v28;
+      const unsigned int v5573 = v5572 << 8u;
+      const unsigned int v5574 = v5573 + v5567;
+      out[v5574] = v5563;
+    }
+    const unsigned int v5576 = v41 + v10704;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5577 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5578 = v853.x[13];
+    const float v5579 = v5578 * v5577;
+    const bool v5580 = v5576 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5580) {
+      const unsigned int v5583 = 32u + v10703;
+      const unsigned int v5586 = v13 + v5576;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5587 = v5586 * v1;
+      const unsigned int v5588 = v5587 + v28;
+      const unsigned int v5589 = v5588 << 8u;
+      const unsigned int v5590 = v5589 + v5583;
+      out[v5590] = v5579;
+    }
+    const unsigned int v5592 = v41 + v10709;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5593 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5594 = v853.x[14];
+    const float v5595 = v5594 * v5593;
+    const bool v5596 = v5592 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5596) {
+      const unsigned int v5599 = 32u + v10708;
+      const unsigned int v5602 = v13 + v5592;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5603 = v5602 * v1;
+      const unsigned int v5604 = v5603 + v28;
+      const unsigned int v5605 = v5604 << 8u;
+      const unsigned int v5606 = v5605 + v5599;
+      out[v5606] = v5595;
+    }
+    const unsigned int v5608 = v41 + v10714;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5609 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5610 = v853.x[15];
+    const float v5611 = v5610 * v5609;
+    const bool v5612 = v5608 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5612) {
+      const unsigned int v5615 = 32u + v10713;
+      const unsigned int v5618 = v13 + v5608;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5619 = v5618 * v1;
+      const unsigned int v5620 = v5619 + v28;
+      const unsigned int v5621 = v5620 << 8u;
+      const unsigned int v5622 = v5621 + v5615;
+      out[v5622] = v5611;
+    }
+    const unsigned int v5624 = v41 + v10719;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5625 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5626 = v855.x[0];
+    const float v5627 = v5626 * v5625;
+    const bool v5628 = v5624 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5628) {
+      const unsigned int v5631 = 64u + v10718;
+      const unsigned int v5634 = v13 + v5624;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5635 = v5634 * v1;
+      const unsigned int v5636 = v5635 + v28;
+      const unsigned int v5637 = v5636 << 8u;
+      const unsigned int v5638 = v5637 + v5631;
+      out[v5638] = v5627;
+    }
+    const unsigned int v5640 = v41 + v10724;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5641 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5642 = v855.x[1];
+    const float v5643 = v5642 * v5641;
+    const bool v5644 = v5640 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5644) {
+      const unsigned int v5647 = 64u + v10723;
+      const unsigned int v5650 = v13 + v5640;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5651 = v5650 * v1;
+      const unsigned int v5652 = v5651 + v28;
+      const unsigned int v5653 = v5652 << 8u;
+      const unsigned int v5654 = v5653 + v5647;
+      out[v5654] = v5643;
+    }
+    const unsigned int v5656 = v41 + v10729;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5657 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5658 = v855.x[2];
+    const float v5659 = v5658 * v5657;
+    const bool v5660 = v5656 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5660) {
+      const unsigned int v5663 = 64u + v10728;
+      const unsigned int v5666 = v13 + v5656;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5667 = v5666 * v1;
+      const unsigned int v5668 = v5667 + v28;
+      const unsigned int v5669 = v5668 << 8u;
+      const unsigned int v5670 = v5669 + v5663;
+      out[v5670] = v5659;
+    }
+    const unsigned int v5672 = v41 + v10734;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5673 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5674 = v855.x[3];
+    const float v5675 = v5674 * v5673;
+    const bool v5676 = v5672 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5676) {
+      const unsigned int v5679 = 64u + v10733;
+      const unsigned int v5682 = v13 + v5672;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5683 = v5682 * v1;
+      const unsigned int v5684 = v5683 + v28;
+      const unsigned int v5685 = v5684 << 8u;
+      const unsigned int v5686 = v5685 + v5679;
+      out[v5686] = v5675;
+    }
+    const unsigned int v5688 = v41 + v10739;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5689 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5690 = v855.x[4];
+    const float v5691 = v5690 * v5689;
+    const bool v5692 = v5688 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5692) {
+      const unsigned int v5695 = 64u + v10738;
+      const unsigned int v5698 = v13 + v5688;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5699 = v5698 * v1;
+      const unsigned int v5700 = v5699 + v28;
+      const unsigned int v5701 = v5700 << 8u;
+      const unsigned int v5702 = v5701 + v5695;
+      out[v5702] = v5691;
+    }
+    const unsigned int v5704 = v41 + v10744;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5705 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5706 = v855.x[5];
+    const float v5707 = v5706 * v5705;
+    const bool v5708 = v5704 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5708) {
+      const unsigned int v5711 = 64u + v10743;
+      const unsigned int v5714 = v13 + v5704;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5715 = v5714 * v1;
+      const unsigned int v5716 = v5715 + v28;
+      const unsigned int v5717 = v5716 << 8u;
+      const unsigned int v5718 = v5717 + v5711;
+      out[v5718] = v5707;
+    }
+    const unsigned int v5720 = v41 + v10749;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5721 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5722 = v855.x[6];
+    const float v5723 = v5722 * v5721;
+    const bool v5724 = v5720 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5724) {
+      const unsigned int v5727 = 64u + v10748;
+      const unsigned int v5730 = v13 + v5720;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5731 = v5730 * v1;
+      const unsigned int v5732 = v5731 + v28;
+      const unsigned int v5733 = v5732 << 8u;
+      const unsigned int v5734 = v5733 + v5727;
+      out[v5734] = v5723;
+    }
+    const unsigned int v5736 = v41 + v10754;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5737 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5738 = v855.x[7];
+    const float v5739 = v5738 * v5737;
+    const bool v5740 = v5736 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5740) {
+      const unsigned int v5743 = 64u + v10753;
+      const unsigned int v5746 = v13 + v5736;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5747 = v5746 * v1;
+      const unsigned int v5748 = v5747 + v28;
+      const unsigned int v5749 = v5748 << 8u;
+      const unsigned int v5750 = v5749 + v5743;
+      out[v5750] = v5739;
+    }
+    const unsigned int v5752 = v41 + v10759;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5753 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5754 = v855.x[8];
+    const float v5755 = v5754 * v5753;
+    const bool v5756 = v5752 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5756) {
+      const unsigned int v5759 = 64u + v10758;
+      const unsigned int v5762 = v13 + v5752;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5763 = v5762 * v1;
+      const unsigned int v5764 = v5763 + v28;
+      const unsigned int v5765 = v5764 << 8u;
+      const unsigned int v5766 = v5765 + v5759;
+      out[v5766] = v5755;
+    }
+    const unsigned int v5768 = v41 + v10764;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5769 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5770 = v855.x[9];
+    const float v5771 = v5770 * v5769;
+    const bool v5772 = v5768 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5772) {
+      const unsigned int v5775 = 64u + v10763;
+      const unsigned int v5778 = v13 + v5768;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5779 = v5778 * v1;
+      const unsigned int v5780 = v5779 + v28;
+      const unsigned int v5781 = v5780 << 8u;
+      const unsigned int v5782 = v5781 + v5775;
+      out[v5782] = v5771;
+    }
+    const unsigned int v5784 = v41 + v10769;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5785 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5786 = v855.x[10];
+    const float v5787 = v5786 * v5785;
+    const bool v5788 = v5784 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5788) {
+      const unsigned int v5791 = 64u + v10768;
+      const unsigned int v5794 = v13 + v5784;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5795 = v5794 * v1;
+      const unsigned int v5796 = v5795 + v28;
+      const unsigned int v5797 = v5796 << 8u;
+      const unsigned int v5798 = v5797 + v5791;
+      out[v5798] = v5787;
+    }
+    const unsigned int v5800 = v41 + v10774;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5801 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5802 = v855.x[11];
+    const float v5803 = v5802 * v5801;
+    const bool v5804 = v5800 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5804) {
+      const unsigned int v5807 = 64u + v10773;
+      const unsigned int v5810 = v13 + v5800;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5811 = v5810 * v1;
+      const unsigned int v5812 = v5811 + v28;
+      const unsigned int v5813 = v5812 << 8u;
+      const unsigned int v5814 = v5813 + v5807;
+      out[v5814] = v5803;
+    }
+    const unsigned int v5816 = v41 + v10779;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5817 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5818 = v855.x[12];
+    const float v5819 = v5818 * v5817;
+    const bool v5820 = v5816 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5820) {
+      const unsigned int v5823 = 64u + v10778;
+      const unsigned int v5826 = v13 + v5816;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5827 = v5826 * v1;
+      const unsigned int v5828 = v5827 + v28;
+      const unsigned int v5829 = v5828 << 8u;
+      const unsigned int v5830 = v5829 + v5823;
+      out[v5830] = v5819;
+    }
+    const unsigned int v5832 = v41 + v10784;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5833 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5834 = v855.x[13];
+    const float v5835 = v5834 * v5833;
+    const bool v5836 = v5832 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5836) {
+      const unsigned int v5839 = 64u + v10783;
+      const unsigned int v5842 = v13 + v5832;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5843 = v5842 * v1;
+      const unsigned int v5844 = v5843 + v28;
+      const unsigned int v5845 = v5844 << 8u;
+      const unsigned int v5846 = v5845 + v5839;
+      out[v5846] = v5835;
+    }
+    const unsigned int v5848 = v41 + v10789;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5849 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5850 = v855.x[14];
+    const float v5851 = v5850 * v5849;
+    const bool v5852 = v5848 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5852) {
+      const unsigned int v5855 = 64u + v10788;
+      const unsigned int v5858 = v13 + v5848;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5859 = v5858 * v1;
+      const unsigned int v5860 = v5859 + v28;
+      const unsigned int v5861 = v5860 << 8u;
+      const unsigned int v5862 = v5861 + v5855;
+      out[v5862] = v5851;
+    }
+    const unsigned int v5864 = v41 + v10794;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5865 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5866 = v855.x[15];
+    const float v5867 = v5866 * v5865;
+    const bool v5868 = v5864 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5868) {
+      const unsigned int v5871 = 64u + v10793;
+      const unsigned int v5874 = v13 + v5864;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5875 = v5874 * v1;
+      const unsigned int v5876 = v5875 + v28;
+      const unsigned int v5877 = v5876 << 8u;
+      const unsigned int v5878 = v5877 + v5871;
+      out[v5878] = v5867;
+    }
+    const unsigned int v5880 = v41 + v10799;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5881 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5882 = v857.x[0];
+    const float v5883 = v5882 * v5881;
+    const bool v5884 = v5880 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5884) {
+      const unsigned int v5887 = 96u + v10798;
+      const unsigned int v5890 = v13 + v5880;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5891 = v5890 * v1;
+      const unsigned int v5892 = v5891 + v28;
+      const unsigned int v5893 = v5892 << 8u;
+      const unsigned int v5894 = v5893 + v5887;
+      out[v5894] = v5883;
+    }
+    const unsigned int v5896 = v41 + v10804;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5897 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5898 = v857.x[1];
+    const float v5899 = v5898 * v5897;
+    const bool v5900 = v5896 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5900) {
+      const unsigned int v5903 = 96u + v10803;
+      const unsigned int v5906 = v13 + v5896;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5907 = v5906 * v1;
+      const unsigned int v5908 = v5907 + v28;
+      const unsigned int v5909 = v5908 << 8u;
+      const unsigned int v5910 = v5909 + v5903;
+      out[v5910] = v5899;
+    }
+    const unsigned int v5912 = v41 + v10809;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5913 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5914 = v857.x[2];
+    const float v5915 = v5914 * v5913;
+    const bool v5916 = v5912 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5916) {
+      const unsigned int v5919 = 96u + v10808;
+      const unsigned int v5922 = v13 + v5912;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5923 = v5922 * v1;
+      const unsigned int v5924 = v5923 + v28;
+      const unsigned int v5925 = v5924 << 8u;
+      const unsigned int v5926 = v5925 + v5919;
+      out[v5926] = v5915;
+    }
+    const unsigned int v5928 = v41 + v10814;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5929 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5930 = v857.x[3];
+    const float v5931 = v5930 * v5929;
+    const bool v5932 = v5928 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5932) {
+      const unsigned int v5935 = 96u + v10813;
+      const unsigned int v5938 = v13 + v5928;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5939 = v5938 * v1;
+      const unsigned int v5940 = v5939 + v28;
+      const unsigned int v5941 = v5940 << 8u;
+      const unsigned int v5942 = v5941 + v5935;
+      out[v5942] = v5931;
+    }
+    const unsigned int v5944 = v41 + v10819;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5945 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5946 = v857.x[4];
+    const float v5947 = v5946 * v5945;
+    const bool v5948 = v5944 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5948) {
+      const unsigned int v5951 = 96u + v10818;
+      const unsigned int v5954 = v13 + v5944;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5955 = v5954 * v1;
+      const unsigned int v5956 = v5955 + v28;
+      const unsigned int v5957 = v5956 << 8u;
+      const unsigned int v5958 = v5957 + v5951;
+      out[v5958] = v5947;
+    }
+    const unsigned int v5960 = v41 + v10824;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5961 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5962 = v857.x[5];
+    const float v5963 = v5962 * v5961;
+    const bool v5964 = v5960 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5964) {
+      const unsigned int v5967 = 96u + v10823;
+      const unsigned int v5970 = v13 + v5960;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5971 = v5970 * v1;
+      const unsigned int v5972 = v5971 + v28;
+      const unsigned int v5973 = v5972 << 8u;
+      const unsigned int v5974 = v5973 + v5967;
+      out[v5974] = v5963;
+    }
+    const unsigned int v5976 = v41 + v10829;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5977 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5978 = v857.x[6];
+    const float v5979 = v5978 * v5977;
+    const bool v5980 = v5976 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5980) {
+      const unsigned int v5983 = 96u + v10828;
+      const unsigned int v5986 = v13 + v5976;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v5987 = v5986 * v1;
+      const unsigned int v5988 = v5987 + v28;
+      const unsigned int v5989 = v5988 << 8u;
+      const unsigned int v5990 = v5989 + v5983;
+      out[v5990] = v5979;
+    }
+    const unsigned int v5992 = v41 + v10834;  // kernels/sdpa/flash_tile.hpp:227
+    const float v5993 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v5994 = v857.x[7];
+    const float v5995 = v5994 * v5993;
+    const bool v5996 = v5992 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v5996) {
+      const unsigned int v5999 = 96u + v10833;
+      const unsigned int v6002 = v13 + v5992;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6003 = v6002 * v1;
+      const unsigned int v6004 = v6003 + v28;
+      const unsigned int v6005 = v6004 << 8u;
+      const unsigned int v6006 = v6005 + v5999;
+      out[v6006] = v5995;
+    }
+    const unsigned int v6008 = v41 + v10839;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6009 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6010 = v857.x[8];
+    const float v6011 = v6010 * v6009;
+    const bool v6012 = v6008 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6012) {
+      const unsigned int v6015 = 96u + v10838;
+      const unsigned int v6018 = v13 + v6008;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6019 = v6018 * v1;
+      const unsigned int v6020 = v6019 + v28;
+      const unsigned int v6021 = v6020 << 8u;
+      const unsigned int v6022 = v6021 + v6015;
+      out[v6022] = v6011;
+    }
+    const unsigned int v6024 = v41 + v10844;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6025 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6026 = v857.x[9];
+    const float v6027 = v6026 * v6025;
+    const bool v6028 = v6024 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6028) {
+      const unsigned int v6031 = 96u + v10843;
+      const unsigned int v6034 = v13 + v6024;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6035 = v6034 * v1;
+      const unsigned int v6036 = v6035 + v28;
+      const unsigned int v6037 = v6036 << 8u;
+      const unsigned int v6038 = v6037 + v6031;
+      out[v6038] = v6027;
+    }
+    const unsigned int v6040 = v41 + v10849;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6041 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6042 = v857.x[10];
+    const float v6043 = v6042 * v6041;
+    const bool v6044 = v6040 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6044) {
+      const unsigned int v6047 = 96u + v10848;
+      const unsigned int v6050 = v13 + v6040;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6051 = v6050 * v1;
+      const unsigned int v6052 = v6051 + v28;
+      const unsigned int v6053 = v6052 << 8u;
+      const unsigned int v6054 = v6053 + v6047;
+      out[v6054] = v6043;
+    }
+    const unsigned int v6056 = v41 + v10854;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6057 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6058 = v857.x[11];
+    const float v6059 = v6058 * v6057;
+    const bool v6060 = v6056 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6060) {
+      const unsigned int v6063 = 96u + v10853;
+      const unsigned int v6066 = v13 + v6056;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6067 = v6066 * v1;
+      const unsigned int v6068 = v6067 + v28;
+      const unsigned int v6069 = v6068 << 8u;
+      const unsigned int v6070 = v6069 + v6063;
+      out[v6070] = v6059;
+    }
+    const unsigned int v6072 = v41 + v10859;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6073 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6074 = v857.x[12];
+    const float v6075 = v6074 * v6073;
+    const bool v6076 = v6072 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6076) {
+      const unsigned int v6079 = 96u + v10858;
+      const unsigned int v6082 = v13 + v6072;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6083 = v6082 * v1;
+      const unsigned int v6084 = v6083 + v28;
+      const unsigned int v6085 = v6084 << 8u;
+      const unsigned int v6086 = v6085 + v6079;
+      out[v6086] = v6075;
+    }
+    const unsigned int v6088 = v41 + v10864;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6089 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6090 = v857.x[13];
+    const float v6091 = v6090 * v6089;
+    const bool v6092 = v6088 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6092) {
+      const unsigned int v6095 = 96u + v10863;
+      const unsigned int v6098 = v13 + v6088;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6099 = v6098 * v1;
+      const unsigned int v6100 = v6099 + v28;
+      const unsigned int v6101 = v6100 << 8u;
+      const unsigned int v6102 = v6101 + v6095;
+      out[v6102] = v6091;
+    }
+    const unsigned int v6104 = v41 + v10869;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6105 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6106 = v857.x[14];
+    const float v6107 = v6106 * v6105;
+    const bool v6108 = v6104 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6108) {
+      const unsigned int v6111 = 96u + v10868;
+      const unsigned int v6114 = v13 + v6104;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6115 = v6114 * v1;
+      const unsigned int v6116 = v6115 + v28;
+      const unsigned int v6117 = v6116 << 8u;
+      const unsigned int v6118 = v6117 + v6111;
+      out[v6118] = v6107;
+    }
+    const unsigned int v6120 = v41 + v10874;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6121 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6122 = v857.x[15];
+    const float v6123 = v6122 * v6121;
+    const bool v6124 = v6120 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6124) {
+      const unsigned int v6127 = 96u + v10873;
+      const unsigned int v6130 = v13 + v6120;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6131 = v6130 * v1;
+      const unsigned int v6132 = v6131 + v28;
+      const unsigned int v6133 = v6132 << 8u;
+      const unsigned int v6134 = v6133 + v6127;
+      out[v6134] = v6123;
+    }
+    const unsigned int v6136 = v41 + v10879;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6137 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6138 = v859.x[0];
+    const float v6139 = v6138 * v6137;
+    const bool v6140 = v6136 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6140) {
+      const unsigned int v6143 = 128u + v10878;
+      const unsigned int v6146 = v13 + v6136;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6147 = v6146 * v1;
+      const unsigned int v6148 = v6147 + v28;
+      const unsigned int v6149 = v6148 << 8u;
+      const unsigned int v6150 = v6149 + v6143;
+      out[v6150] = v6139;
+    }
+    const unsigned int v6152 = v41 + v10884;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6153 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6154 = v859.x[1];
+    const float v6155 = v6154 * v6153;
+    const bool v6156 = v6152 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6156) {
+      const unsigned int v6159 = 128u + v10883;
+      const unsigned int v6162 = v13 + v6152;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6163 = v6162 * v1;
+      const unsigned int v6164 = v6163 + v28;
+      const unsigned int v6165 = v6164 << 8u;
+      const unsigned int v6166 = v6165 + v6159;
+      out[v6166] = v6155;
+    }
+    const unsigned int v6168 = v41 + v10889;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6169 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6170 = v859.x[2];
+    const float v6171 = v6170 * v6169;
+    const bool v6172 = v6168 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6172) {
+      const unsigned int v6175 = 128u + v10888;
+      const unsigned int v6178 = v13 + v6168;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6179 = v6178 * v1;
+      const unsigned int v6180 = v6179 + v28;
+      const unsigned int v6181 = v6180 << 8u;
+      const unsigned int v6182 = v6181 + v6175;
+      out[v6182] = v6171;
+    }
+    const unsigned int v6184 = v41 + v10894;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6185 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6186 = v859.x[3];
+    const float v6187 = v6186 * v6185;
+    const bool v6188 = v6184 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6188) {
+      const unsigned int v6191 = 128u + v10893;
+      const unsigned int v6194 = v13 + v6184;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6195 = v6194 * v1;
+      const unsigned int v6196 = v6195 + v28;
+      const unsigned int v6197 = v6196 << 8u;
+      const unsigned int v6198 = v6197 + v6191;
+      out[v6198] = v6187;
+    }
+    const unsigned int v6200 = v41 + v10899;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6201 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6202 = v859.x[4];
+    const float v6203 = v6202 * v6201;
+    const bool v6204 = v6200 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6204) {
+      const unsigned int v6207 = 128u + v10898;
+      const unsigned int v6210 = v13 + v6200;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6211 = v6210 * v1;
+      const unsigned int v6212 = v6211 + v28;
+      const unsigned int v6213 = v6212 << 8u;
+      const unsigned int v6214 = v6213 + v6207;
+      out[v6214] = v6203;
+    }
+    const unsigned int v6216 = v41 + v10904;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6217 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6218 = v859.x[5];
+    const float v6219 = v6218 * v6217;
+    const bool v6220 = v6216 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6220) {
+      const unsigned int v6223 = 128u + v10903;
+      const unsigned int v6226 = v13 + v6216;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6227 = v6226 * v1;
+      const unsigned int v6228 = v6227 + v28;
+      const unsigned int v6229 = v6228 << 8u;
+      const unsigned int v6230 = v6229 + v6223;
+      out[v6230] = v6219;
+    }
+    const unsigned int v6232 = v41 + v10909;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6233 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6234 = v859.x[6];
+    const float v6235 = v6234 * v6233;
+    const bool v6236 = v6232 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6236) {
+      const unsigned int v6239 = 128u + v10908;
+      const unsigned int v6242 = v13 + v6232;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6243 = v6242 * v1;
+      const unsigned int v6244 = v6243 + v28;
+      const unsigned int v6245 = v6244 << 8u;
+      const unsigned int v6246 = v6245 + v6239;
+      out[v6246] = v6235;
+    }
+    const unsigned int v6248 = v41 + v10914;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6249 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6250 = v859.x[7];
+    const float v6251 = v6250 * v6249;
+    const bool v6252 = v6248 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6252) {
+      const unsigned int v6255 = 128u + v10913;
+      const unsigned int v6258 = v13 + v6248;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6259 = v6258 * v1;
+      const unsigned int v6260 = v6259 + v28;
+      const unsigned int v6261 = v6260 << 8u;
+      const unsigned int v6262 = v6261 + v6255;
+      out[v6262] = v6251;
+    }
+    const unsigned int v6264 = v41 + v10919;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6265 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6266 = v859.x[8];
+    const float v6267 = v6266 * v6265;
+    const bool v6268 = v6264 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6268) {
+      const unsigned int v6271 = 128u + v10918;
+      const unsigned int v6274 = v13 + v6264;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6275 = v6274 * v1;
+      const unsigned int v6276 = v6275 + v28;
+      const unsigned int v6277 = v6276 << 8u;
+      const unsigned int v6278 = v6277 + v6271;
+      out[v6278] = v6267;
+    }
+    const unsigned int v6280 = v41 + v10924;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6281 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6282 = v859.x[9];
+    const float v6283 = v6282 * v6281;
+    const bool v6284 = v6280 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6284) {
+      const unsigned int v6287 = 128u + v10923;
+      const unsigned int v6290 = v13 + v6280;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6291 = v6290 * v1;
+      const unsigned int v6292 = v6291 + v28;
+      const unsigned int v6293 = v6292 << 8u;
+      const unsigned int v6294 = v6293 + v6287;
+      out[v6294] = v6283;
+    }
+    const unsigned int v6296 = v41 + v10929;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6297 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6298 = v859.x[10];
+    const float v6299 = v6298 * v6297;
+    const bool v6300 = v6296 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6300) {
+      const unsigned int v6303 = 128u + v10928;
+      const unsigned int v6306 = v13 + v6296;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6307 = v6306 * v1;
+      const unsigned int v6308 = v6307 + v28;
+      const unsigned int v6309 = v6308 << 8u;
+      const unsigned int v6310 = v6309 + v6303;
+      out[v6310] = v6299;
+    }
+    const unsigned int v6312 = v41 + v10934;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6313 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6314 = v859.x[11];
+    const float v6315 = v6314 * v6313;
+    const bool v6316 = v6312 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6316) {
+      const unsigned int v6319 = 128u + v10933;
+      const unsigned int v6322 = v13 + v6312;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6323 = v6322 * v1;
+      const unsigned int v6324 = v6323 + v28;
+      const unsigned int v6325 = v6324 << 8u;
+      const unsigned int v6326 = v6325 + v6319;
+      out[v6326] = v6315;
+    }
+    const unsigned int v6328 = v41 + v10939;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6329 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6330 = v859.x[12];
+    const float v6331 = v6330 * v6329;
+    const bool v6332 = v6328 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6332) {
+      const unsigned int v6335 = 128u + v10938;
+      const unsigned int v6338 = v13 + v6328;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6339 = v6338 * v1;
+      const unsigned int v6340 = v6339 + v28;
+      const unsigned int v6341 = v6340 << 8u;
+      const unsigned int v6342 = v6341 + v6335;
+      out[v6342] = v6331;
+    }
+    const unsigned int v6344 = v41 + v10944;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6345 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6346 = v859.x[13];
+    const float v6347 = v6346 * v6345;
+    const bool v6348 = v6344 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6348) {
+      const unsigned int v6351 = 128u + v10943;
+      const unsigned int v6354 = v13 + v6344;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6355 = v6354 * v1;
+      const unsigned int v6356 = v6355 + v28;
+      const unsigned int v6357 = v6356 << 8u;
+      const unsigned int v6358 = v6357 + v6351;
+      out[v6358] = v6347;
+    }
+    const unsigned int v6360 = v41 + v10949;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6361 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6362 = v859.x[14];
+    const float v6363 = v6362 * v6361;
+    const bool v6364 = v6360 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6364) {
+      const unsigned int v6367 = 128u + v10948;
+      const unsigned int v6370 = v13 + v6360;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6371 = v6370 * v1;
+      const unsigned int v6372 = v6371 + v28;
+      const unsigned int v6373 = v6372 << 8u;
+      const unsigned int v6374 = v6373 + v6367;
+      out[v6374] = v6363;
+    }
+    const unsigned int v6376 = v41 + v10954;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6377 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6378 = v859.x[15];
+    const float v6379 = v6378 * v6377;
+    const bool v6380 = v6376 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6380) {
+      const unsigned int v6383 = 128u + v10953;
+      const unsigned int v6386 = v13 + v6376;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6387 = v6386 * v1;
+      const unsigned int v6388 = v6387 + v28;
+      const unsigned int v6389 = v6388 << 8u;
+      const unsigned int v6390 = v6389 + v6383;
+      out[v6390] = v6379;
+    }
+    const unsigned int v6392 = v41 + v10959;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6393 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6394 = v861.x[0];
+    const float v6395 = v6394 * v6393;
+    const bool v6396 = v6392 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6396) {
+      const unsigned int v6399 = 160u + v10958;
+      const unsigned int v6402 = v13 + v6392;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6403 = v6402 * v1;
+      const unsigned int v6404 = v6403 + v28;
+      const unsigned int v6405 = v6404 << 8u;
+      const unsigned int v6406 = v6405 + v6399;
+      out[v6406] = v6395;
+    }
+    const unsigned int v6408 = v41 + v10964;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6409 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6410 = v861.x[1];
+    const float v6411 = v6410 * v6409;
+    const bool v6412 = v6408 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6412) {
+      const unsigned int v6415 = 160u + v10963;
+      const unsigned int v6418 = v13 + v6408;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6419 = v6418 * v1;
+      const unsigned int v6420 = v6419 + v28;
+      const unsigned int v6421 = v6420 << 8u;
+      const unsigned int v6422 = v6421 + v6415;
+      out[v6422] = v6411;
+    }
+    const unsigned int v6424 = v41 + v10969;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6425 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6426 = v861.x[2];
+    const float v6427 = v6426 * v6425;
+    const bool v6428 = v6424 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6428) {
+      const unsigned int v6431 = 160u + v10968;
+      const unsigned int v6434 = v13 + v6424;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6435 = v6434 * v1;
+      const unsigned int v6436 = v6435 + v28;
+      const unsigned int v6437 = v6436 << 8u;
+      const unsigned int v6438 = v6437 + v6431;
+      out[v6438] = v6427;
+    }
+    const unsigned int v6440 = v41 + v10974;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6441 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6442 = v861.x[3];
+    const float v6443 = v6442 * v6441;
+    const bool v6444 = v6440 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6444) {
+      const unsigned int v6447 = 160u + v10973;
+      const unsigned int v6450 = v13 + v6440;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6451 = v6450 * v1;
+      const unsigned int v6452 = v6451 + v28;
+      const unsigned int v6453 = v6452 << 8u;
+      const unsigned int v6454 = v6453 + v6447;
+      out[v6454] = v6443;
+    }
+    const unsigned int v6456 = v41 + v10979;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6457 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6458 = v861.x[4];
+    const float v6459 = v6458 * v6457;
+    const bool v6460 = v6456 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6460) {
+      const unsigned int v6463 = 160u + v10978;
+      const unsigned int v6466 = v13 + v6456;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6467 = v6466 * v1;
+      const unsigned int v6468 = v6467 + v28;
+      const unsigned int v6469 = v6468 << 8u;
+      const unsigned int v6470 = v6469 + v6463;
+      out[v6470] = v6459;
+    }
+    const unsigned int v6472 = v41 + v10984;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6473 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6474 = v861.x[5];
+    const float v6475 = v6474 * v6473;
+    const bool v6476 = v6472 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6476) {
+      const unsigned int v6479 = 160u + v10983;
+      const unsigned int v6482 = v13 + v6472;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6483 = v6482 * v1;
+      const unsigned int v6484 = v6483 + v28;
+      const unsigned int v6485 = v6484 << 8u;
+      const unsigned int v6486 = v6485 + v6479;
+      out[v6486] = v6475;
+    }
+    const unsigned int v6488 = v41 + v10989;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6489 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6490 = v861.x[6];
+    const float v6491 = v6490 * v6489;
+    const bool v6492 = v6488 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6492) {
+      const unsigned int v6495 = 160u + v10988;
+      const unsigned int v6498 = v13 + v6488;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6499 = v6498 * v1;
+      const unsigned int v6500 = v6499 + v28;
+      const unsigned int v6501 = v6500 << 8u;
+      const unsigned int v6502 = v6501 + v6495;
+      out[v6502] = v6491;
+    }
+    const unsigned int v6504 = v41 + v10994;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6505 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6506 = v861.x[7];
+    const float v6507 = v6506 * v6505;
+    const bool v6508 = v6504 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6508) {
+      const unsigned int v6511 = 160u + v10993;
+      const unsigned int v6514 = v13 + v6504;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6515 = v6514 * v1;
+      const unsigned int v6516 = v6515 + v28;
+      const unsigned int v6517 = v6516 << 8u;
+      const unsigned int v6518 = v6517 + v6511;
+      out[v6518] = v6507;
+    }
+    const unsigned int v6520 = v41 + v10999;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6521 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6522 = v861.x[8];
+    const float v6523 = v6522 * v6521;
+    const bool v6524 = v6520 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6524) {
+      const unsigned int v6527 = 160u + v10998;
+      const unsigned int v6530 = v13 + v6520;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6531 = v6530 * v1;
+      const unsigned int v6532 = v6531 + v28;
+      const unsigned int v6533 = v6532 << 8u;
+      const unsigned int v6534 = v6533 + v6527;
+      out[v6534] = v6523;
+    }
+    const unsigned int v6536 = v41 + v11004;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6537 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6538 = v861.x[9];
+    const float v6539 = v6538 * v6537;
+    const bool v6540 = v6536 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6540) {
+      const unsigned int v6543 = 160u + v11003;
+      const unsigned int v6546 = v13 + v6536;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6547 = v6546 * v1;
+      const unsigned int v6548 = v6547 + v28;
+      const unsigned int v6549 = v6548 << 8u;
+      const unsigned int v6550 = v6549 + v6543;
+      out[v6550] = v6539;
+    }
+    const unsigned int v6552 = v41 + v11009;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6553 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6554 = v861.x[10];
+    const float v6555 = v6554 * v6553;
+    const bool v6556 = v6552 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6556) {
+      const unsigned int v6559 = 160u + v11008;
+      const unsigned int v6562 = v13 + v6552;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6563 = v6562 * v1;
+      const unsigned int v6564 = v6563 + v28;
+      const unsigned int v6565 = v6564 << 8u;
+      const unsigned int v6566 = v6565 + v6559;
+      out[v6566] = v6555;
+    }
+    const unsigned int v6568 = v41 + v11014;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6569 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6570 = v861.x[11];
+    const float v6571 = v6570 * v6569;
+    const bool v6572 = v6568 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6572) {
+      const unsigned int v6575 = 160u + v11013;
+      const unsigned int v6578 = v13 + v6568;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6579 = v6578 * v1;
+      const unsigned int v6580 = v6579 + v28;
+      const unsigned int v6581 = v6580 << 8u;
+      const unsigned int v6582 = v6581 + v6575;
+      out[v6582] = v6571;
+    }
+    const unsigned int v6584 = v41 + v11019;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6585 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6586 = v861.x[12];
+    const float v6587 = v6586 * v6585;
+    const bool v6588 = v6584 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6588) {
+      const unsigned int v6591 = 160u + v11018;
+      const unsigned int v6594 = v13 + v6584;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6595 = v6594 * v1;
+      const unsigned int v6596 = v6595 + v28;
+      const unsigned int v6597 = v6596 << 8u;
+      const unsigned int v6598 = v6597 + v6591;
+      out[v6598] = v6587;
+    }
+    const unsigned int v6600 = v41 + v11024;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6601 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6602 = v861.x[13];
+    const float v6603 = v6602 * v6601;
+    const bool v6604 = v6600 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6604) {
+      const unsigned int v6607 = 160u + v11023;
+      const unsigned int v6610 = v13 + v6600;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6611 = v6610 * v1;
+      const unsigned int v6612 = v6611 + v28;
+      const unsigned int v6613 = v6612 << 8u;
+      const unsigned int v6614 = v6613 + v6607;
+      out[v6614] = v6603;
+    }
+    const unsigned int v6616 = v41 + v11029;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6617 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6618 = v861.x[14];
+    const float v6619 = v6618 * v6617;
+    const bool v6620 = v6616 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6620) {
+      const unsigned int v6623 = 160u + v11028;
+      const unsigned int v6626 = v13 + v6616;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6627 = v6626 * v1;
+      const unsigned int v6628 = v6627 + v28;
+      const unsigned int v6629 = v6628 << 8u;
+      const unsigned int v6630 = v6629 + v6623;
+      out[v6630] = v6619;
+    }
+    const unsigned int v6632 = v41 + v11034;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6633 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6634 = v861.x[15];
+    const float v6635 = v6634 * v6633;
+    const bool v6636 = v6632 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6636) {
+      const unsigned int v6639 = 160u + v11033;
+      const unsigned int v6642 = v13 + v6632;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6643 = v6642 * v1;
+      const unsigned int v6644 = v6643 + v28;
+      const unsigned int v6645 = v6644 << 8u;
+      const unsigned int v6646 = v6645 + v6639;
+      out[v6646] = v6635;
+    }
+    const unsigned int v6648 = v41 + v11039;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6649 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6650 = v863.x[0];
+    const float v6651 = v6650 * v6649;
+    const bool v6652 = v6648 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6652) {
+      const unsigned int v6655 = 192u + v11038;
+      const unsigned int v6658 = v13 + v6648;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6659 = v6658 * v1;
+      const unsigned int v6660 = v6659 + v28;
+      const unsigned int v6661 = v6660 << 8u;
+      const unsigned int v6662 = v6661 + v6655;
+      out[v6662] = v6651;
+    }
+    const unsigned int v6664 = v41 + v11044;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6665 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6666 = v863.x[1];
+    const float v6667 = v6666 * v6665;
+    const bool v6668 = v6664 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6668) {
+      const unsigned int v6671 = 192u + v11043;
+      const unsigned int v6674 = v13 + v6664;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6675 = v6674 * v1;
+      const unsigned int v6676 = v6675 + v28;
+      const unsigned int v6677 = v6676 << 8u;
+      const unsigned int v6678 = v6677 + v6671;
+      out[v6678] = v6667;
+    }
+    const unsigned int v6680 = v41 + v11049;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6681 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6682 = v863.x[2];
+    const float v6683 = v6682 * v6681;
+    const bool v6684 = v6680 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6684) {
+      const unsigned int v6687 = 192u + v11048;
+      const unsigned int v6690 = v13 + v6680;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6691 = v6690 * v1;
+      const unsigned int v6692 = v6691 + v28;
+      const unsigned int v6693 = v6692 << 8u;
+      const unsigned int v6694 = v6693 + v6687;
+      out[v6694] = v6683;
+    }
+    const unsigned int v6696 = v41 + v11054;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6697 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6698 = v863.x[3];
+    const float v6699 = v6698 * v6697;
+    const bool v6700 = v6696 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6700) {
+      const unsigned int v6703 = 192u + v11053;
+      const unsigned int v6706 = v13 + v6696;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6707 = v6706 * v1;
+      const unsigned int v6708 = v6707 + v28;
+      const unsigned int v6709 = v6708 << 8u;
+      const unsigned int v6710 = v6709 + v6703;
+      out[v6710] = v6699;
+    }
+    const unsigned int v6712 = v41 + v11059;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6713 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6714 = v863.x[4];
+    const float v6715 = v6714 * v6713;
+    const bool v6716 = v6712 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6716) {
+      const unsigned int v6719 = 192u + v11058;
+      const unsigned int v6722 = v13 + v6712;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6723 = v6722 * v1;
+      const unsigned int v6724 = v6723 + v28;
+      const unsigned int v6725 = v6724 << 8u;
+      const unsigned int v6726 = v6725 + v6719;
+      out[v6726] = v6715;
+    }
+    const unsigned int v6728 = v41 + v11064;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6729 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6730 = v863.x[5];
+    const float v6731 = v6730 * v6729;
+    const bool v6732 = v6728 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6732) {
+      const unsigned int v6735 = 192u + v11063;
+      const unsigned int v6738 = v13 + v6728;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6739 = v6738 * v1;
+      const unsigned int v6740 = v6739 + v28;
+      const unsigned int v6741 = v6740 << 8u;
+      const unsigned int v6742 = v6741 + v6735;
+      out[v6742] = v6731;
+    }
+    const unsigned int v6744 = v41 + v11069;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6745 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6746 = v863.x[6];
+    const float v6747 = v6746 * v6745;
+    const bool v6748 = v6744 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6748) {
+      const unsigned int v6751 = 192u + v11068;
+      const unsigned int v6754 = v13 + v6744;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6755 = v6754 * v1;
+      const unsigned int v6756 = v6755 + v28;
+      const unsigned int v6757 = v6756 << 8u;
+      const unsigned int v6758 = v6757 + v6751;
+      out[v6758] = v6747;
+    }
+    const unsigned int v6760 = v41 + v11074;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6761 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6762 = v863.x[7];
+    const float v6763 = v6762 * v6761;
+    const bool v6764 = v6760 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6764) {
+      const unsigned int v6767 = 192u + v11073;
+      const unsigned int v6770 = v13 + v6760;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6771 = v6770 * v1;
+      const unsigned int v6772 = v6771 + v28;
+      const unsigned int v6773 = v6772 << 8u;
+      const unsigned int v6774 = v6773 + v6767;
+      out[v6774] = v6763;
+    }
+    const unsigned int v6776 = v41 + v11079;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6777 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6778 = v863.x[8];
+    const float v6779 = v6778 * v6777;
+    const bool v6780 = v6776 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6780) {
+      const unsigned int v6783 = 192u + v11078;
+      const unsigned int v6786 = v13 + v6776;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6787 = v6786 * v1;
+      const unsigned int v6788 = v6787 + v28;
+      const unsigned int v6789 = v6788 << 8u;
+      const unsigned int v6790 = v6789 + v6783;
+      out[v6790] = v6779;
+    }
+    const unsigned int v6792 = v41 + v11084;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6793 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6794 = v863.x[9];
+    const float v6795 = v6794 * v6793;
+    const bool v6796 = v6792 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6796) {
+      const unsigned int v6799 = 192u + v11083;
+      const unsigned int v6802 = v13 + v6792;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6803 = v6802 * v1;
+      const unsigned int v6804 = v6803 + v28;
+      const unsigned int v6805 = v6804 << 8u;
+      const unsigned int v6806 = v6805 + v6799;
+      out[v6806] = v6795;
+    }
+    const unsigned int v6808 = v41 + v11089;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6809 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6810 = v863.x[10];
+    const float v6811 = v6810 * v6809;
+    const bool v6812 = v6808 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6812) {
+      const unsigned int v6815 = 192u + v11088;
+      const unsigned int v6818 = v13 + v6808;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6819 = v6818 * v1;
+      const unsigned int v6820 = v6819 + v28;
+      const unsigned int v6821 = v6820 << 8u;
+      const unsigned int v6822 = v6821 + v6815;
+      out[v6822] = v6811;
+    }
+    const unsigned int v6824 = v41 + v11094;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6825 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6826 = v863.x[11];
+    const float v6827 = v6826 * v6825;
+    const bool v6828 = v6824 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6828) {
+      const unsigned int v6831 = 192u + v11093;
+      const unsigned int v6834 = v13 + v6824;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6835 = v6834 * v1;
+      const unsigned int v6836 = v6835 + v28;
+      const unsigned int v6837 = v6836 << 8u;
+      const unsigned int v6838 = v6837 + v6831;
+      out[v6838] = v6827;
+    }
+    const unsigned int v6840 = v41 + v11099;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6841 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6842 = v863.x[12];
+    const float v6843 = v6842 * v6841;
+    const bool v6844 = v6840 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6844) {
+      const unsigned int v6847 = 192u + v11098;
+      const unsigned int v6850 = v13 + v6840;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6851 = v6850 * v1;
+      const unsigned int v6852 = v6851 + v28;
+      const unsigned int v6853 = v6852 << 8u;
+      const unsigned int v6854 = v6853 + v6847;
+      out[v6854] = v6843;
+    }
+    const unsigned int v6856 = v41 + v11104;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6857 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6858 = v863.x[13];
+    const float v6859 = v6858 * v6857;
+    const bool v6860 = v6856 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6860) {
+      const unsigned int v6863 = 192u + v11103;
+      const unsigned int v6866 = v13 + v6856;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6867 = v6866 * v1;
+      const unsigned int v6868 = v6867 + v28;
+      const unsigned int v6869 = v6868 << 8u;
+      const unsigned int v6870 = v6869 + v6863;
+      out[v6870] = v6859;
+    }
+    const unsigned int v6872 = v41 + v11109;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6873 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6874 = v863.x[14];
+    const float v6875 = v6874 * v6873;
+    const bool v6876 = v6872 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6876) {
+      const unsigned int v6879 = 192u + v11108;
+      const unsigned int v6882 = v13 + v6872;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6883 = v6882 * v1;
+      const unsigned int v6884 = v6883 + v28;
+      const unsigned int v6885 = v6884 << 8u;
+      const unsigned int v6886 = v6885 + v6879;
+      out[v6886] = v6875;
+    }
+    const unsigned int v6888 = v41 + v11114;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6889 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6890 = v863.x[15];
+    const float v6891 = v6890 * v6889;
+    const bool v6892 = v6888 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6892) {
+      const unsigned int v6895 = 192u + v11113;
+      const unsigned int v6898 = v13 + v6888;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6899 = v6898 * v1;
+      const unsigned int v6900 = v6899 + v28;
+      const unsigned int v6901 = v6900 << 8u;
+      const unsigned int v6902 = v6901 + v6895;
+      out[v6902] = v6891;
+    }
+    const unsigned int v6904 = v41 + v11119;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6905 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6906 = v865.x[0];
+    const float v6907 = v6906 * v6905;
+    const bool v6908 = v6904 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6908) {
+      const unsigned int v6911 = 224u + v11118;
+      const unsigned int v6914 = v13 + v6904;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6915 = v6914 * v1;
+      const unsigned int v6916 = v6915 + v28;
+      const unsigned int v6917 = v6916 << 8u;
+      const unsigned int v6918 = v6917 + v6911;
+      out[v6918] = v6907;
+    }
+    const unsigned int v6920 = v41 + v11124;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6921 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6922 = v865.x[1];
+    const float v6923 = v6922 * v6921;
+    const bool v6924 = v6920 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6924) {
+      const unsigned int v6927 = 224u + v11123;
+      const unsigned int v6930 = v13 + v6920;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6931 = v6930 * v1;
+      const unsigned int v6932 = v6931 + v28;
+      const unsigned int v6933 = v6932 << 8u;
+      const unsigned int v6934 = v6933 + v6927;
+      out[v6934] = v6923;
+    }
+    const unsigned int v6936 = v41 + v11129;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6937 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6938 = v865.x[2];
+    const float v6939 = v6938 * v6937;
+    const bool v6940 = v6936 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6940) {
+      const unsigned int v6943 = 224u + v11128;
+      const unsigned int v6946 = v13 + v6936;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6947 = v6946 * v1;
+      const unsigned int v6948 = v6947 + v28;
+      const unsigned int v6949 = v6948 << 8u;
+      const unsigned int v6950 = v6949 + v6943;
+      out[v6950] = v6939;
+    }
+    const unsigned int v6952 = v41 + v11134;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6953 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6954 = v865.x[3];
+    const float v6955 = v6954 * v6953;
+    const bool v6956 = v6952 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6956) {
+      const unsigned int v6959 = 224u + v11133;
+      const unsigned int v6962 = v13 + v6952;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6963 = v6962 * v1;
+      const unsigned int v6964 = v6963 + v28;
+      const unsigned int v6965 = v6964 << 8u;
+      const unsigned int v6966 = v6965 + v6959;
+      out[v6966] = v6955;
+    }
+    const unsigned int v6968 = v41 + v11139;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6969 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6970 = v865.x[4];
+    const float v6971 = v6970 * v6969;
+    const bool v6972 = v6968 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6972) {
+      const unsigned int v6975 = 224u + v11138;
+      const unsigned int v6978 = v13 + v6968;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6979 = v6978 * v1;
+      const unsigned int v6980 = v6979 + v28;
+      const unsigned int v6981 = v6980 << 8u;
+      const unsigned int v6982 = v6981 + v6975;
+      out[v6982] = v6971;
+    }
+    const unsigned int v6984 = v41 + v11144;  // kernels/sdpa/flash_tile.hpp:227
+    const float v6985 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v6986 = v865.x[5];
+    const float v6987 = v6986 * v6985;
+    const bool v6988 = v6984 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v6988) {
+      const unsigned int v6991 = 224u + v11143;
+      const unsigned int v6994 = v13 + v6984;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v6995 = v6994 * v1;
+      const unsigned int v6996 = v6995 + v28;
+      const unsigned int v6997 = v6996 << 8u;
+      const unsigned int v6998 = v6997 + v6991;
+      out[v6998] = v6987;
+    }
+    const unsigned int v7000 = v41 + v11149;  // kernels/sdpa/flash_tile.hpp:227
+    const float v7001 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v7002 = v865.x[6];
+    const float v7003 = v7002 * v7001;
+    const bool v7004 = v7000 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v7004) {
+      const unsigned int v7007 = 224u + v11148;
+      const unsigned int v7010 = v13 + v7000;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v7011 = v7010 * v1;
+      const unsigned int v7012 = v7011 + v28;
+      const unsigned int v7013 = v7012 << 8u;
+      const unsigned int v7014 = v7013 + v7007;
+      out[v7014] = v7003;
+    }
+    const unsigned int v7016 = v41 + v11154;  // kernels/sdpa/flash_tile.hpp:227
+    const float v7017 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v7018 = v865.x[7];
+    const float v7019 = v7018 * v7017;
+    const bool v7020 = v7016 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v7020) {
+      const unsigned int v7023 = 224u + v11153;
+      const unsigned int v7026 = v13 + v7016;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v7027 = v7026 * v1;
+      const unsigned int v7028 = v7027 + v28;
+      const unsigned int v7029 = v7028 << 8u;
+      const unsigned int v7030 = v7029 + v7023;
+      out[v7030] = v7019;
+    }
+    const unsigned int v7032 = v41 + v11159;  // kernels/sdpa/flash_tile.hpp:227
+    const float v7033 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v7034 = v865.x[8];
+    const float v7035 = v7034 * v7033;
+    const bool v7036 = v7032 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v7036) {
+      const unsigned int v7039 = 224u + v11158;
+      const unsigned int v7042 = v13 + v7032;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v7043 = v7042 * v1;
+      const unsigned int v7044 = v7043 + v28;
+      const unsigned int v7045 = v7044 << 8u;
+      const unsigned int v7046 = v7045 + v7039;
+      out[v7046] = v7035;
+    }
+    const unsigned int v7048 = v41 + v11164;  // kernels/sdpa/flash_tile.hpp:227
+    const float v7049 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v7050 = v865.x[9];
+    const float v7051 = v7050 * v7049;
+    const bool v7052 = v7048 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v7052) {
+      const unsigned int v7055 = 224u + v11163;
+      const unsigned int v7058 = v13 + v7048;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v7059 = v7058 * v1;
+      const unsigned int v7060 = v7059 + v28;
+      const unsigned int v7061 = v7060 << 8u;
+      const unsigned int v7062 = v7061 + v7055;
+      out[v7062] = v7051;
+    }
+    const unsigned int v7064 = v41 + v11169;  // kernels/sdpa/flash_tile.hpp:227
+    const float v7065 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v7066 = v865.x[10];
+    const float v7067 = v7066 * v7065;
+    const bool v7068 = v7064 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v7068) {
+      const unsigned int v7071 = 224u + v11168;
+      const unsigned int v7074 = v13 + v7064;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v7075 = v7074 * v1;
+      const unsigned int v7076 = v7075 + v28;
+      const unsigned int v7077 = v7076 << 8u;
+      const unsigned int v7078 = v7077 + v7071;
+      out[v7078] = v7067;
+    }
+    const unsigned int v7080 = v41 + v11174;  // kernels/sdpa/flash_tile.hpp:227
+    const float v7081 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v7082 = v865.x[11];
+    const float v7083 = v7082 * v7081;
+    const bool v7084 = v7080 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v7084) {
+      const unsigned int v7087 = 224u + v11173;
+      const unsigned int v7090 = v13 + v7080;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v7091 = v7090 * v1;
+      const unsigned int v7092 = v7091 + v28;
+      const unsigned int v7093 = v7092 << 8u;
+      const unsigned int v7094 = v7093 + v7087;
+      out[v7094] = v7083;
+    }
+    const unsigned int v7096 = v41 + v11179;  // kernels/sdpa/flash_tile.hpp:227
+    const float v7097 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v7098 = v865.x[12];
+    const float v7099 = v7098 * v7097;
+    const bool v7100 = v7096 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v7100) {
+      const unsigned int v7103 = 224u + v11178;
+      const unsigned int v7106 = v13 + v7096;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v7107 = v7106 * v1;
+      const unsigned int v7108 = v7107 + v28;
+      const unsigned int v7109 = v7108 << 8u;
+      const unsigned int v7110 = v7109 + v7103;
+      out[v7110] = v7099;
+    }
+    const unsigned int v7112 = v41 + v11184;  // kernels/sdpa/flash_tile.hpp:227
+    const float v7113 = v5058.x[0];  // kernels/sdpa/flash_tile.hpp:228
+    const float v7114 = v865.x[13];
+    const float v7115 = v7114 * v7113;
+    const bool v7116 = v7112 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v7116) {
+      const unsigned int v7119 = 224u + v11183;
+      const unsigned int v7122 = v13 + v7112;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v7123 = v7122 * v1;
+      const unsigned int v7124 = v7123 + v28;
+      const unsigned int v7125 = v7124 << 8u;
+      const unsigned int v7126 = v7125 + v7119;
+      out[v7126] = v7115;
+    }
+    const unsigned int v7128 = v41 + v11189;  // kernels/sdpa/flash_tile.hpp:227
+    const float v7129 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v7130 = v865.x[14];
+    const float v7131 = v7130 * v7129;
+    const bool v7132 = v7128 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v7132) {
+      const unsigned int v7135 = 224u + v11188;
+      const unsigned int v7138 = v13 + v7128;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v7139 = v7138 * v1;
+      const unsigned int v7140 = v7139 + v28;
+      const unsigned int v7141 = v7140 << 8u;
+      const unsigned int v7142 = v7141 + v7135;
+      out[v7142] = v7131;
+    }
+    const unsigned int v7144 = v41 + v11194;  // kernels/sdpa/flash_tile.hpp:227
+    const float v7145 = v5058.x[2];  // kernels/sdpa/flash_tile.hpp:228
+    const float v7146 = v865.x[15];
+    const float v7147 = v7146 * v7145;
+    const bool v7148 = v7144 < v20;  // kernels/sdpa/flash_tile.hpp:229
+    if (v7148) {
+      const unsigned int v7151 = 224u + v11193;
+      const unsigned int v7154 = v13 + v7144;  // kernels/sdpa/prefill.cpp:98
+      const unsigned int v7155 = v7154 * v1;
+      const unsigned int v7156 = v7155 + v28;
+      const unsigned int v7157 = v7156 << 8u;
+      const unsigned int v7158 = v7157 + v7151;
+      out[v7158] = v7147;
     }
   }
 }
